@@ -1,0 +1,290 @@
+package attrib
+
+import (
+	"math"
+	"math/big"
+)
+
+// Gauss–Legendre rules on α ∈ [0, 1].
+//
+// Every node comes from a colatitude θ ∈ (0, π/2] of the standard rule on
+// [-1, 1] (x = cos θ, ordered so that θ grows with k). The pair of mirrored
+// nodes is
+//
+//	α_lo = (1 − cos θ)/2 = sin²(θ/2),  α_hi = 1 − α_lo,
+//
+// which keeps full relative precision in the nodes closest to α = 0, where
+// the naive (1 + x)/2 would cancel. The nodes are mathematically Captum's
+// 0.5·(1 + numpy.polynomial.legendre.leggauss(n)[0]) and the weights are
+// 0.5·leggauss(n)[1]; only the rounding differs.
+//
+// For n ≤ glNewtonMaxN the colatitudes are found by Newton's method on the
+// Legendre three-term recurrence (O(n²) work, trivial for such n). Beyond that
+// Bogaert's iteration-free asymptotic formulas are accurate to double
+// precision and cost O(1) per node, so a rule costs O(n).
+
+// glNewtonMaxN is the largest n handled by Newton's method. Bogaert's
+// expansions are designed (and verified in the tests) for n above 100.
+const glNewtonMaxN = 100
+
+// gaussLegendre writes the n-point rule; the caller has validated n ≥ 1 and
+// the slice lengths.
+func gaussLegendre(n int, alphas, weights []float64) {
+	pair := glBogaertPair
+	if n <= glNewtonMaxN {
+		pair = glNewtonPair
+	}
+	for k := 1; k <= n/2; k++ {
+		lo, w := pair(n, k)
+		alphas[k-1], alphas[n-k] = lo, 1-lo
+		weights[k-1], weights[n-k] = w, w
+	}
+	if n%2 == 1 {
+		m := n / 2
+		alphas[m] = 0.5 // x = 0 exactly, by symmetry
+		weights[m] = glMiddleWeight(n)
+	}
+}
+
+// glMiddleWeight is the α-weight of the node α = 1/2 of an odd-n rule.
+func glMiddleWeight(n int) float64 {
+	if n <= glNewtonMaxN {
+		return glMiddleSmall[n/2]
+	}
+	_, w := glBogaertTheta(n, (n+1)/2)
+	return w
+}
+
+// glMiddleSmall[m] is the α-weight of the middle node of the (2m+1)-point
+// rule, 1/((2m+1)·P_{2m}(0))² with P_{2m}(0)² = (C(2m,m)/4^m)². Forming the
+// product of m ratios in float64 would drift by up to ~m ulps, so the table is
+// built once, correctly rounded, with exact integer arithmetic.
+var glMiddleSmall = func() (t [glNewtonMaxN/2 + 1]float64) {
+	for m := range t {
+		// 1/((2m+1)·C(2m,m)/4^m)² = 16^m / ((2m+1)·C(2m,m))²
+		den := new(big.Int).Binomial(int64(2*m), int64(m))
+		den.Mul(den, big.NewInt(int64(2*m+1)))
+		den.Mul(den, den)
+		num := new(big.Int).Lsh(big.NewInt(1), uint(4*m))
+		t[m], _ = new(big.Rat).SetFrac(num, den).Float64()
+	}
+	return t
+}()
+
+// glNewtonPair returns α_lo and the α-weight of the k-th node (1 ≤ k ≤ n/2,
+// α_lo ascending) by Newton's method, started from Bogaert's approximation.
+// That start is already good to 1e-5 at n = 2, 4e-10 at n = 10 and 2e-15 at
+// n = 50 (relative), so one step usually suffices and never more than three.
+//
+// The unknown is u = 1 − x = 2α_lo, not x: near x = 1 a stored x carries an
+// absolute rounding error of ~1e-16 that would swamp the nodes near α = 0,
+// while u keeps full relative precision and gives α_lo = u/2 exactly. The
+// recurrence is evaluated in double-double arithmetic because its float64
+// rounding errors (~sqrt(n) ulps) would show in the weights.
+func glNewtonPair(n, k int) (alphaLo, weight float64) {
+	theta, _ := glBogaertTheta(n, k)
+	s := math.Sin(0.5 * theta)
+	u := 2 * s * s
+	fn := float64(n)
+	for iter := 0; ; iter++ {
+		ph, dh, dl := legendreReinschDD(n, u)
+		// d/du P_n(1−u) = −P'_n(x) = n·(D_n − u·P_n)/(1 − x²), 1 − x² = u·(2 − u).
+		// Keep these in double-double until the last division so the
+		// weight is rounded only a couple of times.
+		th, tl := twoSum(2, -u)
+		qh, ql := twoProd(u, th)
+		ql += u * tl
+		mh, ml := twoProd(-u, ph)
+		sh, sl := twoSum(dh, mh)
+		sl += dl + ml
+		eh, el := twoProd(fn, sh) // n·(D_n − u·P_n)
+		el += fn * sl
+		step := ph * qh / eh
+		// Once a step is below 1e-9·u the error left after it is ~1e-18
+		// (quadratic convergence). The weight (1−x²)/(n·(P_{n−1} − x·P_n))²
+		// was evaluated at u; move it to u − step to first order using
+		// d ln w/du = 2x/(1−x²) at a root (the second-order term is ~1e-18).
+		if math.Abs(step) <= 1e-9*u || iter == 8 {
+			w := ddQuo(ddQuo(qh, ql, eh, el), 0, eh, el)
+			return 0.5 * (u - step), w * (1 - 2*(1-u)*step/qh)
+		}
+		u -= step
+	}
+}
+
+// legendreReinschDD returns P_n(x) and D_n = P_n(x) − P_{n−1}(x) for
+// x = 1 − u (n ≥ 1), using (j+1)·D_{j+1} = j·D_j − (2j+1)·u·P_j: the
+// three-term recurrence rewritten (Reinsch) so that no term is formed from
+// the rounded 1 − u. It runs in double-double arithmetic (u is exact) and
+// returns the leading part of P_n and both parts of D_n.
+func legendreReinschDD(n int, u float64) (p, dHi, dLo float64) {
+	ph, pl := twoSum(1, -u) // P_1
+	dh, dl := -u, 0.0       // D_1
+	for j := 1; j < n; j++ {
+		fj := float64(j)
+		ah, al := twoProd(fj, dh) // j·D_j
+		al += fj * dl
+		ch, cl := twoProd(2*fj+1, u) // (2j+1)·u
+		bh, bl := twoProd(ch, ph)    // (2j+1)·u·P_j
+		bl += ch*pl + cl*ph
+		eh, el := twoSum(ah, -bh)
+		el += al - bl
+		eh, el = fastTwoSum(eh, el)
+		// Divide by m = j+1 through its reciprocal (computed off the
+		// dependency chain); the exact remainder repairs the rounding.
+		m := fj + 1
+		inv := 1 / m
+		qh := eh * inv
+		ql := (math.FMA(-qh, m, eh) + el) * inv
+		dh, dl = fastTwoSum(qh, ql)
+		sh, sl := twoSum(ph, dh) // P_{j+1} = P_j + D_{j+1}
+		sl += pl + dl
+		ph, pl = fastTwoSum(sh, sl)
+	}
+	return ph, dh, dl
+}
+
+// ddQuo returns (ah+al)/(bh+bl) rounded to float64 (to within ~1 ulp).
+func ddQuo(ah, al, bh, bl float64) float64 {
+	t := ah / bh
+	r := math.FMA(-t, bh, ah) + al - t*bl
+	return t + r/bh
+}
+
+// Error-free transformations for legendreReinschDD.
+func twoSum(a, b float64) (s, e float64) {
+	s = a + b
+	bb := s - a
+	return s, (a - (s - bb)) + (b - bb)
+}
+
+func fastTwoSum(a, b float64) (s, e float64) { // |a| ≥ |b|
+	s = a + b
+	return s, b - (s - a)
+}
+
+func twoProd(a, b float64) (p, e float64) {
+	p = a * b
+	return p, math.FMA(a, b, -p)
+}
+
+// glBogaertPair returns α_lo = sin²(θ_k/2) and the α-weight for the k-th
+// node (1 ≤ k ≤ n/2) from Bogaert's expansions.
+func glBogaertPair(n, k int) (alphaLo, weight float64) {
+	theta, w := glBogaertTheta(n, k)
+	s := math.Sin(0.5 * theta)
+	return s * s, w
+}
+
+// glBogaertTheta evaluates I. Bogaert, "Iteration-free computation of
+// Gauss–Legendre quadrature nodes and weights", SIAM J. Sci. Comput. 36(3),
+// A1008–A1026 (2014): θ_k and the weight are expansions in powers of
+// 1/(n+1/2)² around the Bessel-function approximation θ ≈ j_{0,k}/(n+1/2),
+// with the θ-dependent coefficient functions replaced by polynomial fits in
+// θ². The fitted coefficients are those of Bogaert's reference
+// implementation "fastgl" (BSD-licensed). It returns θ_k (1 ≤ k ≤ (n+1)/2)
+// and the weight scaled to [0, 1] (half the [-1, 1] weight).
+func glBogaertTheta(n, k int) (theta, weight float64) {
+	w := 1 / (float64(n) + 0.5)
+	nu := besselJ0Zero(k)
+	theta = w * nu
+	x := theta * theta
+
+	// Node correction functions F1..F3 of the paper, as fitted polynomials.
+	sf1 := (((((-1.29052996274280508473467968379e-12*x+2.40724685864330121825976175184e-10)*x-
+		3.13148654635992041468855740012e-8)*x+0.275573168962061235623801563453e-5)*x-
+		0.148809523713909147898955880165e-3)*x+0.416666666665193394525296923981e-2)*x -
+		0.416666666666662959639712457549e-1
+	sf2 := (((((2.20639421781871003734786884322e-9*x-7.53036771373769326811030753538e-8)*x+
+		0.161969259453836261731700382098e-5)*x-0.253300326008232025914059965302e-4)*x+
+		0.282116886057560434805998583817e-3)*x-0.209022248387852902722635654229e-2)*x +
+		0.815972221772932265640401128517e-2
+	sf3 := (((((-2.97058225375526229899781956673e-8*x+5.55845330223796209655886325712e-7)*x-
+		0.567797841356833081642185432056e-5)*x+0.418498100329504574443885193835e-4)*x-
+		0.251395293283965914823026348764e-3)*x+0.128654198542845137196151147483e-2)*x -
+		0.416012165620204364833694266818e-2
+
+	// Weight correction functions W1..W3.
+	wsf1 := ((((((((-2.20902861044616638398573427475e-14*x+2.30365726860377376873232578871e-12)*x-
+		1.75257700735423807659851042318e-10)*x+1.03756066927916795821098009353e-8)*x-
+		4.63968647553221331251529631098e-7)*x+0.149644593625028648361395938176e-4)*x-
+		0.326278659594412170300449074873e-3)*x+0.436507936507598105249726413120e-2)*x-
+		0.305555555555553028279487898503e-1)*x + 0.833333333333333302184063103900e-1
+	wsf2 := (((((((3.63117412152654783455929483029e-12*x+7.67643545069893130779501844323e-11)*x-
+		7.12912857233642220650643150625e-9)*x+2.11483880685947151466370130277e-7)*x-
+		0.381817918680045468483009307090e-5)*x+0.465969530694968391417927388162e-4)*x-
+		0.407297185611335764191683161117e-3)*x+0.268959435694729660779984493795e-2)*x -
+		0.111111111111214923138249347172e-1
+	wsf3 := (((((((2.01826791256703301806643264922e-9*x-4.38647122520206649251063212545e-8)*x+
+		5.08898347288671653137451093208e-7)*x-0.397933316519135275712977531366e-5)*x+
+		0.200559326396458326778521795392e-4)*x-0.422888059282921161626339411388e-4)*x-
+		0.105646050254076140548678457002e-3)*x-0.947969308958577323145923317955e-4)*x +
+		0.656966489926484797412985260842e-2
+
+	nuOverSin := nu / math.Sin(theta)
+	bNuOverSin := besselJ1SqAtJ0Zero(k) * nuOverSin
+	wInvSinc := w * w * nuOverSin
+	wis2 := wInvSinc * wInvSinc
+
+	theta = w * (nu + theta*wInvSinc*(sf1+wis2*(sf2+wis2*sf3)))
+	deno := bNuOverSin + bNuOverSin*wis2*(wsf1+wis2*(wsf2+wis2*wsf3))
+	return theta, w / deno // [-1,1] weight is 2w/deno
+}
+
+// besselJ0Zeros[k-1] = j_{0,k}, the k-th positive zero of J0, and
+// besselJ1Sq[k-1] = J1(j_{0,k})², for k = 1..20, correctly rounded from a
+// 320-bit power-series computation (re-derived in the tests). For k > 20 the
+// asymptotic expansions below are accurate to well under an ulp.
+var besselJ0Zeros = [...]float64{
+	2.40482555769577276862163187933, 5.52007811028631064959660411281,
+	8.65372791291101221695419871266, 11.7915344390142816137430449119,
+	14.9309177084877859477625939974, 18.0710639679109225431478829756,
+	21.2116366298792589590783933505, 24.3524715307493027370579447632,
+	27.4934791320402547958772882346, 30.6346064684319751175495789269,
+	33.7758202135735686842385463467, 36.9170983536640439797694930633,
+	40.0584257646282392947993073740, 43.1997917131767303575240727287,
+	46.3411883716618140186857888791, 49.4826098973978171736027615332,
+	52.6240518411149960292512853804, 55.7655107550199793116834927735,
+	58.9069839260809421328344066346, 62.0484691902271698828525002647,
+}
+
+var besselJ1Sq = [...]float64{
+	0.269514123941916926139021992911, 0.115780138582203695807812836182,
+	0.0736863511364082151406476811985, 0.0540375731981162820417749182759,
+	0.0426614290172430912655106063497, 0.0352421034909961013587473033648,
+	0.0300210701030546726750888157688, 0.0261473914953080885904584675399,
+	0.0231591218246913922652676382178, 0.0207838291222678576039808057296,
+	0.0188504506693176678161056800213, 0.0172461575696650082995240053542,
+	0.0158935181059235978027065594287, 0.0147376260964721895895742982591,
+	0.0137384651453871179182880484135, 0.0128661817376151328791406637229,
+	0.0120980515486267975471075438497, 0.0114164712244916085168627222987,
+	0.0108075927911802040115547286831, 0.0102603729262807628110423992789,
+}
+
+// besselJ0Zero returns j_{0,k}. For k > 20 it uses McMahon's expansion
+// j ≈ β + 1/(8β) − 124/(3(8β)³) + … with β = (k − 1/4)π; the first omitted
+// term is below 1e-20·β there.
+func besselJ0Zero(k int) float64 {
+	if k <= len(besselJ0Zeros) {
+		return besselJ0Zeros[k-1]
+	}
+	z := math.Pi * (float64(k) - 0.25)
+	r := 1 / z
+	r2 := r * r
+	return z + r*(0.125+r2*(-0.807291666666666666666666666667e-1+r2*(0.246028645833333333333333333333+
+		r2*(-1.82443876720610119047619047619+r2*(25.3364147973439050099206349206+
+			r2*(-567.644412135183381139802038240))))))
+}
+
+// besselJ1SqAtJ0Zero returns J1(j_{0,k})². For k > 20 it uses the expansion
+// in x = 1/(k − 1/4) whose leading term is 2/(π²)·x (Bogaert, eq. 3.6–3.7).
+func besselJ1SqAtJ0Zero(k int) float64 {
+	if k <= len(besselJ1Sq) {
+		return besselJ1Sq[k-1]
+	}
+	x := 1 / (float64(k) - 0.25)
+	x2 := x * x
+	return x * (0.202642367284675542887758926420 + x2*x2*(-0.303380429711290253026202643516e-3+
+		x2*(0.198924364245969295201137972743e-3+x2*(-0.228969902772111653038747229723e-3+
+			x2*(0.433710719130746277915572905025e-3+x2*(-0.123632349727175414724737657367e-2))))))
+}

@@ -1,0 +1,278 @@
+// Package attrib implements five attribution methods for any LSTM classifier
+// of package cell, on one-hot or dense input: Occlusion, Saliency,
+// Gradient×Input, Integrated Gradients and LRP (the ε-rule). Each gives a
+// score R_{t,i} to every input feature for a relevance class c and token
+// scores R_t = Σ_i R_{t,i}.
+package attrib
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/whitebox-lstm/whitebox/cell"
+)
+
+// Method is an attribution method.
+type Method int
+
+const (
+	Occlusion Method = iota
+	Saliency
+	GradientXInput
+	IntegratedGradients
+	LRP
+)
+
+// Methods lists every method in the paper's order.
+var Methods = []Method{Occlusion, Saliency, GradientXInput, IntegratedGradients, LRP}
+
+var methodNames = [...]string{"occlusion", "saliency", "gxi", "ig", "lrp"}
+
+// String returns the method's short name: occlusion, saliency, gxi, ig, lrp.
+func (m Method) String() string {
+	if m < 0 || int(m) >= len(methodNames) {
+		return fmt.Sprintf("Method(%d)", int(m))
+	}
+	return methodNames[m]
+}
+
+// ParseMethod returns the method called s (its short name).
+func ParseMethod(s string) (Method, error) {
+	for k, name := range methodNames {
+		if s == name {
+			return Method(k), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown method %q (methods: %s)", s, strings.Join(methodNames[:], ", "))
+}
+
+// Predicted, as Options.Class, asks for the network's predicted class.
+const Predicted = -1
+
+// Defaults.
+const (
+	DefaultSteps   = 50
+	DefaultEpsilon = cell.DefaultEpsilon
+	// MaxSteps bounds the IG step count (and so the work one call does).
+	MaxSteps = 10_000_000
+)
+
+// Options tune the methods. The zero value asks for the relevance of class
+// 0; use DefaultOptions for the predicted class and the paper's settings.
+type Options struct {
+	Class      int        // the relevance class, or Predicted
+	Steps      int        // IG: the number of quadrature nodes (0: DefaultSteps)
+	Quadrature Quadrature // IG: the rule (the zero value is Gauss–Legendre)
+	Epsilon    float64    // LRP: the stabilizer ε (0: DefaultEpsilon)
+}
+
+// DefaultOptions: the predicted class, 50 Gauss–Legendre steps, ε = 0.001.
+func DefaultOptions() Options {
+	return Options{Class: Predicted, Steps: DefaultSteps, Quadrature: GaussLegendre, Epsilon: DefaultEpsilon}
+}
+
+// Result is an attribution of one input.
+type Result struct {
+	Method     Method
+	Class      int       // the relevance class c
+	Prediction int       // the network's predicted class (argmax, first on ties)
+	Logits     []float64 // ŷ(X)
+	Steps      int       // T
+	Features   []float64 // R_{t,i} at [t*D+i]; for Occlusion, R_t on the hot column of one-hot input and nil for dense input
+	Tokens     []float64 // R_t
+	// Delta is IG's completeness gap Σ_t R_t − (ŷ_c(X) − ŷ_c(0)); 0 for the
+	// other methods.
+	Delta float64
+	// Relevance is LRP's bookkeeping (zero for the other methods).
+	Relevance cell.Relevance
+}
+
+// Explainer computes attributions on one network, reusing its buffers from
+// call to call. It is not safe for concurrent use; make one per goroutine.
+type Explainer struct {
+	net     *cell.Network
+	ws      *cell.Workspace
+	grad    []float64
+	logits  []float64
+	alphas  []float64
+	weights []float64
+	symbols []int     // an occluded one-hot input
+	dense   []float64 // an occluded dense input
+}
+
+// NewExplainer returns an Explainer for net.
+func NewExplainer(net *cell.Network) *Explainer {
+	return &Explainer{net: net, ws: cell.NewWorkspace(net), logits: make([]float64, net.Classes())}
+}
+
+// Attribute is NewExplainer(net).Attribute with a new Result.
+func Attribute(net *cell.Network, m Method, x cell.Input, opt Options) (*Result, error) {
+	res := new(Result)
+	if err := NewExplainer(net).Attribute(m, x, opt, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Attribute computes method m's scores of x into res, reusing res's slices.
+func (e *Explainer) Attribute(m Method, x cell.Input, opt Options, res *Result) error {
+	if opt.Steps == 0 {
+		opt.Steps = DefaultSteps
+	}
+	if opt.Epsilon == 0 {
+		opt.Epsilon = DefaultEpsilon
+	}
+	if m < 0 || int(m) >= len(methodNames) {
+		return fmt.Errorf("attrib: unknown method %d", int(m))
+	}
+	if opt.Steps < 1 || opt.Steps > MaxSteps {
+		return fmt.Errorf("attrib: IG steps %d must be in 1..%d", opt.Steps, MaxSteps)
+	}
+	if !(opt.Epsilon > 0) || opt.Epsilon > 1e300 {
+		return fmt.Errorf("attrib: LRP epsilon %v must be positive and finite", opt.Epsilon)
+	}
+	logits, err := e.net.Forward(e.ws, x)
+	if err != nil {
+		return fmt.Errorf("attrib: %w", err)
+	}
+	d, steps := e.net.Input(), x.Len()
+	*res = Result{Method: m, Steps: steps, Logits: res.Logits[:0], Features: res.Features, Tokens: grow(res.Tokens, steps)}
+	res.Logits = append(res.Logits, logits...)
+	res.Prediction = cell.Predict(logits)
+	res.Class = opt.Class
+	if res.Class == Predicted {
+		res.Class = res.Prediction
+	}
+	if res.Class < 0 || res.Class >= e.net.Classes() {
+		return fmt.Errorf("attrib: class %d is out of range [0, %d)", res.Class, e.net.Classes())
+	}
+	if m == Occlusion {
+		return e.occlusion(x, res)
+	}
+	res.Features = grow(res.Features, steps*d)
+	f := res.Features
+	var y0 float64 // IG: ŷ_c(0)
+	switch m {
+	case Saliency:
+		_, err = e.net.Gradient(e.ws, x, res.Class, f)
+	case GradientXInput:
+		_, err = e.net.Gradient(e.ws, x, res.Class, f)
+		timesInput(f, x, d)
+	case IntegratedGradients:
+		y0, err = e.integratedGradients(x, opt, res)
+	case LRP:
+		res.Relevance, err = e.net.LRP(e.ws, x, res.Class, opt.Epsilon, f)
+	}
+	if err != nil {
+		return fmt.Errorf("attrib: %w", err)
+	}
+	sumTokens(res.Tokens, f, d)
+	if m == IntegratedGradients {
+		res.Delta = sum(res.Tokens) - (res.Logits[res.Class] - y0)
+	}
+	return nil
+}
+
+// occlusion: R_t = ŷ_c(X) − ŷ_c(X with row t set to 0).
+func (e *Explainer) occlusion(x cell.Input, res *Result) error {
+	d, steps := e.net.Input(), x.Len()
+	yc := res.Logits[res.Class]
+	occluded := e.occlusionCopy(x)
+	for t := range steps {
+		e.occlude(x, t, true)
+		logits, err := e.net.Forward(e.ws, occluded)
+		e.occlude(x, t, false)
+		if err != nil {
+			return fmt.Errorf("attrib: %w", err)
+		}
+		res.Tokens[t] = yc - logits[res.Class]
+	}
+	if !x.IsOneHot() {
+		res.Features = res.Features[:0]
+		return nil
+	}
+	res.Features = grow(res.Features, steps*d)
+	clear(res.Features)
+	for t, s := range x.Symbols() {
+		if s >= 0 {
+			res.Features[t*d+s] = res.Tokens[t]
+		}
+	}
+	return nil
+}
+
+// occlusionCopy copies x into the Explainer's buffers, so that rows can be
+// zeroed and restored one at a time.
+func (e *Explainer) occlusionCopy(x cell.Input) cell.Input {
+	if x.IsOneHot() {
+		e.symbols = append(e.symbols[:0], x.Symbols()...)
+		return cell.ScaledOneHot(e.symbols, x.Scale())
+	}
+	e.dense = append(e.dense[:0], x.DenseValues()...)
+	return cell.Dense(e.dense, x.Len()).Scaled(x.Scale())
+}
+
+// occlude sets row t of the copy to zero, or back to x's row t.
+func (e *Explainer) occlude(x cell.Input, t int, zero bool) {
+	d := e.net.Input()
+	switch {
+	case x.IsOneHot() && zero:
+		e.symbols[t] = -1
+	case x.IsOneHot():
+		e.symbols[t] = x.Symbols()[t]
+	case zero:
+		clear(e.dense[t*d : (t+1)*d])
+	default:
+		copy(e.dense[t*d:(t+1)*d], x.DenseValues()[t*d:])
+	}
+}
+
+// integratedGradients: R = X ⊙ Σ_k w_k ∇ŷ_c(α_k X), with the zero baseline.
+// It returns ŷ_c(0) for the completeness gap.
+func (e *Explainer) integratedGradients(x cell.Input, opt Options, res *Result) (float64, error) {
+	n := opt.Steps
+	e.alphas, e.weights = grow(e.alphas, n), grow(e.weights, n)
+	if err := Rule(opt.Quadrature, n, e.alphas, e.weights); err != nil {
+		return 0, err
+	}
+	y, err := e.net.Forward(e.ws, x.Scaled(0))
+	if err != nil {
+		return 0, err
+	}
+	y0 := y[res.Class]
+	if err := e.net.GradientSum(e.ws, x, res.Class, e.alphas, e.weights, res.Features); err != nil {
+		return 0, err
+	}
+	timesInput(res.Features, x, e.net.Input())
+	return y0, nil
+}
+
+// timesInput multiplies f (T×D) by x elementwise.
+func timesInput(f []float64, x cell.Input, d int) {
+	for t := range x.Len() {
+		for i := range d {
+			f[t*d+i] *= x.At(t, i, d)
+		}
+	}
+}
+
+func sumTokens(tokens, f []float64, d int) {
+	for t := range tokens {
+		tokens[t] = sum(f[t*d : (t+1)*d])
+	}
+}
+
+func sum(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
+func grow(v []float64, n int) []float64 {
+	if cap(v) < n {
+		return make([]float64, n)
+	}
+	return v[:n]
+}

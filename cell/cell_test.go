@@ -1,0 +1,494 @@
+package cell
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// randomParams returns a dense, non-saturated network: weights of scale
+// about 1/√fan-in, so that every gate works in its sensitive range.
+func randomParams(rng *rand.Rand, h, d, c int, bias bool) Params {
+	v := func(n int, scale float64) []float64 {
+		s := make([]float64, n)
+		for i := range s {
+			s[i] = scale * rng.NormFloat64()
+		}
+		return s
+	}
+	p := Params{Hidden: h, Input: d, Classes: c,
+		Wx: v(4*h*d, 1/math.Sqrt(float64(d))), Wh: v(4*h*h, 1/math.Sqrt(float64(h))),
+		B: make([]float64, 4*h), Wy: v(c*h, 1), By: make([]float64, c)}
+	if bias {
+		p.B, p.By = v(4*h, 0.5), v(c, 0.5)
+	}
+	return p
+}
+
+func mustNew(t testing.TB, p Params) *Network {
+	t.Helper()
+	n, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func randomDense(rng *rand.Rand, steps, d int) []float64 {
+	x := make([]float64, steps*d)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	return x
+}
+
+func randomSymbols(rng *rand.Rand, steps, d int) []int {
+	s := make([]int, steps)
+	for i := range s {
+		s[i] = rng.IntN(d)
+	}
+	return s
+}
+
+// referenceForward is an independent, plain implementation of SPEC §1 with
+// math.Exp and math.Tanh, for cross-checking.
+func referenceForward(p Params, x []float64, steps int) (logits []float64, hs, cs [][]float64) {
+	h, d := p.Hidden, p.Input
+	sig := func(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
+	hPrev, cPrev := make([]float64, h), make([]float64, h)
+	for t := range steps {
+		z := make([]float64, 4*h)
+		for k := range z {
+			z[k] = p.B[k]
+			for i := range d {
+				z[k] += p.Wx[k*d+i] * x[t*d+i]
+			}
+			for j := range h {
+				z[k] += p.Wh[k*h+j] * hPrev[j]
+			}
+		}
+		hn, cn := make([]float64, h), make([]float64, h)
+		for j := range h {
+			i, f, g, o := sig(z[j]), sig(z[h+j]), math.Tanh(z[2*h+j]), sig(z[3*h+j])
+			cn[j] = f*cPrev[j] + i*g
+			hn[j] = o * math.Tanh(cn[j])
+		}
+		hs, cs = append(hs, hn), append(cs, cn)
+		hPrev, cPrev = hn, cn
+	}
+	logits = make([]float64, p.Classes)
+	for k := range logits {
+		logits[k] = p.By[k]
+		for j := range h {
+			logits[k] += p.Wy[k*h+j] * hPrev[j]
+		}
+	}
+	return logits, hs, cs
+}
+
+func relErr(got, want float64) float64 {
+	return math.Abs(got-want) / math.Max(math.Abs(want), 1e-300)
+}
+
+func TestForwardMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, sz := range [][3]int{{1, 1, 1}, {3, 2, 2}, {7, 4, 2}, {16, 9, 3}, {33, 5, 4}} {
+		p := randomParams(rng, sz[0], sz[1], sz[2], true)
+		n := mustNew(t, p)
+		ws := NewWorkspace(n)
+		for _, steps := range []int{1, 2, 17} {
+			x := randomDense(rng, steps, p.Input)
+			got, err := n.Forward(ws, Dense(x, steps))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _, _ := referenceForward(p, x, steps)
+			for k := range want {
+				if e := relErr(got[k], want[k]); e > 1e-12 && math.Abs(got[k]-want[k]) > 1e-14 {
+					t.Errorf("H=%d D=%d T=%d logit %d: got %v want %v", p.Hidden, p.Input, steps, k, got[k], want[k])
+				}
+			}
+		}
+	}
+}
+
+// TestOneHotEqualsDense: the fast path for one-hot rows gives the bits of the
+// dense form of the same matrix, also for occluded rows and scaled copies.
+func TestOneHotEqualsDense(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	p := randomParams(rng, 9, 5, 3, true)
+	n := mustNew(t, p)
+	ws := NewWorkspace(n)
+	sym := randomSymbols(rng, 23, 5)
+	sym[4], sym[11] = -1, -1
+	for _, alpha := range []float64{1, 0.37, 0, 2.5} {
+		dense := make([]float64, len(sym)*5)
+		for t, s := range sym {
+			if s >= 0 {
+				dense[t*5+s] = 1
+			}
+		}
+		oh, dx := ScaledOneHot(sym, alpha), Dense(dense, len(sym)).Scaled(alpha)
+		a, _ := n.Forward(ws, oh)
+		a = append([]float64(nil), a...)
+		b, _ := n.Forward(ws, dx)
+		assertSameBits(t, "logits", a, b)
+		ga, gb := make([]float64, len(dense)), make([]float64, len(dense))
+		if _, err := n.Gradient(ws, oh, 1, ga); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := n.Gradient(ws, dx, 1, gb); err != nil {
+			t.Fatal(err)
+		}
+		assertSameBits(t, "gradient", ga, gb)
+		if _, err := n.LRP(ws, oh, 2, DefaultEpsilon, ga); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := n.LRP(ws, dx, 2, DefaultEpsilon, gb); err != nil {
+			t.Fatal(err)
+		}
+		assertSameBits(t, "lrp", ga, gb)
+	}
+}
+
+func assertSameBits(t *testing.T, what string, a, b []float64) {
+	t.Helper()
+	if len(a) != len(b) {
+		t.Fatalf("%s: lengths %d and %d", what, len(a), len(b))
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			t.Fatalf("%s[%d]: %v (%#x) vs %v (%#x)", what, i, a[i], math.Float64bits(a[i]), b[i], math.Float64bits(b[i]))
+		}
+	}
+}
+
+// TestGradientFiniteDifferences checks BPTT against central differences on
+// random non-saturated networks.
+func TestGradientFiniteDifferences(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, sz := range [][4]int{{1, 1, 1, 1}, {3, 2, 2, 4}, {7, 4, 2, 9}, {12, 6, 3, 15}} {
+		h, d, c, steps := sz[0], sz[1], sz[2], sz[3]
+		p := randomParams(rng, h, d, c, true)
+		n := mustNew(t, p)
+		ws := NewWorkspace(n)
+		x := randomDense(rng, steps, d)
+		for class := range c {
+			g := make([]float64, len(x))
+			if _, err := n.Gradient(ws, Dense(x, steps), class, g); err != nil {
+				t.Fatal(err)
+			}
+			fd := make([]float64, len(x))
+			const eps = 1e-5
+			for i := range x {
+				old := x[i]
+				x[i] = old + eps
+				up, _ := n.Forward(ws, Dense(x, steps))
+				yu := up[class]
+				x[i] = old - eps
+				down, _ := n.Forward(ws, Dense(x, steps))
+				fd[i] = (yu - down[class]) / (2 * eps)
+				x[i] = old
+			}
+			var num, den float64
+			for i := range g {
+				num += (g[i] - fd[i]) * (g[i] - fd[i])
+				den += g[i] * g[i]
+			}
+			if e := math.Sqrt(num / den); !(e < 1e-6) {
+				t.Errorf("H=%d D=%d T=%d class %d: relative error %.3g\n got %v\nwant %v", h, d, steps, class, e, g, fd)
+			}
+		}
+	}
+}
+
+// TestLRPConservation: with zero biases and ε → 0 the input relevance and the
+// initial state's share add up to ŷ_c; with biases, the g biases' share
+// makes up the rest.
+func TestLRPConservation(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, bias := range []bool{false, true} {
+		for _, sz := range [][4]int{{1, 1, 1, 1}, {4, 3, 2, 6}, {11, 5, 3, 20}} {
+			h, d, c, steps := sz[0], sz[1], sz[2], sz[3]
+			p := randomParams(rng, h, d, c, bias)
+			n := mustNew(t, p)
+			ws := NewWorkspace(n)
+			x := randomDense(rng, steps, d)
+			rel := make([]float64, len(x))
+			for class := range c {
+				info, err := n.LRP(ws, Dense(x, steps), class, 1e-12, rel)
+				if err != nil {
+					t.Fatal(err)
+				}
+				total := info.Initial + info.Bias
+				for _, r := range rel {
+					total += r
+				}
+				if e := relErr(total, info.Output); e > 1e-7 {
+					t.Errorf("bias=%v H=%d T=%d class %d: Σ relevance %v + bias %v + initial %v = %v, want ŷ_c = %v",
+						bias, h, steps, class, total-info.Initial-info.Bias, info.Bias, info.Initial, total, info.Output)
+				}
+				if !bias && info.Bias != 0 {
+					t.Errorf("zero biases absorbed %v", info.Bias)
+				}
+			}
+		}
+	}
+}
+
+// referenceLRP transliterates the authors' NumPy LRP (Arras et al.'s lrp_linear).
+func referenceLRP(p Params, x []float64, steps, class int, eps float64) []float64 {
+	h, d := p.Hidden, p.Input
+	logits, hs, cs := referenceForward(p, x, steps)
+	stab := func(z float64) float64 {
+		if z >= 0 {
+			return z + eps
+		}
+		return z - eps
+	}
+	sig := func(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
+	// Recompute gates.
+	gi, gf, gg, zg := make([][]float64, steps), make([][]float64, steps), make([][]float64, steps), make([][]float64, steps)
+	zeros := make([]float64, h)
+	for t := range steps {
+		hPrev := zeros
+		if t > 0 {
+			hPrev = hs[t-1]
+		}
+		gi[t], gf[t], gg[t], zg[t] = make([]float64, h), make([]float64, h), make([]float64, h), make([]float64, h)
+		for j := range h {
+			var z [4]float64
+			for gate := range 4 {
+				k := gate*h + j
+				z[gate] = p.B[k]
+				for i := range d {
+					z[gate] += p.Wx[k*d+i] * x[t*d+i]
+				}
+				for l := range h {
+					z[gate] += p.Wh[k*h+l] * hPrev[l]
+				}
+			}
+			gi[t][j], gf[t][j], gg[t][j], zg[t][j] = sig(z[0]), sig(z[1]), math.Tanh(z[2]), z[2]
+		}
+	}
+	hT := hs[steps-1]
+	lin := 0.0
+	for j := range h {
+		lin += p.Wy[class*h+j] * hT[j]
+	}
+	rc := make([]float64, h)
+	for j := range h {
+		rc[j] = p.Wy[class*h+j] * hT[j] * logits[class] / stab(lin)
+	}
+	rel := make([]float64, steps*d)
+	for t := steps - 1; t >= 0; t-- {
+		cPrev, hPrev := zeros, zeros
+		if t > 0 {
+			cPrev, hPrev = cs[t-1], hs[t-1]
+		}
+		next := make([]float64, h)
+		for j := range h {
+			s := rc[j] / stab(cs[t][j])
+			next[j] += gf[t][j] * cPrev[j] * s
+			q := gi[t][j] * gg[t][j] * s / stab(zg[t][j])
+			k := 2*h + j
+			for i := range d {
+				rel[t*d+i] += p.Wx[k*d+i] * x[t*d+i] * q
+			}
+			for l := range h {
+				next[l] += p.Wh[k*h+l] * hPrev[l] * q
+			}
+		}
+		rc = next
+	}
+	return rel
+}
+
+func TestLRPMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, sz := range [][4]int{{2, 2, 2, 3}, {7, 4, 2, 10}, {13, 6, 3, 8}} {
+		h, d, c, steps := sz[0], sz[1], sz[2], sz[3]
+		p := randomParams(rng, h, d, c, true)
+		n := mustNew(t, p)
+		ws := NewWorkspace(n)
+		x := randomDense(rng, steps, d)
+		rel := make([]float64, len(x))
+		for class := range c {
+			if _, err := n.LRP(ws, Dense(x, steps), class, DefaultEpsilon, rel); err != nil {
+				t.Fatal(err)
+			}
+			want := referenceLRP(p, x, steps, class, DefaultEpsilon)
+			for i := range want {
+				if relErr(rel[i], want[i]) > 1e-9 && math.Abs(rel[i]-want[i]) > 1e-13 {
+					t.Errorf("H=%d class %d: rel[%d] = %v, want %v", h, class, i, rel[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestBatchEqualsSingle: ForwardBatch and GradientSum give the bits of the
+// single calls they stand for.
+func TestBatchEqualsSingle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	p := randomParams(rng, 8, 4, 3, true)
+	n := mustNew(t, p)
+	ws := NewWorkspace(n)
+	var xs []Input
+	for k := range 7 {
+		xs = append(xs, OneHot(randomSymbols(rng, 3+k, 4)))
+		xs = append(xs, Dense(randomDense(rng, 5+k, 4), 5+k))
+	}
+	logits := make([]float64, len(xs)*3)
+	if err := n.ForwardBatch(ws, xs, logits); err != nil {
+		t.Fatal(err)
+	}
+	for b, x := range xs {
+		y, _ := n.Forward(NewWorkspace(n), x)
+		assertSameBits(t, "batch logits", logits[b*3:(b+1)*3], y)
+	}
+
+	x := OneHot(randomSymbols(rng, 12, 4))
+	alphas, weights := make([]float64, 37), make([]float64, 37)
+	for k := range alphas {
+		alphas[k], weights[k] = rng.Float64(), rng.Float64()
+	}
+	acc := make([]float64, 12*4)
+	if err := n.GradientSum(ws, x, 1, alphas, weights, acc); err != nil {
+		t.Fatal(err)
+	}
+	// The same sum, block by block, from single gradients.
+	want, part, g := make([]float64, len(acc)), make([]float64, len(acc)), make([]float64, len(acc))
+	for b0 := 0; b0 < len(alphas); b0 += sumBlock {
+		clear(part)
+		for k := b0; k < min(b0+sumBlock, len(alphas)); k++ {
+			n.Gradient(NewWorkspace(n), x.Scaled(alphas[k]), 1, g)
+			for i := range g {
+				part[i] = math.FMA(weights[k], g[i], part[i])
+			}
+		}
+		for i := range part {
+			want[i] += part[i]
+		}
+	}
+	assertSameBits(t, "gradient sum", acc, want)
+}
+
+func TestForwardFromContinues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	n := mustNew(t, randomParams(rng, 6, 3, 2, true))
+	ws := NewWorkspace(n)
+	sym := randomSymbols(rng, 15, 3)
+	whole, _ := n.Forward(ws, OneHot(sym))
+	whole = append([]float64(nil), whole...)
+	n.Forward(ws, OneHot(sym[:6]))
+	h, c := ws.Final()
+	h, c = append([]float64(nil), h...), append([]float64(nil), c...)
+	rest, err := n.ForwardFrom(ws, OneHot(sym[6:]), h, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertSameBits(t, "continued logits", whole, rest)
+	// And the workspace is back to the zero state afterwards.
+	again, _ := n.Forward(ws, OneHot(sym))
+	assertSameBits(t, "logits after ForwardFrom", whole, again)
+}
+
+func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	n := mustNew(t, randomParams(rng, 10, 4, 2, true))
+	x := OneHot(randomSymbols(rng, 30, 4))
+	run := func() []float64 {
+		ws := NewWorkspace(n)
+		g := make([]float64, 30*4)
+		alphas, weights := []float64{0.1, 0.5, 0.9}, []float64{0.3, 0.4, 0.3}
+		if err := n.GradientSum(ws, x, 0, alphas, weights, g); err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	a := run()
+	runtime.GOMAXPROCS(2)
+	assertSameBits(t, "GOMAXPROCS 1 vs 2", a, run())
+}
+
+func TestAllocations(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	n := mustNew(t, randomParams(rng, 16, 4, 2, true))
+	ws := NewWorkspace(n)
+	sym := randomSymbols(rng, 40, 4)
+	dense := randomDense(rng, 40, 4)
+	g := make([]float64, 40*4)
+	alphas, weights := []float64{0.2, 0.8}, []float64{0.5, 0.5}
+	h0, c0 := make([]float64, 16), make([]float64, 16)
+	logits := make([]float64, 2*2)
+	batch := []Input{OneHot(sym), Dense(dense, 40)}
+	for name, f := range map[string]func(){
+		"Forward":      func() { n.Forward(ws, OneHot(sym)) },
+		"ForwardDense": func() { n.Forward(ws, Dense(dense, 40).Scaled(0.5)) },
+		"ForwardFrom":  func() { n.ForwardFrom(ws, OneHot(sym), h0, c0) },
+		"ForwardBatch": func() { n.ForwardBatch(ws, batch, logits) },
+		"Gradient":     func() { n.Gradient(ws, OneHot(sym), 1, g) },
+		"GradientSum":  func() { n.GradientSum(ws, OneHot(sym), 1, alphas, weights, g) },
+		"LRP":          func() { n.LRP(ws, Dense(dense, 40), 0, DefaultEpsilon, g) },
+	} {
+		f() // grow the workspace
+		if a := testing.AllocsPerRun(20, f); a != 0 {
+			t.Errorf("%s: %v allocs per run, want 0", name, a)
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	good := randomParams(rng, 3, 2, 2, true)
+	bad := func(edit func(p *Params)) Params {
+		p := good
+		p.Wx, p.Wh, p.B, p.Wy, p.By = clone(p.Wx), clone(p.Wh), clone(p.B), clone(p.Wy), clone(p.By)
+		edit(&p)
+		return p
+	}
+	for want, p := range map[string]Params{
+		"sizes must be positive": bad(func(p *Params) { p.Hidden = 0 }),
+		"Wx has 11 elements":     bad(func(p *Params) { p.Wx = p.Wx[:11] }),
+		"Wh has":                 bad(func(p *Params) { p.Wh = append(p.Wh, 1) }),
+		"By has":                 bad(func(p *Params) { p.By = nil }),
+		"Wh[4] is NaN":           bad(func(p *Params) { p.Wh[4] = math.NaN() }),
+		"B[0] is +Inf":           bad(func(p *Params) { p.B[0] = math.Inf(1) }),
+		"Wy[1] is -Inf":          bad(func(p *Params) { p.Wy[1] = math.Inf(-1) }),
+	} {
+		if _, err := New(p); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("New: got error %v, want one containing %q", err, want)
+		}
+	}
+	n := mustNew(t, good)
+	ws := NewWorkspace(n)
+	g := make([]float64, 4)
+	for want, f := range map[string]func() error{
+		"empty input":       func() error { _, err := n.Forward(ws, OneHot(nil)); return err },
+		"symbol 2":          func() error { _, err := n.Forward(ws, OneHot([]int{0, 2})); return err },
+		"symbol -2":         func() error { _, err := n.Forward(ws, OneHot([]int{-2})); return err },
+		"dense input has 3": func() error { _, err := n.Forward(ws, Dense([]float64{1, 2, 3}, 2)); return err },
+		"x[1][0] is NaN":    func() error { _, err := n.Forward(ws, Dense([]float64{1, 2, math.NaN(), 3}, 2)); return err },
+		"scale is +Inf":     func() error { _, err := n.Forward(ws, OneHot([]int{1}).Scaled(math.Inf(1))); return err },
+		"class 2":           func() error { _, err := n.Gradient(ws, OneHot([]int{0, 1}), 2, g); return err },
+		"class -1":          func() error { _, err := n.LRP(ws, OneHot([]int{0, 1}), -1, 0.001, g); return err },
+		"gradient buffer":   func() error { _, err := n.Gradient(ws, OneHot([]int{0}), 0, g); return err },
+		"epsilon":           func() error { _, err := n.LRP(ws, OneHot([]int{0, 1}), 0, math.NaN(), g); return err },
+		"alphas but":        func() error { return n.GradientSum(ws, OneHot([]int{0, 1}), 0, []float64{1}, nil, g) },
+		"workspace is for": func() error {
+			_, err := n.Forward(NewWorkspace(mustNew(t, randomParams(rng, 4, 2, 2, true))), OneHot([]int{0}))
+			return err
+		},
+		"nil workspace":     func() error { _, err := n.Forward(nil, OneHot([]int{0})); return err },
+		"initial state has": func() error { _, err := n.ForwardFrom(ws, OneHot([]int{0}), nil, nil); return err },
+		"logits has":        func() error { return n.ForwardBatch(ws, []Input{OneHot([]int{0})}, nil) },
+	} {
+		if err := f(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got error %v, want one containing %q", err, want)
+		}
+	}
+}

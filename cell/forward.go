@@ -1,0 +1,132 @@
+package cell
+
+import (
+	"fmt"
+
+	"github.com/whitebox-lstm/whitebox/kernel"
+)
+
+// Forward runs x through the network, keeps the trace in ws and returns the
+// logits ŷ = W_y h⁽ᵀ⁾ + b_y. The returned slice belongs to ws and is
+// overwritten by the next call.
+func (n *Network) Forward(ws *Workspace, x Input) ([]float64, error) {
+	if err := ws.reserve(n, x); err != nil {
+		return nil, err
+	}
+	n.forward(ws, x)
+	return ws.logits, nil
+}
+
+// ForwardFrom is Forward started from the state h⁽⁰⁾ = h0, c⁽⁰⁾ = c0 instead of
+// zero: it continues a sequence whose prefix was run before (see Final).
+// Gradient, LRP and GradientSum always start from the zero state.
+func (n *Network) ForwardFrom(ws *Workspace, x Input, h0, c0 []float64) ([]float64, error) {
+	if err := ws.reserve(n, x); err != nil {
+		return nil, err
+	}
+	if len(h0) != n.h || len(c0) != n.h {
+		return nil, fmt.Errorf("cell: initial state has %d and %d values, want H = %d each", len(h0), len(c0), n.h)
+	}
+	ws.h0, ws.c0 = h0, c0
+	n.forward(ws, x)
+	ws.h0, ws.c0 = ws.zero, ws.zero
+	return ws.logits, nil
+}
+
+// Final returns h⁽ᵀ⁾ and c⁽ᵀ⁾ of the last forward pass. The slices belong to
+// ws and are overwritten by the next call.
+func (ws *Workspace) Final() (h, c []float64) {
+	c, h = ws.state(ws.last)
+	return h, c
+}
+
+// Predict returns the index of the largest logit; ties go to the first class.
+func Predict(logits []float64) int {
+	best := 0
+	for k, v := range logits {
+		if v > logits[best] {
+			best = k
+		}
+	}
+	return best
+}
+
+func (n *Network) forward(ws *Workspace, x Input) {
+	h, g := n.h, n.gates
+	hPrev, cPrev := ws.h0, ws.c0
+	ws.last = x.Len()
+	for t := range x.Len() {
+		z := ws.gates[t*g : (t+1)*g]
+		copy(z, n.p.B)
+		if x.dense == nil {
+			if s := x.symbols[t]; s >= 0 && x.scale != 0 {
+				kernel.Axpy(x.scale, n.wxT[s*g:(s+1)*g], z)
+			}
+		} else {
+			kernel.AxpyRows(z, n.wxT, g, ws.inputRow(x, t))
+		}
+		kernel.AxpyRows(z, n.whT, g, hPrev)
+		c, hh := ws.cs[t*h:(t+1)*h], ws.hs[t*h:(t+1)*h]
+		kernel.GateStep(z, ws.zg[t*h:(t+1)*h], cPrev, c, ws.tc[t*h:(t+1)*h], hh)
+		hPrev, cPrev = hh, c
+	}
+	clear(ws.lin)
+	kernel.AxpyRows(ws.lin, n.wyT, n.c, hPrev)
+	for k, v := range ws.lin {
+		ws.logits[k] = v + n.p.By[k]
+	}
+}
+
+// inputRow returns row t of x as the network reads it.
+func (ws *Workspace) inputRow(x Input, t int) []float64 {
+	d := ws.d
+	if x.dense == nil {
+		clear(ws.row)
+		if s := x.symbols[t]; s >= 0 {
+			ws.row[s] = x.scale
+		}
+		return ws.row
+	}
+	r := x.dense[t*d : (t+1)*d]
+	if x.scale == 1 {
+		return r
+	}
+	for i, v := range r {
+		ws.row[i] = float64(x.scale * v)
+	}
+	return ws.row
+}
+
+// state returns c⁽ᵗ⁾ and h⁽ᵗ⁾ of the trace, t counted from 1; t = 0 is the
+// zero initial state.
+func (ws *Workspace) state(t int) (c, h []float64) {
+	if t == 0 {
+		return ws.c0, ws.h0
+	}
+	n := ws.h
+	return ws.cs[(t-1)*n : t*n], ws.hs[(t-1)*n : t*n]
+}
+
+func (n *Network) checkClass(class int) error {
+	if class < 0 || class >= n.c {
+		return fmt.Errorf("cell: class %d is out of range [0, %d)", class, n.c)
+	}
+	return nil
+}
+
+// ForwardBatch runs every input of xs through the network and writes the
+// logits of xs[b] to logits[b*C : (b+1)*C]. The results are the same bits as
+// Forward's for each input.
+func (n *Network) ForwardBatch(ws *Workspace, xs []Input, logits []float64) error {
+	if len(logits) != len(xs)*n.c {
+		return fmt.Errorf("cell: logits has %d elements, want %d inputs × %d classes", len(logits), len(xs), n.c)
+	}
+	for b, x := range xs {
+		y, err := n.Forward(ws, x)
+		if err != nil {
+			return fmt.Errorf("input %d: %w", b, err)
+		}
+		copy(logits[b*n.c:], y)
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+package cell
+
+import (
+	"fmt"
+
+	"github.com/whitebox-lstm/whitebox/kernel"
+)
+
+// Gradient writes ∂ŷ_class/∂x_{t,i} to grad[t*D+i] for every time step and
+// every input feature (all D columns, also for one-hot input), by
+// backpropagation through time along all gate paths. It returns the logits of
+// x (owned by ws).
+func (n *Network) Gradient(ws *Workspace, x Input, class int, grad []float64) ([]float64, error) {
+	if err := n.checkGradient(ws, x, class, grad); err != nil {
+		return nil, err
+	}
+	n.forward(ws, x)
+	n.backward(ws, x.Len(), class, grad)
+	return ws.logits, nil
+}
+
+func (n *Network) checkGradient(ws *Workspace, x Input, class int, grad []float64) error {
+	if err := ws.reserve(n, x); err != nil {
+		return err
+	}
+	if err := n.checkClass(class); err != nil {
+		return err
+	}
+	if want := x.Len() * n.d; len(grad) != want {
+		return fmt.Errorf("cell: gradient buffer has %d elements, want T×D = %d×%d = %d", len(grad), x.Len(), n.d, want)
+	}
+	return nil
+}
+
+// backward runs BPTT over the trace of the last forward pass of length steps.
+func (n *Network) backward(ws *Workspace, steps, class int, grad []float64) {
+	h, d, g := n.h, n.d, n.gates
+	dh, dc, dcPrev := ws.dh, ws.dc, ws.dcPrev
+	copy(dh, n.p.Wy[class*h:(class+1)*h]) // ∂ŷ_c/∂h⁽ᵀ⁾
+	clear(dc)
+	for t := steps - 1; t >= 0; t-- {
+		cPrev, _ := ws.state(t)
+		kernel.GateBackward(ws.dz, dcPrev, dh, dc, ws.gates[t*g:(t+1)*g], ws.tc[t*h:(t+1)*h], cPrev)
+		gt := grad[t*d : (t+1)*d]
+		clear(gt)
+		kernel.AxpyRows(gt, n.wx, d, ws.dz)
+		if t > 0 {
+			clear(dh)
+			kernel.AxpyRows(dh, n.wh, h, ws.dz)
+		}
+		dc, dcPrev = dcPrev, dc
+	}
+}
+
+// sumBlock is the number of gradients a GradientSum adds up before it adds
+// their partial sum to the total. The blocks are fixed by the step count
+// alone, so that blocks can later be computed in parallel and still add up
+// to the same bits.
+const sumBlock = 16
+
+// GradientSum writes Σ_k weights[k]·∇ŷ_class(alphas[k]·x) to acc (T×D): the
+// weighted sum of gradients along the straight path from 0 to x that
+// Integrated Gradients integrates. Terms are added in order within blocks of
+// 16, and the blocks' partial sums in order.
+func (n *Network) GradientSum(ws *Workspace, x Input, class int, alphas, weights, acc []float64) error {
+	if err := n.checkGradient(ws, x, class, acc); err != nil {
+		return err
+	}
+	if len(alphas) != len(weights) {
+		return fmt.Errorf("cell: %d alphas but %d weights", len(alphas), len(weights))
+	}
+	steps := x.Len()
+	ws.reserveSums(steps)
+	size := steps * n.d
+	g, part := ws.grad[:size], ws.part[:size]
+	clear(acc)
+	for b0 := 0; b0 < len(alphas); b0 += sumBlock {
+		clear(part)
+		for k := b0; k < min(b0+sumBlock, len(alphas)); k++ {
+			n.forward(ws, x.Scaled(alphas[k]))
+			n.backward(ws, steps, class, g)
+			kernel.Axpy(weights[k], g, part)
+		}
+		kernel.Axpy(1, part, acc)
+	}
+	return nil
+}

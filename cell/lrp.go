@@ -1,0 +1,84 @@
+package cell
+
+import (
+	"fmt"
+
+	"github.com/whitebox-lstm/whitebox/kernel"
+)
+
+// DefaultEpsilon is the LRP stabilizer the paper uses.
+const DefaultEpsilon = 0.001
+
+// Relevance is the bookkeeping of one LRP pass besides the input relevances.
+// With ε → 0, Output = Σ input relevances + Bias + Initial: the rest is what
+// the stabilizer absorbed.
+type Relevance struct {
+	Output  float64 // ŷ_class, the relevance the pass started from
+	Bias    float64 // the share of the biases of g, Σ_t Σ_j b_gj·q_j
+	Initial float64 // the share of the initial state h⁽⁰⁾, c⁽⁰⁾ (0 for the zero state)
+}
+
+// LRP writes the ε-rule relevance of x_{t,i} for class to rel[t*D+i]: relevance
+// starts as ŷ_class on that class; the decoder passes it to h⁽ᵀ⁾ with
+// z = W_y h⁽ᵀ⁾ (its bias left out); the relevance of h⁽ᵗ⁾ passes unchanged to
+// c⁽ᵗ⁾; c⁽ᵗ⁾ = f⊙c⁽ᵗ⁻¹⁾ + i⊙g splits it with denominator c⁽ᵗ⁾ ± ε; the gates
+// take none; g sends its share to x⁽ᵗ⁾ and h⁽ᵗ⁻¹⁾ through W_gx and W_gh with
+// denominator z_g ± ε (bias included). sign(0) = +1 throughout.
+func (n *Network) LRP(ws *Workspace, x Input, class int, eps float64, rel []float64) (Relevance, error) {
+	if err := n.checkGradient(ws, x, class, rel); err != nil {
+		return Relevance{}, err
+	}
+	if !(eps >= 0) || eps > 1e300 {
+		return Relevance{}, fmt.Errorf("cell: LRP epsilon %v must be finite and non-negative", eps)
+	}
+	n.forward(ws, x)
+	return n.lrp(ws, x, class, eps, rel), nil
+}
+
+func (n *Network) lrp(ws *Workspace, x Input, class int, eps float64, rel []float64) Relevance {
+	h, d, g, steps := n.h, n.d, n.gates, x.Len()
+	out := Relevance{Output: ws.logits[class]}
+
+	// The decoder: r_j = (w_cj·h_j)·ŷ_c/(z_c ± ε).
+	rc, rcPrev, qg := ws.dh, ws.dcPrev, ws.dz[:h]
+	_, hT := ws.state(steps)
+	wc := n.p.Wy[class*h : (class+1)*h]
+	s := out.Output / stabilize(ws.lin[class], eps)
+	for j := range rc {
+		rc[j] = float64(wc[j]*hT[j]) * s
+	}
+
+	wgx, wgh, bg := n.wx[2*h*d:3*h*d], n.wh[2*h*h:3*h*h], n.p.B[2*h:3*h]
+	for t := steps - 1; t >= 0; t-- {
+		cPrev, hPrev := ws.state(t)
+		c, _ := ws.state(t + 1)
+		kernel.LRPCell(rcPrev, qg, rc, ws.gates[t*g:(t+1)*g], ws.zg[t*h:(t+1)*h], c, cPrev, eps)
+
+		// x⁽ᵗ⁾: r_i = x_i·Σ_j w_ji·q_j.
+		clear(ws.accD)
+		kernel.AxpyRows(ws.accD, wgx, d, qg)
+		kernel.Hadamard(rel[t*d:(t+1)*d], ws.inputRow(x, t), ws.accD)
+
+		// h⁽ᵗ⁻¹⁾ passes its share on to c⁽ᵗ⁻¹⁾.
+		clear(ws.accH)
+		kernel.AxpyRows(ws.accH, wgh, h, qg)
+		for j := range rc {
+			rc[j] = rcPrev[j] + float64(hPrev[j]*ws.accH[j])
+		}
+		for j, b := range bg {
+			out.Bias += float64(b * qg[j])
+		}
+	}
+	for _, r := range rc {
+		out.Initial += r
+	}
+	return out
+}
+
+// stabilize returns z + ε·sign(z) with sign(0) = +1, as the kernels do.
+func stabilize(z, eps float64) float64 {
+	if z >= 0 {
+		return z + eps
+	}
+	return z - eps
+}

@@ -1,0 +1,3 @@
+module github.com/whitebox-lstm/whitebox
+
+go 1.26.8

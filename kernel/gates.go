@@ -1,0 +1,67 @@
+package kernel
+
+// Axpy sets y[i] = fma(alpha, x[i], y[i]) for i < len(y). x must be at least
+// as long as y.
+func Axpy(alpha float64, x, y []float64) {
+	axpyGeneric(alpha, x[:len(y)], y)
+}
+
+// AxpyRows adds Σ_j coef[j]·row_j to dst, where row_j is
+// rows[j*stride : j*stride+len(dst)], one row after the other in order of j
+// and with one fused multiply-add per element; rows with coef[j] == 0 are
+// skipped. As a loop:
+//
+//	for j, a := range coef {
+//		if a != 0 {
+//			for i := range dst {
+//				dst[i] = math.FMA(a, rows[j*stride+i], dst[i])
+//			}
+//		}
+//	}
+//
+// It is both the matrix–vector product of the forward pass (over a
+// transposed, packed weight copy) and that of backprop and LRP (over the
+// weights' rows).
+func AxpyRows(dst, rows []float64, stride int, coef []float64) {
+	if len(coef) == 0 || len(dst) == 0 {
+		return
+	}
+	rows = rows[:(len(coef)-1)*stride+len(dst)]
+	axpyRowsGeneric(dst, rows, stride, coef)
+}
+
+// GateStep is one fused LSTM time step for H = len(c) units. On entry gates
+// holds the 4H pre-activations z in the blocks i, f, g, o; on return it holds
+// the activations σ(z_i), σ(z_f), tanh(z_g), σ(z_o). It also writes
+// zg = z_g (LRP needs it), c = f⊙cPrev + i⊙g (each product rounded, then
+// added), tc = tanh(c) and h = o⊙tc.
+func GateStep(gates, zg, cPrev, c, tc, h []float64) {
+	n := len(c)
+	gateStepGeneric(gates[:4*n], zg[:n], cPrev[:n], c, tc[:n], h[:n])
+}
+
+// GateBackward is the backward step of GateStep for H = len(dh) units. Given
+// the activations (gates, as GateStep left them), tc = tanh(c_t), c_{t−1}
+// (cPrev), the gradient dh of h_t and the gradient dc that c_{t+1} sends to
+// c_t, it writes the gradient of the 4H pre-activations to dz and that of
+// c_{t−1} to dcPrev.
+func GateBackward(dz, dcPrev, dh, dc, gates, tc, cPrev []float64) {
+	n := len(dh)
+	gateBackwardGeneric(dz[:4*n], dcPrev[:n], dh, dc[:n], gates[:4*n], tc[:n], cPrev[:n])
+}
+
+// LRPCell redistributes the relevance rc of c_t (H = len(rc) units) by the
+// ε-rule through c_t = f⊙c_{t−1} + i⊙g: with s = rc/(c_t + ε·sign(c_t)) and
+// sign(0) = +1, rcPrev = (f⊙c_{t−1})·s goes to c_{t−1} and (i⊙g)·s to g. The
+// gates receive nothing. It then divides g's relevance by the stabilized
+// pre-activation, qg = (i⊙g)·s / (z_g + ε·sign(z_g)), so that the relevance of
+// an input a_k of z_g through weight w_jk is a_k·Σ_j w_jk·qg_j.
+func LRPCell(rcPrev, qg, rc, gates, zg, c, cPrev []float64, eps float64) {
+	n := len(rc)
+	lrpCellGeneric(rcPrev[:n], qg[:n], rc, gates[:4*n], zg[:n], c[:n], cPrev[:n], eps)
+}
+
+// Hadamard sets dst[i] = a[i]·b[i] for i < len(dst).
+func Hadamard(dst, a, b []float64) {
+	hadamardGeneric(dst, a[:len(dst)], b[:len(dst)])
+}

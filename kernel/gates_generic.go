@@ -1,0 +1,85 @@
+package kernel
+
+import "math"
+
+// The generic twins. Each is the specification of its kernel: an optimized
+// body must perform exactly these IEEE operations, in this order, per element.
+
+func axpyGeneric(alpha float64, x, y []float64) {
+	x = x[:len(y)] // bounds check elimination hint
+	for i, v := range x {
+		y[i] = math.FMA(alpha, v, y[i])
+	}
+}
+
+func axpyRowsGeneric(dst, rows []float64, stride int, coef []float64) {
+	n := len(dst)
+	for j, a := range coef {
+		if a == 0 {
+			continue
+		}
+		axpyGeneric(a, rows[j*stride:j*stride+n], dst)
+	}
+}
+
+func gateStepGeneric(gates, zg, cPrev, c, tc, h []float64) {
+	n := len(c)
+	gi, gf, gg, gt := gates[:n], gates[n:2*n], gates[2*n:3*n], gates[3*n:4*n]
+	zg, cPrev, tc, h = zg[:n], cPrev[:n], tc[:n], h[:n]
+	for j := range n {
+		zgj := gg[j]
+		i := sigmoidGeneric(gi[j])
+		f := sigmoidGeneric(gf[j])
+		g := tanhGeneric(zgj)
+		o := sigmoidGeneric(gt[j])
+		cj := float64(f*cPrev[j]) + float64(i*g)
+		t := tanhGeneric(cj)
+		gi[j], gf[j], gg[j], gt[j] = i, f, g, o
+		zg[j], c[j], tc[j], h[j] = zgj, cj, t, o*t
+	}
+}
+
+func gateBackwardGeneric(dz, dcPrev, dh, dc, gates, tc, cPrev []float64) {
+	n := len(dh)
+	gi, gf, gg, gt := gates[:n], gates[n:2*n], gates[2*n:3*n], gates[3*n:4*n]
+	di, df, dg, do := dz[:n], dz[n:2*n], dz[2*n:3*n], dz[3*n:4*n]
+	dcPrev, dc, tc, cPrev = dcPrev[:n], dc[:n], tc[:n], cPrev[:n]
+	for j := range n {
+		i, f, g, o, t, d := gi[j], gf[j], gg[j], gt[j], tc[j], dh[j]
+		// dL/dc_t: through h_t = o·tanh(c_t), plus what c_{t+1} = f·c_t + … sent back.
+		dct := float64(float64(d*o)*float64(1-float64(t*t))) + dc[j]
+		// The sigmoid and tanh derivatives in autograd's order: (g·(1−y))·y and g·(1−y²).
+		do[j] = float64(float64(d*t)*float64(1-o)) * o
+		di[j] = float64(float64(dct*g)*float64(1-i)) * i
+		df[j] = float64(float64(dct*cPrev[j])*float64(1-f)) * f
+		dg[j] = float64(dct*i) * float64(1-float64(g*g))
+		dcPrev[j] = dct * f
+	}
+}
+
+// stabilize returns z + ε·sign(z) with sign(0) = +1.
+func stabilize(z, eps float64) float64 {
+	if z >= 0 {
+		return z + eps
+	}
+	return z - eps
+}
+
+func lrpCellGeneric(rcPrev, qg, rc, gates, zg, c, cPrev []float64, eps float64) {
+	n := len(rc)
+	gi, gf, gg := gates[:n], gates[n:2*n], gates[2*n:3*n]
+	rcPrev, qg, zg, c, cPrev = rcPrev[:n], qg[:n], zg[:n], c[:n], cPrev[:n]
+	for j := range n {
+		s := rc[j] / stabilize(c[j], eps)
+		rcPrev[j] = float64(gf[j]*cPrev[j]) * s
+		rg := float64(gi[j]*gg[j]) * s
+		qg[j] = rg / stabilize(zg[j], eps)
+	}
+}
+
+func hadamardGeneric(dst, a, b []float64) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] = a[i] * b[i]
+	}
+}

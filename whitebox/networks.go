@@ -1,0 +1,216 @@
+package whitebox
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/whitebox-lstm/whitebox/cell"
+)
+
+// Net is a white-box network together with the task it solves.
+type Net struct {
+	Name    string // counting, sp-counter, sp-fsa or bracket
+	Task    *Task
+	Network *cell.Network
+	Config  Config // the parameters it was built with, defaults filled in
+}
+
+// Config holds the parameters of the white-box networks. A zero field means
+// the network's default.
+type Config struct {
+	M float64 // the gate saturation constant m (default 50)
+	U float64 // the counter scale u (defaults: counting 0.5, sp-counter 0.7, sp-fsa 1)
+	K int     // the bracket network's stack size (default 50)
+}
+
+// Names lists the white-box networks.
+var Names = []string{"counting", "sp-counter", "sp-fsa", "bracket"}
+
+// Default parameters.
+const (
+	DefaultM         = 50
+	DefaultStackSize = 50
+	// MaxStackSize keeps the bracket network's weights (up to 2^(k+1)·m)
+	// finite and its size reasonable.
+	MaxStackSize = 500
+)
+
+// DefaultU returns the default u of a network (0 for bracket, which has none).
+func DefaultU(name string) float64 {
+	switch name {
+	case "counting":
+		return 0.5
+	case "sp-counter":
+		return 0.7
+	case "sp-fsa":
+		return 1
+	}
+	return 0
+}
+
+// New builds the white-box network called name.
+func New(name string, cfg Config) (*Net, error) {
+	if cfg.M == 0 {
+		cfg.M = DefaultM
+	}
+	if cfg.U == 0 {
+		cfg.U = DefaultU(name)
+	}
+	if err := checkParam("m", cfg.M); err != nil {
+		return nil, err
+	}
+	var (
+		net  *cell.Network
+		task *Task
+		err  error
+	)
+	switch name {
+	case "counting", "sp-counter", "sp-fsa":
+		if cfg.K != 0 {
+			return nil, fmt.Errorf("%s has no stack size k", name)
+		}
+		if err := checkParam("u", cfg.U); err != nil {
+			return nil, err
+		}
+	case "bracket":
+		if cfg.U != 0 {
+			return nil, fmt.Errorf("bracket has no parameter u")
+		}
+		if cfg.K == 0 {
+			cfg.K = DefaultStackSize
+		}
+		if cfg.K < 1 || cfg.K > MaxStackSize {
+			return nil, fmt.Errorf("stack size k = %d must be in 1..%d", cfg.K, MaxStackSize)
+		}
+	default:
+		return nil, fmt.Errorf("unknown network %q (networks: %s)", name, strings.Join(Names, ", "))
+	}
+	switch name {
+	case "counting":
+		net, err = counting(cfg.M, cfg.U)
+		task = CountingTask()
+	case "sp-counter":
+		net, err = spCounter(cfg.M, cfg.U)
+		task = SPTask()
+	case "sp-fsa":
+		net, err = CompileDFA(SPAutomaton(), cfg.M, cfg.U)
+		task = SPTask()
+	case "bracket":
+		net, err = bracket(cfg.M, cfg.K)
+		task = BracketTask(cfg.K)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &Net{Name: name, Task: task, Network: net, Config: cfg}, nil
+}
+
+// counting: one counter, g = tanh(u·(x_a − x_b)), all gates open (σ(m));
+// ŷ_True = h₀, ŷ_False = tanh(v)/2 with v = tanh(u).
+func counting(m, u float64) (*cell.Network, error) {
+	w := newParams(1, 2, 2)
+	w.setWx(gateG, 0, 0, u)
+	w.setWx(gateG, 0, 1, -u)
+	w.setB(gateI, 0, m)
+	w.setB(gateF, 0, m)
+	w.setB(gateO, 0, m)
+	w.p.Wy[1] = 1
+	w.p.By[0] = math.Tanh(math.Tanh(u)) / 2
+	return cell.New(w.p)
+}
+
+// spCounter: units 0–3 count a, b, c, d; unit 4 counts b's after an a,
+// unit 5 c's after a b or d, unit 6 d's after a c (the input gate opens on
+// the earlier symbol's counter). ŷ_True = h₄ + h₅ + h₆; ŷ_False = tanh(v)/20.
+func spCounter(m, u float64) (*cell.Network, error) {
+	w := newParams(7, 4, 2)
+	for j := range 4 {
+		w.setWx(gateG, j, j, u)
+	}
+	w.setWx(gateG, 4, 1, u)
+	w.setWx(gateG, 5, 2, u)
+	w.setWx(gateG, 6, 3, u)
+	w.setWh(gateI, 4, 0, 2*m)
+	w.setWh(gateI, 5, 1, 2*m)
+	w.setWh(gateI, 5, 3, 2*m)
+	w.setWh(gateI, 6, 2, 2*m)
+	for j := range 7 {
+		bi := m
+		if j >= 4 {
+			bi = -m
+		}
+		w.setB(gateI, j, bi)
+		w.setB(gateF, j, m)
+		w.setB(gateO, j, m)
+	}
+	for j := 4; j < 7; j++ {
+		w.p.Wy[1*7+j] = 1
+	}
+	w.p.By[0] = math.Tanh(math.Tanh(u)) / 20
+	return cell.New(w.p)
+}
+
+// bracket is the authors' released PDA construction (SPEC §2.4): stack slots
+// S_j = j, unary height U_j = k+j, top of stack T = 2k, empty flag E = 2k+1.
+func bracket(m float64, k int) (*cell.Network, error) {
+	h := 2*k + 2
+	w := newParams(h, 4, 3)
+	S := func(j int) int { return j }
+	U := func(j int) int { return k + j }
+	T, E := 2*k, 2*k+1
+	mu := m / math.Tanh(1)
+	// A[j][j] = 1, A[j][j+1] = −1; A↑[j] = A[j+1]; A↓[j] = A[j−1].
+	a := func(r, c int) float64 {
+		switch {
+		case r < 0 || r >= k:
+			return 0
+		case c == r:
+			return 1
+		case c == r+1:
+			return -1
+		}
+		return 0
+	}
+	for j := range k {
+		for l := range k {
+			// forget gate: −2m·A↑ from U to S, −2m·A from U to U.
+			w.setWh(gateF, S(j), U(l), -2*m*a(j+1, l))
+			w.setWh(gateF, U(j), U(l), -2*m*a(j, l))
+			// input gate: 2m·A from U to S, 2m·A↓ from U to U.
+			w.setWh(gateI, S(j), U(l), 2*m*a(j, l))
+			w.setWh(gateI, U(j), U(l), 2*m*a(j-1, l))
+		}
+		for _, unit := range []int{S(j), U(j)} {
+			w.setWx(gateF, unit, OpenParen, 2*m)
+			w.setWx(gateF, unit, OpenSquare, 2*m)
+			w.setB(gateF, unit, m)
+			w.setB(gateI, unit, -m)
+		}
+		w.setWh(gateG, S(j), T, mu)
+		w.setWh(gateG, T, S(j), mu*math.Ldexp(1, j+1))
+		w.setWh(gateG, E, U(j), -m)
+		w.setWx(gateG, U(j), OpenParen, m)
+		w.setWx(gateG, U(j), OpenSquare, m)
+		w.setWx(gateI, S(j), CloseParen, -2*m)
+		w.setWx(gateI, S(j), CloseSquare, -2*m)
+	}
+	w.setWx(gateI, U(0), OpenParen, 2*m)
+	w.setWx(gateI, U(0), OpenSquare, 2*m)
+	w.setWx(gateG, T, OpenParen, math.Ldexp(m, k+1))
+	w.setWx(gateG, T, OpenSquare, -math.Ldexp(m, k+1))
+	w.setWx(gateG, E, OpenParen, -2*m)
+	w.setWx(gateG, E, OpenSquare, -2*m)
+	w.setB(gateG, E, 1.5*m)
+	for _, unit := range []int{T, E} {
+		w.setB(gateF, unit, -m)
+		w.setB(gateI, unit, m)
+	}
+	for j := range h {
+		w.setB(gateO, j, m)
+	}
+	w.p.Wy[0*h+T] = 1  // ŷ_) = h_T
+	w.p.Wy[1*h+T] = -1 // ŷ_] = −h_T
+	w.p.Wy[2*h+E] = 1  // ŷ_None = h_E
+	return cell.New(w.p)
+}

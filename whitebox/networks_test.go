@@ -1,0 +1,158 @@
+package whitebox
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/whitebox-lstm/whitebox/cell"
+)
+
+// walk runs net on every string of the trie of prefixes up to maxLen whose
+// symbols keep(prefix) accepts, one LSTM step per trie node, and calls visit
+// with each prefix and its logits.
+func walk(t *testing.T, net *Net, maxLen int, keep func([]int) bool, visit func(prefix []int, logits []float64)) {
+	t.Helper()
+	nw := net.Network
+	h := nw.Hidden()
+	ws := cell.NewWorkspace(nw)
+	hs, cs := make([][]float64, maxLen+1), make([][]float64, maxLen+1)
+	for d := range hs {
+		hs[d], cs[d] = make([]float64, h), make([]float64, h)
+	}
+	prefix := make([]int, 0, maxLen)
+	one := make([]int, 1)
+	var rec func(depth int)
+	rec = func(depth int) {
+		if depth == maxLen {
+			return
+		}
+		for s := range nw.Input() {
+			prefix = append(prefix, s)
+			if keep(prefix) {
+				one[0] = s
+				logits, err := nw.ForwardFrom(ws, cell.OneHot(one), hs[depth], cs[depth])
+				if err != nil {
+					t.Fatal(err)
+				}
+				visit(prefix, logits)
+				fh, fc := ws.Final()
+				copy(hs[depth+1], fh)
+				copy(cs[depth+1], fc)
+				rec(depth + 1)
+			}
+			prefix = prefix[:len(prefix)-1]
+		}
+	}
+	rec(0)
+}
+
+// checkExhaustive asserts that net classifies every accepted prefix up to
+// maxLen as its task does, and returns how many it checked.
+func checkExhaustive(t *testing.T, net *Net, maxLen int, keep func([]int) bool) int {
+	t.Helper()
+	count, wrong := 0, 0
+	walk(t, net, maxLen, keep, func(prefix []int, logits []float64) {
+		count++
+		want, err := net.Task.LabelSymbols(prefix)
+		if err != nil {
+			t.Fatalf("%s: label of %q: %v", net.Name, net.Task.Decode(prefix), err)
+		}
+		if got := cell.Predict(logits); got != want {
+			if wrong < 5 {
+				t.Errorf("%s %+v: %q classified %s, want %s (logits %v)", net.Name, net.Config,
+					net.Task.Decode(prefix), net.Task.Classes[got], net.Task.Classes[want], logits)
+			}
+			wrong++
+		}
+	})
+	if wrong > 0 {
+		t.Errorf("%s %+v: %d of %d strings misclassified", net.Name, net.Config, wrong, count)
+	}
+	return count
+}
+
+func all([]int) bool { return true }
+
+func mustNew(t *testing.T, name string, cfg Config) *Net {
+	t.Helper()
+	net, err := New(name, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net
+}
+
+func TestCountingExhaustive(t *testing.T) {
+	cfgs := []Config{{}}
+	for m := 4; m <= 12; m++ { // the LRP saturation sweep
+		cfgs = append(cfgs, Config{M: float64(m)})
+	}
+	for _, cfg := range cfgs {
+		if n := checkExhaustive(t, mustNew(t, "counting", cfg), 10, all); n != 2046 {
+			t.Fatalf("checked %d strings, want 2046", n)
+		}
+	}
+}
+
+func TestSPCounterExhaustive(t *testing.T) {
+	us := []float64{0.6, 0.7, 0.8, 1, 4, 8, 16, 64} // the saturation sweep
+	if testing.Short() {
+		us = []float64{0.7}
+	}
+	for _, u := range us {
+		if n := checkExhaustive(t, mustNew(t, "sp-counter", Config{U: u}), 10, all); n != 1398100 {
+			t.Fatalf("checked %d strings, want 1398100", n)
+		}
+	}
+}
+
+func TestSPFSAExhaustive(t *testing.T) {
+	maxLen := 10
+	if testing.Short() {
+		maxLen = 8
+	}
+	checkExhaustive(t, mustNew(t, "sp-fsa", Config{}), maxLen, all)
+}
+
+// validBracket accepts prefixes of balanced strings no deeper than k.
+func validBracket(k int) func([]int) bool {
+	return func(p []int) bool {
+		depth := 0
+		stack := make([]int, 0, len(p))
+		for _, s := range p {
+			if s < 2 {
+				stack = append(stack, s)
+				depth = max(depth, len(stack))
+				continue
+			}
+			if len(stack) == 0 || stack[len(stack)-1] != s-2 {
+				return false
+			}
+			stack = stack[:len(stack)-1]
+		}
+		return depth <= k
+	}
+}
+
+func TestBracketExhaustive(t *testing.T) {
+	for _, k := range []int{50, 4, 1, 2} {
+		t.Run(fmt.Sprintf("k=%d", k), func(t *testing.T) {
+			n := checkExhaustive(t, mustNew(t, "bracket", Config{K: k}), 12, validBracket(k))
+			t.Logf("k=%d: %d valid prefixes up to length 12", k, n)
+		})
+	}
+}
+
+func TestSPAutomatonMatchesTask(t *testing.T) {
+	a := SPAutomaton()
+	if err := a.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	task := SPTask()
+	walk(t, mustNew(t, "sp-counter", Config{}), 9, all, func(p []int, _ []float64) {
+		want, _ := task.LabelSymbols(p)
+		if got := a.ClassOf[a.Run(p)]; got != want {
+			t.Fatalf("automaton says %d for %q, task says %d", got, task.Decode(p), want)
+		}
+	})
+}

@@ -95,13 +95,13 @@ func TestCountingExhaustive(t *testing.T) {
 }
 
 func TestSPCounterExhaustive(t *testing.T) {
-	us := []float64{0.6, 0.7, 0.8, 1, 4, 8, 16, 64} // the saturation sweep
+	us, maxLen, want := []float64{0.6, 0.7, 0.8, 1, 4, 8, 16, 64}, 10, 1398100 // the saturation sweep
 	if testing.Short() {
-		us = []float64{0.7}
+		us, maxLen, want = []float64{0.7}, 8, 87380
 	}
 	for _, u := range us {
-		if n := checkExhaustive(t, mustNew(t, "sp-counter", Config{U: u}), 10, all); n != 1398100 {
-			t.Fatalf("checked %d strings, want 1398100", n)
+		if n := checkExhaustive(t, mustNew(t, "sp-counter", Config{U: u}), maxLen, all); n != want {
+			t.Fatalf("checked %d strings, want %d", n, want)
 		}
 	}
 }
@@ -135,10 +135,14 @@ func validBracket(k int) func([]int) bool {
 }
 
 func TestBracketExhaustive(t *testing.T) {
+	maxLen := 12
+	if testing.Short() {
+		maxLen = 10
+	}
 	for _, k := range []int{50, 4, 1, 2} {
 		t.Run(fmt.Sprintf("k=%d", k), func(t *testing.T) {
-			n := checkExhaustive(t, mustNew(t, "bracket", Config{K: k}), 12, validBracket(k))
-			t.Logf("k=%d: %d valid prefixes up to length 12", k, n)
+			n := checkExhaustive(t, mustNew(t, "bracket", Config{K: k}), maxLen, validBracket(k))
+			t.Logf("k=%d: %d valid prefixes up to length %d", k, n, maxLen)
 		})
 	}
 }

@@ -1,0 +1,58 @@
+// Command whitebox attributes the predictions of the white-box LSTMs of
+// "Evaluating Attribution Methods using White-Box LSTMs" (Hao, 2020).
+//
+// Usage:
+//
+//	whitebox attribute -net NET -method METHOD [flags] [INPUT ...]
+//	whitebox version
+//
+// Run "whitebox help attribute" for the flags.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is the whole program, with its streams as arguments for tests. It
+// returns the exit status: 0 for success, 1 when some input failed, 2 for a
+// usage error.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "attribute":
+		return attribute(args[1:], stdin, stdout, stderr)
+	case "version":
+		return version(stdout)
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[1] == "attribute" {
+			return attribute([]string{"-h"}, stdin, stdout, stdout)
+		}
+		usage(stdout)
+		return 0
+	}
+	fmt.Fprintf(stderr, "whitebox: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `whitebox: attribution methods checked against hand-built ("white-box") LSTMs
+
+Commands:
+  attribute   score every input token with an attribution method
+  version     print the build and machine description
+  help        this text ("whitebox help attribute" for the flags)
+
+Example:
+  whitebox attribute -net sp-counter -method ig accb
+`)
+}

@@ -55,16 +55,12 @@ func (n *Network) lrp(ws *Workspace, x Input, class int, eps float64, rel []floa
 		kernel.LRPCell(rcPrev, qg, rc, ws.gates[t*g:(t+1)*g], ws.zg[t*h:(t+1)*h], c, cPrev, eps)
 
 		// x⁽ᵗ⁾: r_i = x_i·Σ_j w_ji·q_j.
-		clear(ws.accD)
-		kernel.AxpyRows(ws.accD, wgx, d, qg)
-		kernel.Hadamard(rel[t*d:(t+1)*d], ws.inputRow(x, t), ws.accD)
-
-		// h⁽ᵗ⁻¹⁾ passes its share on to c⁽ᵗ⁻¹⁾.
-		clear(ws.accH)
-		kernel.AxpyRows(ws.accH, wgh, h, qg)
-		for j := range rc {
-			rc[j] = rcPrev[j] + float64(hPrev[j]*ws.accH[j])
-		}
+		rt := rel[t*d : (t+1)*d]
+		clear(rt)
+		kernel.LRPLinear(rt, ws.accD, ws.inputRow(x, t), wgx, d, qg)
+		// h⁽ᵗ⁻¹⁾'s share joins what c⁽ᵗ⁻¹⁾ gets through the forget gate.
+		copy(rc, rcPrev)
+		kernel.LRPLinear(rc, ws.accH, hPrev, wgh, h, qg)
 		for j, b := range bg {
 			out.Bias += float64(b * qg[j])
 		}

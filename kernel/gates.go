@@ -61,7 +61,21 @@ func LRPCell(rcPrev, qg, rc, gates, zg, c, cPrev []float64, eps float64) {
 	lrpCellGeneric(rcPrev[:n], qg[:n], rc, gates[:4*n], zg[:n], c[:n], cPrev[:n], eps)
 }
 
-// Hadamard sets dst[i] = a[i]·b[i] for i < len(dst).
-func Hadamard(dst, a, b []float64) {
-	hadamardGeneric(dst, a[:len(dst)], b[:len(dst)])
+// LRPLinear redistributes relevance through a linear map z_j = Σ_i w_ji·a_i
+// (+ b_j) by the ε-rule, given q_j = r_j/(z_j ± ε) (LRPCell makes q for the
+// LSTM's g): it adds a_i·Σ_j w_ji·q_j to dst[i] for i < len(dst), where row j
+// of W is rows[j*stride : j*stride+len(dst)]. acc (len(dst) values) is
+// scratch space; it is left holding Σ_j w_ji·q_j. As a loop:
+//
+//	clear(acc)
+//	AxpyRows(acc, rows, stride, q)
+//	for i := range dst {
+//		dst[i] += float64(a[i] * acc[i])
+//	}
+func LRPLinear(dst, acc, a, rows []float64, stride int, q []float64) {
+	n := len(dst)
+	acc, a = acc[:n], a[:n]
+	clear(acc)
+	AxpyRows(acc, rows, stride, q)
+	lrpLinearGeneric(dst, acc, a)
 }

@@ -77,9 +77,9 @@ func lrpCellGeneric(rcPrev, qg, rc, gates, zg, c, cPrev []float64, eps float64) 
 	}
 }
 
-func hadamardGeneric(dst, a, b []float64) {
-	a, b = a[:len(dst)], b[:len(dst)]
+func lrpLinearGeneric(dst, acc, a []float64) {
+	acc, a = acc[:len(dst)], a[:len(dst)]
 	for i := range dst {
-		dst[i] = a[i] * b[i]
+		dst[i] += float64(a[i] * acc[i])
 	}
 }

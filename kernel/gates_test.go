@@ -176,6 +176,32 @@ func TestLRPCell(t *testing.T) {
 	}
 }
 
+func TestLRPLinear(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	for n := 0; n <= 13; n++ {
+		for rowsN := 1; rowsN <= 4; rowsN++ {
+			stride := n + 2
+			rows, q := randSlice(rng, rowsN*stride, 1), randSlice(rng, rowsN, 1)
+			a, dst := randSlice(rng, n, 1), randSlice(rng, n, 1)
+			want := append([]float64(nil), dst...)
+			for i := range want {
+				s := 0.0
+				for j := range rowsN {
+					s = math.FMA(q[j], rows[j*stride+i], s)
+				}
+				want[i] += float64(a[i] * s)
+			}
+			acc := randSlice(rng, n, 1) // garbage: LRPLinear clears it
+			LRPLinear(dst, acc, a, rows, stride, q)
+			for i := range dst {
+				if !sameBits(dst[i], want[i]) {
+					t.Fatalf("n=%d rows=%d: dst[%d] = %v, want %v", n, rowsN, i, dst[i], want[i])
+				}
+			}
+		}
+	}
+}
+
 func TestKernelAllocations(t *testing.T) {
 	const n = 8
 	rng := rand.New(rand.NewPCG(5, 5))
@@ -186,7 +212,7 @@ func TestKernelAllocations(t *testing.T) {
 		"GateStep":     func() { GateStep(z, zg, cPrev, c, tc, h) },
 		"GateBackward": func() { GateBackward(dz, dc, h, c, z, tc, cPrev) },
 		"LRPCell":      func() { LRPCell(dc, zg, h, z, zg, c, cPrev, 1e-3) },
-		"Hadamard":     func() { Hadamard(h, c, tc) },
+		"LRPLinear":    func() { LRPLinear(h, c, tc, rows, 4*n, zg) },
 	} {
 		if a := testing.AllocsPerRun(50, f); a != 0 {
 			t.Errorf("%s: %v allocs", name, a)

@@ -76,6 +76,15 @@ func New(p Params) (*Network, error) {
 	n := &Network{h: h, d: d, c: c, gates: 4 * h}
 	n.p = Params{Hidden: h, Input: d, Classes: c,
 		Wx: clone(p.Wx), Wh: clone(p.Wh), B: clone(p.B), Wy: clone(p.Wy), By: clone(p.By)}
+	// A bias of −0 becomes +0. Then no sum the kernels build is ever −0
+	// (round-to-nearest gives +0 for x + (−x)), so skipping terms with a
+	// zero factor, which the kernels may do on either factor, never changes
+	// a bit.
+	for _, b := range [][]float64{n.p.B, n.p.By} {
+		for i := range b {
+			b[i] += 0
+		}
+	}
 	n.wx, n.wh = n.p.Wx, n.p.Wh
 	n.wxT = transpose(p.Wx, 4*h, d)
 	n.whT = transpose(p.Wh, 4*h, h)

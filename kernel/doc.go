@@ -18,7 +18,10 @@
 // Sums over a matrix are written as axpys over rows ("z += x[j]·row_j for j in
 // order"), never as dot products: every vector lane then accumulates in the
 // same order as the scalar loop, whatever the vector width. Rows whose
-// coefficient is exactly zero are skipped; this is part of the contract (it
-// makes a one-hot row and its dense form give the same bits, and it is what
-// makes the sparse states of the white-box networks cheap).
+// coefficient is exactly zero are skipped. Skipping a term with a zero
+// factor never changes a bit as long as the accumulator is not −0 (finite
+// x: z + (±0) = z for z ≠ 0, and +0 + (±0) = +0), which package cell
+// guarantees by starting every sum at +0 or at a bias normalized from −0 to
+// +0. Kernels that vectorize differently (across a batch, say) may therefore
+// skip zeros of either factor and still agree to the bit.
 package kernel

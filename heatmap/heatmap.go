@@ -106,3 +106,40 @@ type Row struct {
 	Label   string
 	Heatmap Heatmap
 }
+
+// Levels returns the colormap entry (0 … 255) of each token, the quantity
+// the paper's colours encode, or −1 for NaN. Colors()[i] is
+// LevelColor(Levels()[i]).
+func (h Heatmap) Levels() []int {
+	if err := h.validate(); err != nil {
+		panic(err)
+	}
+	v := h.normalized()
+	l := make([]int, len(v))
+	for i, x := range v {
+		l[i] = -1
+		if !math.IsNaN(x) {
+			l[i] = lutIndex((x + 1) / 2)
+		}
+	}
+	return l
+}
+
+// LevelColor returns entry i (0 … 255) of the colormap; NaNColor outside.
+func LevelColor(i int) RGB {
+	if i < 0 || i >= lutSize {
+		return NaNColor
+	}
+	return coolwarmLUT[i]
+}
+
+// LevelOf returns the colormap entry equal to c within tol per channel, or
+// −1: it reads the level back from a colour printed in a paper.
+func LevelOf(c RGB, tol float64) int {
+	for i, e := range coolwarmLUT {
+		if math.Abs(e.R-c.R) <= tol && math.Abs(e.G-c.G) <= tol && math.Abs(e.B-c.B) <= tol {
+			return i
+		}
+	}
+	return -1
+}

@@ -228,3 +228,25 @@ func TestIsTerminal(t *testing.T) {
 		t.Error("NO_COLOR=1 should disable colour")
 	}
 }
+
+func TestLevels(t *testing.T) {
+	h := Heatmap{Tokens: []string{"a", "b", "c", "d"}, Scores: []float64{2, -1, 0, math.NaN()}}
+	got := h.Levels()
+	want := []int{255, 64, 128, -1}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("Levels = %v, want %v", got, want)
+		}
+	}
+	for i, c := range h.Colors() {
+		if got[i] >= 0 && c != LevelColor(got[i]) {
+			t.Errorf("token %d: colour %v, level colour %v", i, c, LevelColor(got[i]))
+		}
+	}
+	if l := LevelOf(RGB{0.705673158, 0.01555616, 0.150232812}, 1e-12); l != 255 {
+		t.Errorf("LevelOf(top) = %d", l)
+	}
+	if l := LevelOf(RGB{0.1, 0.2, 0.3}, 1e-12); l != -1 {
+		t.Errorf("LevelOf(not a colour) = %d", l)
+	}
+}

@@ -168,6 +168,15 @@ func hexColor(c RGB) string {
 	return fmt.Sprintf("#%02x%02x%02x", to8bit(c.R), to8bit(c.G), to8bit(c.B))
 }
 
+// Hex returns c as #rrggbb, rounded as matplotlib.colors.to_hex does.
+func (c RGB) Hex() string { return hexColor(c) }
+
+// ANSI returns the escape sequence that sets black text on background c,
+// and the one that resets it.
+func (c RGB) ANSI() (set, reset string) {
+	return fmt.Sprintf("\x1b[38;2;0;0;0;48;2;%d;%d;%dm", to8bit(c.R), to8bit(c.G), to8bit(c.B)), "\x1b[0m"
+}
+
 // WriteHTML writes an inline fragment of spans separated by spaces,
 //
 //	<span style="background-color:#rrggbb;color:#000" title="score">tok</span>

@@ -3,10 +3,11 @@
 //
 // Usage:
 //
+//	whitebox reproduce [-table N] [-format F] [-out DIR] [-data FILE] [-seed S]
 //	whitebox attribute -net NET -method METHOD [flags] [INPUT ...]
 //	whitebox version
 //
-// Run "whitebox help attribute" for the flags.
+// Run "whitebox help reproduce" or "whitebox help attribute" for the flags.
 package main
 
 import (
@@ -30,11 +31,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "attribute":
 		return attribute(args[1:], stdin, stdout, stderr)
+	case "reproduce":
+		return reproduceCmd(args[1:], stdout, stderr)
 	case "version":
 		return version(stdout)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && args[1] == "attribute" {
 			return attribute([]string{"-h"}, stdin, stdout, stdout)
+		}
+		if len(args) > 1 && args[1] == "reproduce" {
+			return reproduceCmd([]string{"-h"}, stdout, stdout)
 		}
 		usage(stdout)
 		return 0
@@ -48,11 +54,13 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `whitebox: attribution methods checked against hand-built ("white-box") LSTMs
 
 Commands:
+  reproduce   recompute the paper's Tables 2-5 beside the published values
   attribute   score every input token with an attribution method
   version     print the build and machine description
-  help        this text ("whitebox help attribute" for the flags)
+  help        this text ("whitebox help COMMAND" for a command's flags)
 
-Example:
+Examples:
+  whitebox reproduce
   whitebox attribute -net sp-counter -method ig accb
 `)
 }

@@ -1,0 +1,143 @@
+// Package ablation is the ablation test of Bach et al. (2015) as the
+// white-box paper applies it: delete the input symbol with the highest
+// attribution score, recompute the heatmap, and repeat until the string no
+// longer has the property the network detects. The property is given as a
+// deterministic finite automaton, so the evaluator works for any network,
+// any attribution method and any regular stop condition; the optimal number
+// of deletions follows by dynamic programming over the same automaton.
+package ablation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/whitebox-lstm/whitebox/attrib"
+	"github.com/whitebox-lstm/whitebox/cell"
+	"github.com/whitebox-lstm/whitebox/whitebox"
+)
+
+// Stop is the condition that ends an ablation: the string's run of DFA ends
+// in a state of class Class.
+type Stop struct {
+	DFA   *whitebox.DFA
+	Class int
+}
+
+// Done reports whether symbols satisfy the stop condition.
+func (s Stop) Done(symbols []int) bool { return s.DFA.ClassOf[s.DFA.Run(symbols)] == s.Class }
+
+func (s Stop) check() error {
+	if s.DFA == nil {
+		return errors.New("ablation: no stop automaton")
+	}
+	if err := s.DFA.Validate(); err != nil {
+		return fmt.Errorf("ablation: %w", err)
+	}
+	if s.Class < 0 || s.Class >= len(s.DFA.Classes) {
+		return fmt.Errorf("ablation: stop class %d is not a class of the automaton", s.Class)
+	}
+	return nil
+}
+
+// Evaluator ablates strings for one network and one method. It is not safe
+// for concurrent use; make one per goroutine.
+type Evaluator struct {
+	Method  attrib.Method
+	Options attrib.Options // Options.Class is ignored: each step explains the predicted class
+	Stop    Stop
+
+	ex      *attrib.Explainer
+	res     attrib.Result
+	symbols []int
+}
+
+// New returns an Evaluator of method m on net.
+func New(net *cell.Network, m attrib.Method, opt attrib.Options, stop Stop) (*Evaluator, error) {
+	if err := stop.check(); err != nil {
+		return nil, err
+	}
+	if len(stop.DFA.Alphabet) != net.Input() {
+		return nil, fmt.Errorf("ablation: the automaton reads %d symbols, the network %d", len(stop.DFA.Alphabet), net.Input())
+	}
+	opt.Class = attrib.Predicted
+	return &Evaluator{Method: m, Options: opt, Stop: stop, ex: attrib.NewExplainer(net)}, nil
+}
+
+// Run ablates symbols and returns the number of symbols deleted: while more
+// than one symbol is left, it deletes the one with the highest token score
+// for the network's predicted class (the leftmost on ties, as argmax does)
+// and stops as soon as the stop condition holds. A string that satisfies it
+// from the start deletes nothing.
+func (e *Evaluator) Run(ctx context.Context, symbols []int) (int, error) {
+	e.symbols = append(e.symbols[:0], symbols...)
+	s := e.symbols
+	deleted := 0
+	for len(s) > 1 && !e.Stop.Done(s) {
+		if err := ctx.Err(); err != nil {
+			return deleted, err
+		}
+		if err := e.ex.Attribute(e.Method, cell.OneHot(s), e.Options, &e.res); err != nil {
+			return deleted, err
+		}
+		best := 0
+		for t, r := range e.res.Tokens {
+			if r > e.res.Tokens[best] {
+				best = t
+			}
+		}
+		s = append(s[:best], s[best+1:]...)
+		deleted++
+	}
+	return deleted, nil
+}
+
+// Random deletes uniformly random symbols until the stop condition holds or
+// one symbol is left, and returns how many it deleted.
+func Random(rng *rand.Rand, stop Stop, symbols []int) int {
+	s := append([]int(nil), symbols...)
+	deleted := 0
+	for len(s) > 1 && !stop.Done(s) {
+		k := rng.IntN(len(s))
+		s = append(s[:k], s[k+1:]...)
+		deleted++
+	}
+	return deleted
+}
+
+// Optimal returns the fewest deletions after which the stop condition holds
+// (at most len(symbols)−1: one symbol is left at the least): the length
+// minus the longest subsequence whose run ends in a stop state, found by
+// dynamic programming over (position, state).
+func Optimal(stop Stop, symbols []int) int {
+	a := stop.DFA
+	if stop.Done(symbols) {
+		return 0
+	}
+	// best[q]: the longest subsequence read so far whose run ends in q (−1: none).
+	best := make([]int, len(a.Delta))
+	next := make([]int, len(a.Delta))
+	for q := range best {
+		best[q] = -1
+	}
+	best[0] = 0
+	for _, k := range symbols {
+		copy(next, best) // skipping the symbol
+		for q, l := range best {
+			if l >= 0 {
+				if r := a.Delta[q][k]; l+1 > next[r] {
+					next[r] = l + 1
+				}
+			}
+		}
+		best, next = next, best
+	}
+	keep := 1
+	for q, l := range best {
+		if a.ClassOf[q] == stop.Class && l > keep {
+			keep = l
+		}
+	}
+	return len(symbols) - keep
+}

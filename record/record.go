@@ -1,0 +1,118 @@
+// Package record is the JSON form of one attribution, the line format of
+// `whitebox attribute` and of Table 2 in `whitebox reproduce` (SPEC §5):
+//
+//	{"net":"sp-counter","method":"ig","input":"accb","tokens":["a","c","c","b"],"class":"True","prediction":"True","logits":{"False":0.027,"True":0.532},"scores":[…],"delta":1e-9}
+//
+// Field order is fixed and the logits keep the network's class order, which
+// encoding/json's maps would sort away.
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+)
+
+// Record is one attributed input.
+type Record struct {
+	Row        int // the paper's row number (Table 2); left out when 0
+	Net        string
+	Method     string
+	Input      string
+	Tokens     []string
+	Class      string    // the relevance class
+	Prediction string    // the predicted class
+	Classes    []string  // the class names, in logit order
+	Logits     []float64 // one per class
+	Scores     []float64 // one per token
+	Delta      *float64  // IG's completeness gap; left out when nil
+}
+
+// MarshalJSON writes the record in SPEC §5's layout. Numbers are the
+// shortest decimals that read back to the same float64; NaN and infinities,
+// which JSON lacks, become null.
+func (r Record) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	if r.Row != 0 {
+		b.WriteString(`"row":`)
+		b.WriteString(strconv.Itoa(r.Row))
+		b.WriteByte(',')
+	}
+	field := func(name string) {
+		b.WriteString(strconv.Quote(name))
+		b.WriteByte(':')
+	}
+	field("net")
+	writeString(&b, r.Net)
+	b.WriteByte(',')
+	field("method")
+	writeString(&b, r.Method)
+	b.WriteByte(',')
+	field("input")
+	writeString(&b, r.Input)
+	b.WriteByte(',')
+	field("tokens")
+	b.WriteByte('[')
+	for i, t := range r.Tokens {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeString(&b, t)
+	}
+	b.WriteString("],")
+	field("class")
+	writeString(&b, r.Class)
+	b.WriteByte(',')
+	field("prediction")
+	writeString(&b, r.Prediction)
+	b.WriteByte(',')
+	field("logits")
+	b.WriteByte('{')
+	for k, c := range r.Classes {
+		if k > 0 {
+			b.WriteByte(',')
+		}
+		writeString(&b, c)
+		b.WriteByte(':')
+		WriteNumber(&b, r.Logits[k])
+	}
+	b.WriteString("},")
+	field("scores")
+	WriteNumbers(&b, r.Scores)
+	if r.Delta != nil {
+		b.WriteByte(',')
+		field("delta")
+		WriteNumber(&b, *r.Delta)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func writeString(b *bytes.Buffer, s string) {
+	q, _ := json.Marshal(s) // a string always marshals
+	b.Write(q)
+}
+
+// WriteNumber writes v as JSON: the shortest decimal that reads back as v,
+// or null for NaN and infinities.
+func WriteNumber(b *bytes.Buffer, v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		b.WriteString("null")
+		return
+	}
+	b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+}
+
+// WriteNumbers writes a JSON array of numbers.
+func WriteNumbers(b *bytes.Buffer, v []float64) {
+	b.WriteByte('[')
+	for i, x := range v {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		WriteNumber(b, x)
+	}
+	b.WriteByte(']')
+}

@@ -284,6 +284,9 @@ func TestReportInChromium(t *testing.T) {
 		}
 	}
 	if bin == "" {
+		if os.Getenv("WHITEBOX_REQUIRE_CHROMIUM") != "" {
+			t.Fatal("WHITEBOX_REQUIRE_CHROMIUM is set but no Chromium was found")
+		}
 		t.Skip("no Chromium here (.ci/run installs Debian's chromium)")
 	}
 	res, err := Run(context.Background(), []int{2, 3}, Config{})

@@ -94,8 +94,8 @@ func (r *Results) writeText(w *bufio.Writer, color bool) {
 				} else {
 					w.WriteString(strings.Join(hm.Tokens, " "))
 				}
-				w.WriteString(marker(h.MaxLevelDiff()))
-				w.WriteString(strings.Repeat(" ", max(0, 14-2*len(hm.Tokens)+1)))
+				w.WriteString(" " + marker(h.MaxLevelDiff()))
+				w.WriteString(strings.Repeat(" ", max(0, 15-2*len(hm.Tokens))))
 			}
 			w.WriteString("\n")
 			if !color {
@@ -123,8 +123,8 @@ func (r *Results) writeText(w *bufio.Writer, color bool) {
 				} else {
 					w.WriteString(strings.Join(hm.Tokens, " "))
 				}
-				w.WriteString(marker(maxDiff(row.Levels[k], row.Paper[k])))
-				w.WriteString("  ")
+				w.WriteString(" " + marker(maxDiff(row.Levels[k], row.Paper[k])))
+				w.WriteString(" ")
 			}
 			w.WriteString("\n")
 			if !color {

@@ -3,7 +3,9 @@ module github.com/whitebox-lstm/whitebox
 go 1.26.8
 
 require (
-	github.com/klauspost/cpuid/v2 v2.4.2 // indirect
-	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	github.com/klauspost/cpuid/v2 v2.4.2
+	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
+	golang.org/x/sys v0.49.0
 )
+
+require github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect

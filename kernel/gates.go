@@ -3,7 +3,12 @@ package kernel
 // Axpy sets y[i] = fma(alpha, x[i], y[i]) for i < len(y). x must be at least
 // as long as y.
 func Axpy(alpha float64, x, y []float64) {
-	axpyGeneric(alpha, x[:len(y)], y)
+	x = x[:len(y)]
+	if raceEnabled {
+		raceRead(x)
+		raceWrite(y)
+	}
+	axpy(alpha, x, y)
 }
 
 // AxpyRows adds Σ_j coef[j]·row_j to dst, where row_j is
@@ -27,7 +32,12 @@ func AxpyRows(dst, rows []float64, stride int, coef []float64) {
 		return
 	}
 	rows = rows[:(len(coef)-1)*stride+len(dst)]
-	axpyRowsGeneric(dst, rows, stride, coef)
+	if raceEnabled {
+		raceRead(rows)
+		raceRead(coef)
+		raceWrite(dst)
+	}
+	axpyRows(dst, rows, stride, coef)
 }
 
 // GateStep is one fused LSTM time step for H = len(c) units. On entry gates
@@ -37,7 +47,16 @@ func AxpyRows(dst, rows []float64, stride int, coef []float64) {
 // added), tc = tanh(c) and h = o⊙tc.
 func GateStep(gates, zg, cPrev, c, tc, h []float64) {
 	n := len(c)
-	gateStepGeneric(gates[:4*n], zg[:n], cPrev[:n], c, tc[:n], h[:n])
+	gates, zg, cPrev, tc, h = gates[:4*n], zg[:n], cPrev[:n], tc[:n], h[:n]
+	if raceEnabled {
+		raceRead(cPrev)
+		raceWrite(gates)
+		raceWrite(zg)
+		raceWrite(c)
+		raceWrite(tc)
+		raceWrite(h)
+	}
+	gateStep(gates, zg, cPrev, c, tc, h)
 }
 
 // GateBackward is the backward step of GateStep for H = len(dh) units. Given
@@ -47,7 +66,17 @@ func GateStep(gates, zg, cPrev, c, tc, h []float64) {
 // c_{t−1} to dcPrev.
 func GateBackward(dz, dcPrev, dh, dc, gates, tc, cPrev []float64) {
 	n := len(dh)
-	gateBackwardGeneric(dz[:4*n], dcPrev[:n], dh, dc[:n], gates[:4*n], tc[:n], cPrev[:n])
+	dz, dcPrev, dc, gates, tc, cPrev = dz[:4*n], dcPrev[:n], dc[:n], gates[:4*n], tc[:n], cPrev[:n]
+	if raceEnabled {
+		raceRead(dh)
+		raceRead(dc)
+		raceRead(gates)
+		raceRead(tc)
+		raceRead(cPrev)
+		raceWrite(dz)
+		raceWrite(dcPrev)
+	}
+	gateBackward(dz, dcPrev, dh, dc, gates, tc, cPrev)
 }
 
 // LRPCell redistributes the relevance rc of c_t (H = len(rc) units) by the
@@ -58,7 +87,17 @@ func GateBackward(dz, dcPrev, dh, dc, gates, tc, cPrev []float64) {
 // an input a_k of z_g through weight w_jk is a_k·Σ_j w_jk·qg_j.
 func LRPCell(rcPrev, qg, rc, gates, zg, c, cPrev []float64, eps float64) {
 	n := len(rc)
-	lrpCellGeneric(rcPrev[:n], qg[:n], rc, gates[:4*n], zg[:n], c[:n], cPrev[:n], eps)
+	rcPrev, qg, gates, zg, c, cPrev = rcPrev[:n], qg[:n], gates[:4*n], zg[:n], c[:n], cPrev[:n]
+	if raceEnabled {
+		raceRead(rc)
+		raceRead(gates)
+		raceRead(zg)
+		raceRead(c)
+		raceRead(cPrev)
+		raceWrite(rcPrev)
+		raceWrite(qg)
+	}
+	lrpCell(rcPrev, qg, rc, gates, zg, c, cPrev, eps)
 }
 
 // LRPLinear redistributes relevance through a linear map z_j = Σ_i w_ji·a_i
@@ -77,5 +116,10 @@ func LRPLinear(dst, acc, a, rows []float64, stride int, q []float64) {
 	acc, a = acc[:n], a[:n]
 	clear(acc)
 	AxpyRows(acc, rows, stride, q)
-	lrpLinearGeneric(dst, acc, a)
+	if raceEnabled {
+		raceRead(acc)
+		raceRead(a)
+		raceWrite(dst)
+	}
+	lrpLinear(dst, acc, a)
 }

@@ -24,7 +24,14 @@ func axpyRowsGeneric(dst, rows []float64, stride int, coef []float64) {
 
 func gateStepGeneric(gates, zg, cPrev, c, tc, h []float64) {
 	n := len(c)
-	gi, gf, gg, gt := gates[:n], gates[n:2*n], gates[2*n:3*n], gates[3*n:4*n]
+	gateStepBlocks(gates[:n], gates[n:2*n], gates[2*n:3*n], gates[3*n:4*n], zg, cPrev, c, tc, h)
+}
+
+// gateStepBlocks is gateStepGeneric with the four gate blocks passed
+// separately (the AVX2 path finishes its tail with it).
+func gateStepBlocks(gi, gf, gg, gt, zg, cPrev, c, tc, h []float64) {
+	n := len(c)
+	gi, gf, gg, gt = gi[:n], gf[:n], gg[:n], gt[:n]
 	zg, cPrev, tc, h = zg[:n], cPrev[:n], tc[:n], h[:n]
 	for j := range n {
 		zgj := gg[j]
@@ -41,8 +48,16 @@ func gateStepGeneric(gates, zg, cPrev, c, tc, h []float64) {
 
 func gateBackwardGeneric(dz, dcPrev, dh, dc, gates, tc, cPrev []float64) {
 	n := len(dh)
-	gi, gf, gg, gt := gates[:n], gates[n:2*n], gates[2*n:3*n], gates[3*n:4*n]
-	di, df, dg, do := dz[:n], dz[n:2*n], dz[2*n:3*n], dz[3*n:4*n]
+	gateBackwardBlocks(dz[:n], dz[n:2*n], dz[2*n:3*n], dz[3*n:4*n], dcPrev, dh, dc,
+		gates[:n], gates[n:2*n], gates[2*n:3*n], gates[3*n:4*n], tc, cPrev)
+}
+
+// gateBackwardBlocks is gateBackwardGeneric with the gate blocks of dz and
+// gates passed separately.
+func gateBackwardBlocks(di, df, dg, do, dcPrev, dh, dc, gi, gf, gg, gt, tc, cPrev []float64) {
+	n := len(dh)
+	di, df, dg, do = di[:n], df[:n], dg[:n], do[:n]
+	gi, gf, gg, gt = gi[:n], gf[:n], gg[:n], gt[:n]
 	dcPrev, dc, tc, cPrev = dcPrev[:n], dc[:n], tc[:n], cPrev[:n]
 	for j := range n {
 		i, f, g, o, t, d := gi[j], gf[j], gg[j], gt[j], tc[j], dh[j]
@@ -67,7 +82,13 @@ func stabilize(z, eps float64) float64 {
 
 func lrpCellGeneric(rcPrev, qg, rc, gates, zg, c, cPrev []float64, eps float64) {
 	n := len(rc)
-	gi, gf, gg := gates[:n], gates[n:2*n], gates[2*n:3*n]
+	lrpCellBlocks(rcPrev, qg, rc, gates[:n], gates[n:2*n], gates[2*n:3*n], zg, c, cPrev, eps)
+}
+
+// lrpCellBlocks is lrpCellGeneric with the gate blocks passed separately.
+func lrpCellBlocks(rcPrev, qg, rc, gi, gf, gg, zg, c, cPrev []float64, eps float64) {
+	n := len(rc)
+	gi, gf, gg = gi[:n], gf[:n], gg[:n]
 	rcPrev, qg, zg, c, cPrev = rcPrev[:n], qg[:n], zg[:n], c[:n], cPrev[:n]
 	for j := range n {
 		s := rc[j] / stabilize(c[j], eps)

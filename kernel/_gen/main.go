@@ -1,0 +1,649 @@
+// Command _gen generates ../kernel_amd64.s and ../kernel_stubs_amd64.go, the
+// AVX2+FMA and AVX-512 bodies of package kernel, with avo:
+//
+//	cd kernel/_gen && go run . -out ../kernel_amd64.s -stubs ../kernel_stubs_amd64.go -pkg kernel
+//
+// Every kernel is emitted once per vector width from the same Go function,
+// and each emits exactly the IEEE operations of its generic twin
+// (../gates_generic.go, ../exp_generic.go), lane by lane, in the same order:
+// VFMADD where the twin writes math.FMA, separate VMULPD and VADDPD where it
+// writes float64(a*b) + c. The AVX-512 bodies cover every n, finishing with
+// a masked block; the AVX2 bodies cover n rounded down to a multiple of 4
+// and leave the rest to the twin in Go.
+package main
+
+import (
+	"fmt"
+	"math"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// VCMPPD predicates.
+const (
+	cmpLTOQ  = 0x11 // a < b, ordered (false for NaN)
+	cmpNLTUQ = 0x15 // !(a < b), true for NaN
+	cmpGEOQ  = 0x1d // a >= b, ordered (false for NaN)
+)
+
+var cst = map[string]Mem{}
+
+// isa is one vector width.
+type isa struct {
+	name   string // suffix of the Go names: AVX2, AVX512
+	lanes  int    // float64 lanes per register
+	avx512 bool
+}
+
+var (
+	avx2   = &isa{name: "AVX2", lanes: 4}
+	avx512 = &isa{name: "AVX512", lanes: 8, avx512: true}
+)
+
+func (a *isa) vec() VecVirtual {
+	if a.avx512 {
+		return ZMM()
+	}
+	return YMM()
+}
+
+// k returns the named constant as a full-width memory operand.
+func (a *isa) k(name string) Mem {
+	m, ok := cst[name]
+	if !ok {
+		panic("no constant " + name)
+	}
+	return m
+}
+
+// load returns the constant in a fresh register.
+func (a *isa) kreg(name string) Register {
+	r := a.vec()
+	VMOVUPD(a.k(name), r)
+	return r
+}
+
+func (a *isa) and(src2 Op, src1, dst Register) {
+	if a.avx512 {
+		VPANDQ(src2, src1, dst)
+	} else {
+		VANDPD(src2, src1, dst)
+	}
+}
+
+func (a *isa) or(src2 Op, src1, dst Register) {
+	if a.avx512 {
+		VPORQ(src2, src1, dst)
+	} else {
+		VORPD(src2, src1, dst)
+	}
+}
+
+// cmp returns the mask src1 <pred> src2 (a vector on AVX2, a K register on
+// AVX-512).
+func (a *isa) cmp(pred uint8, src2 Op, src1 Register) Register {
+	if a.avx512 {
+		m := K()
+		VCMPPD(U8(pred), src2, src1, m)
+		return m
+	}
+	m := a.vec()
+	VCMPPD(U8(pred), src2, src1, m)
+	return m
+}
+
+// blend sets dst = mask ? ifTrue : ifFalse, lane by lane.
+func (a *isa) blend(mask Register, ifTrue Op, ifFalse, dst Register) {
+	if a.avx512 {
+		VBLENDMPD(ifTrue, ifFalse, mask, dst)
+	} else {
+		VBLENDVPD(mask, ifTrue, ifFalse, dst)
+	}
+}
+
+// round rounds to an integer: mode 0 to nearest even, 1 down.
+func (a *isa) round(mode uint8, src, dst Register) {
+	if a.avx512 {
+		VRNDSCALEPD(U8(mode), src, dst)
+	} else {
+		VROUNDPD(U8(mode), src, dst)
+	}
+}
+
+// expArg is one exp evaluation: x is replaced by e^x.
+type expArg struct {
+	x      Register
+	hi, lo bool // whether x may exceed expMaxArg / fall below expMinArg
+}
+
+// exp replaces each x by expGeneric(x), interleaving the evaluations
+// instruction by instruction. NaN stays NaN (its payload is not specified).
+func (a *isa) exp(args []expArg) {
+	Comment("exp: clamp x into [expMinArg, expMaxArg], keeping NaN")
+	for _, e := range args {
+		// VMINPD returns its first Go operand when either is NaN.
+		if e.hi {
+			VMINPD(e.x, a.kreg("expMaxArg"), e.x)
+		}
+		if e.lo {
+			VMAXPD(e.x, a.kreg("expMinArg"), e.x)
+		}
+	}
+	Comment("k = roundEven(float64(x*log2e))")
+	ks := make([]Register, len(args))
+	for i, e := range args {
+		ks[i] = a.vec()
+		VMULPD(a.k("expLog2E"), e.x, ks[i])
+		a.round(0, ks[i], ks[i])
+	}
+	Comment("r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)")
+	for i, e := range args {
+		VFNMADD231PD(a.k("expLn2Hi"), ks[i], e.x)
+	}
+	for i, e := range args {
+		VFNMADD231PD(a.k("expLn2Lo"), ks[i], e.x)
+	}
+	Comment("p = Horner(1/13!, ..., 1, 1; r), one FMA per degree")
+	ps := make([]Register, len(args))
+	for i := range args {
+		ps[i] = a.kreg("expC13")
+	}
+	for d := 12; d >= 0; d-- {
+		c := fmt.Sprintf("expC%d", d)
+		if d <= 1 {
+			c = "one"
+		}
+		for i, e := range args {
+			VFMADD213PD(a.k(c), e.x, ps[i])
+		}
+	}
+	if a.avx512 {
+		Comment("x = p * 2^k, rounded once (VSCALEFPD)")
+		for i, e := range args {
+			VSCALEFPD(ks[i], ps[i], e.x)
+		}
+		return
+	}
+	Comment("k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2")
+	for i, e := range args {
+		k1 := a.vec()
+		VMULPD(a.k("half"), ks[i], k1)
+		a.round(1, k1, k1)
+		VSUBPD(k1, ks[i], ks[i])
+		VADDPD(a.k("expMagic"), k1, k1)
+		VPSLLQ(U8(52), k1, k1)
+		VADDPD(a.k("expMagic"), ks[i], ks[i])
+		VPSLLQ(U8(52), ks[i], ks[i])
+		VMULPD(k1, ps[i], ps[i])
+		VMULPD(ks[i], ps[i], e.x)
+	}
+}
+
+// activate replaces each register of sig by sigmoidGeneric of it and each of
+// tanh by tanhGeneric of it, sharing one interleaved exp.
+func (a *isa) activate(sig, tanh []Register) {
+	var args []expArg
+	zs := make([]Register, len(sig))
+	Comment("sigmoid: z = exp(-|x|)")
+	for i, x := range sig {
+		zs[i] = a.vec()
+		a.or(a.k("signMask"), x, zs[i])
+		args = append(args, expArg{x: zs[i], lo: true})
+	}
+	Comment("tanh: a = |x|, e = exp(2a)")
+	as := make([]Register, len(tanh))
+	es := make([]Register, len(tanh))
+	for i, x := range tanh {
+		as[i], es[i] = a.vec(), a.vec()
+		a.and(a.k("absMask"), x, as[i])
+		VADDPD(as[i], as[i], es[i])
+		args = append(args, expArg{x: es[i], hi: true})
+	}
+	a.exp(args)
+
+	Comment("sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)")
+	for i, x := range sig {
+		d := a.vec()
+		VADDPD(a.k("one"), zs[i], d)
+		m := a.cmp(cmpGEOQ, a.k("zero"), x)
+		a.blend(m, a.k("one"), zs[i], zs[i])
+		VDIVPD(d, zs[i], x)
+	}
+
+	Comment("tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a")
+	for i, x := range tanh {
+		t := as[i]
+		s, p, q := a.vec(), a.vec(), a.vec()
+		VMULPD(t, t, s)
+		VMOVUPD(a.k("tanhP0"), p)
+		VFMADD213PD(a.k("tanhP1"), s, p)
+		VFMADD213PD(a.k("tanhP2"), s, p)
+		VADDPD(a.k("tanhQ0"), s, q)
+		VFMADD213PD(a.k("tanhQ1"), s, q)
+		VFMADD213PD(a.k("tanhQ2"), s, q)
+		VMULPD(s, t, s)
+		VMULPD(p, s, p)
+		VADDPD(a.k("one"), es[i], es[i])
+		Comment("large (or NaN): numerator -2, denominator e+1, base 1")
+		m := a.cmp(cmpNLTUQ, a.k("tanhSmall"), t)
+		a.blend(m, a.k("minusTwo"), p, p)
+		a.blend(m, es[i], q, q)
+		a.blend(m, a.k("one"), t, t)
+		VDIVPD(q, p, p)
+		VADDPD(p, t, t)
+		Comment("x = copysign(t, x)")
+		if a.avx512 {
+			// x = signMask ? x : t, bit by bit.
+			VPTERNLOGQ(U8(0xe4), a.k("signMask"), t, x)
+		} else {
+			a.and(a.k("absMask"), t, t)
+			a.and(a.k("signMask"), x, x)
+			a.or(t, x, x)
+		}
+	}
+}
+
+// access loads and stores vectors of one block, masked in the tail block.
+type access struct {
+	a    *isa
+	mask Register // nil: full vectors
+	idx  Register // element index
+}
+
+func (ac access) mem(base Register) Mem { return Mem{Base: base, Index: ac.idx, Scale: 8} }
+
+func (ac access) ld(base Register) Register {
+	v := ac.a.vec()
+	if ac.mask != nil {
+		VMOVUPD_Z(ac.mem(base), ac.mask, v)
+	} else {
+		VMOVUPD(ac.mem(base), v)
+	}
+	return v
+}
+
+func (ac access) st(v, base Register) {
+	if ac.mask != nil {
+		VMOVUPD(v, ac.mask, ac.mem(base))
+	} else {
+		VMOVUPD(v, ac.mem(base))
+	}
+}
+
+// elementwise emits the loop over n elements in blocks of a.lanes, with a
+// masked last block on AVX-512 (on AVX2 it stops at n rounded down to a
+// multiple of 4), then VZEROUPPER and RET.
+func (a *isa) elementwise(name string, n Register, body func(ac access)) {
+	i := GP64()
+	XORQ(i, i)
+	m := GP64()
+	MOVQ(n, m)
+	ANDQ(I32(^(a.lanes - 1)), m)
+	Label(name + "_loop")
+	Comment("for ; i < n&^(lanes-1); i += lanes {")
+	CMPQ(i, m)
+	JAE(LabelRef(name + "_tail"))
+	body(access{a: a, idx: i})
+	ADDQ(I8(int8(a.lanes)), i)
+	JMP(LabelRef(name + "_loop"))
+	Label(name + "_tail")
+	Comment("}")
+	if a.avx512 {
+		Comment("the last n-i < 8 elements, masked")
+		SUBQ(i, n)
+		JZ(LabelRef(name + "_done"))
+		k := tailMask(n)
+		body(access{a: a, idx: i, mask: k})
+	}
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+func (a *isa) gateStep() {
+	name := "gateStep" + a.name
+	TEXT(name, NOSPLIT, "func(gates, zg, cPrev, c, tc, h []float64)")
+	a.doc(name, "gateStepGeneric")
+	n := Load(Param("c").Len(), GP64())
+	gi := Load(Param("gates").Base(), GP64())
+	nb := GP64()
+	MOVQ(n, nb)
+	SHLQ(U8(3), nb)
+	gf, gg, gt := GP64(), GP64(), GP64()
+	LEAQ(Mem{Base: gi, Index: nb, Scale: 1}, gf)
+	LEAQ(Mem{Base: gf, Index: nb, Scale: 1}, gg)
+	LEAQ(Mem{Base: gg, Index: nb, Scale: 1}, gt)
+	zg := Load(Param("zg").Base(), GP64())
+	cp := Load(Param("cPrev").Base(), GP64())
+	c := Load(Param("c").Base(), GP64())
+	tc := Load(Param("tc").Base(), GP64())
+	h := Load(Param("h").Base(), GP64())
+	a.elementwise(name, n, func(ac access) {
+		Comment("load every input of the block before storing anything")
+		vi, vf, vg, vo, vc := ac.ld(gi), ac.ld(gf), ac.ld(gg), ac.ld(gt), ac.ld(cp)
+		ac.st(vg, zg)
+		if a.avx512 {
+			a.activate([]Register{vi, vf, vo}, []Register{vg})
+		} else {
+			a.activate([]Register{vi, vf}, nil)
+			a.activate([]Register{vo}, []Register{vg})
+		}
+		Comment("c = float64(f*cPrev) + float64(i*g)")
+		t1, t2 := a.vec(), a.vec()
+		VMULPD(vc, vf, t1)
+		VMULPD(vg, vi, t2)
+		VADDPD(t2, t1, vc)
+		ac.st(vi, gi)
+		ac.st(vf, gf)
+		ac.st(vg, gg)
+		ac.st(vo, gt)
+		ac.st(vc, c)
+		Comment("tc = tanh(c), h = o*tc")
+		vt := a.vec()
+		VMOVUPD(vc, vt)
+		a.activate(nil, []Register{vt})
+		ac.st(vt, tc)
+		VMULPD(vt, vo, vo)
+		ac.st(vo, h)
+	})
+}
+
+func (a *isa) gateBackward() {
+	name := "gateBackward" + a.name
+	TEXT(name, NOSPLIT, "func(dz, dcPrev, dh, dc, gates, tc, cPrev []float64)")
+	a.doc(name, "gateBackwardGeneric")
+	n := Load(Param("dh").Len(), GP64())
+	nb := GP64()
+	MOVQ(n, nb)
+	SHLQ(U8(3), nb)
+	blocks := func(p string) [4]Register {
+		var r [4]Register
+		r[0] = Load(Param(p).Base(), GP64())
+		for k := 1; k < 4; k++ {
+			r[k] = GP64()
+			LEAQ(Mem{Base: r[k-1], Index: nb, Scale: 1}, r[k])
+		}
+		return r
+	}
+	dz, gs := blocks("dz"), blocks("gates")
+	// The other bases are reloaded from the frame in the loop: there are
+	// not enough general registers for all of them.
+	base := func(p string) Register { return Load(Param(p).Base(), GP64()) }
+	a.elementwise(name, n, func(ac access) {
+		one := a.kreg("one")
+		vi, vf, vg, vo := ac.ld(gs[0]), ac.ld(gs[1]), ac.ld(gs[2]), ac.ld(gs[3])
+		vt, vd, vdc, vcp := ac.ld(base("tc")), ac.ld(base("dh")), ac.ld(base("dc")), ac.ld(base("cPrev"))
+		t1, t2 := a.vec(), a.vec()
+		Comment("dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc")
+		dct := a.vec()
+		VMULPD(vt, vt, t1)
+		VSUBPD(t1, one, t1)
+		VMULPD(vo, vd, dct)
+		VMULPD(t1, dct, dct)
+		VADDPD(vdc, dct, dct)
+		Comment("do = float64(float64(d*t)*float64(1-o)) * o")
+		VMULPD(vt, vd, t1)
+		VSUBPD(vo, one, t2)
+		VMULPD(t2, t1, t1)
+		VMULPD(vo, t1, t1)
+		Comment("di = float64(float64(dct*g)*float64(1-i)) * i")
+		di := a.vec()
+		VMULPD(vg, dct, di)
+		VSUBPD(vi, one, t2)
+		VMULPD(t2, di, di)
+		VMULPD(vi, di, di)
+		Comment("df = float64(float64(dct*cPrev)*float64(1-f)) * f")
+		VMULPD(vcp, dct, vcp)
+		VSUBPD(vf, one, t2)
+		VMULPD(t2, vcp, vcp)
+		VMULPD(vf, vcp, vcp)
+		Comment("dg = float64(dct*i) * float64(1-float64(g*g))")
+		VMULPD(vi, dct, vi)
+		VMULPD(vg, vg, vg)
+		VSUBPD(vg, one, vg)
+		VMULPD(vg, vi, vi)
+		Comment("dcPrev = dct * f")
+		VMULPD(vf, dct, dct)
+		ac.st(t1, dz[3])
+		ac.st(di, dz[0])
+		ac.st(vcp, dz[1])
+		ac.st(vi, dz[2])
+		ac.st(dct, base("dcPrev"))
+	})
+}
+
+// stabilize sets z = z >= 0 ? z+eps : z-eps.
+func (a *isa) stabilize(z, eps Register) {
+	zp := a.vec()
+	VADDPD(eps, z, zp)
+	m := a.cmp(cmpGEOQ, a.k("zero"), z)
+	VSUBPD(eps, z, z)
+	a.blend(m, zp, z, z)
+}
+
+func (a *isa) lrpCell() {
+	name := "lrpCell" + a.name
+	TEXT(name, NOSPLIT, "func(rcPrev, qg, rc, gates, zg, c, cPrev []float64, eps float64)")
+	a.doc(name, "lrpCellGeneric")
+	n := Load(Param("rc").Len(), GP64())
+	nb := GP64()
+	MOVQ(n, nb)
+	SHLQ(U8(3), nb)
+	gi := Load(Param("gates").Base(), GP64())
+	gf, gg := GP64(), GP64()
+	LEAQ(Mem{Base: gi, Index: nb, Scale: 1}, gf)
+	LEAQ(Mem{Base: gf, Index: nb, Scale: 1}, gg)
+	rcp := Load(Param("rcPrev").Base(), GP64())
+	qg := Load(Param("qg").Base(), GP64())
+	rc := Load(Param("rc").Base(), GP64())
+	zg := Load(Param("zg").Base(), GP64())
+	c := Load(Param("c").Base(), GP64())
+	cp := Load(Param("cPrev").Base(), GP64())
+	eps := a.vec()
+	VBROADCASTSD(addr("eps"), eps)
+	a.elementwise(name, n, func(ac access) {
+		vi, vf, vg := ac.ld(gi), ac.ld(gf), ac.ld(gg)
+		vrc, vz, vc, vcp := ac.ld(rc), ac.ld(zg), ac.ld(c), ac.ld(cp)
+		Comment("s = rc / stabilize(c, eps)")
+		a.stabilize(vc, eps)
+		VDIVPD(vc, vrc, vrc)
+		Comment("rcPrev = float64(f*cPrev) * s")
+		VMULPD(vcp, vf, vf)
+		VMULPD(vrc, vf, vf)
+		Comment("qg = float64(i*g) * s / stabilize(zg, eps)")
+		VMULPD(vg, vi, vi)
+		VMULPD(vrc, vi, vi)
+		a.stabilize(vz, eps)
+		VDIVPD(vz, vi, vi)
+		ac.st(vf, rcp)
+		ac.st(vi, qg)
+	})
+}
+
+func (a *isa) lrpLinear() {
+	name := "lrpLinear" + a.name
+	TEXT(name, NOSPLIT, "func(dst, acc, a []float64)")
+	a.doc(name, "lrpLinearGeneric")
+	n := Load(Param("dst").Len(), GP64())
+	dst := Load(Param("dst").Base(), GP64())
+	acc := Load(Param("acc").Base(), GP64())
+	av := Load(Param("a").Base(), GP64())
+	a.elementwise(name, n, func(ac access) {
+		Comment("dst += float64(a*acc)")
+		x, y, d := ac.ld(av), ac.ld(acc), ac.ld(dst)
+		VMULPD(y, x, x)
+		VADDPD(x, d, d)
+		ac.st(d, dst)
+	})
+}
+
+func (a *isa) axpy() {
+	name := "axpy" + a.name
+	TEXT(name, NOSPLIT, "func(alpha float64, x, y []float64)")
+	a.doc(name, "axpyGeneric")
+	n := Load(Param("y").Len(), GP64())
+	x := Load(Param("x").Base(), GP64())
+	y := Load(Param("y").Base(), GP64())
+	alpha := a.vec()
+	VBROADCASTSD(addr("alpha"), alpha)
+	a.elementwise(name, n, func(ac access) {
+		Comment("y = fma(alpha, x, y)")
+		vx, vy := ac.ld(x), ac.ld(y)
+		VFMADD231PD(vx, alpha, vy)
+		ac.st(vy, y)
+	})
+}
+
+// axpyRows keeps a chunk of dst in registers while it runs down all the
+// rows, so each element of the rows is loaded once and each element of dst
+// once per call; every lane still accumulates its terms in the order of j.
+func (a *isa) axpyRows() {
+	name := "axpyRows" + a.name
+	TEXT(name, NOSPLIT, "func(dst, rows []float64, stride int, coef []float64)")
+	a.doc(name, "axpyRowsGeneric")
+	n := Load(Param("dst").Len(), GP64())
+	dst := Load(Param("dst").Base(), GP64())
+	rows := Load(Param("rows").Base(), GP64())
+	sb := Load(Param("stride"), GP64())
+	SHLQ(U8(3), sb)
+	coef := Load(Param("coef").Base(), GP64())
+	nc := Load(Param("coef").Len(), GP64())
+	i := GP64()
+	XORQ(i, i)
+
+	chunk := func(label string, u int, mask Register) {
+		Commentf("a chunk of %d vectors of dst in registers", u)
+		rp, cp, cnt, t := GP64(), GP64(), GP64(), GP64()
+		LEAQ(Mem{Base: rows, Index: i, Scale: 8}, rp)
+		MOVQ(coef, cp)
+		MOVQ(nc, cnt)
+		accs := make([]Register, u)
+		for k := range accs {
+			accs[k] = a.vec()
+			m := Mem{Base: dst, Index: i, Scale: 8, Disp: 8 * a.lanes * k}
+			if mask != nil {
+				VMOVUPD_Z(m, mask, accs[k])
+			} else {
+				VMOVUPD(m, accs[k])
+			}
+		}
+		Label(label + "_rows")
+		Comment("for each row j: skip it if coef[j] == ±0")
+		MOVQ(Mem{Base: cp}, t)
+		SHLQ(U8(1), t)
+		JZ(LabelRef(label + "_next"))
+		bc := a.vec()
+		VBROADCASTSD(Mem{Base: cp}, bc)
+		for k := range accs {
+			m := Mem{Base: rp, Disp: 8 * a.lanes * k}
+			if mask != nil {
+				r := a.vec()
+				VMOVUPD_Z(m, mask, r)
+				VFMADD231PD(r, bc, accs[k])
+			} else {
+				VFMADD231PD(m, bc, accs[k])
+			}
+		}
+		Label(label + "_next")
+		ADDQ(sb, rp)
+		ADDQ(I8(8), cp)
+		DECQ(cnt)
+		JNZ(LabelRef(label + "_rows"))
+		for k := range accs {
+			m := Mem{Base: dst, Index: i, Scale: 8, Disp: 8 * a.lanes * k}
+			if mask != nil {
+				VMOVUPD(accs[k], mask, m)
+			} else {
+				VMOVUPD(accs[k], m)
+			}
+		}
+	}
+
+	m := GP64()
+	for _, u := range []int{8, 1} {
+		label := fmt.Sprintf("%s_u%d", name, u)
+		MOVQ(n, m)
+		SUBQ(I32(u*a.lanes), m)
+		Label(label)
+		Commentf("while i <= n-%d", u*a.lanes)
+		CMPQ(i, m)
+		JG(LabelRef(label + "_end"))
+		chunk(label, u, nil)
+		ADDQ(I32(u*a.lanes), i)
+		JMP(LabelRef(label))
+		Label(label + "_end")
+	}
+	if a.avx512 {
+		Comment("the last n-i < 8 elements, masked")
+		SUBQ(i, n)
+		JZ(LabelRef(name + "_done"))
+		k := tailMask(n)
+		chunk(name+"_tail", 1, k)
+	}
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// addr is the frame address of a scalar argument.
+func addr(name string) Mem {
+	b, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
+}
+
+// tailMask returns the K mask of the first r lanes, r in [1, 7].
+func tailMask(r Register) Register {
+	t := GP64()
+	LEAQ(cst["tailMask"], t)
+	k := K()
+	KMOVW(Mem{Base: t, Index: r, Scale: 2}, k)
+	return k
+}
+
+func (a *isa) doc(name, twin string) {
+	if a.avx512 {
+		Doc(fmt.Sprintf("%s is %s on 8-lane AVX-512 vectors, for every n.", name, twin))
+	} else {
+		Doc(fmt.Sprintf("%s is %s on 4-lane AVX2+FMA vectors, for n rounded down to a multiple of 4.", name, twin))
+	}
+	Pragma("noescape")
+}
+
+func main() {
+	ConstraintExpr("!purego")
+
+	for _, c := range constants {
+		m := GLOBL(c.name, RODATA|NOPTR)
+		for l := range 8 {
+			DATA(8*l, U64(math.Float64bits(c.value)))
+		}
+		cst[c.name] = m
+	}
+	for _, c := range masks {
+		m := GLOBL(c.name, RODATA|NOPTR)
+		for l := range 8 {
+			DATA(8*l, U64(c.bits))
+		}
+		cst[c.name] = m
+	}
+	// tailMask[r] = 1<<r - 1: the K mask of the first r lanes.
+	cst["tailMask"] = GLOBL("tailMask", RODATA|NOPTR)
+	for r := range 8 {
+		DATA(2*r, U16(1<<r-1))
+	}
+
+	for _, a := range []*isa{avx2, avx512} {
+		a.axpy()
+		a.axpyRows()
+		a.gateStep()
+		a.gateBackward()
+		a.lrpCell()
+		a.lrpLinear()
+	}
+	Generate()
+}

@@ -1,0 +1,114 @@
+//go:build !purego
+
+package kernel
+
+import "golang.org/x/sys/cpu"
+
+//go:generate sh -c "cd _gen && go run . -out ../kernel_amd64.s -stubs ../kernel_stubs_amd64.go -pkg kernel"
+
+// The assembly bodies are declared in kernel_stubs_amd64.go, generated with
+// kernel_amd64.s by _gen. The AVX-512 bodies need only AVX512F (their
+// "Requires" lines say so; TestAsmRequires checks it), the AVX2 bodies AVX2
+// and FMA. x/sys/cpu reports a feature only when the OS saves its registers,
+// and honours GODEBUG=cpu.avx512f=off and cpu.avx2=off.
+func init() {
+	supported[implAVX2] = cpu.X86.HasAVX && cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	supported[implAVX512] = cpu.X86.HasAVX && cpu.X86.HasAVX512F
+	switch {
+	case supported[implAVX512]:
+		impl = implAVX512
+	case supported[implAVX2]:
+		impl = implAVX2
+	}
+}
+
+// avx2Tail is where the AVX2 bodies stop: they cover n rounded down to a
+// multiple of 4 and the twin finishes the rest.
+func avx2Tail(n int) int { return n &^ 3 }
+
+func axpy(alpha float64, x, y []float64) {
+	switch impl {
+	case implAVX512:
+		axpyAVX512(alpha, x, y)
+	case implAVX2:
+		axpyAVX2(alpha, x, y)
+		if m := avx2Tail(len(y)); m < len(y) {
+			axpyGeneric(alpha, x[m:], y[m:])
+		}
+	default:
+		axpyGeneric(alpha, x, y)
+	}
+}
+
+func axpyRows(dst, rows []float64, stride int, coef []float64) {
+	switch impl {
+	case implAVX512:
+		axpyRowsAVX512(dst, rows, stride, coef)
+	case implAVX2:
+		axpyRowsAVX2(dst, rows, stride, coef)
+		if m := avx2Tail(len(dst)); m < len(dst) {
+			axpyRowsGeneric(dst[m:], rows[m:], stride, coef)
+		}
+	default:
+		axpyRowsGeneric(dst, rows, stride, coef)
+	}
+}
+
+func gateStep(gates, zg, cPrev, c, tc, h []float64) {
+	switch impl {
+	case implAVX512:
+		gateStepAVX512(gates, zg, cPrev, c, tc, h)
+	case implAVX2:
+		gateStepAVX2(gates, zg, cPrev, c, tc, h)
+		if n, m := len(c), avx2Tail(len(c)); m < n {
+			gateStepBlocks(gates[m:n], gates[n+m:2*n], gates[2*n+m:3*n], gates[3*n+m:4*n],
+				zg[m:], cPrev[m:], c[m:], tc[m:], h[m:])
+		}
+	default:
+		gateStepGeneric(gates, zg, cPrev, c, tc, h)
+	}
+}
+
+func gateBackward(dz, dcPrev, dh, dc, gates, tc, cPrev []float64) {
+	switch impl {
+	case implAVX512:
+		gateBackwardAVX512(dz, dcPrev, dh, dc, gates, tc, cPrev)
+	case implAVX2:
+		gateBackwardAVX2(dz, dcPrev, dh, dc, gates, tc, cPrev)
+		if n, m := len(dh), avx2Tail(len(dh)); m < n {
+			gateBackwardBlocks(dz[m:n], dz[n+m:2*n], dz[2*n+m:3*n], dz[3*n+m:4*n], dcPrev[m:], dh[m:], dc[m:],
+				gates[m:n], gates[n+m:2*n], gates[2*n+m:3*n], gates[3*n+m:4*n], tc[m:], cPrev[m:])
+		}
+	default:
+		gateBackwardGeneric(dz, dcPrev, dh, dc, gates, tc, cPrev)
+	}
+}
+
+func lrpCell(rcPrev, qg, rc, gates, zg, c, cPrev []float64, eps float64) {
+	switch impl {
+	case implAVX512:
+		lrpCellAVX512(rcPrev, qg, rc, gates, zg, c, cPrev, eps)
+	case implAVX2:
+		lrpCellAVX2(rcPrev, qg, rc, gates, zg, c, cPrev, eps)
+		if n, m := len(rc), avx2Tail(len(rc)); m < n {
+			lrpCellBlocks(rcPrev[m:], qg[m:], rc[m:], gates[m:n], gates[n+m:2*n], gates[2*n+m:3*n],
+				zg[m:], c[m:], cPrev[m:], eps)
+		}
+	default:
+		lrpCellGeneric(rcPrev, qg, rc, gates, zg, c, cPrev, eps)
+	}
+}
+
+func lrpLinear(dst, acc, a []float64) {
+	switch impl {
+	case implAVX512:
+		lrpLinearAVX512(dst, acc, a)
+	case implAVX2:
+		lrpLinearAVX2(dst, acc, a)
+		if m := avx2Tail(len(dst)); m < len(dst) {
+			lrpLinearGeneric(dst[m:], acc[m:], a[m:])
+		}
+	default:
+		lrpLinearGeneric(dst, acc, a)
+	}
+}

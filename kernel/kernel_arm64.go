@@ -1,0 +1,114 @@
+//go:build !purego
+
+package kernel
+
+// ASIMD (NEON) is part of the arm64 baseline, so the NEON bodies of
+// kernel_arm64.s are always available. They cover n rounded down to an even
+// number; the twin finishes an odd last element.
+
+func init() {
+	supported[implNEON] = true
+	impl = implNEON
+}
+
+// neonTail is where the NEON bodies stop.
+func neonTail(n int) int { return n &^ 1 }
+
+// gateStepNEON is gateStepGeneric on 2-lane NEON vectors, for n rounded down to an even number.
+//
+//go:noescape
+func gateStepNEON(gates, zg, cPrev, c, tc, h []float64)
+
+// gateBackwardNEON is gateBackwardGeneric on 2-lane NEON vectors, for n rounded down to an even number.
+//
+//go:noescape
+func gateBackwardNEON(dz, dcPrev, dh, dc, gates, tc, cPrev []float64)
+
+// lrpCellNEON is lrpCellGeneric on 2-lane NEON vectors, for n rounded down to an even number.
+//
+//go:noescape
+func lrpCellNEON(rcPrev, qg, rc, gates, zg, c, cPrev []float64, eps float64)
+
+// lrpLinearNEON is lrpLinearGeneric on 2-lane NEON vectors, for n rounded down to an even number.
+//
+//go:noescape
+func lrpLinearNEON(dst, acc, a []float64)
+
+// axpyNEON is axpyGeneric on 2-lane NEON vectors, for n rounded down to an even number.
+//
+//go:noescape
+func axpyNEON(alpha float64, x, y []float64)
+
+// axpyRowsNEON is axpyRowsGeneric on 2-lane NEON vectors, for n rounded down to an even number.
+//
+//go:noescape
+func axpyRowsNEON(dst, rows []float64, stride int, coef []float64)
+
+func axpy(alpha float64, x, y []float64) {
+	if impl != implNEON {
+		axpyGeneric(alpha, x, y)
+		return
+	}
+	axpyNEON(alpha, x, y)
+	if m := neonTail(len(y)); m < len(y) {
+		axpyGeneric(alpha, x[m:], y[m:])
+	}
+}
+
+func axpyRows(dst, rows []float64, stride int, coef []float64) {
+	if impl != implNEON {
+		axpyRowsGeneric(dst, rows, stride, coef)
+		return
+	}
+	axpyRowsNEON(dst, rows, stride, coef)
+	if m := neonTail(len(dst)); m < len(dst) {
+		axpyRowsGeneric(dst[m:], rows[m:], stride, coef)
+	}
+}
+
+func gateStep(gates, zg, cPrev, c, tc, h []float64) {
+	if impl != implNEON {
+		gateStepGeneric(gates, zg, cPrev, c, tc, h)
+		return
+	}
+	gateStepNEON(gates, zg, cPrev, c, tc, h)
+	if n, m := len(c), neonTail(len(c)); m < n {
+		gateStepBlocks(gates[m:n], gates[n+m:2*n], gates[2*n+m:3*n], gates[3*n+m:4*n],
+			zg[m:], cPrev[m:], c[m:], tc[m:], h[m:])
+	}
+}
+
+func gateBackward(dz, dcPrev, dh, dc, gates, tc, cPrev []float64) {
+	if impl != implNEON {
+		gateBackwardGeneric(dz, dcPrev, dh, dc, gates, tc, cPrev)
+		return
+	}
+	gateBackwardNEON(dz, dcPrev, dh, dc, gates, tc, cPrev)
+	if n, m := len(dh), neonTail(len(dh)); m < n {
+		gateBackwardBlocks(dz[m:n], dz[n+m:2*n], dz[2*n+m:3*n], dz[3*n+m:4*n], dcPrev[m:], dh[m:], dc[m:],
+			gates[m:n], gates[n+m:2*n], gates[2*n+m:3*n], gates[3*n+m:4*n], tc[m:], cPrev[m:])
+	}
+}
+
+func lrpCell(rcPrev, qg, rc, gates, zg, c, cPrev []float64, eps float64) {
+	if impl != implNEON {
+		lrpCellGeneric(rcPrev, qg, rc, gates, zg, c, cPrev, eps)
+		return
+	}
+	lrpCellNEON(rcPrev, qg, rc, gates, zg, c, cPrev, eps)
+	if n, m := len(rc), neonTail(len(rc)); m < n {
+		lrpCellBlocks(rcPrev[m:], qg[m:], rc[m:], gates[m:n], gates[n+m:2*n], gates[2*n+m:3*n],
+			zg[m:], c[m:], cPrev[m:], eps)
+	}
+}
+
+func lrpLinear(dst, acc, a []float64) {
+	if impl != implNEON {
+		lrpLinearGeneric(dst, acc, a)
+		return
+	}
+	lrpLinearNEON(dst, acc, a)
+	if m := neonTail(len(dst)); m < len(dst) {
+		lrpLinearGeneric(dst[m:], acc[m:], a[m:])
+	}
+}

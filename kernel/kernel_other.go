@@ -1,0 +1,26 @@
+//go:build purego || !(amd64 || arm64)
+
+package kernel
+
+// Without assembly (-tags purego, or an architecture other than amd64 and
+// arm64) the entry points call the generic twins.
+
+func axpy(alpha float64, x, y []float64) { axpyGeneric(alpha, x, y) }
+
+func axpyRows(dst, rows []float64, stride int, coef []float64) {
+	axpyRowsGeneric(dst, rows, stride, coef)
+}
+
+func gateStep(gates, zg, cPrev, c, tc, h []float64) {
+	gateStepGeneric(gates, zg, cPrev, c, tc, h)
+}
+
+func gateBackward(dz, dcPrev, dh, dc, gates, tc, cPrev []float64) {
+	gateBackwardGeneric(dz, dcPrev, dh, dc, gates, tc, cPrev)
+}
+
+func lrpCell(rcPrev, qg, rc, gates, zg, c, cPrev []float64, eps float64) {
+	lrpCellGeneric(rcPrev, qg, rc, gates, zg, c, cPrev, eps)
+}
+
+func lrpLinear(dst, acc, a []float64) { lrpLinearGeneric(dst, acc, a) }

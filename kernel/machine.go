@@ -1,0 +1,34 @@
+package kernel
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+
+	"github.com/klauspost/cpuid/v2"
+)
+
+// Machine describes the processor for version output, test logs and
+// benchmark headers: brand, x86-64 microarchitecture level, L1 data and L2
+// cache sizes, and the kernel implementation in use (Impl). It only
+// describes: the implementation is chosen from golang.org/x/sys/cpu.
+func Machine() string {
+	var b strings.Builder
+	brand := cpuid.CPU.BrandName
+	if brand == "" {
+		brand = "unknown CPU"
+	}
+	fmt.Fprintf(&b, "%s (%s/%s", brand, runtime.GOOS, runtime.GOARCH)
+	if l := cpuid.CPU.X64Level(); l > 0 {
+		fmt.Fprintf(&b, ", x86-64-v%d", l)
+	}
+	b.WriteString(")")
+	if c := cpuid.CPU.Cache.L1D; c > 0 {
+		fmt.Fprintf(&b, ", L1D %d KiB", c>>10)
+	}
+	if c := cpuid.CPU.Cache.L2; c > 0 {
+		fmt.Fprintf(&b, ", L2 %d KiB", c>>10)
+	}
+	fmt.Fprintf(&b, ", kernel %s", Impl())
+	return b.String()
+}

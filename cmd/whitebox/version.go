@@ -5,6 +5,8 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/whitebox-lstm/whitebox/kernel"
 )
 
 func version(w io.Writer) int {
@@ -12,6 +14,7 @@ func version(w io.Writer) int {
 	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
 		v = info.Main.Version
 	}
-	fmt.Fprintf(w, "whitebox %s\n%s %s/%s, kernels: pure Go\n", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	// Machine names the kernel path that runs (kernel.Impl) among the CPU's facts.
+	fmt.Fprintf(w, "whitebox %s\n%s %s/%s\n%s\n", v, runtime.Version(), runtime.GOOS, runtime.GOARCH, kernel.Machine())
 	return 0
 }

@@ -23,8 +23,18 @@ import (
 // n = 50). Beyond that Bogaert's iteration-free asymptotic formulas are
 // accurate to double precision and cost O(1) per node, so a rule costs O(n).
 // Both paths agree to within a few ulps with a 200-bit reference (see the
-// tests), and each is a fixed sequence of float64 operations, so the output
-// is bit-for-bit reproducible on a given platform.
+// tests), and each is a fixed sequence of correctly rounded float64
+// operations, so the output is the same bits on every platform and build.
+//
+// That takes care: Go lets the compiler fuse x*y + z into one FMA (it does
+// on arm64, and on amd64 from GOAMD64=v3), which changes the rounding and
+// breaks the error-free transformations below. Every product that meets an
+// addition is therefore written float64(x*y), which forbids fusion, and
+// math.FMA is written where a fused operation is meant. For the same reason
+// the sines come from glSincos, not from package math, whose pure-Go
+// polynomials the compiler fuses differently on each target. The bits are
+// pinned by TestGaussLegendreBits; they are those the unfused code gave on
+// amd64 (GOAMD64=v1).
 
 // glNewtonMaxN is the largest n handled by Newton's method. Bogaert's
 // expansions are designed (and verified in the tests) for n above 100.
@@ -86,8 +96,8 @@ var glMiddleSmall = func() (t [glNewtonMaxN/2 + 1]float64) {
 // rounding errors (~sqrt(n) ulps) would show in the weights.
 func glNewtonPair(n, k int) (alphaLo, weight float64) {
 	theta, _, _ := glBogaertTheta(n, k)
-	s := math.Sin(0.5 * theta)
-	u := 2 * s * s
+	s, _ := glSincos(0.5 * theta)
+	u := float64(2 * s * s)
 	fn := float64(n)
 	for iter := 0; ; iter++ {
 		ph, dh, dl := legendreReinschDD(n, u)
@@ -96,12 +106,12 @@ func glNewtonPair(n, k int) (alphaLo, weight float64) {
 		// weight is rounded only a couple of times.
 		th, tl := twoSum(2, -u)
 		qh, ql := twoProd(u, th)
-		ql += u * tl
+		ql += float64(u * tl)
 		mh, ml := twoProd(-u, ph)
 		sh, sl := twoSum(dh, mh)
 		sl += dl + ml
 		eh, el := twoProd(fn, sh) // n·(D_n − u·P_n)
-		el += fn * sl
+		el += float64(fn * sl)
 		step := ph * qh / eh
 		// Once a step is below 1e-9·u the error left after it is ~1e-18
 		// (quadratic convergence). The weight (1−x²)/(n·(P_{n−1} − x·P_n))²
@@ -109,7 +119,7 @@ func glNewtonPair(n, k int) (alphaLo, weight float64) {
 		// d ln w/du = 2x/(1−x²) at a root (the second-order term is ~1e-18).
 		if math.Abs(step) <= 1e-9*u || iter == 8 { // iter == 8: never reached for n ≤ 200
 			w := ddQuo(ddQuo(qh, ql, eh, el), 0, eh, el)
-			return 0.5 * (u - step), w * (1 - 2*(1-u)*step/qh)
+			return 0.5 * (u - step), float64(w * (1 - 2*(1-u)*step/qh))
 		}
 		u -= step
 	}
@@ -126,10 +136,10 @@ func legendreReinschDD(n int, u float64) (p, dHi, dLo float64) {
 	for j := 1; j < n; j++ {
 		fj := float64(j)
 		ah, al := twoProd(fj, dh) // j·D_j
-		al += fj * dl
-		ch, cl := twoProd(2*fj+1, u) // (2j+1)·u
-		bh, bl := twoProd(ch, ph)    // (2j+1)·u·P_j
-		bl += ch*pl + cl*ph
+		al += float64(fj * dl)
+		ch, cl := twoProd(float64(2*fj)+1, u) // (2j+1)·u
+		bh, bl := twoProd(ch, ph)             // (2j+1)·u·P_j
+		bl += float64(ch*pl) + float64(cl*ph)
 		eh, el := twoSum(ah, -bh)
 		el += al - bl
 		eh, el = fastTwoSum(eh, el)
@@ -137,8 +147,8 @@ func legendreReinschDD(n int, u float64) (p, dHi, dLo float64) {
 		// dependency chain); the exact remainder repairs the rounding.
 		m := fj + 1
 		inv := 1 / m
-		qh := eh * inv
-		ql := (math.FMA(-qh, m, eh) + el) * inv
+		qh := float64(eh * inv)
+		ql := float64((math.FMA(-qh, m, eh) + el) * inv)
 		dh, dl = fastTwoSum(qh, ql)
 		sh, sl := twoSum(ph, dh) // P_{j+1} = P_j + D_{j+1}
 		sl += pl + dl
@@ -150,13 +160,14 @@ func legendreReinschDD(n int, u float64) (p, dHi, dLo float64) {
 // ddQuo returns (ah+al)/(bh+bl) rounded to float64 (to within ~1 ulp).
 func ddQuo(ah, al, bh, bl float64) float64 {
 	t := ah / bh
-	r := math.FMA(-t, bh, ah) + al - t*bl
+	r := math.FMA(-t, bh, ah) + al - float64(t*bl)
 	return t + r/bh
 }
 
 // Error-free transformations (Dekker, Knuth): the pair returned is exactly
-// a+b or a·b. They rely on float64 rounding of every operation, which Go
-// guarantees except for explicit or fused FMA; the FMA here is deliberate.
+// a+b or a·b. They rely on float64 rounding of every operation: the product
+// is rounded explicitly so that it cannot fuse with a sum it later meets
+// (after inlining), and the FMA in twoProd is deliberate.
 func twoSum(a, b float64) (s, e float64) {
 	s = a + b
 	bb := s - a
@@ -169,7 +180,7 @@ func fastTwoSum(a, b float64) (s, e float64) { // |a| ≥ |b|
 }
 
 func twoProd(a, b float64) (p, e float64) {
-	p = a * b
+	p = float64(a * b)
 	return p, math.FMA(a, b, -p)
 }
 
@@ -177,9 +188,9 @@ func twoProd(a, b float64) (p, e float64) {
 // node (1 ≤ k ≤ n/2) from Bogaert's expansions.
 func glBogaertPair(n, k int) (alphaLo, weight float64) {
 	th, tl, w := glBogaertTheta(n, k)
-	sin, cos := math.Sincos(0.5 * th)
-	s := sin + cos*(0.5*tl) // sin((th+tl)/2) to first order in tl
-	return s * s, w
+	sin, cos := glSincos(0.5 * th)
+	s := sin + float64(cos*(0.5*tl)) // sin((th+tl)/2) to first order in tl
+	return float64(s * s), w
 }
 
 // glBogaertTheta evaluates I. Bogaert, "Iteration-free computation of
@@ -196,54 +207,30 @@ func glBogaertTheta(n, k int) (thetaHi, thetaLo, weight float64) {
 	m := float64(n) + 0.5
 	w := 1 / m
 	nu, nuLo := besselJ0Zero(k)
-	theta := w * nu
+	theta := float64(w * nu)
 	x := theta * theta
 
-	// Node correction functions F1..F3 of the paper, as fitted polynomials.
-	sf1 := (((((-1.29052996274280508473467968379e-12*x+2.40724685864330121825976175184e-10)*x-
-		3.13148654635992041468855740012e-8)*x+0.275573168962061235623801563453e-5)*x-
-		0.148809523713909147898955880165e-3)*x+0.416666666665193394525296923981e-2)*x -
-		0.416666666666662959639712457549e-1
-	sf2 := (((((2.20639421781871003734786884322e-9*x-7.53036771373769326811030753538e-8)*x+
-		0.161969259453836261731700382098e-5)*x-0.253300326008232025914059965302e-4)*x+
-		0.282116886057560434805998583817e-3)*x-0.209022248387852902722635654229e-2)*x +
-		0.815972221772932265640401128517e-2
-	sf3 := (((((-2.97058225375526229899781956673e-8*x+5.55845330223796209655886325712e-7)*x-
-		0.567797841356833081642185432056e-5)*x+0.418498100329504574443885193835e-4)*x-
-		0.251395293283965914823026348764e-3)*x+0.128654198542845137196151147483e-2)*x -
-		0.416012165620204364833694266818e-2
-
-	// Weight correction functions W1..W3.
-	wsf1 := ((((((((-2.20902861044616638398573427475e-14*x+2.30365726860377376873232578871e-12)*x-
-		1.75257700735423807659851042318e-10)*x+1.03756066927916795821098009353e-8)*x-
-		4.63968647553221331251529631098e-7)*x+0.149644593625028648361395938176e-4)*x-
-		0.326278659594412170300449074873e-3)*x+0.436507936507598105249726413120e-2)*x-
-		0.305555555555553028279487898503e-1)*x + 0.833333333333333302184063103900e-1
-	wsf2 := (((((((3.63117412152654783455929483029e-12*x+7.67643545069893130779501844323e-11)*x-
-		7.12912857233642220650643150625e-9)*x+2.11483880685947151466370130277e-7)*x-
-		0.381817918680045468483009307090e-5)*x+0.465969530694968391417927388162e-4)*x-
-		0.407297185611335764191683161117e-3)*x+0.268959435694729660779984493795e-2)*x -
-		0.111111111111214923138249347172e-1
-	wsf3 := (((((((2.01826791256703301806643264922e-9*x-4.38647122520206649251063212545e-8)*x+
-		5.08898347288671653137451093208e-7)*x-0.397933316519135275712977531366e-5)*x+
-		0.200559326396458326778521795392e-4)*x-0.422888059282921161626339411388e-4)*x-
-		0.105646050254076140548678457002e-3)*x-0.947969308958577323145923317955e-4)*x +
-		0.656966489926484797412985260842e-2
+	// Node and weight correction functions F1..F3, W1..W3 of the paper, as
+	// fitted polynomials in x.
+	sf1, sf2, sf3 := glHorner(glF1[:], x), glHorner(glF2[:], x), glHorner(glF3[:], x)
+	wsf1, wsf2, wsf3 := glHorner(glW1[:], x), glHorner(glW2[:], x), glHorner(glW3[:], x)
 
 	// ν/sin θ₀ = (n+½)·θ₀/sin θ₀; the ratio θ₀/sin θ₀ barely depends on
 	// the rounding of θ₀, unlike ν/sin θ₀ formed directly.
-	sinc := theta / math.Sin(theta)
+	sinTheta, _ := glSincos(theta)
+	sinc := theta / sinTheta
 	wInvSinc := w * sinc
 	wis2 := wInvSinc * wInvSinc
 
 	// θ = (ν + correction)/(n + 1/2), with ν + correction in double-double
 	// and a single, repaired division: θ then carries well under an ulp of
 	// rounding error on top of the expansion's own.
-	nh, nl := fastTwoSum(nu, nuLo+theta*wInvSinc*(sf1+wis2*(sf2+wis2*sf3)))
+	corr := float64(float64(theta*wInvSinc) * (sf1 + float64(wis2*(sf2+float64(wis2*sf3)))))
+	nh, nl := fastTwoSum(nu, nuLo+corr)
 	thetaHi = nh / m
 	thetaLo = (math.FMA(-thetaHi, m, nh) + nl) / m
 	// The [-1,1] weight is 2/((n+½)²·J1(j_{0,k})²·θ₀/sin θ₀·(1 + corrections)).
-	deno := m * m * besselJ1SqAtJ0Zero(k) * sinc * (1 + wis2*(wsf1+wis2*(wsf2+wis2*wsf3)))
+	deno := m * m * besselJ1SqAtJ0Zero(k) * sinc * (1 + float64(wis2*(wsf1+float64(wis2*(wsf2+float64(wis2*wsf3))))))
 	return thetaHi, thetaLo, 1 / deno
 }
 
@@ -300,12 +287,12 @@ func besselJ0Zero(k int) (hi, lo float64) {
 	const piLo = 1.2246467991473532e-16 // π − float64(π)
 	kq := float64(k) - 0.25
 	zh, zl := twoProd(math.Pi, kq)
-	zl += piLo * kq
+	zl += float64(piLo * kq)
 	r := 1 / zh
 	r2 := r * r
-	c := r * (0.125 + r2*(-0.807291666666666666666666666667e-1+r2*(0.246028645833333333333333333333+
-		r2*(-1.82443876720610119047619047619+r2*(25.3364147973439050099206349206+
-			r2*(-567.644412135183381139802038240))))))
+	c := float64(r * (0.125 + float64(r2*(-0.807291666666666666666666666667e-1+float64(r2*(0.246028645833333333333333333333+
+		float64(r2*(-1.82443876720610119047619047619+float64(r2*(25.3364147973439050099206349206+
+			float64(r2*(-567.644412135183381139802038240))))))))))))
 	return fastTwoSum(zh, zl+c)
 }
 
@@ -318,7 +305,123 @@ func besselJ1SqAtJ0Zero(k int) float64 {
 	}
 	x := 1 / (float64(k) - 0.25)
 	x2 := x * x
-	return x * (0.202642367284675542887758926420 + x2*x2*(-0.303380429711290253026202643516e-3+
-		x2*(0.198924364245969295201137972743e-3+x2*(-0.228969902772111653038747229723e-3+
-			x2*(0.433710719130746277915572905025e-3+x2*(-0.123632349727175414724737657367e-2))))))
+	return float64(x * (0.202642367284675542887758926420 + float64(x2*x2*(-0.303380429711290253026202643516e-3+
+		float64(x2*(0.198924364245969295201137972743e-3+float64(x2*(-0.228969902772111653038747229723e-3+
+			float64(x2*(0.433710719130746277915572905025e-3+float64(x2*(-0.123632349727175414724737657367e-2))))))))))))
 }
+
+// Bogaert's fitted polynomials in x = θ₀², highest degree first: the node
+// corrections F1..F3 and the weight corrections W1..W3.
+var (
+	glF1 = [...]float64{
+		-1.29052996274280508473467968379e-12, 2.40724685864330121825976175184e-10,
+		-3.13148654635992041468855740012e-8, 0.275573168962061235623801563453e-5,
+		-0.148809523713909147898955880165e-3, 0.416666666665193394525296923981e-2,
+		-0.416666666666662959639712457549e-1,
+	}
+	glF2 = [...]float64{
+		2.20639421781871003734786884322e-9, -7.53036771373769326811030753538e-8,
+		0.161969259453836261731700382098e-5, -0.253300326008232025914059965302e-4,
+		0.282116886057560434805998583817e-3, -0.209022248387852902722635654229e-2,
+		0.815972221772932265640401128517e-2,
+	}
+	glF3 = [...]float64{
+		-2.97058225375526229899781956673e-8, 5.55845330223796209655886325712e-7,
+		-0.567797841356833081642185432056e-5, 0.418498100329504574443885193835e-4,
+		-0.251395293283965914823026348764e-3, 0.128654198542845137196151147483e-2,
+		-0.416012165620204364833694266818e-2,
+	}
+	glW1 = [...]float64{
+		-2.20902861044616638398573427475e-14, 2.30365726860377376873232578871e-12,
+		-1.75257700735423807659851042318e-10, 1.03756066927916795821098009353e-8,
+		-4.63968647553221331251529631098e-7, 0.149644593625028648361395938176e-4,
+		-0.326278659594412170300449074873e-3, 0.436507936507598105249726413120e-2,
+		-0.305555555555553028279487898503e-1, 0.833333333333333302184063103900e-1,
+	}
+	glW2 = [...]float64{
+		3.63117412152654783455929483029e-12, 7.67643545069893130779501844323e-11,
+		-7.12912857233642220650643150625e-9, 2.11483880685947151466370130277e-7,
+		-0.381817918680045468483009307090e-5, 0.465969530694968391417927388162e-4,
+		-0.407297185611335764191683161117e-3, 0.268959435694729660779984493795e-2,
+		-0.111111111111214923138249347172e-1,
+	}
+	glW3 = [...]float64{
+		2.01826791256703301806643264922e-9, -4.38647122520206649251063212545e-8,
+		5.08898347288671653137451093208e-7, -0.397933316519135275712977531366e-5,
+		0.200559326396458326778521795392e-4, -0.422888059282921161626339411388e-4,
+		-0.105646050254076140548678457002e-3, -0.947969308958577323145923317955e-4,
+		0.656966489926484797412985260842e-2,
+	}
+)
+
+// glHorner evaluates the polynomial c (highest degree first) at x by
+// Horner's rule, rounding every product (no fusion).
+func glHorner(c []float64, x float64) float64 {
+	p := c[0]
+	for _, ck := range c[1:] {
+		p = float64(p*x) + ck
+	}
+	return p
+}
+
+// glSincos returns sin x and cos x for 0 ≤ x < 2²⁹ (here x ∈ (0, π/2]). It
+// is math.Sincos (the Cephes sin.c algorithm: reduction by π/4 in three
+// parts, then degree-13/14 polynomials) written out with every product
+// rounded, so that it gives the same bits on every target; compiled
+// without fusion (amd64, GOAMD64=v1) math.Sincos gives these bits too.
+func glSincos(x float64) (sin, cos float64) {
+	const (
+		pi4A = 7.85398125648498535156e-1  // 0x3fe921fb40000000, π/4 split into three parts
+		pi4B = 3.77489470793079817668e-8  // 0x3e64442d00000000
+		pi4C = 2.69515142907905952645e-15 // 0x3ce8469898cc5170
+	)
+	j := uint64(x * (4 / math.Pi)) // integer part of x/(π/4)
+	y := float64(j)
+	if j&1 == 1 { // map zeros to origin
+		j++
+		y++
+	}
+	j &= 7 // octant modulo 2π
+	z := ((x - float64(y*pi4A)) - float64(y*pi4B)) - float64(y*pi4C)
+	sinSign, cosSign := false, false
+	if j > 3 { // reflect in x axis
+		j -= 4
+		sinSign, cosSign = true, true
+	}
+	if j > 1 {
+		cosSign = !cosSign
+	}
+	zz := z * z
+	cos = (1.0 - float64(0.5*zz)) + float64(float64(zz*zz)*glHorner(glCos[:], zz))
+	sin = z + float64(float64(z*zz)*glHorner(glSin[:], zz))
+	if j == 1 || j == 2 {
+		sin, cos = cos, sin
+	}
+	if cosSign {
+		cos = -cos
+	}
+	if sinSign {
+		sin = -sin
+	}
+	return sin, cos
+}
+
+// The coefficients of math.Sincos (Cephes sin.c), highest degree first.
+var (
+	glSin = [...]float64{
+		1.58962301576546568060e-10, // 0x3de5d8fd1fd19ccd
+		-2.50507477628578072866e-8, // 0xbe5ae5e5a9291f5d
+		2.75573136213857245213e-6,  // 0x3ec71de3567d48a1
+		-1.98412698295895385996e-4, // 0xbf2a01a019bfdf03
+		8.33333333332211858878e-3,  // 0x3f8111111110f7d0
+		-1.66666666666666307295e-1, // 0xbfc5555555555548
+	}
+	glCos = [...]float64{
+		-1.13585365213876817300e-11, // 0xbda8fa49a0861a9b
+		2.08757008419747316778e-9,   // 0x3e21ee9d7b4e3f05
+		-2.75573141792967388112e-7,  // 0xbe927e4f7eac4bc6
+		2.48015872888517045348e-5,   // 0x3efa01a019c844f5
+		-1.38888888888730564116e-3,  // 0xbf56c16c16c14f91
+		4.16666666666665929218e-2,   // 0x3fa555555555554b
+	}
+)

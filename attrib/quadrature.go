@@ -88,7 +88,8 @@ func Rule(q Quadrature, n int, alphas, weights []float64) error {
 		gaussLegendre(n, alphas, weights)
 	case RiemannLeft, RiemannRight, RiemannMiddle:
 		// α_k = (2k + c)/(2n) with c = 0, 2, 1: one correctly rounded
-		// division of exact integers.
+		// division of exact integers (2k formed as an integer: no product
+		// that could fuse with the sum).
 		c := 0.0
 		switch q {
 		case RiemannRight:
@@ -97,7 +98,7 @@ func Rule(q Quadrature, n int, alphas, weights []float64) error {
 			c = 1
 		}
 		for k := range alphas {
-			alphas[k] = (2*float64(k) + c) / (2 * fn)
+			alphas[k] = (float64(2*k) + c) / (2 * fn)
 			weights[k] = 1 / fn
 		}
 	case RiemannTrapezoid:

@@ -1,6 +1,9 @@
 package attrib
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"math/big"
@@ -570,5 +573,51 @@ func BenchmarkGaussLegendre(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// ---- bit pinning --------------------------------------------------------------
+
+// glDigestNs are the rule sizes whose bits TestGaussLegendreBits pins: both
+// sides of the Newton/Bogaert switch and the tabulated/asymptotic Bessel
+// split.
+var glDigestNs = []int{1, 2, 3, 5, 10, 50, 99, 100, 101, 1000, 10000}
+
+// glDigest is the SHA-256 of the little-endian bits of the nodes, then the
+// weights, of every rule in glDigestNs.
+func glDigest(t testing.TB) string {
+	h := sha256.New()
+	var b [8]byte
+	for _, n := range glDigestNs {
+		a, w := mustRule(t, GaussLegendre, n)
+		for _, v := range append(a, w...) {
+			binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
+			h.Write(b[:])
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// TestGaussLegendreBits pins the rules bit for bit. The digest was recorded
+// on amd64 (GOAMD64=v1, where the compiler never fuses a multiply-add); it
+// must come out the same on every GOARCH and GOAMD64 level (see SPEC.md: no
+// expression may be left for the compiler to fuse).
+func TestGaussLegendreBits(t *testing.T) {
+	const want = "db1d19e5dd213aa56bee33d33be0d519cd6f77875bdc5f810745d39d97ca708f"
+	if got := glDigest(t); got != want {
+		t.Errorf("Gauss–Legendre digest %s, want %s", got, want)
+	}
+}
+
+// TestGLSincos checks the fusion-free sine and cosine against package math
+// (whose last bit may differ where its polynomials get fused).
+func TestGLSincos(t *testing.T) {
+	for i := range 100001 {
+		x := math.Pi / 2 * float64(i) / 100000
+		s, c := glSincos(x)
+		ms, mc := math.Sincos(x)
+		if math.Abs(s-ms) > 0x1p-53 || math.Abs(c-mc) > 0x1p-53 {
+			t.Fatalf("glSincos(%v) = %v, %v; math.Sincos: %v, %v", x, s, c, ms, mc)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/whitebox-lstm/whitebox/attrib"
 	"github.com/whitebox-lstm/whitebox/cell"
 	"github.com/whitebox-lstm/whitebox/heatmap"
+	"github.com/whitebox-lstm/whitebox/kernel"
 	"github.com/whitebox-lstm/whitebox/record"
 	"github.com/whitebox-lstm/whitebox/whitebox"
 )
@@ -159,7 +160,7 @@ func Table3(ctx context.Context) ([]Table3Row, error) {
 		if err != nil {
 			return nil, err
 		}
-		row := Table3Row{U: p.U, V: math.Tanh(p.U), Paper: p.Levels, PaperV: p.V, PaperYTrue: p.Y}
+		row := Table3Row{U: p.U, V: kernel.Tanh(p.U), Paper: p.Levels, PaperV: p.V, PaperYTrue: p.Y}
 		for k, m := range Table3Methods {
 			rec, err := attribute(net, m, Table3Input, "True", attrib.DefaultOptions())
 			if err != nil {
@@ -235,7 +236,7 @@ func Table4(ctx context.Context, cfg Config) ([]Table4Row, error) {
 		if err != nil {
 			return nil, err
 		}
-		row := Table4Row{M: m, Sigma: 1 / (1 + math.Exp(-float64(m)))}
+		row := Table4Row{M: m, Sigma: kernel.Sigmoid(float64(m))}
 		var correct, blank int
 		for _, r := range results {
 			row.MeanC += r.c

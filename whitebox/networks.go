@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/whitebox-lstm/whitebox/cell"
+	"github.com/whitebox-lstm/whitebox/kernel"
 )
 
 // Net is a white-box network together with the task it solves.
@@ -49,7 +50,10 @@ func DefaultU(name string) float64 {
 	return 0
 }
 
-// New builds the white-box network called name.
+// New builds the white-box network called name. Its weights use
+// kernel.Tanh, not math.Tanh, whose bits differ between amd64 and arm64
+// (the compiler fuses its polynomial differently), so that every platform
+// builds the same network.
 func New(name string, cfg Config) (*Net, error) {
 	if cfg.M == 0 {
 		cfg.M = DefaultM
@@ -116,7 +120,7 @@ func counting(m, u float64) (*cell.Network, error) {
 	w.setB(gateF, 0, m)
 	w.setB(gateO, 0, m)
 	w.p.Wy[1] = 1
-	w.p.By[0] = math.Tanh(math.Tanh(u)) / 2
+	w.p.By[0] = kernel.Tanh(kernel.Tanh(u)) / 2
 	return cell.New(w.p)
 }
 
@@ -147,7 +151,7 @@ func spCounter(m, u float64) (*cell.Network, error) {
 	for j := 4; j < 7; j++ {
 		w.p.Wy[1*7+j] = 1
 	}
-	w.p.By[0] = math.Tanh(math.Tanh(u)) / 20
+	w.p.By[0] = kernel.Tanh(kernel.Tanh(u)) / 20
 	return cell.New(w.p)
 }
 
@@ -159,7 +163,7 @@ func bracket(m float64, k int) (*cell.Network, error) {
 	S := func(j int) int { return j }
 	U := func(j int) int { return k + j }
 	T, E := 2*k, 2*k+1
-	mu := m / math.Tanh(1)
+	mu := m / kernel.Tanh(1)
 	// A[j][j] = 1, A[j][j+1] = −1; A↑[j] = A[j+1]; A↓[j] = A[j−1].
 	a := func(r, c int) float64 {
 		switch {

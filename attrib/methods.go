@@ -3,9 +3,16 @@
 // Gradient×Input, Integrated Gradients and LRP (the ε-rule). Each gives a
 // score R_{t,i} to every input feature for a relevance class c and token
 // scores R_t = Σ_i R_{t,i}.
+//
+// Integrated Gradients and Occlusion run their many forward (and backward)
+// passes as batches on several goroutines within a memory budget
+// (Options.Budget, Options.Workers), with the same bits for every setting;
+// Explainer.AttributeContext adds cancellation, Options.Progress progress
+// reports.
 package attrib
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -55,6 +62,8 @@ const (
 	DefaultEpsilon = cell.DefaultEpsilon
 	// MaxSteps bounds the IG step count (and so the work one call does).
 	MaxSteps = 10_000_000
+	// DefaultBudget bounds the scratch memory of IG and Occlusion: 256 MiB.
+	DefaultBudget = cell.DefaultBudget
 )
 
 // Options tune the methods. The zero value asks for the relevance of class
@@ -64,6 +73,16 @@ type Options struct {
 	Steps      int        // IG: the number of quadrature nodes (0: DefaultSteps)
 	Quadrature Quadrature // IG: the rule (the zero value is Gauss–Legendre)
 	Epsilon    float64    // LRP: the stabilizer ε (0: DefaultEpsilon)
+
+	// The batched methods (IG, Occlusion) run many variants of the input
+	// as batches, in chunks, on several goroutines. These settings change
+	// time and memory, never a result: every setting gives the same bits.
+	Budget  int64 // scratch memory in bytes (0: DefaultBudget); see cell.BatchOptions
+	Workers int   // goroutines (0: runtime.GOMAXPROCS(0))
+	// Progress, if not nil, is called as IG steps or occluded positions
+	// finish, with the number done and the total (from the worker
+	// goroutines, one call at a time, done increasing).
+	Progress func(done, total int)
 }
 
 // DefaultOptions: the predicted class, 50 Gauss–Legendre steps, ε = 0.001.
@@ -88,21 +107,22 @@ type Result struct {
 }
 
 // Explainer computes attributions on one network, reusing its buffers from
-// call to call. It is not safe for concurrent use; make one per goroutine.
+// call to call. It is not safe for concurrent use; make one per goroutine
+// (IG and Occlusion use several goroutines inside one call; see Options).
 type Explainer struct {
-	net     *cell.Network
-	ws      *cell.Workspace
-	grad    []float64
-	logits  []float64
-	alphas  []float64
-	weights []float64
-	symbols []int     // an occluded one-hot input
-	dense   []float64 // an occluded dense input
+	net      *cell.Network
+	ws       *cell.Workspace
+	batch    *cell.Batcher
+	grad     []float64
+	alphas   []float64
+	weights  []float64
+	occluded []float64 // ŷ_c of each occluded copy
+	y, y0    []float64 // logits of x and of the zero input
 }
 
 // NewExplainer returns an Explainer for net.
 func NewExplainer(net *cell.Network) *Explainer {
-	return &Explainer{net: net, ws: cell.NewWorkspace(net), logits: make([]float64, net.Classes())}
+	return &Explainer{net: net, ws: cell.NewWorkspace(net)}
 }
 
 // Attribute is NewExplainer(net).Attribute with a new Result.
@@ -116,6 +136,19 @@ func Attribute(net *cell.Network, m Method, x cell.Input, opt Options) (*Result,
 
 // Attribute computes method m's scores of x into res, reusing res's slices.
 func (e *Explainer) Attribute(m Method, x cell.Input, opt Options, res *Result) error {
+	return e.AttributeContext(context.Background(), m, x, opt, res)
+}
+
+// AttributeContext is Attribute with cancellation: when ctx is done, the
+// call stops soon after and returns an error wrapping ctx.Err() (res then
+// holds no valid result).
+func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input, opt Options, res *Result) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("attrib: %w", err)
+	}
 	if opt.Steps == 0 {
 		opt.Steps = DefaultSteps
 	}
@@ -131,7 +164,15 @@ func (e *Explainer) Attribute(m Method, x cell.Input, opt Options, res *Result) 
 	if !(opt.Epsilon > 0) || opt.Epsilon > 1e300 {
 		return fmt.Errorf("attrib: LRP epsilon %v must be positive and finite", opt.Epsilon)
 	}
-	logits, err := e.net.Forward(e.ws, x)
+	var logits []float64
+	var err error
+	if m == IntegratedGradients || m == Occlusion {
+		// No trace needed: the batched methods keep within the budget.
+		e.y = grow(e.y, e.net.Classes())
+		logits, err = e.y, e.batcher().Logits(x, e.y)
+	} else {
+		logits, err = e.net.Forward(e.ws, x)
+	}
 	if err != nil {
 		return fmt.Errorf("attrib: %w", err)
 	}
@@ -147,7 +188,7 @@ func (e *Explainer) Attribute(m Method, x cell.Input, opt Options, res *Result) 
 		return fmt.Errorf("attrib: class %d is out of range [0, %d)", res.Class, e.net.Classes())
 	}
 	if m == Occlusion {
-		return e.occlusion(x, res)
+		return e.occlusion(ctx, x, opt, res)
 	}
 	res.Features = grow(res.Features, steps*d)
 	f := res.Features
@@ -159,7 +200,7 @@ func (e *Explainer) Attribute(m Method, x cell.Input, opt Options, res *Result) 
 		_, err = e.net.Gradient(e.ws, x, res.Class, f)
 		timesInput(f, x, d)
 	case IntegratedGradients:
-		y0, err = e.integratedGradients(x, opt, res)
+		y0, err = e.integratedGradients(ctx, x, opt, res)
 	case LRP:
 		res.Relevance, err = e.net.LRP(e.ws, x, res.Class, opt.Epsilon, f)
 	}
@@ -173,19 +214,18 @@ func (e *Explainer) Attribute(m Method, x cell.Input, opt Options, res *Result) 
 	return nil
 }
 
-// occlusion: R_t = ŷ_c(X) − ŷ_c(X with row t set to 0).
-func (e *Explainer) occlusion(x cell.Input, res *Result) error {
+// occlusion: R_t = ŷ_c(X) − ŷ_c(X with row t set to 0), the occluded copies
+// run as batches from their shared prefix.
+func (e *Explainer) occlusion(ctx context.Context, x cell.Input, opt Options, res *Result) error {
 	d, steps := e.net.Input(), x.Len()
+	e.occluded = grow(e.occluded, steps)
+	occluded := e.occluded
+	if err := e.batcher().Occlusion(ctx, x, res.Class, occluded, batchOptions(opt)); err != nil {
+		return fmt.Errorf("attrib: %w", err)
+	}
 	yc := res.Logits[res.Class]
-	occluded := e.occlusionCopy(x)
-	for t := range steps {
-		e.occlude(x, t, true)
-		logits, err := e.net.Forward(e.ws, occluded)
-		e.occlude(x, t, false)
-		if err != nil {
-			return fmt.Errorf("attrib: %w", err)
-		}
-		res.Tokens[t] = yc - logits[res.Class]
+	for t, y := range occluded {
+		res.Tokens[t] = yc - y
 	}
 	if !x.IsOneHot() {
 		res.Features = res.Features[:0]
@@ -201,46 +241,31 @@ func (e *Explainer) occlusion(x cell.Input, res *Result) error {
 	return nil
 }
 
-// occlusionCopy copies x into the Explainer's buffers, so that rows can be
-// zeroed and restored one at a time.
-func (e *Explainer) occlusionCopy(x cell.Input) cell.Input {
-	if x.IsOneHot() {
-		e.symbols = append(e.symbols[:0], x.Symbols()...)
-		return cell.ScaledOneHot(e.symbols, x.Scale())
+func (e *Explainer) batcher() *cell.Batcher {
+	if e.batch == nil {
+		e.batch = cell.NewBatcher(e.net)
 	}
-	e.dense = append(e.dense[:0], x.DenseValues()...)
-	return cell.Dense(e.dense, x.Len()).Scaled(x.Scale())
+	return e.batch
 }
 
-// occlude sets row t of the copy to zero, or back to x's row t.
-func (e *Explainer) occlude(x cell.Input, t int, zero bool) {
-	d := e.net.Input()
-	switch {
-	case x.IsOneHot() && zero:
-		e.symbols[t] = -1
-	case x.IsOneHot():
-		e.symbols[t] = x.Symbols()[t]
-	case zero:
-		clear(e.dense[t*d : (t+1)*d])
-	default:
-		copy(e.dense[t*d:(t+1)*d], x.DenseValues()[t*d:])
-	}
+func batchOptions(opt Options) cell.BatchOptions {
+	return cell.BatchOptions{Budget: opt.Budget, Workers: opt.Workers, Progress: opt.Progress}
 }
 
 // integratedGradients: R = X ⊙ Σ_k w_k ∇ŷ_c(α_k X), with the zero baseline.
 // It returns ŷ_c(0) for the completeness gap.
-func (e *Explainer) integratedGradients(x cell.Input, opt Options, res *Result) (float64, error) {
+func (e *Explainer) integratedGradients(ctx context.Context, x cell.Input, opt Options, res *Result) (float64, error) {
 	n := opt.Steps
 	e.alphas, e.weights = grow(e.alphas, n), grow(e.weights, n)
 	if err := Rule(opt.Quadrature, n, e.alphas, e.weights); err != nil {
 		return 0, err
 	}
-	y, err := e.net.Forward(e.ws, x.Scaled(0))
-	if err != nil {
+	e.y0 = grow(e.y0, e.net.Classes())
+	if err := e.batcher().Logits(x.Scaled(0), e.y0); err != nil {
 		return 0, err
 	}
-	y0 := y[res.Class]
-	if err := e.net.GradientSum(e.ws, x, res.Class, e.alphas, e.weights, res.Features); err != nil {
+	y0 := e.y0[res.Class]
+	if err := e.batcher().GradientSum(ctx, x, res.Class, e.alphas, e.weights, res.Features, batchOptions(opt)); err != nil {
 		return 0, err
 	}
 	timesInput(res.Features, x, e.net.Input())

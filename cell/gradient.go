@@ -62,6 +62,10 @@ const sumBlock = 16
 // weighted sum of gradients along the straight path from 0 to x that
 // Integrated Gradients integrates. Terms are added in order within blocks of
 // 16, and the blocks' partial sums in order.
+//
+// GradientSum computes one gradient at a time and keeps the whole trace of
+// one input; it is the reference. Batcher.GradientSum gives the same bits
+// with batches, both cores, a memory budget and cancellation.
 func (n *Network) GradientSum(ws *Workspace, x Input, class int, alphas, weights, acc []float64) error {
 	if err := n.checkGradient(ws, x, class, acc); err != nil {
 		return err

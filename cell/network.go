@@ -7,6 +7,12 @@
 // A Network is immutable and safe for concurrent use; each goroutine brings
 // its own Workspace, which holds the trace of the forward pass and is reused
 // from call to call, so that steady-state calls allocate nothing.
+//
+// A Batcher runs many variants of one input at once (the α-scaled copies of
+// Integrated Gradients, the occluded copies of Occlusion) as lanes of a
+// batch, in chunks on several goroutines, within a memory budget, with
+// checkpointed backprop for long inputs; its results are the bits of the
+// single-input path whatever the number of goroutines, lanes or budget.
 package cell
 
 import (

@@ -3,14 +3,20 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
 	"github.com/whitebox-lstm/whitebox/cell"
@@ -20,10 +26,13 @@ import (
 
 // attributeFlags are the options of "whitebox attribute".
 type attributeFlags struct {
-	net, method, class, quadrature, format string
-	m, u, eps                              float64
-	k, steps                               int
+	net, method, class, quadrature, format, budget string
+	m, u, eps                                      float64
+	k, steps                                       int
 }
+
+// exitInterrupted is the exit status after Ctrl-C (128 + SIGINT).
+const exitInterrupted = 130
 
 func attribute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var f attributeFlags
@@ -39,12 +48,16 @@ func attribute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.quadrature, "quadrature", attrib.GaussLegendre.String(), "IG: gauss-legendre, riemann-left, riemann-right, riemann-middle or riemann-trapezoid")
 	fs.Float64Var(&f.eps, "eps", attrib.DefaultEpsilon, "LRP: the stabilizer ε")
 	fs.StringVar(&f.format, "format", "json", "output: json (one object per line), text (a heatmap; coloured on a terminal), html or latex")
+	fs.StringVar(&f.budget, "budget", "256MiB", "scratch memory for IG and occlusion (e.g. 16MiB, 1GiB); results do not depend on it")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: whitebox attribute -net NET -method METHOD [flags] [INPUT ...]
 
 Scores every token of each INPUT (or of each line of standard input) for
 the relevance class. A bad input is reported on standard error, the other
-inputs are still scored, and the exit status is 1.
+inputs are still scored, and the exit status is 1. Inputs are scored in
+parallel and written in input order; the results do not depend on the
+number of cores or on -budget. On a terminal, long runs show a progress
+bar on standard error; Ctrl-C stops the run (exit status 130).
 
 Flags:
 `)
@@ -61,49 +74,17 @@ Flags:
 		fmt.Fprintf(stderr, "whitebox attribute: %v\n", err)
 		return 2
 	}
-
-	inputs := fs.Args()
-	status := 0
-	process := func(where, s string) {
-		if err := job.do(s); err != nil {
-			fmt.Fprintf(stderr, "whitebox attribute: %s%q: %v\n", where, s, err)
-			status = 1
-		}
-	}
-	if len(inputs) > 0 {
-		for _, s := range inputs {
-			process("", s)
-		}
-	} else {
-		sc := bufio.NewScanner(stdin)
-		sc.Buffer(make([]byte, 64*1024), 1<<30)
-		for line := 1; sc.Scan(); line++ {
-			s := strings.TrimRight(sc.Text(), "\r")
-			if strings.TrimSpace(s) == "" {
-				continue // blank lines separate nothing
-			}
-			process(fmt.Sprintf("line %d: ", line), s)
-		}
-		if err := sc.Err(); err != nil {
-			fmt.Fprintf(stderr, "whitebox attribute: reading standard input: %v\n", err)
-			return 1
-		}
-	}
-	if err := job.finish(); err != nil {
-		fmt.Fprintf(stderr, "whitebox attribute: %v\n", err)
-		return 1
-	}
-	return status
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return job.run(ctx, fs.Args(), stdin, stderr)
 }
 
-// attributeJob scores inputs one at a time and writes them in its format.
+// attributeJob scores inputs and writes them in its format.
 type attributeJob struct {
 	f      attributeFlags
 	net    *whitebox.Net
 	method attrib.Method
 	opt    attrib.Options
-	ex     *attrib.Explainer
-	res    attrib.Result
 	out    io.Writer
 	color  bool
 	rows   []heatmap.Row // html: written at the end, as one page
@@ -136,6 +117,9 @@ func newAttributeJob(f attributeFlags, out io.Writer) (*attributeJob, error) {
 		return nil, fmt.Errorf("-eps %v must be positive and finite", f.eps)
 	}
 	opt := attrib.Options{Class: attrib.Predicted, Steps: f.steps, Quadrature: q, Epsilon: f.eps}
+	if opt.Budget, err = parseSize(f.budget); err != nil {
+		return nil, fmt.Errorf("-budget: %v", err)
+	}
 	if f.class != "" {
 		if opt.Class, err = net.Task.Class(f.class); err != nil {
 			return nil, err
@@ -146,52 +130,194 @@ func newAttributeJob(f attributeFlags, out io.Writer) (*attributeJob, error) {
 	default:
 		return nil, fmt.Errorf("unknown -format %q (formats: json, text, html, latex)", f.format)
 	}
-	j := &attributeJob{f: f, net: net, method: method, opt: opt, ex: attrib.NewExplainer(net.Network), out: out}
+	j := &attributeJob{f: f, net: net, method: method, opt: opt, out: out}
 	if file, ok := out.(*os.File); ok {
 		j.color = heatmap.IsTerminal(file)
 	}
 	return j, nil
 }
 
-func (j *attributeJob) do(s string) error {
+// parseSize reads a byte count: a number with an optional unit B, K/KiB,
+// M/MiB, G/GiB (powers of 1024; KB, MB, GB are powers of 1000).
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	num := strings.TrimRightFunc(t, func(r rune) bool { return r >= 'A' && r <= 'z' })
+	unit := strings.ToLower(strings.TrimSpace(t[len(num):]))
+	mult := map[string]float64{"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20,
+		"g": 1 << 30, "gib": 1 << 30, "kb": 1e3, "mb": 1e6, "gb": 1e9}[unit]
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || mult == 0 || !(v > 0) || v*mult > 1<<50 {
+		return 0, fmt.Errorf("bad size %q (want e.g. 256MiB, 1GiB or a byte count)", s)
+	}
+	return int64(v * mult), nil
+}
+
+// An item is one input on its way through the pipeline.
+type item struct {
+	where, input string
+	out          bytes.Buffer // the formatted result
+	row          heatmap.Row  // html
+	err          error
+	done         chan struct{}
+}
+
+// run scores the inputs (args, else the lines of stdin) on GOMAXPROCS
+// workers, each with its own Explainer, and writes the results in input
+// order. At most a few inputs per worker are in flight, so memory stays
+// bounded whatever the number of inputs.
+func (j *attributeJob) run(ctx context.Context, args []string, stdin io.Reader, stderr io.Writer) int {
+	workers := runtime.GOMAXPROCS(0)
+	if len(args) > 0 {
+		workers = min(workers, len(args))
+	}
+	opt := j.opt
+	opt.Budget = max(1, opt.Budget/int64(workers))
+
+	bar := newProgressBar(stderr)
+	defer bar.finish()
+
+	order := make(chan *item, 2*workers) // in input order, to the writer
+	todo := make(chan *item, workers)    // to the workers
+	readErr := make(chan error, 1)
+	go func() { // the reader
+		defer close(order)
+		defer close(todo)
+		send := func(where, s string) bool {
+			it := &item{where: where, input: s, done: make(chan struct{})}
+			select {
+			case order <- it:
+			case <-ctx.Done():
+				return false
+			}
+			todo <- it
+			return true
+		}
+		if len(args) > 0 {
+			for _, s := range args {
+				if !send("", s) {
+					return
+				}
+			}
+			return
+		}
+		sc := bufio.NewScanner(stdin)
+		sc.Buffer(make([]byte, 64*1024), 1<<30)
+		for line := 1; sc.Scan(); line++ {
+			s := strings.TrimRight(sc.Text(), "\r")
+			if strings.TrimSpace(s) == "" {
+				continue // blank lines separate nothing
+			}
+			if !send(fmt.Sprintf("line %d: ", line), s) {
+				return
+			}
+		}
+		readErr <- sc.Err()
+	}()
+	for range workers {
+		go func() {
+			w := worker{job: j, ex: attrib.NewExplainer(j.net.Network), opt: opt}
+			for it := range todo {
+				w.opt.Progress = bar.callback()
+				if ctx.Err() == nil {
+					it.err = w.do(ctx, it)
+				}
+				close(it.done)
+				bar.itemDone()
+			}
+		}()
+	}
+
+	status := 0
+	for it := range order {
+		select {
+		case <-it.done:
+		case <-ctx.Done():
+			bar.finish()
+			fmt.Fprintln(stderr, "whitebox attribute: interrupted")
+			return exitInterrupted
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		if it.err != nil {
+			bar.printf(stderr, "whitebox attribute: %s%q: %v\n", it.where, it.input, it.err)
+			status = 1
+			continue
+		}
+		if j.f.format == "html" {
+			j.rows = append(j.rows, it.row)
+			continue
+		}
+		if _, err := j.out.Write(it.out.Bytes()); err != nil {
+			bar.printf(stderr, "whitebox attribute: %s%q: %v\n", it.where, it.input, err)
+			status = 1
+		}
+	}
+	if ctx.Err() != nil {
+		bar.finish()
+		fmt.Fprintln(stderr, "whitebox attribute: interrupted")
+		return exitInterrupted
+	}
+	bar.finish()
+	if len(args) == 0 {
+		if err := <-readErr; err != nil {
+			fmt.Fprintf(stderr, "whitebox attribute: reading standard input: %v\n", err)
+			return 1
+		}
+	}
+	if err := j.finish(); err != nil {
+		fmt.Fprintf(stderr, "whitebox attribute: %v\n", err)
+		return 1
+	}
+	return status
+}
+
+// worker scores one input at a time with its own Explainer.
+type worker struct {
+	job *attributeJob
+	ex  *attrib.Explainer
+	res attrib.Result
+	opt attrib.Options
+}
+
+func (w *worker) do(ctx context.Context, it *item) error {
+	j, s := w.job, it.input
 	sym, err := j.net.Task.Encode(s)
 	if err != nil {
 		return err
 	}
-	if err := j.ex.Attribute(j.method, cell.OneHot(sym), j.opt, &j.res); err != nil {
+	if err := w.ex.AttributeContext(ctx, j.method, cell.OneHot(sym), w.opt, &w.res); err != nil {
 		return err
 	}
 	tokens := make([]string, len(sym))
 	for i, k := range sym {
 		tokens[i] = j.net.Task.Alphabet[k]
 	}
-	h := heatmap.Heatmap{Tokens: tokens, Scores: j.res.Tokens}
+	h := heatmap.Heatmap{Tokens: tokens, Scores: w.res.Tokens}
 	classes := j.net.Task.Classes
-	var b bytes.Buffer
+	b := &it.out
 	switch j.f.format {
 	case "json":
-		j.writeJSON(&b, s, tokens)
+		j.writeJSON(b, &w.res, s, tokens)
 	case "text":
-		fmt.Fprintf(&b, "%s\t%s (class %s, predicted %s)\t", s, j.method, classes[j.res.Class], classes[j.res.Prediction])
+		fmt.Fprintf(b, "%s\t%s (class %s, predicted %s)\t", s, j.method, classes[w.res.Class], classes[w.res.Prediction])
 		if j.color {
-			heatmap.WriteANSI(&b, h)
+			heatmap.WriteANSI(b, h)
 		} else {
-			heatmap.WritePlain(&b, h)
+			heatmap.WritePlain(b, h)
 		}
 		if j.method == attrib.IntegratedGradients {
-			fmt.Fprintf(&b, "\tdelta=%.3g", j.res.Delta)
+			fmt.Fprintf(b, "\tdelta=%.3g", w.res.Delta)
 		}
 		b.WriteByte('\n')
 	case "latex":
-		heatmap.WriteLaTeX(&b, h)
+		heatmap.WriteLaTeX(b, h)
 		b.WriteString(" % " + strings.ReplaceAll(s, "%", `\%`) + "\n")
 	case "html":
-		label := fmt.Sprintf("%s · %s · class %s (predicted %s)", j.net.Name, j.method, classes[j.res.Class], classes[j.res.Prediction])
-		j.rows = append(j.rows, heatmap.Row{Label: label, Heatmap: heatmap.Heatmap{Tokens: tokens, Scores: append([]float64(nil), j.res.Tokens...)}})
-		return nil
+		label := fmt.Sprintf("%s · %s · class %s (predicted %s)", j.net.Name, j.method, classes[w.res.Class], classes[w.res.Prediction])
+		it.row = heatmap.Row{Label: label, Heatmap: heatmap.Heatmap{Tokens: tokens, Scores: append([]float64(nil), w.res.Tokens...)}}
 	}
-	_, err = j.out.Write(b.Bytes())
-	return err
+	return nil
 }
 
 func (j *attributeJob) finish() error {
@@ -202,7 +328,7 @@ func (j *attributeJob) finish() error {
 }
 
 // writeJSON writes SPEC §5's object, with the logits in class order.
-func (j *attributeJob) writeJSON(b *bytes.Buffer, input string, tokens []string) {
+func (j *attributeJob) writeJSON(b *bytes.Buffer, res *attrib.Result, input string, tokens []string) {
 	classes := j.net.Task.Classes
 	b.WriteString(`{"net":`)
 	writeString(b, j.net.Name)
@@ -218,9 +344,9 @@ func (j *attributeJob) writeJSON(b *bytes.Buffer, input string, tokens []string)
 		writeString(b, t)
 	}
 	b.WriteString(`],"class":`)
-	writeString(b, classes[j.res.Class])
+	writeString(b, classes[res.Class])
 	b.WriteString(`,"prediction":`)
-	writeString(b, classes[j.res.Prediction])
+	writeString(b, classes[res.Prediction])
 	b.WriteString(`,"logits":{`)
 	for k, c := range classes {
 		if k > 0 {
@@ -228,10 +354,10 @@ func (j *attributeJob) writeJSON(b *bytes.Buffer, input string, tokens []string)
 		}
 		writeString(b, c)
 		b.WriteByte(':')
-		writeNumber(b, j.res.Logits[k])
+		writeNumber(b, res.Logits[k])
 	}
 	b.WriteString(`},"scores":[`)
-	for i, v := range j.res.Tokens {
+	for i, v := range res.Tokens {
 		if i > 0 {
 			b.WriteByte(',')
 		}
@@ -240,7 +366,7 @@ func (j *attributeJob) writeJSON(b *bytes.Buffer, input string, tokens []string)
 	b.WriteByte(']')
 	if j.method == attrib.IntegratedGradients {
 		b.WriteString(`,"delta":`)
-		writeNumber(b, j.res.Delta)
+		writeNumber(b, res.Delta)
 	}
 	b.WriteString("}\n")
 }
@@ -257,4 +383,124 @@ func writeNumber(b *bytes.Buffer, v float64) {
 		return
 	}
 	b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+}
+
+// progressBar draws a progress line on standard error when that is a
+// terminal and the run has lasted more than a second: IG steps or occluded
+// positions done of those started, and the inputs finished.
+type progressBar struct {
+	w      io.Writer // nil: no bar
+	start  time.Time
+	mu     sync.Mutex // guards drawing and stderr
+	drawn  bool
+	done   atomic.Int64
+	total  atomic.Int64
+	items  atomic.Int64
+	stop   chan struct{}
+	closed sync.Once
+}
+
+const progressDelay = time.Second
+
+func newProgressBar(stderr io.Writer) *progressBar {
+	p := &progressBar{}
+	f, ok := stderr.(*os.File)
+	if !ok || !isTerminal(f) {
+		return p
+	}
+	p.w, p.start, p.stop = f, time.Now(), make(chan struct{})
+	go p.loop()
+	return p
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// callback returns an attrib.Options.Progress for one input.
+func (p *progressBar) callback() func(done, total int) {
+	if p.w == nil {
+		return nil
+	}
+	last := -1
+	return func(done, total int) {
+		if last < 0 {
+			p.total.Add(int64(total))
+			last = 0
+		}
+		p.done.Add(int64(done - last))
+		last = done
+	}
+}
+
+func (p *progressBar) itemDone() {
+	if p.w != nil {
+		p.items.Add(1)
+	}
+}
+
+func (p *progressBar) loop() {
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			if time.Since(p.start) >= progressDelay {
+				p.draw()
+			}
+		}
+	}
+}
+
+func (p *progressBar) draw() {
+	done, total, items := p.done.Load(), p.total.Load(), p.items.Load()
+	const width = 30
+	frac := 0.0
+	if total > 0 {
+		frac = float64(done) / float64(total)
+	}
+	n := int(frac * width)
+	line := fmt.Sprintf("\r[%s%s] %3.0f%% %d/%d · %d input(s) done · %s\x1b[K",
+		strings.Repeat("=", n), strings.Repeat(" ", width-n), 100*frac, done, total, items,
+		time.Since(p.start).Round(100*time.Millisecond))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.stop:
+		return
+	default:
+	}
+	io.WriteString(p.w, line)
+	p.drawn = true
+}
+
+// printf writes to w (standard error) with the bar line cleared first.
+func (p *progressBar) printf(w io.Writer, format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearLocked()
+	fmt.Fprintf(w, format, args...)
+}
+
+func (p *progressBar) clearLocked() {
+	if p.drawn {
+		io.WriteString(p.w, "\r\x1b[K")
+		p.drawn = false
+	}
+}
+
+// finish stops the bar and clears its line.
+func (p *progressBar) finish() {
+	if p.w == nil {
+		return
+	}
+	p.closed.Do(func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		close(p.stop)
+		p.clearLocked()
+	})
 }

@@ -1,0 +1,167 @@
+package attrib
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/whitebox-lstm/whitebox/cell"
+	"github.com/whitebox-lstm/whitebox/whitebox"
+)
+
+// singleIG is Integrated Gradients on the single-input path of package
+// cell (one gradient at a time, Network.GradientSum), as Attribute computed
+// it before batching.
+func singleIG(t *testing.T, net *cell.Network, x cell.Input, class int, q Quadrature, steps int) []float64 {
+	t.Helper()
+	alphas, weights := make([]float64, steps), make([]float64, steps)
+	if err := Rule(q, steps, alphas, weights); err != nil {
+		t.Fatal(err)
+	}
+	f := make([]float64, x.Len()*net.Input())
+	if err := net.GradientSum(cell.NewWorkspace(net), x, class, alphas, weights, f); err != nil {
+		t.Fatal(err)
+	}
+	timesInput(f, x, net.Input())
+	return f
+}
+
+// singleOcclusion is Occlusion by one Forward per occluded copy.
+func singleOcclusion(t *testing.T, net *cell.Network, x cell.Input, class int) []float64 {
+	t.Helper()
+	ws := cell.NewWorkspace(net)
+	y, _ := net.Forward(ws, x)
+	yc := y[class]
+	d, steps := net.Input(), x.Len()
+	out := make([]float64, steps)
+	for p := range steps {
+		var occ cell.Input
+		if x.IsOneHot() {
+			sym := append([]int(nil), x.Symbols()...)
+			sym[p] = -1
+			occ = cell.ScaledOneHot(sym, x.Scale())
+		} else {
+			v := append([]float64(nil), x.DenseValues()...)
+			clear(v[p*d : (p+1)*d])
+			occ = cell.Dense(v, steps).Scaled(x.Scale())
+		}
+		yo, err := net.Forward(ws, occ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[p] = yc - yo[class]
+	}
+	return out
+}
+
+func sameBits(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestBatchedMethodsBits: IG and Occlusion, batched and parallel, give the
+// single path's bits for GOMAXPROCS 1 and 2, budgets 16 MiB, 1 GiB and a
+// budget so small that backprop checkpoints with one lane, on white-box and
+// dense networks.
+func TestBatchedMethodsBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 52))
+	type tcase struct {
+		name  string
+		net   *cell.Network
+		x     cell.Input
+		class int
+	}
+	var cases []tcase
+	for _, name := range whitebox.Names {
+		net := mustNet(t, name, whitebox.Config{})
+		s := "aabcdbca"
+		if name == "bracket" {
+			s = "(([[]]([])"
+		} else if name == "counting" {
+			s = "aababbaab"
+		}
+		sym, err := net.Task.Encode(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, tcase{name, net.Network, cell.OneHot(sym), 0})
+	}
+	dn := randomNetwork(t, rng, 40, 5, 3)
+	dx := make([]float64, 23*5)
+	for i := range dx {
+		dx[i] = rng.NormFloat64()
+	}
+	cases = append(cases, tcase{"dense/H=40", dn, cell.Dense(dx, 23), 2})
+
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, tc := range cases {
+		for _, steps := range []int{1, 17, 50, 133} {
+			want := singleIG(t, tc.net, tc.x, tc.class, GaussLegendre, steps)
+			wantOcc := singleOcclusion(t, tc.net, tc.x, tc.class)
+			for _, procs := range []int{1, 2} {
+				runtime.GOMAXPROCS(procs)
+				for _, budget := range []int64{16 << 20, 1 << 30, 1} {
+					e := NewExplainer(tc.net)
+					var res Result
+					opt := Options{Class: tc.class, Steps: steps, Budget: budget}
+					where := fmt.Sprintf("%s steps=%d GOMAXPROCS=%d budget=%d", tc.name, steps, procs, budget)
+					if err := e.Attribute(IntegratedGradients, tc.x, opt, &res); err != nil {
+						t.Fatal(err)
+					}
+					if !sameBits(res.Features, want) {
+						t.Errorf("%s: IG features differ from the single path", where)
+					}
+					if err := e.Attribute(Occlusion, tc.x, opt, &res); err != nil {
+						t.Fatal(err)
+					}
+					if !sameBits(res.Tokens, wantOcc) {
+						t.Errorf("%s: occlusion differs from the single path", where)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestAttributeContextCancel(t *testing.T) {
+	net := mustNet(t, "sp-counter", whitebox.Config{})
+	sym, _ := net.Task.Encode("abcdabcdabcdabcdabcdabcdabcdabcd")
+	e := NewExplainer(net.Network)
+	var res Result
+	ctx, cancel := context.WithCancel(context.Background())
+	opt := DefaultOptions()
+	opt.Steps = 500
+	calls := 0
+	opt.Progress = func(done, total int) {
+		calls++
+		if total != 500 {
+			t.Errorf("progress total %d, want 500", total)
+		}
+		cancel()
+	}
+	for _, m := range []Method{IntegratedGradients, Occlusion} {
+		err := e.AttributeContext(ctx, m, cell.OneHot(sym), opt, &res)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%v: error %v, want context.Canceled", m, err)
+		}
+	}
+	if calls == 0 {
+		t.Error("no progress reported")
+	}
+	// The Explainer works afterwards.
+	opt.Progress = nil
+	if err := e.Attribute(IntegratedGradients, cell.OneHot(sym), opt, &res); err != nil || math.Abs(res.Delta) > 1e-3 {
+		t.Errorf("after cancellation: %v, delta %v", err, res.Delta)
+	}
+}

@@ -1,0 +1,736 @@
+package cell
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/whitebox-lstm/whitebox/kernel"
+)
+
+// DefaultBudget is the scratch memory a Batcher may use when BatchOptions
+// gives none: 256 MiB.
+const DefaultBudget int64 = 256 << 20
+
+// maxLanes is the largest number of lanes (α-scaled copies or occluded
+// variants) that travel through the network together. 64 lanes make every
+// row of a batched product 64 values (8 AVX-512 vectors) long and a gate
+// step H·64 values long, which is past the point where wider batches gain
+// anything on the white-box networks (H = 1 … 102), while the trace of a
+// batch stays small enough to be cut into chunks that both cores can share.
+const maxLanes = 64
+
+// BatchOptions tune a Batcher call. None of them changes a result: the
+// lanes of a batch compute exactly the operations of the single path, and
+// sums over steps are added in the fixed blocks of 16 of GradientSum, in
+// order, whatever the chunking.
+type BatchOptions struct {
+	// Budget bounds the scratch memory of the call in bytes (0:
+	// DefaultBudget). It decides the number of lanes per batch and whether
+	// backprop keeps the whole trace or only every ⌈√T⌉-th state
+	// (checkpointing: the segments in between are recomputed). A budget too
+	// small for even one lane with checkpoints is exceeded by that minimum.
+	Budget int64
+	// Workers is the number of goroutines (0: runtime.GOMAXPROCS(0)).
+	Workers int
+	// Lanes caps the lanes per batch (0: automatic, at most 64).
+	Lanes int
+	// Progress, if not nil, is called after each finished chunk with the
+	// number of items done (IG steps or occluded positions) and the total.
+	// Calls come from the worker goroutines, one at a time, with done
+	// increasing.
+	Progress func(done, total int)
+}
+
+// Design of the batched paths.
+//
+// Layout. A batch of l lanes keeps every per-unit quantity as
+// [gate][unit][lane]: the pre-activations of one time step are 4H rows of l
+// values. A batched gate step is then a single kernel.GateStep over H·l
+// values, and each product (W_x·x, W_h·h, and backprop's W_xᵀ·dz, W_hᵀ·dz)
+// is, per output row r, a kernel.AxpyRows over rows of l lanes with the
+// coefficients of row r of the weight matrix. Each lane therefore receives
+// the same fused multiply-adds in the same order as the single path, whose
+// AxpyRows runs over the transposed weights: the same bits, with the loops
+// that a SIMD kernel vectorises running across lanes (64 by default)
+// instead of across H (7 units in sp-counter). The lane-major alternative
+// [lane][gate][unit] would reuse the single-lane kernels unchanged but
+// vectorise over H only. For dense, wide networks the register-blocked
+// product of matmul.go replaces the axpys (measurements there).
+//
+// Determinism. IG's sum is that of Network.GradientSum: gradients are added
+// to a partial sum in step order within fixed blocks of 16 steps, and the
+// blocks' partial sums to the total in block order. A chunk is a run of
+// whole blocks; a worker computes its chunk's partial sums privately, then
+// waits until every earlier chunk is committed and adds its own. The number
+// of workers, the lanes per batch, the chunk size and checkpointing change
+// only the schedule, never an operation, so every setting gives the same
+// bits. Occlusion writes one value per position: no reduction at all.
+//
+// Memory. One IG worker holds the trace of one segment (S steps × 8H values
+// × l lanes), the states at segment starts (⌈T/S⌉ × 2H × l) and its chunk's
+// partial sums (l/16 blocks × T × D). With S = T no state is recomputed;
+// when that does not fit the budget, S = ⌈√T⌉: the forward pass keeps every
+// S-th state, and backprop recomputes each segment before it runs through
+// it, about one forward pass more, for memory O(l·H·√T). Nothing is
+// proportional to the number of steps.
+
+// A Batcher runs many variants of one input through a network at once: the
+// α-scaled copies of Integrated Gradients and the occluded copies of
+// Occlusion. Variants are lanes of a batch in a gate-major layout
+// [gate][unit][lane], so that a batched gate step is one kernel.GateStep
+// call over H·lanes values and every matrix product is a kernel.AxpyRows
+// over rows of one value per lane: each lane sees exactly the floating-point
+// operations of the single-input path, in the same order, hence the same
+// bits. Batches are cut into chunks that run on several goroutines.
+//
+// A Batcher reuses its buffers and its goroutines: steady-state calls
+// allocate nothing. It is not safe for concurrent use; the Network it
+// serves may be shared. Its goroutines end when it is garbage collected.
+type Batcher struct {
+	*engine
+}
+
+// engine is a Batcher's state; the worker goroutines hold it, not the
+// Batcher, so that the Batcher can be collected and the goroutines stopped.
+type engine struct {
+	net   *Network
+	tiled bool // use the register-blocked product (dense, wide networks)
+
+	workers []*laneWorker
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	cond    sync.Cond
+	stop    atomic.Bool
+
+	// The current job, set before the workers start.
+	kind          int
+	ctx           context.Context
+	x             Input
+	class         int
+	alphas, wts   []float64
+	acc, out      []float64
+	plan          plan
+	items, chunks int
+	next          atomic.Int64
+	committed     int
+	done          int
+	progress      func(done, total int)
+	err           error
+
+	pre []float64 // occlusion: h and c of the unoccluded pass at each chunk start
+
+	wake []chan struct{} // one per worker goroutine (workers 1, 2, …)
+}
+
+const (
+	jobIG = iota
+	jobOcclusion
+	jobLogits
+)
+
+// plan is the decomposition of a job. Only scheduling depends on it.
+type plan struct {
+	workers int
+	lanes   int // lanes per batch
+	chunk   int // items per chunk (IG: a multiple of 16)
+	seg     int // time steps per trace segment (T: no checkpointing)
+}
+
+// laneWorker is one goroutine's scratch space.
+type laneWorker struct {
+	// The trace of one segment, [step][gate][unit][lane].
+	gates, zg, cs, tc, hs []float64
+	ck                    []float64 // checkpoints: h then c at each segment start
+	zero                  []float64 // H×lanes zeros
+	h0, c0                []float64 // occlusion: the start state, H×lanes each
+	dz                    []float64 // 4H×lanes
+	dh, dc, dcPrev        []float64 // H×lanes
+	gx, xrow              []float64 // D×lanes
+	scale, lin            []float64 // lanes
+	part                  []float64 // IG: a chunk's block partial sums, blocks×T×D
+	bias                  []float64 // 4H×biasLanes: the bias b repeated over the lanes
+	biasLanes             int
+}
+
+// NewBatcher returns a Batcher for n.
+func NewBatcher(n *Network) *Batcher {
+	e := &engine{net: n, tiled: useTiled(n)}
+	e.cond.L = &e.mu
+	b := &Batcher{e}
+	runtime.AddCleanup(b, (*engine).shutdown, e)
+	return b
+}
+
+// shutdown ends the worker goroutines.
+func (e *engine) shutdown() {
+	for _, c := range e.wake {
+		close(c)
+	}
+}
+
+// GradientSum is Network.GradientSum, batched and parallel: it writes
+// Σ_k weights[k]·∇ŷ_class(alphas[k]·x) to acc (T×D), the same bits as
+// Network.GradientSum for every option. It returns ctx's error if ctx is
+// cancelled first (acc then holds a partial sum).
+func (b *engine) GradientSum(ctx context.Context, x Input, class int, alphas, weights, acc []float64, opt BatchOptions) error {
+	n := b.net
+	if err := x.check(n.d); err != nil {
+		return err
+	}
+	if err := n.checkClass(class); err != nil {
+		return err
+	}
+	if want := x.Len() * n.d; len(acc) != want {
+		return fmt.Errorf("cell: gradient buffer has %d elements, want T×D = %d×%d = %d", len(acc), x.Len(), n.d, want)
+	}
+	if len(alphas) != len(weights) {
+		return fmt.Errorf("cell: %d alphas but %d weights", len(alphas), len(weights))
+	}
+	clear(acc)
+	if len(alphas) == 0 {
+		return nil
+	}
+	b.kind, b.x, b.class, b.alphas, b.wts, b.acc = jobIG, x, class, alphas, weights, acc
+	b.items = len(alphas)
+	b.plan = b.planIG(x.Len(), len(alphas), opt)
+	return b.start(ctx, opt)
+}
+
+// Occlusion writes to out[t] the logit ŷ_class of x with row t set to zero,
+// for every t < T, the same bits as Network.Forward on each occluded copy.
+// The states before t are those of the unoccluded pass, computed once; the
+// occluded variants run as batches from their own prefix.
+func (b *engine) Occlusion(ctx context.Context, x Input, class int, out []float64, opt BatchOptions) error {
+	n := b.net
+	if err := x.check(n.d); err != nil {
+		return err
+	}
+	if err := n.checkClass(class); err != nil {
+		return err
+	}
+	if len(out) != x.Len() {
+		return fmt.Errorf("cell: occlusion buffer has %d elements, want T = %d", len(out), x.Len())
+	}
+	b.kind, b.x, b.class, b.out = jobOcclusion, x, class, out
+	b.items = x.Len()
+	b.plan = b.planOcclusion(x.Len(), opt)
+	return b.start(ctx, opt)
+}
+
+func workerCount(opt BatchOptions) int {
+	if opt.Workers > 0 {
+		return opt.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// igBytes is the scratch memory of one IG worker.
+func (b *engine) igBytes(lanes, seg, steps int) int64 {
+	h, d := int64(b.net.h), int64(b.net.d)
+	l, s, t := int64(lanes), int64(seg), int64(steps)
+	words := s * 8 * h * l // gates 4H, zg, c, tanh c, h
+	if nseg := (t + s - 1) / s; nseg > 1 {
+		words += nseg * 2 * h * l
+	}
+	words += (4*h + 4*h + 2*d + 2) * l // dz, dh, dc, dcPrev, zero; gx, xrow; scale, lin
+	words += int64(chunkOf(lanes)/sumBlock) * t * d
+	return 8 * words
+}
+
+// cacheBytes is the size of the L2 cache a checkpointed segment's trace
+// should fit (2 MiB on this machine).
+const cacheBytes = 2 << 20
+
+// chunkOf is the IG chunk for batches of the given lanes: whole blocks of 16.
+func chunkOf(lanes int) int { return (lanes + sumBlock - 1) / sumBlock * sumBlock }
+
+func (b *engine) planIG(steps, n int, opt BatchOptions) plan {
+	budget := opt.Budget
+	if budget <= 0 {
+		budget = DefaultBudget
+	}
+	w := workerCount(opt)
+	top := maxLanes
+	if opt.Lanes > 0 {
+		top = min(top, opt.Lanes)
+	}
+	// Enough chunks for every worker, and not many more lanes than steps.
+	top = min(top, max(sumBlock, chunkOf((n+w-1)/w)), roundUp8(n))
+	if opt.Lanes == 0 {
+		top = min(maxLanes, 1<<bits.Len(uint(top-1))) // a power of two: whole batches per chunk
+	}
+	fits := func(p plan) bool { return int64(p.workers)*b.igBytes(p.lanes, p.seg, steps) <= budget }
+	mk := func(lanes, seg int) plan {
+		chunk := chunkOf(lanes)
+		return plan{workers: min(w, (n+chunk-1)/chunk), lanes: lanes, chunk: chunk, seg: seg}
+	}
+	// As many lanes as fit, with the whole trace if it fits, else with
+	// checkpoints every ⌈√T⌉ steps, as long as a segment's trace then stays
+	// in the L2 cache: there recomputing costs little. Otherwise fewer lanes
+	// with the whole trace come first. Measured, 2 threads: IG 10 000
+	// steps, T = 4096, sp-counter (segment 1.8 MB): 64 lanes whole trace
+	// 2.54 s, 64 lanes checkpointed 2.96 s, 32 lanes whole trace 3.88 s;
+	// dense H = 256, 50 steps, T = 256, 1 thread (segment 16 MB): 32 lanes
+	// whole trace 1.37 s, 64 lanes checkpointed 1.77 s.
+	seg := int(math.Ceil(math.Sqrt(float64(steps))))
+	segBytes := func(l int) int64 { return int64(seg) * 8 * int64(b.net.h) * int64(l) * 8 }
+	for l := top; l >= 1; l /= 2 {
+		if p := mk(l, steps); fits(p) {
+			return p
+		}
+		if p := mk(l, seg); fits(p) && (segBytes(l) <= cacheBytes || l <= sumBlock) {
+			return p
+		}
+	}
+	for l := top; l >= 1; l /= 2 {
+		if p := mk(l, seg); fits(p) {
+			return p
+		}
+	}
+	p := mk(1, seg)
+	for p.workers > 1 && !fits(p) {
+		p.workers--
+	}
+	return p
+}
+
+func (b *engine) planOcclusion(steps int, opt BatchOptions) plan {
+	w := workerCount(opt)
+	lanes := maxLanes
+	if opt.Lanes > 0 {
+		lanes = min(lanes, opt.Lanes)
+	}
+	// Enough chunks for every worker; two more per worker balance chunks of
+	// decreasing length (a chunk at t runs T − t steps).
+	lanes = max(1, min(lanes, steps/(3*w)))
+	if opt.Lanes == 0 && lanes > 8 {
+		lanes &^= 7 // whole vectors
+	}
+	// A forward-only batch needs two trace slots and the start state.
+	h, d := int64(b.net.h), int64(b.net.d)
+	per := 8 * (2*8*h + 2*h + 8*h + 2*d + 2)
+	budget := opt.Budget
+	if budget <= 0 {
+		budget = DefaultBudget
+	}
+	for lanes > 1 && int64(w*lanes)*per > budget {
+		lanes /= 2
+	}
+	chunks := (steps + lanes - 1) / lanes
+	return plan{workers: min(w, chunks), lanes: lanes, chunk: lanes, seg: 2}
+}
+
+// start runs the planned job on the workers and waits for it.
+func (b *engine) start(ctx context.Context, opt BatchOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p := b.plan
+	b.ctx, b.progress = ctx, opt.Progress
+	b.chunks = (b.items + p.chunk - 1) / p.chunk
+	b.next.Store(0)
+	b.committed, b.done, b.err = 0, 0, nil
+	b.stop.Store(false)
+	b.addWorkers(p.workers)
+	for _, w := range b.workers[:p.workers] {
+		w.reserve(b)
+	}
+	if b.kind == jobOcclusion {
+		b.prefix()
+	}
+	b.wg.Add(p.workers - 1)
+	for _, c := range b.wake[:p.workers-1] {
+		c <- struct{}{}
+	}
+	b.work(b.workers[0])
+	b.wg.Wait()
+	err := b.err
+	b.ctx, b.progress, b.x, b.alphas, b.wts, b.acc, b.out = nil, nil, Input{}, nil, nil, nil, nil
+	return err
+}
+
+// addWorkers makes n workers: the calling goroutine's and n−1 goroutines
+// that wait to be woken for each job.
+func (b *engine) addWorkers(n int) {
+	for len(b.workers) < n {
+		w := &laneWorker{}
+		b.workers = append(b.workers, w)
+		if len(b.workers) > 1 {
+			c := make(chan struct{}, 1)
+			b.wake = append(b.wake, c)
+			go b.serve(w, c)
+		}
+	}
+}
+
+func (b *engine) serve(w *laneWorker, wake chan struct{}) {
+	for range wake {
+		b.work(w)
+		b.wg.Done()
+	}
+}
+
+// Logits writes the logits ŷ(x) to logits (C values), the bits of Forward,
+// without keeping a trace: memory O(H) whatever T.
+func (b *engine) Logits(x Input, logits []float64) error {
+	n := b.net
+	if err := x.check(n.d); err != nil {
+		return err
+	}
+	if len(logits) != n.c {
+		return fmt.Errorf("cell: logits has %d elements, want C = %d", len(logits), n.c)
+	}
+	b.kind, b.x, b.plan = jobLogits, x, plan{workers: 1, lanes: 1, chunk: 1, seg: 2}
+	b.addWorkers(1)
+	w := b.workers[0]
+	w.reserve(b)
+	zero := w.zero[:n.h]
+	clear(zero)
+	w.scale[0] = x.scale
+	hPrev, cPrev := zero, zero
+	for t := range x.Len() {
+		hPrev, cPrev = b.stepForward(w, 1, t, t&1, hPrev, cPrev)
+	}
+	clear(logits)
+	kernel.AxpyRows(logits, n.wyT, n.c, hPrev)
+	for k, v := range n.p.By {
+		logits[k] += v
+	}
+	b.x = Input{}
+	return nil
+}
+
+// reserve grows w's buffers to the current plan.
+func (w *laneWorker) reserve(b *engine) {
+	n, p := b.net, b.plan
+	h, d, l, s := n.h, n.d, p.lanes, p.seg
+	steps := b.x.Len()
+	grow := func(v *[]float64, size int) {
+		if len(*v) < size {
+			*v = make([]float64, size)
+		}
+	}
+	grow(&w.gates, s*4*h*l)
+	grow(&w.zg, s*h*l)
+	grow(&w.cs, s*h*l)
+	grow(&w.tc, s*h*l)
+	grow(&w.hs, s*h*l)
+	if b.kind == jobIG {
+		if nseg := (steps + s - 1) / s; nseg > 1 {
+			grow(&w.ck, nseg*2*h*l)
+		}
+		grow(&w.part, p.chunk/sumBlock*steps*d)
+		grow(&w.gx, d*l)
+	} else if b.kind == jobOcclusion {
+		grow(&w.h0, h*l)
+		grow(&w.c0, h*l)
+	}
+	grow(&w.zero, h*l)
+	grow(&w.dz, 4*h*l)
+	grow(&w.dh, h*l)
+	grow(&w.dc, h*l)
+	grow(&w.dcPrev, h*l)
+	grow(&w.xrow, d*l)
+	grow(&w.scale, l)
+	grow(&w.lin, l)
+	if len(w.bias) < 4*h*l {
+		w.bias = make([]float64, 4*h*l)
+		w.biasLanes = 0
+	}
+	if b.kind == jobOcclusion {
+		grow(&b.pre, ((steps+l-1)/l)*2*h)
+	}
+}
+
+// work takes chunks until none is left or the job failed.
+func (b *engine) work(w *laneWorker) {
+	for !b.stop.Load() {
+		ci := int(b.next.Add(1) - 1)
+		if ci >= b.chunks {
+			return
+		}
+		if err := b.ctx.Err(); err != nil {
+			b.fail(err)
+			return
+		}
+		if b.kind == jobIG {
+			b.igChunk(w, ci)
+		} else {
+			b.occlusionChunk(w, ci)
+		}
+	}
+}
+
+func (b *engine) fail(err error) {
+	b.mu.Lock()
+	if b.err == nil {
+		b.err = err
+	}
+	b.stop.Store(true)
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+// cancelled checks the context inside a long chunk.
+func (b *engine) cancelled() bool {
+	if b.stop.Load() {
+		return true
+	}
+	if err := b.ctx.Err(); err != nil {
+		b.fail(err)
+		return true
+	}
+	return false
+}
+
+// report counts finished items and calls Progress; b.mu must be held.
+func (b *engine) report(items int) {
+	b.done += items
+	if b.progress != nil {
+		b.progress(b.done, b.items)
+	}
+}
+
+// igChunk computes the block partial sums of chunk ci, then adds them to
+// the total in chunk order: the sum is that of GradientSum, bit for bit.
+func (b *engine) igChunk(w *laneWorker, ci int) {
+	n, p := b.net, b.plan
+	steps, d := b.x.Len(), n.d
+	k0 := ci * p.chunk
+	k1 := min(k0+p.chunk, b.items)
+	size := steps * d
+	nblk := (k1 - k0 + sumBlock - 1) / sumBlock
+	part := w.part[:nblk*size]
+	clear(part)
+	for s0 := k0; s0 < k1; s0 += p.lanes {
+		l := min(p.lanes, k1-s0)
+		for i, a := range b.alphas[s0 : s0+l] {
+			w.scale[i] = float64(b.x.scale * a)
+		}
+		// A short batch is padded with zero copies to a multiple of 8
+		// lanes, whose gradients are computed and dropped: rows of whole
+		// vectors are faster than a short batch.
+		lp := max(l, min(roundUp8(l), p.lanes))
+		clear(w.scale[l:lp])
+		if !b.gradientLanes(w, lp, l, s0, k0, part) {
+			return
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.committed != ci && !b.stop.Load() {
+		b.cond.Wait()
+	}
+	if b.stop.Load() {
+		return
+	}
+	for blk := range nblk {
+		kernel.Axpy(1, part[blk*size:(blk+1)*size], b.acc)
+	}
+	b.committed++
+	b.report(k1 - k0)
+	b.cond.Broadcast()
+}
+
+// gradientLanes runs forward and backward passes for the l lanes of steps
+// s0, s0+1, … (their scales set in w.scale) and adds weights[k]·∇ of lane k
+// to the partial sum of its block (chunk starting at k0), for the first
+// used lanes (the others are padding). With fewer
+// segments than steps it keeps only the states at segment starts and
+// recomputes each segment before its backward pass.
+func (b *engine) gradientLanes(w *laneWorker, l, used, s0, k0 int, part []float64) bool {
+	n := b.net
+	h, d, g := n.h, n.d, n.gates
+	steps, seg := b.x.Len(), b.plan.seg
+	hl := h * l
+	nseg := (steps + seg - 1) / seg
+	zero := w.zero[:hl]
+	clear(zero)
+
+	// Forward over all steps, keeping the segment starts.
+	hPrev, cPrev := zero, zero
+	for t := range steps {
+		slot := t % seg
+		if slot == 0 && t > 0 {
+			k := t / seg
+			copy(w.ck[(2*k)*hl:(2*k+1)*hl], hPrev)
+			copy(w.ck[(2*k+1)*hl:(2*k+2)*hl], cPrev)
+			if b.cancelled() {
+				return false
+			}
+		}
+		hPrev, cPrev = b.stepForward(w, l, t, slot, hPrev, cPrev)
+	}
+
+	// Backward, segment by segment from the last.
+	dh, dc, dcPrev, dz, gx := w.dh[:hl], w.dc[:hl], w.dcPrev[:hl], w.dz[:g*l], w.gx[:d*l]
+	wc := n.p.Wy[b.class*h : (b.class+1)*h]
+	for j, v := range wc {
+		fill(dh[j*l:(j+1)*l], v)
+	}
+	clear(dc)
+	size := steps * d
+	for k := nseg - 1; k >= 0; k-- {
+		ts, te := k*seg, min((k+1)*seg, steps)
+		h0, c0 := zero, zero
+		if k > 0 {
+			h0, c0 = w.ck[(2*k)*hl:(2*k+1)*hl], w.ck[(2*k+1)*hl:(2*k+2)*hl]
+		}
+		if k < nseg-1 {
+			if b.cancelled() {
+				return false
+			}
+			hp, cp := h0, c0
+			for t := ts; t < te; t++ {
+				hp, cp = b.stepForward(w, l, t, t-ts, hp, cp)
+			}
+		}
+		for t := te - 1; t >= ts; t-- {
+			slot := t - ts
+			cPrev := c0
+			if slot > 0 {
+				cPrev = w.cs[(slot-1)*hl : slot*hl]
+			}
+			kernel.GateBackward(dz, dcPrev, dh, dc, w.gates[slot*g*l:(slot+1)*g*l], w.tc[slot*hl:(slot+1)*hl], cPrev)
+			clear(gx)
+			b.mulAdd(gx, n.wxT, n.wx, d, g, dz, l)
+			// Each lane's gradient joins its block's partial sum, lanes
+			// (steps) in order; the D sums of a lane are independent.
+			for lane, wk := range b.wts[s0 : s0+used] {
+				p := part[(s0+lane-k0)/sumBlock*size+t*d:][:d]
+				for i := range p {
+					p[i] = math.FMA(wk, gx[i*l+lane], p[i])
+				}
+			}
+			if t > 0 {
+				clear(dh)
+				b.mulAdd(dh, n.whT, n.wh, h, g, dz, l)
+			}
+			dc, dcPrev = dcPrev, dc
+		}
+	}
+	return true
+}
+
+// stepForward runs time step t of the l lanes from (hPrev, cPrev) into trace
+// slot slot and returns the new h and c. Lane b reads row t of the input
+// scaled by w.scale[b] (0 occludes the row).
+func (b *engine) stepForward(w *laneWorker, l, t, slot int, hPrev, cPrev []float64) (hNew, cNew []float64) {
+	n := b.net
+	h, d, g := n.h, n.d, n.gates
+	hl := h * l
+	z := w.gates[slot*g*l : (slot+1)*g*l]
+	if w.biasLanes != l {
+		w.biasLanes = l
+		for r, v := range n.p.B {
+			fill(w.bias[r*l:(r+1)*l], v)
+		}
+	}
+	copy(z, w.bias[:g*l])
+	x := b.x
+	scale := w.scale[:l]
+	if x.dense == nil {
+		// One-hot: the input product is column s of W_x times each lane's
+		// scale, a scaled column gather.
+		if s := x.symbols[t]; s >= 0 {
+			for r := range g {
+				if v := n.wx[r*d+s]; v != 0 {
+					kernel.Axpy(v, scale, z[r*l:(r+1)*l])
+				}
+			}
+		}
+	} else {
+		xr := w.xrow[:d*l]
+		for i, v := range x.dense[t*d : (t+1)*d] {
+			row := xr[i*l : (i+1)*l]
+			for lane, a := range scale {
+				row[lane] = float64(a * v)
+			}
+		}
+		b.mulAdd(z, n.wx, n.wxT, g, d, xr, l)
+	}
+	b.mulAdd(z, n.wh, n.whT, g, h, hPrev, l)
+	cNew, hNew = w.cs[slot*hl:(slot+1)*hl], w.hs[slot*hl:(slot+1)*hl]
+	kernel.GateStep(z, w.zg[slot*hl:(slot+1)*hl], cPrev, cNew, w.tc[slot*hl:(slot+1)*hl], hNew)
+	return hNew, cNew
+}
+
+// prefix runs the unoccluded input once, one lane, and keeps h and c at the
+// start of every occlusion chunk.
+func (b *engine) prefix() {
+	n, w := b.net, b.workers[0]
+	h, l := n.h, b.plan.lanes
+	zero := w.zero[:h]
+	clear(zero)
+	w.scale[0] = b.x.scale
+	hPrev, cPrev := zero, zero
+	for t := range b.x.Len() {
+		if t%l == 0 {
+			ci := t / l
+			copy(b.pre[2*ci*h:(2*ci+1)*h], hPrev)
+			copy(b.pre[(2*ci+1)*h:(2*ci+2)*h], cPrev)
+		}
+		hPrev, cPrev = b.stepForward(w, 1, t, t&1, hPrev, cPrev)
+	}
+}
+
+// occlusionChunk runs the variants that occlude positions ci·lanes, … as one
+// batch from the unoccluded state at the first of them: lane b follows the
+// unoccluded input (the same bits as its prefix) until its own position.
+func (b *engine) occlusionChunk(w *laneWorker, ci int) {
+	n := b.net
+	h := n.h
+	p0 := ci * b.plan.lanes
+	used := min(b.plan.lanes, b.items-p0)
+	// Padding lanes (to a multiple of 8) occlude nothing; their results
+	// are dropped.
+	l := max(used, min(roundUp8(used), b.plan.lanes))
+	hl := h * l
+	preH, preC := b.pre[2*ci*h:(2*ci+1)*h], b.pre[(2*ci+1)*h:(2*ci+2)*h]
+	h0, c0 := w.h0[:hl], w.c0[:hl]
+	for j := range h {
+		fill(h0[j*l:(j+1)*l], preH[j])
+		fill(c0[j*l:(j+1)*l], preC[j])
+	}
+	fill(w.scale[:l], b.x.scale)
+	hPrev, cPrev := h0, c0
+	for t := p0; t < b.items; t++ {
+		if (t-p0)%64 == 63 && b.cancelled() {
+			return
+		}
+		occ := t - p0
+		if occ < used {
+			w.scale[occ] = 0
+		}
+		hPrev, cPrev = b.stepForward(w, l, t, t&1, hPrev, cPrev)
+		if occ < used {
+			w.scale[occ] = b.x.scale
+		}
+	}
+	lin := w.lin[:l]
+	clear(lin)
+	kernel.AxpyRows(lin, hPrev, l, n.p.Wy[b.class*h:(b.class+1)*h])
+	by := n.p.By[b.class]
+	for lane, v := range lin[:used] {
+		b.out[p0+lane] = v + by
+	}
+	b.mu.Lock()
+	b.report(used)
+	b.mu.Unlock()
+}
+
+func roundUp8(n int) int { return (n + 7) &^ 7 }
+
+func fill(v []float64, x float64) {
+	for i := range v {
+		v[i] = x
+	}
+}

@@ -1,0 +1,307 @@
+package cell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// batchCase is a network and an input for the batched paths.
+type batchCase struct {
+	name string
+	net  *Network
+	x    Input
+}
+
+func batchCases(t testing.TB) []batchCase {
+	rng := rand.New(rand.NewPCG(31, 32))
+	var cs []batchCase
+	for _, sz := range [][3]int{{1, 1, 40}, {7, 4, 37}, {9, 5, 18}, {33, 6, 21}, {70, 3, 6}} {
+		h, d, steps := sz[0], sz[1], sz[2]
+		n := mustNew(t, randomParams(rng, h, d, 3, true))
+		sym := randomSymbols(rng, steps, d)
+		sym[steps/3] = -1
+		cs = append(cs,
+			batchCase{fmt.Sprintf("onehot/H=%d", h), n, OneHot(sym)},
+			batchCase{fmt.Sprintf("scaled/H=%d", h), n, ScaledOneHot(sym, 0.7)},
+			batchCase{fmt.Sprintf("dense/H=%d", h), n, Dense(randomDense(rng, steps, d), steps).Scaled(1.3)})
+	}
+	// A sparse network, as the white-box ones are: half the weights zero.
+	p := randomParams(rng, 12, 4, 2, true)
+	for _, w := range [][]float64{p.Wx, p.Wh, p.Wy} {
+		for i := range w {
+			if rng.IntN(2) == 0 {
+				w[i] = 0
+			}
+		}
+	}
+	cs = append(cs, batchCase{"sparse/H=12", mustNew(t, p), OneHot(randomSymbols(rng, 29, 4))})
+	return cs
+}
+
+func randomRule(rng *rand.Rand, n int) (alphas, weights []float64) {
+	alphas, weights = make([]float64, n), make([]float64, n)
+	for k := range alphas {
+		alphas[k], weights[k] = rng.Float64(), rng.Float64()
+	}
+	alphas[0] = 0 // a zero copy: the one-hot path skips its input product
+	return alphas, weights
+}
+
+// TestBatchGradientSumBits: the batched, chunked, parallel, checkpointed sum
+// is Network.GradientSum's to the bit, for every option.
+func TestBatchGradientSumBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(33, 34))
+	for _, tc := range batchCases(t) {
+		n, x := tc.net, tc.x
+		stepCounts := []int{1, 5, 16, 37, 70}
+		if testing.Short() {
+			stepCounts = []int{5, 37}
+		}
+		for _, steps := range stepCounts {
+			alphas, weights := randomRule(rng, steps)
+			want := make([]float64, x.Len()*n.d)
+			if err := n.GradientSum(NewWorkspace(n), x, 1%n.c, alphas, weights, want); err != nil {
+				t.Fatal(err)
+			}
+			b, tiled := NewBatcher(n), NewBatcher(n)
+			tiled.tiled = true // the pure-Go kernels' product, whatever the machine
+			for _, opt := range []BatchOptions{
+				{},
+				{Workers: 1, Lanes: 1},
+				{Workers: 2, Lanes: 3},
+				{Workers: 3, Lanes: 16},
+				{Workers: 2, Budget: 1},        // checkpoints, one lane
+				{Workers: 1, Budget: 40 << 10}, // checkpoints, some lanes
+				{Workers: 2, Budget: 1 << 30},
+			} {
+				got := make([]float64, len(want))
+				if err := b.GradientSum(context.Background(), x, 1%n.c, alphas, weights, got, opt); err != nil {
+					t.Fatal(err)
+				}
+				assertSameBits(t, fmt.Sprintf("%s steps=%d %+v (plan %+v)", tc.name, steps, opt, b.plan), got, want)
+				if err := tiled.GradientSum(context.Background(), x, 1%n.c, alphas, weights, got, opt); err != nil {
+					t.Fatal(err)
+				}
+				assertSameBits(t, fmt.Sprintf("tiled %s steps=%d %+v", tc.name, steps, opt), got, want)
+			}
+		}
+	}
+}
+
+// TestBatchPlans: the planner checkpoints when the trace does not fit, and
+// not otherwise.
+func TestBatchPlans(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 36))
+	n := mustNew(t, randomParams(rng, 7, 4, 2, true))
+	b := NewBatcher(n)
+	p := b.planIG(4096, 10000, BatchOptions{Workers: 2, Budget: 16 << 20})
+	if p.seg != 64 || p.lanes < 16 || p.workers != 2 || p.chunk%sumBlock != 0 {
+		t.Errorf("16 MiB, T=4096: plan %+v, want checkpoints every 64 steps and ≥ 16 lanes", p)
+	}
+	if got := 2 * b.igBytes(p.lanes, p.seg, 4096); got > 16<<20 {
+		t.Errorf("plan %+v uses %d bytes", p, got)
+	}
+	p = b.planIG(256, 1000, BatchOptions{Workers: 2, Budget: 1 << 30})
+	if p.seg != 256 || p.lanes != maxLanes {
+		t.Errorf("1 GiB, T=256: plan %+v, want the whole trace and %d lanes", p, maxLanes)
+	}
+	p = b.planIG(100, 50, BatchOptions{Workers: 2})
+	if p.workers != 2 || p.chunk != 32 {
+		t.Errorf("50 steps on 2 workers: plan %+v, want chunks of 32", p)
+	}
+}
+
+// TestBatchOcclusionBits: batched occlusion with prefix reuse gives the bits
+// of Forward on each occluded copy.
+func TestBatchOcclusionBits(t *testing.T) {
+	for _, tc := range batchCases(t) {
+		n, x := tc.net, tc.x
+		steps, d := x.Len(), n.d
+		want := make([]float64, steps)
+		ws := NewWorkspace(n)
+		for p := range steps {
+			var occ Input
+			if x.IsOneHot() {
+				sym := append([]int(nil), x.symbols...)
+				sym[p] = -1
+				occ = ScaledOneHot(sym, x.scale)
+			} else {
+				v := append([]float64(nil), x.dense...)
+				clear(v[p*d : (p+1)*d])
+				occ = Dense(v, steps).Scaled(x.scale)
+			}
+			y, err := n.Forward(ws, occ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[p] = y[2%n.c]
+		}
+		b := NewBatcher(n)
+		// Logits without a trace: Forward's bits.
+		y, _ := n.Forward(ws, x)
+		got := make([]float64, n.c)
+		if err := b.Logits(x, got); err != nil {
+			t.Fatal(err)
+		}
+		assertSameBits(t, tc.name+" logits", got, y)
+		for _, opt := range []BatchOptions{{}, {Workers: 1, Lanes: 1}, {Workers: 2, Lanes: 5}, {Workers: 3, Lanes: 64}, {Budget: 1}} {
+			got := make([]float64, steps)
+			if err := b.Occlusion(context.Background(), x, 2%n.c, got, opt); err != nil {
+				t.Fatal(err)
+			}
+			assertSameBits(t, fmt.Sprintf("%s %+v", tc.name, opt), got, want)
+		}
+	}
+}
+
+// TestBatchGOMAXPROCS: the same bits with GOMAXPROCS 1 and 2 and default
+// options (which follow GOMAXPROCS).
+func TestBatchGOMAXPROCS(t *testing.T) {
+	rng := rand.New(rand.NewPCG(37, 38))
+	n := mustNew(t, randomParams(rng, 10, 4, 2, true))
+	x := OneHot(randomSymbols(rng, 60, 4))
+	alphas, weights := randomRule(rng, 200)
+	run := func() ([]float64, []float64) {
+		b := NewBatcher(n)
+		g, o := make([]float64, 60*4), make([]float64, 60)
+		if err := b.GradientSum(context.Background(), x, 0, alphas, weights, g, BatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Occlusion(context.Background(), x, 1, o, BatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return g, o
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	g1, o1 := run()
+	runtime.GOMAXPROCS(2)
+	g2, o2 := run()
+	assertSameBits(t, "gradient sum, GOMAXPROCS 1 vs 2", g1, g2)
+	assertSameBits(t, "occlusion, GOMAXPROCS 1 vs 2", o1, o2)
+}
+
+func TestBatchProgressAndCancel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(39, 40))
+	n := mustNew(t, randomParams(rng, 5, 3, 2, true))
+	x := OneHot(randomSymbols(rng, 30, 3))
+	alphas, weights := randomRule(rng, 100)
+	g := make([]float64, 30*3)
+	b := NewBatcher(n)
+	last, calls := 0, 0
+	opt := BatchOptions{Workers: 2, Lanes: 16, Progress: func(done, total int) {
+		if done <= last || total != 100 {
+			t.Errorf("progress %d/%d after %d", done, total, last)
+		}
+		last = done
+		calls++
+	}}
+	if err := b.GradientSum(context.Background(), x, 0, alphas, weights, g, opt); err != nil {
+		t.Fatal(err)
+	}
+	if last != 100 || calls != 7 {
+		t.Errorf("progress ended at %d after %d calls, want 100 after 7", last, calls)
+	}
+
+	// Cancelled before the start, and from the progress callback.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := b.GradientSum(ctx, x, 0, alphas, weights, g, BatchOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: %v", err)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	opt.Progress = func(done, total int) { cancel() }
+	if err := b.GradientSum(ctx, x, 0, alphas, weights, g, opt); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled during the run: %v", err)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	if err := b.Occlusion(ctx, x, 0, make([]float64, 30), BatchOptions{Lanes: 1, Workers: 2, Progress: func(int, int) { cancel() }}); !errors.Is(err, context.Canceled) {
+		t.Errorf("occlusion cancelled during the run: %v", err)
+	}
+	// And the Batcher still works afterwards.
+	want := make([]float64, len(g))
+	n.GradientSum(NewWorkspace(n), x, 0, alphas, weights, want)
+	if err := b.GradientSum(context.Background(), x, 0, alphas, weights, g, BatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	assertSameBits(t, "after cancellation", g, want)
+}
+
+func TestBatchAllocations(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	n := mustNew(t, randomParams(rng, 7, 4, 2, true))
+	b := NewBatcher(n)
+	x := OneHot(randomSymbols(rng, 50, 4))
+	dense := Dense(randomDense(rng, 50, 4), 50)
+	alphas, weights := randomRule(rng, 100)
+	g, o := make([]float64, 50*4), make([]float64, 50)
+	ctx := context.Background()
+	progress := func(int, int) {}
+	for name, f := range map[string]func(){
+		"GradientSum":            func() { b.GradientSum(ctx, x, 1, alphas, weights, g, BatchOptions{Workers: 2}) },
+		"GradientSumDense":       func() { b.GradientSum(ctx, dense, 1, alphas, weights, g, BatchOptions{Workers: 2}) },
+		"GradientSumCheckpoints": func() { b.GradientSum(ctx, x, 1, alphas, weights, g, BatchOptions{Workers: 2, Budget: 1}) },
+		"GradientSumProgress":    func() { b.GradientSum(ctx, x, 1, alphas, weights, g, BatchOptions{Progress: progress}) },
+		"Occlusion":              func() { b.Occlusion(ctx, x, 0, o, BatchOptions{Workers: 2}) },
+		"Logits":                 func() { b.Logits(dense, o[:2]) },
+	} {
+		f()
+		if a := testing.AllocsPerRun(20, f); a != 0 {
+			t.Errorf("%s: %v allocs per run, want 0", name, a)
+		}
+	}
+}
+
+func TestBatchErrors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	n := mustNew(t, randomParams(rng, 3, 2, 2, true))
+	b := NewBatcher(n)
+	ctx := context.Background()
+	g := make([]float64, 4)
+	for want, f := range map[string]func() error{
+		"empty input":       func() error { return b.GradientSum(ctx, OneHot(nil), 0, nil, nil, g, BatchOptions{}) },
+		"class 2":           func() error { return b.GradientSum(ctx, OneHot([]int{0, 1}), 2, nil, nil, g, BatchOptions{}) },
+		"gradient buffer":   func() error { return b.GradientSum(ctx, OneHot([]int{0}), 0, nil, nil, g, BatchOptions{}) },
+		"alphas but":        func() error { return b.GradientSum(ctx, OneHot([]int{0, 1}), 0, []float64{1}, nil, g, BatchOptions{}) },
+		"symbol 5":          func() error { return b.Occlusion(ctx, OneHot([]int{5}), 0, g[:1], BatchOptions{}) },
+		"occlusion buffer":  func() error { return b.Occlusion(ctx, OneHot([]int{0}), 0, g, BatchOptions{}) },
+		"class -1":          func() error { return b.Occlusion(ctx, OneHot([]int{0}), -1, g[:1], BatchOptions{}) },
+		"dense input has 3": func() error { return b.Occlusion(ctx, Dense([]float64{1, 2, 3}, 2), 0, g[:2], BatchOptions{}) },
+		"logits has":        func() error { return b.Logits(OneHot([]int{0}), g) },
+	} {
+		if err := f(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got error %v, want one containing %q", err, want)
+		}
+	}
+}
+
+// TestBatcherGoroutinesEnd: a Batcher's worker goroutines end once it is
+// garbage collected.
+func TestBatcherGoroutinesEnd(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	n := mustNew(t, randomParams(rng, 3, 2, 2, true))
+	before := runtime.NumGoroutine()
+	func() {
+		b := NewBatcher(n)
+		x := OneHot(randomSymbols(rng, 40, 2))
+		if err := b.Occlusion(context.Background(), x, 0, make([]float64, 40), BatchOptions{Workers: 4, Lanes: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if got := runtime.NumGoroutine(); got < before+3 {
+			t.Errorf("%d goroutines during use, want at least %d", got, before+3)
+		}
+	}()
+	for range 100 {
+		runtime.GC()
+		if runtime.NumGoroutine() <= before {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("%d goroutines after the Batcher was collected, want %d", runtime.NumGoroutine(), before)
+}

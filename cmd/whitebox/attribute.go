@@ -14,13 +14,11 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
 	"github.com/whitebox-lstm/whitebox/cell"
 	"github.com/whitebox-lstm/whitebox/heatmap"
+	"github.com/whitebox-lstm/whitebox/record"
 	"github.com/whitebox-lstm/whitebox/whitebox"
 )
 
@@ -327,180 +325,16 @@ func (j *attributeJob) finish() error {
 	return heatmap.HTMLPage(j.out, fmt.Sprintf("whitebox attribute -net %s -method %s", j.net.Name, j.method), j.rows)
 }
 
-// writeJSON writes SPEC §5's object, with the logits in class order.
+// writeJSON writes SPEC §5's object as one line.
 func (j *attributeJob) writeJSON(b *bytes.Buffer, res *attrib.Result, input string, tokens []string) {
 	classes := j.net.Task.Classes
-	b.WriteString(`{"net":`)
-	writeString(b, j.net.Name)
-	b.WriteString(`,"method":`)
-	writeString(b, j.method.String())
-	b.WriteString(`,"input":`)
-	writeString(b, input)
-	b.WriteString(`,"tokens":[`)
-	for i, t := range tokens {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		writeString(b, t)
-	}
-	b.WriteString(`],"class":`)
-	writeString(b, classes[res.Class])
-	b.WriteString(`,"prediction":`)
-	writeString(b, classes[res.Prediction])
-	b.WriteString(`,"logits":{`)
-	for k, c := range classes {
-		if k > 0 {
-			b.WriteByte(',')
-		}
-		writeString(b, c)
-		b.WriteByte(':')
-		writeNumber(b, res.Logits[k])
-	}
-	b.WriteString(`},"scores":[`)
-	for i, v := range res.Tokens {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		writeNumber(b, v)
-	}
-	b.WriteByte(']')
+	rec := record.Record{Net: j.net.Name, Method: j.method.String(), Input: input, Tokens: tokens,
+		Class: classes[res.Class], Prediction: classes[res.Prediction], Classes: classes,
+		Logits: res.Logits, Scores: res.Tokens}
 	if j.method == attrib.IntegratedGradients {
-		b.WriteString(`,"delta":`)
-		writeNumber(b, res.Delta)
+		rec.Delta = &res.Delta
 	}
-	b.WriteString("}\n")
-}
-
-func writeString(b *bytes.Buffer, s string) {
-	b.WriteString(strconv.Quote(s))
-}
-
-// writeNumber writes the shortest decimal that reads back as v; JSON has no
-// NaN or infinity, so those become null.
-func writeNumber(b *bytes.Buffer, v float64) {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		b.WriteString("null")
-		return
-	}
-	b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
-}
-
-// progressBar draws a progress line on standard error when that is a
-// terminal and the run has lasted more than a second: IG steps or occluded
-// positions done of those started, and the inputs finished.
-type progressBar struct {
-	w      io.Writer // nil: no bar
-	start  time.Time
-	mu     sync.Mutex // guards drawing and stderr
-	drawn  bool
-	done   atomic.Int64
-	total  atomic.Int64
-	items  atomic.Int64
-	stop   chan struct{}
-	closed sync.Once
-}
-
-const progressDelay = time.Second
-
-func newProgressBar(stderr io.Writer) *progressBar {
-	p := &progressBar{}
-	f, ok := stderr.(*os.File)
-	if !ok || !isTerminal(f) {
-		return p
-	}
-	p.w, p.start, p.stop = f, time.Now(), make(chan struct{})
-	go p.loop()
-	return p
-}
-
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// callback returns an attrib.Options.Progress for one input.
-func (p *progressBar) callback() func(done, total int) {
-	if p.w == nil {
-		return nil
-	}
-	last := -1
-	return func(done, total int) {
-		if last < 0 {
-			p.total.Add(int64(total))
-			last = 0
-		}
-		p.done.Add(int64(done - last))
-		last = done
-	}
-}
-
-func (p *progressBar) itemDone() {
-	if p.w != nil {
-		p.items.Add(1)
-	}
-}
-
-func (p *progressBar) loop() {
-	t := time.NewTicker(200 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-p.stop:
-			return
-		case <-t.C:
-			if time.Since(p.start) >= progressDelay {
-				p.draw()
-			}
-		}
-	}
-}
-
-func (p *progressBar) draw() {
-	done, total, items := p.done.Load(), p.total.Load(), p.items.Load()
-	const width = 30
-	frac := 0.0
-	if total > 0 {
-		frac = float64(done) / float64(total)
-	}
-	n := int(frac * width)
-	line := fmt.Sprintf("\r[%s%s] %3.0f%% %d/%d · %d input(s) done · %s\x1b[K",
-		strings.Repeat("=", n), strings.Repeat(" ", width-n), 100*frac, done, total, items,
-		time.Since(p.start).Round(100*time.Millisecond))
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	select {
-	case <-p.stop:
-		return
-	default:
-	}
-	io.WriteString(p.w, line)
-	p.drawn = true
-}
-
-// printf writes to w (standard error) with the bar line cleared first.
-func (p *progressBar) printf(w io.Writer, format string, args ...any) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.clearLocked()
-	fmt.Fprintf(w, format, args...)
-}
-
-func (p *progressBar) clearLocked() {
-	if p.drawn {
-		io.WriteString(p.w, "\r\x1b[K")
-		p.drawn = false
-	}
-}
-
-// finish stops the bar and clears its line.
-func (p *progressBar) finish() {
-	if p.w == nil {
-		return
-	}
-	p.closed.Do(func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		close(p.stop)
-		p.clearLocked()
-	})
+	line, _ := rec.MarshalJSON() // it never fails
+	b.Write(line)
+	b.WriteByte('\n')
 }

@@ -15,7 +15,7 @@ func runCLI(t *testing.T, stdin string, args ...string) (status int, stdout, std
 	return status, out.String(), errOut.String()
 }
 
-type record struct {
+type jsonLine struct {
 	Net        string             `json:"net"`
 	Method     string             `json:"method"`
 	Input      string             `json:"input"`
@@ -27,11 +27,11 @@ type record struct {
 	Delta      *float64           `json:"delta"`
 }
 
-func decode(t *testing.T, out string) []record {
+func decode(t *testing.T, out string) []jsonLine {
 	t.Helper()
-	var recs []record
+	var recs []jsonLine
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var r record
+		var r jsonLine
 		dec := json.NewDecoder(strings.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&r); err != nil {

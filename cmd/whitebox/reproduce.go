@@ -11,8 +11,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/whitebox-lstm/whitebox/heatmap"
 	"github.com/whitebox-lstm/whitebox/reproduce"
@@ -75,14 +73,14 @@ Flags:
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	bar := newStageProgress(stderr)
-	cfg.Progress = bar.update
+	bar := newProgressBar(stderr)
+	cfg.Progress = bar.set
 	res, err := reproduce.Run(ctx, tables, cfg)
-	bar.done()
+	bar.finish()
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			fmt.Fprintln(stderr, "whitebox reproduce: interrupted")
-			return 130
+			return exitInterrupted
 		}
 		fmt.Fprintf(stderr, "whitebox reproduce: %v\n", err)
 		return 1
@@ -160,48 +158,4 @@ func writeAll(res *reproduce.Results, tables []int, dir string) ([]string, error
 func colorTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && heatmap.IsTerminal(f)
-}
-
-// stageProgress shows a one-line progress display on a terminal, once the
-// work has lasted a second.
-type stageProgress struct {
-	mu    sync.Mutex
-	w     io.Writer
-	on    bool
-	start time.Time
-	shown bool
-	last  time.Time
-}
-
-func newStageProgress(w io.Writer) *stageProgress {
-	on := false
-	if f, ok := w.(*os.File); ok {
-		st, err := f.Stat()
-		on = err == nil && st.Mode()&os.ModeCharDevice != 0
-	}
-	return &stageProgress{w: w, on: on, start: time.Now()}
-}
-
-func (p *stageProgress) update(stage string, done, total int) {
-	if !p.on {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := time.Now()
-	if now.Sub(p.start) < time.Second || now.Sub(p.last) < 100*time.Millisecond {
-		return
-	}
-	p.last, p.shown = now, true
-	const width = 30
-	filled := width * done / max(total, 1)
-	fmt.Fprintf(p.w, "\r\x1b[K%s [%s%s] %d/%d", stage, strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, total)
-}
-
-func (p *stageProgress) done() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.shown {
-		fmt.Fprint(p.w, "\r\x1b[K")
-	}
 }

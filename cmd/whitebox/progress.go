@@ -1,0 +1,149 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// progressBar draws a progress line on standard error when that is a
+// terminal and the run has lasted more than a second: for attribute, IG
+// steps or occluded positions done of those started and the inputs
+// finished; for reproduce, the stage and its jobs done.
+type progressBar struct {
+	w      io.Writer // nil: no bar
+	start  time.Time
+	mu     sync.Mutex // guards drawing, stage and stderr
+	drawn  bool
+	stage  string
+	done   atomic.Int64
+	total  atomic.Int64
+	items  atomic.Int64
+	stop   chan struct{}
+	closed sync.Once
+}
+
+const progressDelay = time.Second
+
+func newProgressBar(stderr io.Writer) *progressBar {
+	p := &progressBar{}
+	f, ok := stderr.(*os.File)
+	if !ok || !isTerminal(f) {
+		return p
+	}
+	p.w, p.start, p.stop = f, time.Now(), make(chan struct{})
+	go p.loop()
+	return p
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// callback returns an attrib.Options.Progress for one input.
+func (p *progressBar) callback() func(done, total int) {
+	if p.w == nil {
+		return nil
+	}
+	last := -1
+	return func(done, total int) {
+		if last < 0 {
+			p.total.Add(int64(total))
+			last = 0
+		}
+		p.done.Add(int64(done - last))
+		last = done
+	}
+}
+
+// set reports absolute progress within a named stage.
+func (p *progressBar) set(stage string, done, total int) {
+	if p.w == nil {
+		return
+	}
+	p.mu.Lock()
+	p.stage = stage
+	p.mu.Unlock()
+	p.done.Store(int64(done))
+	p.total.Store(int64(total))
+}
+
+func (p *progressBar) itemDone() {
+	if p.w != nil {
+		p.items.Add(1)
+	}
+}
+
+func (p *progressBar) loop() {
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			if time.Since(p.start) >= progressDelay {
+				p.draw()
+			}
+		}
+	}
+}
+
+func (p *progressBar) draw() {
+	done, total, items := p.done.Load(), p.total.Load(), p.items.Load()
+	const width = 30
+	frac := 0.0
+	if total > 0 {
+		frac = float64(done) / float64(total)
+	}
+	n := int(frac * width)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	what := fmt.Sprintf("%d input(s) done", items)
+	if p.stage != "" {
+		what = p.stage
+	}
+	line := fmt.Sprintf("\r[%s%s] %3.0f%% %d/%d · %s · %s\x1b[K",
+		strings.Repeat("=", n), strings.Repeat(" ", width-n), 100*frac, done, total, what,
+		time.Since(p.start).Round(100*time.Millisecond))
+	select {
+	case <-p.stop:
+		return
+	default:
+	}
+	io.WriteString(p.w, line)
+	p.drawn = true
+}
+
+// printf writes to w (standard error) with the bar line cleared first.
+func (p *progressBar) printf(w io.Writer, format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearLocked()
+	fmt.Fprintf(w, format, args...)
+}
+
+func (p *progressBar) clearLocked() {
+	if p.drawn {
+		io.WriteString(p.w, "\r\x1b[K")
+		p.drawn = false
+	}
+}
+
+// finish stops the bar and clears its line.
+func (p *progressBar) finish() {
+	if p.w == nil {
+		return
+	}
+	p.closed.Do(func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		close(p.stop)
+		p.clearLocked()
+	})
+}

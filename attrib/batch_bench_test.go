@@ -113,8 +113,8 @@ func BenchmarkIGDense(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			flops := 2 * 2 * 4 * h * (h + d) * steps * igSteps
-			b.ReportMetric(float64(flops)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			flops := 2 * 2 * 4 * float64(h*(h+d)) * float64(steps*igSteps) // overflows a 32-bit int
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/whitebox-lstm/whitebox/kernel"
 )
 
 // batchCase is a network and an input for the batched paths.
@@ -304,4 +306,153 @@ func TestBatcherGoroutinesEnd(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Errorf("%d goroutines after the Batcher was collected, want %d", runtime.NumGoroutine(), before)
+}
+
+// TestBatchLogitsDenseBlocks: Logits computes a dense input's products in
+// blocks of logitsBlock steps; every length around the block size, inputs
+// with zeros and a sparse network give Forward's bits, with either product.
+func TestBatchLogitsDenseBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, hd := range [][2]int{{5, 3}, {40, 9}} {
+		h, d := hd[0], hd[1]
+		for _, sparse := range []bool{false, true} {
+			p := randomParams(rng, h, d, 2, true)
+			if sparse {
+				for _, w := range [][]float64{p.Wx, p.Wh} {
+					for i := range w {
+						if rng.IntN(2) == 0 {
+							w[i] = 0
+						}
+					}
+				}
+			}
+			n := mustNew(t, p)
+			for _, steps := range []int{1, 2, logitsBlock - 1, logitsBlock, logitsBlock + 1, 2*logitsBlock + 7} {
+				v := randomDense(rng, steps, d)
+				for i := range v {
+					if rng.IntN(5) == 0 {
+						v[i] = 0
+					}
+				}
+				x := Dense(v, steps).Scaled(0.8)
+				want, err := n.Forward(NewWorkspace(n), x)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The per-step products, as forward computed them before
+				// inputProducts: z = b, += W_x·x_t, += W_h·h_{t−1}.
+				g := n.gates
+				hp, cp := make([]float64, h), make([]float64, h)
+				z, zg, tc := make([]float64, g), make([]float64, h), make([]float64, h)
+				row := make([]float64, d)
+				for t := range steps {
+					copy(z, n.p.B)
+					for i := range row {
+						row[i] = float64(x.scale * v[t*d+i])
+					}
+					kernel.AxpyRows(z, n.wxT, g, row)
+					kernel.AxpyRows(z, n.whT, g, hp)
+					hn, cn := make([]float64, h), make([]float64, h)
+					kernel.GateStep(z, zg, cp, cn, tc, hn)
+					hp, cp = hn, cn
+				}
+				lin := make([]float64, n.c)
+				kernel.AxpyRows(lin, n.wyT, n.c, hp)
+				for k := range lin {
+					lin[k] += n.p.By[k]
+				}
+				assertSameBits(t, fmt.Sprintf("H=%d D=%d sparse=%v T=%d Forward", h, d, sparse, steps), want, lin)
+				for _, tiled := range []bool{false, true} {
+					b := NewBatcher(n)
+					b.tiled = tiled
+					got := make([]float64, n.c)
+					if err := b.Logits(x, got); err != nil {
+						t.Fatal(err)
+					}
+					assertSameBits(t, fmt.Sprintf("H=%d D=%d sparse=%v T=%d tiled=%v", h, d, sparse, steps, tiled), got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestBatchFixedGates: networks whose sigmoid gates have all-zero weights in
+// some units (as the white-box networks do) take the fixed-gate step on the
+// batched paths; IG and occlusion keep the single path's bits.
+func TestBatchFixedGates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	for _, tc := range []struct {
+		h, d  int
+		dense bool
+	}{{7, 4, false}, {9, 3, true}, {5, 2, false}} {
+		h, d := tc.h, tc.d
+		p := randomParams(rng, h, d, 2, true)
+		// Zero every weight of some gate rows: f and o of all units, i of
+		// the first half, and one unit with nothing fixed.
+		for j := range h {
+			for _, q := range []int{0, 1, 3} {
+				if (q == 0 && j >= h/2) || j == h-1 {
+					continue
+				}
+				r := q*h + j
+				clear(p.Wx[r*d : (r+1)*d])
+				clear(p.Wh[r*h : (r+1)*h])
+			}
+		}
+		n := mustNew(t, p)
+		b := NewBatcher(n)
+		switch kernel.Impl() {
+		case "avx512", "avx2":
+			if b.fixed == nil {
+				t.Fatalf("H=%d: no fixed gates found", h)
+			}
+		}
+		steps := 29
+		var x Input
+		if tc.dense {
+			x = Dense(randomDense(rng, steps, d), steps).Scaled(0.9)
+		} else {
+			sym := randomSymbols(rng, steps, d)
+			sym[3] = -1
+			x = ScaledOneHot(sym, 1.1)
+		}
+		alphas, weights := randomRule(rng, 37)
+		want := make([]float64, steps*d)
+		if err := n.GradientSum(NewWorkspace(n), x, 1, alphas, weights, want); err != nil {
+			t.Fatal(err)
+		}
+		for _, opt := range []BatchOptions{{}, {Workers: 1, Lanes: 16}, {Workers: 2, Lanes: 5}, {Workers: 1, Budget: 40 << 10}} {
+			got := make([]float64, len(want))
+			if err := b.GradientSum(context.Background(), x, 1, alphas, weights, got, opt); err != nil {
+				t.Fatal(err)
+			}
+			assertSameBits(t, fmt.Sprintf("H=%d IG %+v", h, opt), got, want)
+		}
+		occ := make([]float64, steps)
+		ws := NewWorkspace(n)
+		for pos := range steps {
+			var xo Input
+			if tc.dense {
+				v := append([]float64(nil), x.dense...)
+				clear(v[pos*d : (pos+1)*d])
+				xo = Dense(v, steps).Scaled(x.scale)
+			} else {
+				sym := append([]int(nil), x.symbols...)
+				sym[pos] = -1
+				xo = ScaledOneHot(sym, x.scale)
+			}
+			y, err := n.Forward(ws, xo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			occ[pos] = y[0]
+		}
+		for _, opt := range []BatchOptions{{}, {Workers: 1, Lanes: 8}, {Workers: 2, Lanes: 3}} {
+			got := make([]float64, steps)
+			if err := b.Occlusion(context.Background(), x, 0, got, opt); err != nil {
+				t.Fatal(err)
+			}
+			assertSameBits(t, fmt.Sprintf("H=%d occlusion %+v", h, opt), got, occ)
+		}
+	}
 }

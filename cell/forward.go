@@ -55,15 +55,16 @@ func (n *Network) forward(ws *Workspace, x Input) {
 	h, g := n.h, n.gates
 	hPrev, cPrev := ws.h0, ws.c0
 	ws.last = x.Len()
+	if x.dense != nil {
+		n.inputProducts(ws, x)
+	}
 	for t := range x.Len() {
 		z := ws.gates[t*g : (t+1)*g]
-		copy(z, n.p.B)
 		if x.dense == nil {
+			copy(z, n.p.B)
 			if s := x.symbols[t]; s >= 0 && x.scale != 0 {
 				kernel.Axpy(x.scale, n.wxT[s*g:(s+1)*g], z)
 			}
-		} else {
-			kernel.AxpyRows(z, n.wxT, g, ws.inputRow(x, t))
 		}
 		kernel.AxpyRows(z, n.whT, g, hPrev)
 		c, hh := ws.cs[t*h:(t+1)*h], ws.hs[t*h:(t+1)*h]
@@ -74,6 +75,35 @@ func (n *Network) forward(ws *Workspace, x Input) {
 	kernel.AxpyRows(ws.lin, n.wyT, n.c, hPrev)
 	for k, v := range ws.lin {
 		ws.logits[k] = v + n.p.By[k]
+	}
+}
+
+// inputBlock is the number of time steps whose input products forward
+// computes in one kernel.MulAddRows call.
+const inputBlock = 32
+
+// inputProducts sets z_t = b + W_x·x_t in the trace for every step of the
+// dense input x, inputBlock steps at a time: one kernel.MulAddRows over the
+// packed, transposed weights with the (scaled) input rows as the
+// coefficients, which is AxpyRows(z_t, wxT, 4H, x_t) for each t, bit for bit,
+// with the weights going by once per block instead of once per step.
+func (n *Network) inputProducts(ws *Workspace, x Input) {
+	g, d := n.gates, n.d
+	steps := x.Len()
+	for t0 := 0; t0 < steps; t0 += inputBlock {
+		t1 := min(t0+inputBlock, steps)
+		for t := t0; t < t1; t++ {
+			copy(ws.gates[t*g:(t+1)*g], n.p.B)
+		}
+		xs := x.dense[t0*d : t1*d]
+		if x.scale != 1 {
+			s := ws.xblk[:len(xs)]
+			for i, v := range xs {
+				s[i] = float64(x.scale * v)
+			}
+			xs = s
+		}
+		kernel.MulAddRows(ws.gates[t0*g:t1*g], g, n.wxT, g, xs, d, d)
 	}
 }
 

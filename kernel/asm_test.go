@@ -113,7 +113,7 @@ func TestAsmRequires(t *testing.T) {
 		}
 		n++
 	}
-	if n != 12 {
-		t.Errorf("found %d TEXT blocks, want 12", n)
+	if n != 16 {
+		t.Errorf("found %d TEXT blocks, want 16", n)
 	}
 }

@@ -105,6 +105,35 @@ func BenchmarkAxpyRows(b *testing.B) {
 	})
 }
 
+// BenchmarkMulAddRows is the batched engine's product: the 4H×H recurrent
+// weights times H rows of lanes (one value per lane), dense, against the
+// same product as one AxpyRows per output row (impl=…/kernel=axpyrows).
+func BenchmarkMulAddRows(b *testing.B) {
+	benchImpls(b, func(b *testing.B) {
+		for _, hl := range [][2]int{{7, 64}, {64, 32}, {256, 32}, {256, 24}, {256, 64}} {
+			h, l := hl[0], hl[1]
+			rng := rand.New(rand.NewPCG(6, 1))
+			m := 4 * h
+			rows, coef, dst := randSlice(rng, h*l, 0.1), randSlice(rng, m*h, 1), make([]float64, m*l)
+			for _, kern := range []string{"muladdrows", "axpyrows"} {
+				b.Run(fmt.Sprintf("kernel=%s/h=%d/lanes=%d", kern, h, l), func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						if kern == "muladdrows" {
+							MulAddRows(dst, l, rows, l, coef, h, h)
+						} else {
+							for r := range m {
+								AxpyRows(dst[r*l:(r+1)*l], rows, l, coef[r*h:(r+1)*h])
+							}
+						}
+					}
+					b.ReportMetric(2*float64(m*h*l)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "GFLOP/s")
+				})
+			}
+		}
+	})
+}
+
 func BenchmarkLRPLinear(b *testing.B) {
 	benchImpls(b, func(b *testing.B) {
 		for _, h := range []int{64, 256} {

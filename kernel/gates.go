@@ -40,6 +40,38 @@ func AxpyRows(dst, rows []float64, stride int, coef []float64) {
 	axpyRows(dst, rows, stride, coef)
 }
 
+// MulAddRows is AxpyRows for the m = len(dst)/n output rows
+// dst[r*n : (r+1)*n], r < m, which share the k rows row_j =
+// rows[j*stride : j*stride+n] and take their coefficients from
+// coef[r*coefStride : r*coefStride+k]. As a loop:
+//
+//	for r := range len(dst) / n {
+//		AxpyRows(dst[r*n:(r+1)*n], rows, stride, coef[r*coefStride:r*coefStride+k])
+//	}
+//
+// Every element gets exactly AxpyRows' operations in AxpyRows' order (terms
+// in order of j, one fused multiply-add each, a term skipped where its
+// coefficient is ±0), so the results are the same bits; the optimized bodies
+// keep a tile of several output rows in registers while the shared rows go
+// by once, instead of loading and storing dst for every output row. It is
+// the batched engine's matrix product (package cell), with lanes along n.
+// n must be positive; elements of dst past m·n are not touched.
+func MulAddRows(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int) {
+	m := len(dst) / n
+	if m == 0 || k == 0 {
+		return
+	}
+	dst = dst[:m*n]
+	rows = rows[:(k-1)*stride+n]
+	coef = coef[:(m-1)*coefStride+k]
+	if raceEnabled {
+		raceRead(rows)
+		raceRead(coef)
+		raceWrite(dst)
+	}
+	mulAddRows(dst, n, rows, stride, coef, coefStride, k)
+}
+
 // GateStep is one fused LSTM time step for H = len(c) units. On entry gates
 // holds the 4H pre-activations z in the blocks i, f, g, o; on return it holds
 // the activations σ(z_i), σ(z_f), tanh(z_g), σ(z_o). It also writes
@@ -57,6 +89,50 @@ func GateStep(gates, zg, cPrev, c, tc, h []float64) {
 		raceWrite(h)
 	}
 	gateStep(gates, zg, cPrev, c, tc, h)
+}
+
+// The sigmoid gates whose activations GateStepFixed takes from act.
+const (
+	FixedI = 1 << iota // input gate
+	FixedF             // forget gate
+	FixedO             // output gate
+)
+
+// GateStepFixed is GateStep for H = len(c) units whose gate blocks lie
+// stride elements apart (gate q of unit j is gates[q*stride+j], q = 0 … 3
+// for i, f, g, o) and whose sigmoid gates named in fixed (FixedI, FixedF,
+// FixedO) are not computed: their activations are read from act, which has
+// gates' layout, and stored to gates as GateStep would store σ(z). As a
+// loop, per unit j: i = act[j] if fixed&FixedI != 0, else σ(gates[j]); f and
+// o likewise (act[stride+j], act[3*stride+j]); the rest is GateStep's. With
+// stride = len(c) and fixed = 0 it is GateStep, bit for bit.
+//
+// It serves gates whose pre-activation is the same constant on every step
+// (all their weights zero): package cell passes σ(b) for them, which is the
+// value GateStep would compute from z = b.
+func GateStepFixed(gates []float64, stride int, act []float64, fixed int, zg, cPrev, c, tc, h []float64) {
+	n := len(c)
+	fixed &= FixedI | FixedF | FixedO
+	gates = gates[:3*stride+n]
+	if fixed != 0 {
+		act = act[:3*stride+n]
+	}
+	zg, cPrev, tc, h = zg[:n], cPrev[:n], tc[:n], h[:n]
+	if raceEnabled {
+		raceRead(cPrev)
+		read := fixed&(FixedI|FixedF) | fixed&FixedO<<1 // the gates (bit q: gate q) read from act
+		for q := range 4 {
+			raceWrite(gates[q*stride : q*stride+n])
+			if read&(1<<q) != 0 {
+				raceRead(act[q*stride : q*stride+n])
+			}
+		}
+		raceWrite(zg)
+		raceWrite(c)
+		raceWrite(tc)
+		raceWrite(h)
+	}
+	gateStepFixed(gates, stride, act, fixed, zg, cPrev, c, tc, h)
 }
 
 // GateBackward is the backward step of GateStep for H = len(dh) units. Given

@@ -22,6 +22,12 @@ func axpyRowsGeneric(dst, rows []float64, stride int, coef []float64) {
 	}
 }
 
+func mulAddRowsGeneric(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int) {
+	for r := range len(dst) / n {
+		axpyRowsGeneric(dst[r*n:(r+1)*n], rows, stride, coef[r*coefStride:r*coefStride+k])
+	}
+}
+
 func gateStepGeneric(gates, zg, cPrev, c, tc, h []float64) {
 	n := len(c)
 	gateStepBlocks(gates[:n], gates[n:2*n], gates[2*n:3*n], gates[3*n:4*n], zg, cPrev, c, tc, h)
@@ -39,6 +45,45 @@ func gateStepBlocks(gi, gf, gg, gt, zg, cPrev, c, tc, h []float64) {
 		f := sigmoidGeneric(gf[j])
 		g := tanhGeneric(zgj)
 		o := sigmoidGeneric(gt[j])
+		cj := float64(f*cPrev[j]) + float64(i*g)
+		t := tanhGeneric(cj)
+		gi[j], gf[j], gg[j], gt[j] = i, f, g, o
+		zg[j], c[j], tc[j], h[j] = zgj, cj, t, o*t
+	}
+}
+
+func gateStepFixedGeneric(gates []float64, stride int, act []float64, fixed int, zg, cPrev, c, tc, h []float64) {
+	n := len(c)
+	gateStepFixedBlocks(gates[:n], gates[stride:stride+n], gates[2*stride:2*stride+n], gates[3*stride:3*stride+n],
+		act, stride, fixed, zg, cPrev, c, tc, h)
+}
+
+// gateStepFixedBlocks is gateStepFixedGeneric with the four gate blocks
+// passed separately; the fixed activations of gate q of element j are
+// act[q*stride+j] (q = 0, 1, 3).
+func gateStepFixedBlocks(gi, gf, gg, gt, act []float64, stride, fixed int, zg, cPrev, c, tc, h []float64) {
+	n := len(c)
+	gi, gf, gg, gt = gi[:n], gf[:n], gg[:n], gt[:n]
+	zg, cPrev, tc, h = zg[:n], cPrev[:n], tc[:n], h[:n]
+	for j := range n {
+		zgj := gg[j]
+		var i, f, o float64
+		if fixed&FixedI != 0 {
+			i = act[j]
+		} else {
+			i = sigmoidGeneric(gi[j])
+		}
+		if fixed&FixedF != 0 {
+			f = act[stride+j]
+		} else {
+			f = sigmoidGeneric(gf[j])
+		}
+		g := tanhGeneric(zgj)
+		if fixed&FixedO != 0 {
+			o = act[3*stride+j]
+		} else {
+			o = sigmoidGeneric(gt[j])
+		}
 		cj := float64(f*cPrev[j]) + float64(i*g)
 		t := tanhGeneric(cj)
 		gi[j], gf[j], gg[j], gt[j] = i, f, g, o

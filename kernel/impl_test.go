@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -201,6 +202,59 @@ func TestImplGateStep(t *testing.T) {
 	})
 }
 
+// TestImplGateStepFixed: every fixed set, gate blocks stride apart (the gaps
+// between them are read-only), act read-only, against the twin; with
+// stride = n and nothing fixed, against GateStep's twin.
+func TestImplGateStepFixed(t *testing.T) {
+	forEachImpl(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(22, 1))
+		for _, n := range testLengths(rng) {
+			for off := range 8 {
+				fixed := off // every fixed set at every length
+				stride := n + rng.IntN(9)
+				if off == 0 || off == 7 && n%2 == 0 {
+					stride = n
+				}
+				z, cp, av := draw(rng, 3*stride+n, 4), draw(rng, n, 2), draw(rng, 3*stride+n, 1)
+				gates := newWindow(z, offsets(off, 0))
+				act := newWindow(av, offsets(off, 6)).protect()
+				zg := newWindow(make([]float64, n), offsets(off, 1))
+				cPrev := newWindow(cp, offsets(off, 2)).protect()
+				c, tc, h := newWindow(make([]float64, n), offsets(off, 3)), newWindow(make([]float64, n), offsets(off, 4)), newWindow(make([]float64, n), offsets(off, 5))
+				GateStepFixed(gates.s(), stride, act.s(), fixed, zg.s(), cPrev.s(), c.s(), tc.s(), h.s())
+
+				wg := append([]float64(nil), z...)
+				wzg, wc, wtc, wh := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+				gateStepFixedGeneric(wg, stride, av, fixed, wzg, cp, wc, wtc, wh)
+				what := fmt.Sprintf("n=%d stride=%d fixed=%d off=%d", n, stride, fixed, off)
+				for _, w := range []*window{gates, act, zg, cPrev, c, tc, h} {
+					w.check(t, what)
+				}
+				compareBits(t, what+" gates (and the gaps between the blocks)", gates.s(), wg)
+				compareBits(t, what+" zg", zg.s(), wzg)
+				compareBits(t, what+" c", c.s(), wc)
+				compareBits(t, what+" tc", tc.s(), wtc)
+				compareBits(t, what+" h", h.s(), wh)
+				for j := range n {
+					for _, q := range []int{0, 1, 3} {
+						if fixed&(1<<min(q, 2)) != 0 && !sameBits(wg[q*stride+j], av[q*stride+j]) {
+							t.Fatalf("%s: twin: fixed gate %d of unit %d is %v, act %v", what, q, j, wg[q*stride+j], av[q*stride+j])
+						}
+					}
+				}
+				if fixed == 0 && stride == n {
+					wg2 := append([]float64(nil), z...)
+					wzg2, wc2, wtc2, wh2 := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+					gateStepGeneric(wg2, wzg2, cp, wc2, wtc2, wh2)
+					compareBits(t, what+" GateStep gates", wg, wg2)
+					compareBits(t, what+" GateStep h", wh, wh2)
+					compareBits(t, what+" GateStep tc", wtc, wtc2)
+				}
+			}
+		}
+	})
+}
+
 // TestImplActivations runs the vector exp, sigmoid and tanh of the gate step
 // over dense sweeps of their inputs: z_i gives σ, z_g gives tanh, and with
 // f = 0, i = 1 (z_f = -Inf, z_i = +Inf) c = g, so tc = tanh(tanh(z_g)).
@@ -350,6 +404,93 @@ func TestImplAxpyRows(t *testing.T) {
 	})
 }
 
+// mulAddRowsCase draws m output rows of n lanes over k shared rows, with
+// exact zeros of both signs among the coefficients (whose rows carry NaN and
+// Inf in some lanes: the term must be skipped for that output row only) and
+// coefficient rows longer than k.
+func mulAddRowsCase(rng *rand.Rand, n, m, k int) (stride, coefStride int, rows, coef []float64) {
+	stride = n + rng.IntN(9)
+	coefStride = k + rng.IntN(5)
+	rows = draw(rng, max(0, (k-1)*stride+n), 1)
+	coef = draw(rng, max(0, (m-1)*coefStride+k), 1)
+	// Half of the cases have dense coefficients (no ±0: the AVX-512 body's
+	// loop without tests), the others a zero in about every eighth term,
+	// somewhere in a tile of dense rows.
+	zeros := 8
+	if rng.IntN(2) == 0 {
+		for i, v := range coef {
+			if v == 0 {
+				coef[i] = 1
+			}
+		}
+		zeros = 0
+	}
+	for r := range m {
+		for j := range k {
+			if zeros == 0 {
+				break
+			}
+			switch rng.IntN(zeros) {
+			case 0:
+				coef[r*coefStride+j] = 0
+			case 1:
+				coef[r*coefStride+j] = math.Copysign(0, -1)
+			}
+		}
+	}
+	if n > 0 {
+		for j := range k {
+			if rng.IntN(3) == 0 {
+				rows[j*stride+rng.IntN(n)] = math.Inf(rng.IntN(2)*2 - 1)
+				rows[j*stride+rng.IntN(n)] = math.NaN()
+			}
+		}
+	}
+	return stride, coefStride, rows, coef
+}
+
+func TestImplMulAddRows(t *testing.T) {
+	forEachImpl(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(21, 1))
+		ns := append(testLengths(rng), 32, 64, 56, 40, 48, 33, 65, 97)
+		for _, n := range ns {
+			if n == 0 {
+				continue
+			}
+			for off := range 8 {
+				m := []int{1, 4, 5, 6, 7, 12, 13, 25}[off]
+				if n > 200 {
+					m = []int{6, 7}[off%2]
+				}
+				k := []int{1, 2, 3, 9, 17, 40, 0, 5}[(off+n)%8]
+				stride, coefStride, vrows, vcoef := mulAddRowsCase(rng, n, m, k)
+				extra := off % 3 % n // dst elements past m·n: untouched
+				vdst := draw(rng, m*n+extra, 1)
+				dst := newWindow(vdst, offsets(off, 0))
+				rows, coef := newWindow(vrows, offsets(off, 1)).protect(), newWindow(vcoef, offsets(off, 2)).protect()
+				MulAddRows(dst.s(), n, rows.s(), stride, coef.s(), coefStride, k)
+				want := append([]float64(nil), vdst...)
+				if k > 0 {
+					mulAddRowsGeneric(want[:m*n], n, vrows, stride, vcoef, coefStride, k)
+				}
+				what := fmt.Sprintf("n=%d m=%d k=%d stride=%d coefStride=%d off=%d", n, m, k, stride, coefStride, off)
+				for _, w := range []*window{dst, rows, coef} {
+					w.check(t, what)
+				}
+				compareBits(t, what, dst.s(), want)
+				// The twin is AxpyRows row by row.
+				want2 := append([]float64(nil), vdst...)
+				for r := range m {
+					if k > 0 {
+						axpyRowsGeneric(want2[r*n:(r+1)*n], vrows, stride, vcoef[r*coefStride:r*coefStride+k])
+					}
+				}
+				compareBits(t, what+" (AxpyRows)", want, want2)
+			}
+		}
+	})
+}
+
 func TestImplAxpy(t *testing.T) {
 	forEachImpl(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(16, 1))
@@ -420,9 +561,13 @@ func TestImplAllocations(t *testing.T) {
 		z, cPrev, rows := randSlice(rng, 4*n, 1), randSlice(rng, n, 1), randSlice(rng, 4*n*n, 1)
 		zg, c, tc, h, dz, dc := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, 4*n), make([]float64, n)
 		for name, f := range map[string]func(){
-			"Axpy":         func() { Axpy(0.5, rows, z) },
-			"AxpyRows":     func() { AxpyRows(z, rows, 4*n, h) },
-			"GateStep":     func() { GateStep(z, zg, cPrev, c, tc, h) },
+			"Axpy":       func() { Axpy(0.5, rows, z) },
+			"AxpyRows":   func() { AxpyRows(z, rows, 4*n, h) },
+			"MulAddRows": func() { MulAddRows(z, n, rows, 4*n, rows, n, n) },
+			"GateStep":   func() { GateStep(z, zg, cPrev, c, tc, h) },
+			"GateStepFixed": func() {
+				GateStepFixed(z, n, rows, FixedF|FixedO, zg, cPrev, c, tc, h)
+			},
 			"GateBackward": func() { GateBackward(dz, dc, h, c, z, tc, cPrev) },
 			"LRPCell":      func() { LRPCell(dc, zg, h, z, zg, c, cPrev, 1e-3) },
 			"LRPLinear":    func() { LRPLinear(h, c, tc, rows, 4*n, zg) },
@@ -479,6 +624,20 @@ func FuzzImplKernels(f *testing.F) {
 				for i, p := range [][2][]float64{{g, wg}, {zg, wzg}, {c, wc}, {tc, wtc}, {h, wh}} {
 					compareBits(t, fmt.Sprintf("%s GateStep output %d", implNames[k], i), p[0], p[1])
 				}
+				// GateStepFixed, with z as the gates and as act (reversed),
+				// the fixed set from off.
+				if n > 0 {
+					fx := int(off>>3) & 7
+					av := pad(append([]float64(nil), z...))
+					slices.Reverse(av)
+					g, zg, c, tc, h := pad(z), pad(make([]float64, n)), pad(make([]float64, n)), pad(make([]float64, n)), pad(make([]float64, n))
+					GateStepFixed(g, n, av, fx, zg, x, c, tc, h)
+					wg, wzg, wc, wtc, wh := append([]float64(nil), z...), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+					gateStepFixedGeneric(wg, n, av, fx, wzg, x, wc, wtc, wh)
+					for i, p := range [][2][]float64{{g, wg}, {zg, wzg}, {c, wc}, {tc, wtc}, {h, wh}} {
+						compareBits(t, fmt.Sprintf("%s GateStepFixed output %d", implNames[k], i), p[0], p[1])
+					}
+				}
 				// GateBackward, with z as the gates and x as everything else.
 				dz, dcp := pad(make([]float64, 4*n)), pad(make([]float64, n))
 				GateBackward(dz, dcp, x, x, z, x, x)
@@ -511,6 +670,26 @@ func FuzzImplKernels(f *testing.F) {
 					axpyRowsGeneric(wacc, z[:(len(coef)-1)*n+n], n, coef)
 					lrpLinearGeneric(wd2, wacc, x)
 					compareBits(t, implNames[k]+" LRPLinear", d2, wd2)
+				}
+				// MulAddRows: z as rows of n lanes, a tile of output rows
+				// (the first 4n values of z, then x) with coefficients
+				// from z and x.
+				if n > 0 {
+					kk := min(n, 4)
+					dv := append(append([]float64(nil), z...), x...)
+					cv := append(append([]float64(nil), x...), z...)
+					m := len(dv) / n
+					cs := kk
+					for (m-1)*cs+kk > len(cv) {
+						m--
+					}
+					d := pad(append([]float64(nil), dv...))
+					MulAddRows(d, n, z, n, cv, cs, kk)
+					wd := append([]float64(nil), dv...)
+					if m > 0 {
+						mulAddRowsGeneric(wd[:m*n], n, z, n, cv, cs, kk)
+					}
+					compareBits(t, implNames[k]+" MulAddRows", d, wd)
 				}
 			}()
 		}

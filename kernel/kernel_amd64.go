@@ -54,6 +54,38 @@ func axpyRows(dst, rows []float64, stride int, coef []float64) {
 	}
 }
 
+// mulAddRows runs the assembly on whole groups of output rows (6 with
+// AVX-512, 4 with AVX2) and axpyRows on the rows left over; the AVX2 body
+// leaves each row's last n%4 lanes to the twin.
+func mulAddRows(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int) {
+	m := len(dst) / n
+	r := 0
+	switch impl {
+	case implAVX512:
+		const g = 6
+		for ; r+g <= m; r += g {
+			mulAddRowsAVX512(dst[r*n:(r+g)*n], n, rows, stride, coef[r*coefStride:(r+g-1)*coefStride+k], coefStride, k)
+		}
+	case implAVX2:
+		const g = 4
+		t := avx2Tail(n)
+		for ; r+g <= m && t > 0; r += g {
+			mulAddRowsAVX2(dst[r*n:(r+g)*n], n, rows, stride, coef[r*coefStride:(r+g-1)*coefStride+k], coefStride, k)
+			if t < n {
+				for q := r; q < r+g; q++ {
+					axpyRowsGeneric(dst[q*n+t:(q+1)*n], rows[t:], stride, coef[q*coefStride:q*coefStride+k])
+				}
+			}
+		}
+	default:
+		mulAddRowsGeneric(dst, n, rows, stride, coef, coefStride, k)
+		return
+	}
+	for ; r < m; r++ {
+		axpyRows(dst[r*n:(r+1)*n], rows, stride, coef[r*coefStride:r*coefStride+k])
+	}
+}
+
 func gateStep(gates, zg, cPrev, c, tc, h []float64) {
 	switch impl {
 	case implAVX512:
@@ -66,6 +98,25 @@ func gateStep(gates, zg, cPrev, c, tc, h []float64) {
 		}
 	default:
 		gateStepGeneric(gates, zg, cPrev, c, tc, h)
+	}
+}
+
+func gateStepFixed(gates []float64, stride int, act []float64, fixed int, zg, cPrev, c, tc, h []float64) {
+	switch impl {
+	case implAVX512:
+		gateStepFixedAVX512(gates, stride, act, fixed, zg, cPrev, c, tc, h)
+	case implAVX2:
+		gateStepFixedAVX2(gates, stride, act, fixed, zg, cPrev, c, tc, h)
+		if n, m := len(c), avx2Tail(len(c)); m < n {
+			var a []float64
+			if fixed != 0 {
+				a = act[m:]
+			}
+			gateStepFixedBlocks(gates[m:n], gates[stride+m:stride+n], gates[2*stride+m:2*stride+n], gates[3*stride+m:3*stride+n],
+				a, stride, fixed, zg[m:], cPrev[m:], c[m:], tc[m:], h[m:])
+		}
+	default:
+		gateStepFixedGeneric(gates, stride, act, fixed, zg, cPrev, c, tc, h)
 	}
 }
 

@@ -451,6 +451,169 @@ axpyRowsAVX2_u1_end:
 	VZEROUPPER
 	RET
 
+// func mulAddRowsAVX2(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
+// Requires: AVX, FMA3
+TEXT ·mulAddRowsAVX2(SB), NOSPLIT, $0-104
+	MOVQ n+24(FP), AX
+	SHLQ $0x03, AX
+	MOVQ AX, CX
+	MOVQ stride+56(FP), DX
+	SHLQ $0x03, DX
+	MOVQ coefStride+88(FP), BX
+	SHLQ $0x03, BX
+	LEAQ (BX)(BX*2), SI
+	MOVQ $0x7fffffffffffffff, DI
+	XORQ R8, R8
+	MOVQ AX, R9
+	SUBQ $+64, R9
+
+mulAddRowsAVX2_u2:
+	// while i <= n-64 (bytes)
+	CMPQ R8, R9
+	JG   mulAddRowsAVX2_u2_end
+
+	// a tile of 4 rows × 2 vectors of dst in registers
+	MOVQ    dst_base+0(FP), R10
+	ADDQ    R8, R10
+	LEAQ    (R10)(CX*2), R11
+	ADDQ    CX, R11
+	MOVQ    rows_base+32(FP), R12
+	ADDQ    R8, R12
+	MOVQ    coef_base+64(FP), R13
+	LEAQ    (R13)(SI*1), R14
+	MOVQ    k+96(FP), R15
+	VMOVUPD (R10), Y0
+	VMOVUPD 32(R10), Y1
+	VMOVUPD (R10)(CX*1), Y2
+	VMOVUPD 32(R10)(CX*1), Y3
+	VMOVUPD (R10)(CX*2), Y4
+	VMOVUPD 32(R10)(CX*2), Y5
+	VMOVUPD (R11), Y6
+	VMOVUPD 32(R11), Y7
+
+mulAddRowsAVX2_u2_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R12), Y8
+	VMOVUPD 32(R12), Y9
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R13)
+	JZ           mulAddRowsAVX2_u2_rows_skip0
+	VBROADCASTSD (R13), Y10
+	VFMADD231PD  Y8, Y10, Y0
+	VFMADD231PD  Y9, Y10, Y1
+
+mulAddRowsAVX2_u2_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R13)(BX*1)
+	JZ           mulAddRowsAVX2_u2_rows_skip1
+	VBROADCASTSD (R13)(BX*1), Y10
+	VFMADD231PD  Y8, Y10, Y2
+	VFMADD231PD  Y9, Y10, Y3
+
+mulAddRowsAVX2_u2_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R13)(BX*2)
+	JZ           mulAddRowsAVX2_u2_rows_skip2
+	VBROADCASTSD (R13)(BX*2), Y10
+	VFMADD231PD  Y8, Y10, Y4
+	VFMADD231PD  Y9, Y10, Y5
+
+mulAddRowsAVX2_u2_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (R14)
+	JZ           mulAddRowsAVX2_u2_rows_skip3
+	VBROADCASTSD (R14), Y10
+	VFMADD231PD  Y8, Y10, Y6
+	VFMADD231PD  Y9, Y10, Y7
+
+mulAddRowsAVX2_u2_rows_skip3:
+	ADDQ    DX, R12
+	ADDQ    $+8, R13
+	ADDQ    $+8, R14
+	DECQ    R15
+	JNZ     mulAddRowsAVX2_u2_rows
+	VMOVUPD Y0, (R10)
+	VMOVUPD Y1, 32(R10)
+	VMOVUPD Y2, (R10)(CX*1)
+	VMOVUPD Y3, 32(R10)(CX*1)
+	VMOVUPD Y4, (R10)(CX*2)
+	VMOVUPD Y5, 32(R10)(CX*2)
+	VMOVUPD Y6, (R11)
+	VMOVUPD Y7, 32(R11)
+	ADDQ    $+64, R8
+	JMP     mulAddRowsAVX2_u2
+
+mulAddRowsAVX2_u2_end:
+	MOVQ AX, R9
+	SUBQ $+32, R9
+
+	// while i <= n-32 (bytes)
+	CMPQ R8, R9
+	JG   mulAddRowsAVX2_u1_end
+
+	// a tile of 4 rows × 1 vectors of dst in registers
+	MOVQ    dst_base+0(FP), AX
+	ADDQ    R8, AX
+	LEAQ    (AX)(CX*2), R9
+	ADDQ    CX, R9
+	MOVQ    rows_base+32(FP), R10
+	ADDQ    R8, R10
+	MOVQ    coef_base+64(FP), R11
+	LEAQ    (R11)(SI*1), SI
+	MOVQ    k+96(FP), R12
+	VMOVUPD (AX), Y0
+	VMOVUPD (AX)(CX*1), Y1
+	VMOVUPD (AX)(CX*2), Y2
+	VMOVUPD (R9), Y3
+
+mulAddRowsAVX2_u1_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R10), Y4
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R11)
+	JZ           mulAddRowsAVX2_u1_rows_skip0
+	VBROADCASTSD (R11), Y5
+	VFMADD231PD  Y4, Y5, Y0
+
+mulAddRowsAVX2_u1_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R11)(BX*1)
+	JZ           mulAddRowsAVX2_u1_rows_skip1
+	VBROADCASTSD (R11)(BX*1), Y5
+	VFMADD231PD  Y4, Y5, Y1
+
+mulAddRowsAVX2_u1_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R11)(BX*2)
+	JZ           mulAddRowsAVX2_u1_rows_skip2
+	VBROADCASTSD (R11)(BX*2), Y5
+	VFMADD231PD  Y4, Y5, Y2
+
+mulAddRowsAVX2_u1_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRowsAVX2_u1_rows_skip3
+	VBROADCASTSD (SI), Y5
+	VFMADD231PD  Y4, Y5, Y3
+
+mulAddRowsAVX2_u1_rows_skip3:
+	ADDQ    DX, R10
+	ADDQ    $+8, R11
+	ADDQ    $+8, SI
+	DECQ    R12
+	JNZ     mulAddRowsAVX2_u1_rows
+	VMOVUPD Y0, (AX)
+	VMOVUPD Y1, (AX)(CX*1)
+	VMOVUPD Y2, (AX)(CX*2)
+	VMOVUPD Y3, (R9)
+	ADDQ    $+32, R8
+
+mulAddRowsAVX2_u1_end:
+	VZEROUPPER
+	RET
+
 // func gateStepAVX2(gates []float64, zg []float64, cPrev []float64, c []float64, tc []float64, h []float64)
 // Requires: AVX, AVX2, FMA3
 TEXT ·gateStepAVX2(SB), NOSPLIT, $0-144
@@ -761,6 +924,2017 @@ gateStepAVX2_loop:
 	JMP     gateStepAVX2_loop
 
 gateStepAVX2_tail:
+	// }
+	VZEROUPPER
+	RET
+
+// func gateStepFixedAVX2(gates []float64, stride int, act []float64, fixed int, zg []float64, cPrev []float64, c []float64, tc []float64, h []float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·gateStepFixedAVX2(SB), NOSPLIT, $0-184
+	MOVQ c_len+120(FP), AX
+	MOVQ stride+24(FP), CX
+	SHLQ $0x03, CX
+	MOVQ gates_base+0(FP), DX
+	LEAQ (DX)(CX*1), BX
+	LEAQ (BX)(CX*1), SI
+	LEAQ (SI)(CX*1), DI
+	MOVQ fixed+56(FP), R8
+
+	// one loop per fixed set
+	CMPQ R8, $0x01
+	JE   gateStepFixedAVX2_m1
+	CMPQ R8, $0x02
+	JE   gateStepFixedAVX2_m2
+	CMPQ R8, $0x03
+	JE   gateStepFixedAVX2_m3
+	CMPQ R8, $0x04
+	JE   gateStepFixedAVX2_m4
+	CMPQ R8, $0x05
+	JE   gateStepFixedAVX2_m5
+	CMPQ R8, $0x06
+	JE   gateStepFixedAVX2_m6
+	CMPQ R8, $0x07
+	JE   gateStepFixedAVX2_m7
+
+	// fixed = 0
+	XORQ CX, CX
+	ANDQ $-4, AX
+
+gateStepFixedAVX2_m0_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ CX, AX
+	JAE  gateStepFixedAVX2_m0_tail
+
+	// load every input of the blocks before storing anything
+	VMOVUPD (SI)(CX*8), Y0
+	MOVQ    cPrev_base+88(FP), R8
+	VMOVUPD (R8)(CX*8), Y1
+	VMOVUPD (DX)(CX*8), Y2
+	VMOVUPD (BX)(CX*8), Y3
+	VMOVUPD (DI)(CX*8), Y4
+	MOVQ    zg_base+64(FP), R8
+	VMOVUPD Y0, (R8)(CX*8)
+
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y2, Y5
+	VORPD signMask<>+0(SB), Y3, Y6
+
+	// tanh: a = |x|, e = exp(2a)
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y5, Y7, Y5
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y6, Y7, Y6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y7
+	VROUNDPD $0x00, Y7, Y7
+	VMULPD   expLog2E<>+0(SB), Y6, Y8
+	VROUNDPD $0x00, Y8, Y8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y6
+	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y9
+	VMOVUPD     expC13<>+0(SB), Y10
+	VFMADD213PD expC12<>+0(SB), Y5, Y9
+	VFMADD213PD expC12<>+0(SB), Y6, Y10
+	VFMADD213PD expC11<>+0(SB), Y5, Y9
+	VFMADD213PD expC11<>+0(SB), Y6, Y10
+	VFMADD213PD expC10<>+0(SB), Y5, Y9
+	VFMADD213PD expC10<>+0(SB), Y6, Y10
+	VFMADD213PD expC9<>+0(SB), Y5, Y9
+	VFMADD213PD expC9<>+0(SB), Y6, Y10
+	VFMADD213PD expC8<>+0(SB), Y5, Y9
+	VFMADD213PD expC8<>+0(SB), Y6, Y10
+	VFMADD213PD expC7<>+0(SB), Y5, Y9
+	VFMADD213PD expC7<>+0(SB), Y6, Y10
+	VFMADD213PD expC6<>+0(SB), Y5, Y9
+	VFMADD213PD expC6<>+0(SB), Y6, Y10
+	VFMADD213PD expC5<>+0(SB), Y5, Y9
+	VFMADD213PD expC5<>+0(SB), Y6, Y10
+	VFMADD213PD expC4<>+0(SB), Y5, Y9
+	VFMADD213PD expC4<>+0(SB), Y6, Y10
+	VFMADD213PD expC3<>+0(SB), Y5, Y9
+	VFMADD213PD expC3<>+0(SB), Y6, Y10
+	VFMADD213PD expC2<>+0(SB), Y5, Y9
+	VFMADD213PD expC2<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y7, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VMULPD   Y5, Y9, Y9
+	VMULPD   Y7, Y9, Y5
+	VMULPD   half<>+0(SB), Y8, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y6, Y10, Y10
+	VMULPD   Y8, Y10, Y6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y7
+	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
+	VBLENDVPD Y2, one<>+0(SB), Y5, Y5
+	VDIVPD    Y7, Y5, Y2
+	VADDPD    one<>+0(SB), Y6, Y5
+	VCMPPD    $0x1d, zero<>+0(SB), Y3, Y3
+	VBLENDVPD Y3, one<>+0(SB), Y6, Y6
+	VDIVPD    Y5, Y6, Y3
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y4, Y5
+
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y6
+	VADDPD Y6, Y6, Y7
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y8
+	VMAXPD  Y5, Y8, Y5
+	VMOVUPD expMaxArg<>+0(SB), Y8
+	VMINPD  Y7, Y8, Y7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y8
+	VROUNDPD $0x00, Y8, Y8
+	VMULPD   expLog2E<>+0(SB), Y7, Y9
+	VROUNDPD $0x00, Y9, Y9
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y9, Y7
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y9, Y7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y10
+	VMOVUPD     expC13<>+0(SB), Y11
+	VFMADD213PD expC12<>+0(SB), Y5, Y10
+	VFMADD213PD expC12<>+0(SB), Y7, Y11
+	VFMADD213PD expC11<>+0(SB), Y5, Y10
+	VFMADD213PD expC11<>+0(SB), Y7, Y11
+	VFMADD213PD expC10<>+0(SB), Y5, Y10
+	VFMADD213PD expC10<>+0(SB), Y7, Y11
+	VFMADD213PD expC9<>+0(SB), Y5, Y10
+	VFMADD213PD expC9<>+0(SB), Y7, Y11
+	VFMADD213PD expC8<>+0(SB), Y5, Y10
+	VFMADD213PD expC8<>+0(SB), Y7, Y11
+	VFMADD213PD expC7<>+0(SB), Y5, Y10
+	VFMADD213PD expC7<>+0(SB), Y7, Y11
+	VFMADD213PD expC6<>+0(SB), Y5, Y10
+	VFMADD213PD expC6<>+0(SB), Y7, Y11
+	VFMADD213PD expC5<>+0(SB), Y5, Y10
+	VFMADD213PD expC5<>+0(SB), Y7, Y11
+	VFMADD213PD expC4<>+0(SB), Y5, Y10
+	VFMADD213PD expC4<>+0(SB), Y7, Y11
+	VFMADD213PD expC3<>+0(SB), Y5, Y10
+	VFMADD213PD expC3<>+0(SB), Y7, Y11
+	VFMADD213PD expC2<>+0(SB), Y5, Y10
+	VFMADD213PD expC2<>+0(SB), Y7, Y11
+	VFMADD213PD one<>+0(SB), Y5, Y10
+	VFMADD213PD one<>+0(SB), Y7, Y11
+	VFMADD213PD one<>+0(SB), Y5, Y10
+	VFMADD213PD one<>+0(SB), Y7, Y11
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y8, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y5, Y10, Y10
+	VMULPD   Y8, Y10, Y5
+	VMULPD   half<>+0(SB), Y9, Y7
+	VROUNDPD $0x01, Y7, Y7
+	VSUBPD   Y7, Y9, Y9
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y9, Y9
+	VPSLLQ   $0x34, Y9, Y9
+	VMULPD   Y7, Y11, Y11
+	VMULPD   Y9, Y11, Y7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y8
+	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
+	VBLENDVPD Y4, one<>+0(SB), Y5, Y5
+	VDIVPD    Y8, Y5, Y4
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y6, Y6, Y5
+	VMOVUPD     tanhP0<>+0(SB), Y8
+	VFMADD213PD tanhP1<>+0(SB), Y5, Y8
+	VFMADD213PD tanhP2<>+0(SB), Y5, Y8
+	VADDPD      tanhQ0<>+0(SB), Y5, Y9
+	VFMADD213PD tanhQ1<>+0(SB), Y5, Y9
+	VFMADD213PD tanhQ2<>+0(SB), Y5, Y9
+	VMULPD      Y5, Y6, Y5
+	VMULPD      Y8, Y5, Y8
+	VADDPD      one<>+0(SB), Y7, Y7
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y6, Y5
+	VBLENDVPD Y5, minusTwo<>+0(SB), Y8, Y8
+	VBLENDVPD Y5, Y7, Y9, Y9
+	VBLENDVPD Y5, one<>+0(SB), Y6, Y6
+	VDIVPD    Y9, Y8, Y8
+	VADDPD    Y8, Y6, Y6
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y6, Y6
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y6, Y0, Y0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y1, Y3, Y1
+	VMULPD  Y0, Y2, Y5
+	VADDPD  Y5, Y1, Y1
+	VMOVUPD Y2, (DX)(CX*8)
+	VMOVUPD Y3, (BX)(CX*8)
+	VMOVUPD Y0, (SI)(CX*8)
+	VMOVUPD Y4, (DI)(CX*8)
+	MOVQ    c_base+112(FP), R8
+	VMOVUPD Y1, (R8)(CX*8)
+	VMOVUPD Y1, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD  absMask<>+0(SB), Y1, Y1
+	VANDPD  signMask<>+0(SB), Y0, Y0
+	VORPD   Y1, Y0, Y0
+	MOVQ    tc_base+136(FP), R8
+	VMOVUPD Y0, (R8)(CX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+160(FP), R8
+	VMOVUPD Y4, (R8)(CX*8)
+	ADDQ    $+4, CX
+	JMP     gateStepFixedAVX2_m0_loop
+
+gateStepFixedAVX2_m0_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepFixedAVX2_m1:
+	// fixed = 1
+	XORQ CX, CX
+	ANDQ $-4, AX
+
+gateStepFixedAVX2_m1_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ CX, AX
+	JAE  gateStepFixedAVX2_m1_tail
+
+	// load every input of the blocks before storing anything
+	VMOVUPD (SI)(CX*8), Y0
+	MOVQ    cPrev_base+88(FP), R8
+	VMOVUPD (R8)(CX*8), Y1
+	MOVQ    act_base+32(FP), R8
+	VMOVUPD (R8)(CX*8), Y2
+	VMOVUPD (BX)(CX*8), Y3
+	VMOVUPD (DI)(CX*8), Y4
+	MOVQ    zg_base+64(FP), R8
+	VMOVUPD Y0, (R8)(CX*8)
+
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y3, Y5
+	VORPD signMask<>+0(SB), Y4, Y6
+
+	// tanh: a = |x|, e = exp(2a)
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y5, Y7, Y5
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y6, Y7, Y6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y7
+	VROUNDPD $0x00, Y7, Y7
+	VMULPD   expLog2E<>+0(SB), Y6, Y8
+	VROUNDPD $0x00, Y8, Y8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y6
+	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y9
+	VMOVUPD     expC13<>+0(SB), Y10
+	VFMADD213PD expC12<>+0(SB), Y5, Y9
+	VFMADD213PD expC12<>+0(SB), Y6, Y10
+	VFMADD213PD expC11<>+0(SB), Y5, Y9
+	VFMADD213PD expC11<>+0(SB), Y6, Y10
+	VFMADD213PD expC10<>+0(SB), Y5, Y9
+	VFMADD213PD expC10<>+0(SB), Y6, Y10
+	VFMADD213PD expC9<>+0(SB), Y5, Y9
+	VFMADD213PD expC9<>+0(SB), Y6, Y10
+	VFMADD213PD expC8<>+0(SB), Y5, Y9
+	VFMADD213PD expC8<>+0(SB), Y6, Y10
+	VFMADD213PD expC7<>+0(SB), Y5, Y9
+	VFMADD213PD expC7<>+0(SB), Y6, Y10
+	VFMADD213PD expC6<>+0(SB), Y5, Y9
+	VFMADD213PD expC6<>+0(SB), Y6, Y10
+	VFMADD213PD expC5<>+0(SB), Y5, Y9
+	VFMADD213PD expC5<>+0(SB), Y6, Y10
+	VFMADD213PD expC4<>+0(SB), Y5, Y9
+	VFMADD213PD expC4<>+0(SB), Y6, Y10
+	VFMADD213PD expC3<>+0(SB), Y5, Y9
+	VFMADD213PD expC3<>+0(SB), Y6, Y10
+	VFMADD213PD expC2<>+0(SB), Y5, Y9
+	VFMADD213PD expC2<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y7, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VMULPD   Y5, Y9, Y9
+	VMULPD   Y7, Y9, Y5
+	VMULPD   half<>+0(SB), Y8, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y6, Y10, Y10
+	VMULPD   Y8, Y10, Y6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y7
+	VCMPPD    $0x1d, zero<>+0(SB), Y3, Y3
+	VBLENDVPD Y3, one<>+0(SB), Y5, Y5
+	VDIVPD    Y7, Y5, Y3
+	VADDPD    one<>+0(SB), Y6, Y5
+	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
+	VBLENDVPD Y4, one<>+0(SB), Y6, Y6
+	VDIVPD    Y5, Y6, Y4
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y5
+	VADDPD Y5, Y5, Y6
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y7
+	VMINPD  Y6, Y7, Y6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y6, Y7
+	VROUNDPD $0x00, Y7, Y7
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y6
+	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y8
+	VFMADD213PD expC12<>+0(SB), Y6, Y8
+	VFMADD213PD expC11<>+0(SB), Y6, Y8
+	VFMADD213PD expC10<>+0(SB), Y6, Y8
+	VFMADD213PD expC9<>+0(SB), Y6, Y8
+	VFMADD213PD expC8<>+0(SB), Y6, Y8
+	VFMADD213PD expC7<>+0(SB), Y6, Y8
+	VFMADD213PD expC6<>+0(SB), Y6, Y8
+	VFMADD213PD expC5<>+0(SB), Y6, Y8
+	VFMADD213PD expC4<>+0(SB), Y6, Y8
+	VFMADD213PD expC3<>+0(SB), Y6, Y8
+	VFMADD213PD expC2<>+0(SB), Y6, Y8
+	VFMADD213PD one<>+0(SB), Y6, Y8
+	VFMADD213PD one<>+0(SB), Y6, Y8
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y7, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VMULPD   Y6, Y8, Y8
+	VMULPD   Y7, Y8, Y6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y5, Y5, Y7
+	VMOVUPD     tanhP0<>+0(SB), Y8
+	VFMADD213PD tanhP1<>+0(SB), Y7, Y8
+	VFMADD213PD tanhP2<>+0(SB), Y7, Y8
+	VADDPD      tanhQ0<>+0(SB), Y7, Y9
+	VFMADD213PD tanhQ1<>+0(SB), Y7, Y9
+	VFMADD213PD tanhQ2<>+0(SB), Y7, Y9
+	VMULPD      Y7, Y5, Y7
+	VMULPD      Y8, Y7, Y8
+	VADDPD      one<>+0(SB), Y6, Y6
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y5, Y7
+	VBLENDVPD Y7, minusTwo<>+0(SB), Y8, Y8
+	VBLENDVPD Y7, Y6, Y9, Y9
+	VBLENDVPD Y7, one<>+0(SB), Y5, Y5
+	VDIVPD    Y9, Y8, Y8
+	VADDPD    Y8, Y5, Y5
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y5, Y5
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y5, Y0, Y0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y1, Y3, Y1
+	VMULPD  Y0, Y2, Y5
+	VADDPD  Y5, Y1, Y1
+	VMOVUPD Y2, (DX)(CX*8)
+	VMOVUPD Y3, (BX)(CX*8)
+	VMOVUPD Y0, (SI)(CX*8)
+	VMOVUPD Y4, (DI)(CX*8)
+	MOVQ    c_base+112(FP), R8
+	VMOVUPD Y1, (R8)(CX*8)
+	VMOVUPD Y1, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD  absMask<>+0(SB), Y1, Y1
+	VANDPD  signMask<>+0(SB), Y0, Y0
+	VORPD   Y1, Y0, Y0
+	MOVQ    tc_base+136(FP), R8
+	VMOVUPD Y0, (R8)(CX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+160(FP), R8
+	VMOVUPD Y4, (R8)(CX*8)
+	ADDQ    $+4, CX
+	JMP     gateStepFixedAVX2_m1_loop
+
+gateStepFixedAVX2_m1_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepFixedAVX2_m2:
+	// fixed = 2
+	XORQ R8, R8
+	ANDQ $-4, AX
+
+gateStepFixedAVX2_m2_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ R8, AX
+	JAE  gateStepFixedAVX2_m2_tail
+
+	// load every input of the blocks before storing anything
+	VMOVUPD (SI)(R8*8), Y0
+	MOVQ    cPrev_base+88(FP), R9
+	VMOVUPD (R9)(R8*8), Y1
+	VMOVUPD (DX)(R8*8), Y2
+	MOVQ    act_base+32(FP), R9
+	ADDQ    CX, R9
+	VMOVUPD (R9)(R8*8), Y3
+	VMOVUPD (DI)(R8*8), Y4
+	MOVQ    zg_base+64(FP), R9
+	VMOVUPD Y0, (R9)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y2, Y5
+	VORPD signMask<>+0(SB), Y4, Y6
+
+	// tanh: a = |x|, e = exp(2a)
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y5, Y7, Y5
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y6, Y7, Y6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y7
+	VROUNDPD $0x00, Y7, Y7
+	VMULPD   expLog2E<>+0(SB), Y6, Y8
+	VROUNDPD $0x00, Y8, Y8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y6
+	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y9
+	VMOVUPD     expC13<>+0(SB), Y10
+	VFMADD213PD expC12<>+0(SB), Y5, Y9
+	VFMADD213PD expC12<>+0(SB), Y6, Y10
+	VFMADD213PD expC11<>+0(SB), Y5, Y9
+	VFMADD213PD expC11<>+0(SB), Y6, Y10
+	VFMADD213PD expC10<>+0(SB), Y5, Y9
+	VFMADD213PD expC10<>+0(SB), Y6, Y10
+	VFMADD213PD expC9<>+0(SB), Y5, Y9
+	VFMADD213PD expC9<>+0(SB), Y6, Y10
+	VFMADD213PD expC8<>+0(SB), Y5, Y9
+	VFMADD213PD expC8<>+0(SB), Y6, Y10
+	VFMADD213PD expC7<>+0(SB), Y5, Y9
+	VFMADD213PD expC7<>+0(SB), Y6, Y10
+	VFMADD213PD expC6<>+0(SB), Y5, Y9
+	VFMADD213PD expC6<>+0(SB), Y6, Y10
+	VFMADD213PD expC5<>+0(SB), Y5, Y9
+	VFMADD213PD expC5<>+0(SB), Y6, Y10
+	VFMADD213PD expC4<>+0(SB), Y5, Y9
+	VFMADD213PD expC4<>+0(SB), Y6, Y10
+	VFMADD213PD expC3<>+0(SB), Y5, Y9
+	VFMADD213PD expC3<>+0(SB), Y6, Y10
+	VFMADD213PD expC2<>+0(SB), Y5, Y9
+	VFMADD213PD expC2<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y7, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VMULPD   Y5, Y9, Y9
+	VMULPD   Y7, Y9, Y5
+	VMULPD   half<>+0(SB), Y8, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y6, Y10, Y10
+	VMULPD   Y8, Y10, Y6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y7
+	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
+	VBLENDVPD Y2, one<>+0(SB), Y5, Y5
+	VDIVPD    Y7, Y5, Y2
+	VADDPD    one<>+0(SB), Y6, Y5
+	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
+	VBLENDVPD Y4, one<>+0(SB), Y6, Y6
+	VDIVPD    Y5, Y6, Y4
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y5
+	VADDPD Y5, Y5, Y6
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y7
+	VMINPD  Y6, Y7, Y6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y6, Y7
+	VROUNDPD $0x00, Y7, Y7
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y6
+	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y8
+	VFMADD213PD expC12<>+0(SB), Y6, Y8
+	VFMADD213PD expC11<>+0(SB), Y6, Y8
+	VFMADD213PD expC10<>+0(SB), Y6, Y8
+	VFMADD213PD expC9<>+0(SB), Y6, Y8
+	VFMADD213PD expC8<>+0(SB), Y6, Y8
+	VFMADD213PD expC7<>+0(SB), Y6, Y8
+	VFMADD213PD expC6<>+0(SB), Y6, Y8
+	VFMADD213PD expC5<>+0(SB), Y6, Y8
+	VFMADD213PD expC4<>+0(SB), Y6, Y8
+	VFMADD213PD expC3<>+0(SB), Y6, Y8
+	VFMADD213PD expC2<>+0(SB), Y6, Y8
+	VFMADD213PD one<>+0(SB), Y6, Y8
+	VFMADD213PD one<>+0(SB), Y6, Y8
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y7, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VMULPD   Y6, Y8, Y8
+	VMULPD   Y7, Y8, Y6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y5, Y5, Y7
+	VMOVUPD     tanhP0<>+0(SB), Y8
+	VFMADD213PD tanhP1<>+0(SB), Y7, Y8
+	VFMADD213PD tanhP2<>+0(SB), Y7, Y8
+	VADDPD      tanhQ0<>+0(SB), Y7, Y9
+	VFMADD213PD tanhQ1<>+0(SB), Y7, Y9
+	VFMADD213PD tanhQ2<>+0(SB), Y7, Y9
+	VMULPD      Y7, Y5, Y7
+	VMULPD      Y8, Y7, Y8
+	VADDPD      one<>+0(SB), Y6, Y6
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y5, Y7
+	VBLENDVPD Y7, minusTwo<>+0(SB), Y8, Y8
+	VBLENDVPD Y7, Y6, Y9, Y9
+	VBLENDVPD Y7, one<>+0(SB), Y5, Y5
+	VDIVPD    Y9, Y8, Y8
+	VADDPD    Y8, Y5, Y5
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y5, Y5
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y5, Y0, Y0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y1, Y3, Y1
+	VMULPD  Y0, Y2, Y5
+	VADDPD  Y5, Y1, Y1
+	VMOVUPD Y2, (DX)(R8*8)
+	VMOVUPD Y3, (BX)(R8*8)
+	VMOVUPD Y0, (SI)(R8*8)
+	VMOVUPD Y4, (DI)(R8*8)
+	MOVQ    c_base+112(FP), R9
+	VMOVUPD Y1, (R9)(R8*8)
+	VMOVUPD Y1, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD  absMask<>+0(SB), Y1, Y1
+	VANDPD  signMask<>+0(SB), Y0, Y0
+	VORPD   Y1, Y0, Y0
+	MOVQ    tc_base+136(FP), R9
+	VMOVUPD Y0, (R9)(R8*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+160(FP), R9
+	VMOVUPD Y4, (R9)(R8*8)
+	ADDQ    $+4, R8
+	JMP     gateStepFixedAVX2_m2_loop
+
+gateStepFixedAVX2_m2_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepFixedAVX2_m3:
+	// fixed = 3
+	XORQ R8, R8
+	ANDQ $-4, AX
+
+gateStepFixedAVX2_m3_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ R8, AX
+	JAE  gateStepFixedAVX2_m3_tail
+
+	// load every input of the blocks before storing anything
+	VMOVUPD (SI)(R8*8), Y0
+	MOVQ    cPrev_base+88(FP), R9
+	VMOVUPD (R9)(R8*8), Y1
+	MOVQ    act_base+32(FP), R9
+	VMOVUPD (R9)(R8*8), Y2
+	MOVQ    act_base+32(FP), R9
+	ADDQ    CX, R9
+	VMOVUPD (R9)(R8*8), Y3
+	VMOVUPD (DI)(R8*8), Y4
+	MOVQ    zg_base+64(FP), R9
+	VMOVUPD Y0, (R9)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y4, Y5
+
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y6
+	VADDPD Y6, Y6, Y7
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y8
+	VMAXPD  Y5, Y8, Y5
+	VMOVUPD expMaxArg<>+0(SB), Y8
+	VMINPD  Y7, Y8, Y7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y8
+	VROUNDPD $0x00, Y8, Y8
+	VMULPD   expLog2E<>+0(SB), Y7, Y9
+	VROUNDPD $0x00, Y9, Y9
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y9, Y7
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y9, Y7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y10
+	VMOVUPD     expC13<>+0(SB), Y11
+	VFMADD213PD expC12<>+0(SB), Y5, Y10
+	VFMADD213PD expC12<>+0(SB), Y7, Y11
+	VFMADD213PD expC11<>+0(SB), Y5, Y10
+	VFMADD213PD expC11<>+0(SB), Y7, Y11
+	VFMADD213PD expC10<>+0(SB), Y5, Y10
+	VFMADD213PD expC10<>+0(SB), Y7, Y11
+	VFMADD213PD expC9<>+0(SB), Y5, Y10
+	VFMADD213PD expC9<>+0(SB), Y7, Y11
+	VFMADD213PD expC8<>+0(SB), Y5, Y10
+	VFMADD213PD expC8<>+0(SB), Y7, Y11
+	VFMADD213PD expC7<>+0(SB), Y5, Y10
+	VFMADD213PD expC7<>+0(SB), Y7, Y11
+	VFMADD213PD expC6<>+0(SB), Y5, Y10
+	VFMADD213PD expC6<>+0(SB), Y7, Y11
+	VFMADD213PD expC5<>+0(SB), Y5, Y10
+	VFMADD213PD expC5<>+0(SB), Y7, Y11
+	VFMADD213PD expC4<>+0(SB), Y5, Y10
+	VFMADD213PD expC4<>+0(SB), Y7, Y11
+	VFMADD213PD expC3<>+0(SB), Y5, Y10
+	VFMADD213PD expC3<>+0(SB), Y7, Y11
+	VFMADD213PD expC2<>+0(SB), Y5, Y10
+	VFMADD213PD expC2<>+0(SB), Y7, Y11
+	VFMADD213PD one<>+0(SB), Y5, Y10
+	VFMADD213PD one<>+0(SB), Y7, Y11
+	VFMADD213PD one<>+0(SB), Y5, Y10
+	VFMADD213PD one<>+0(SB), Y7, Y11
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y8, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y5, Y10, Y10
+	VMULPD   Y8, Y10, Y5
+	VMULPD   half<>+0(SB), Y9, Y7
+	VROUNDPD $0x01, Y7, Y7
+	VSUBPD   Y7, Y9, Y9
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y9, Y9
+	VPSLLQ   $0x34, Y9, Y9
+	VMULPD   Y7, Y11, Y11
+	VMULPD   Y9, Y11, Y7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y8
+	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
+	VBLENDVPD Y4, one<>+0(SB), Y5, Y5
+	VDIVPD    Y8, Y5, Y4
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y6, Y6, Y5
+	VMOVUPD     tanhP0<>+0(SB), Y8
+	VFMADD213PD tanhP1<>+0(SB), Y5, Y8
+	VFMADD213PD tanhP2<>+0(SB), Y5, Y8
+	VADDPD      tanhQ0<>+0(SB), Y5, Y9
+	VFMADD213PD tanhQ1<>+0(SB), Y5, Y9
+	VFMADD213PD tanhQ2<>+0(SB), Y5, Y9
+	VMULPD      Y5, Y6, Y5
+	VMULPD      Y8, Y5, Y8
+	VADDPD      one<>+0(SB), Y7, Y7
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y6, Y5
+	VBLENDVPD Y5, minusTwo<>+0(SB), Y8, Y8
+	VBLENDVPD Y5, Y7, Y9, Y9
+	VBLENDVPD Y5, one<>+0(SB), Y6, Y6
+	VDIVPD    Y9, Y8, Y8
+	VADDPD    Y8, Y6, Y6
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y6, Y6
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y6, Y0, Y0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y1, Y3, Y1
+	VMULPD  Y0, Y2, Y5
+	VADDPD  Y5, Y1, Y1
+	VMOVUPD Y2, (DX)(R8*8)
+	VMOVUPD Y3, (BX)(R8*8)
+	VMOVUPD Y0, (SI)(R8*8)
+	VMOVUPD Y4, (DI)(R8*8)
+	MOVQ    c_base+112(FP), R9
+	VMOVUPD Y1, (R9)(R8*8)
+	VMOVUPD Y1, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD  absMask<>+0(SB), Y1, Y1
+	VANDPD  signMask<>+0(SB), Y0, Y0
+	VORPD   Y1, Y0, Y0
+	MOVQ    tc_base+136(FP), R9
+	VMOVUPD Y0, (R9)(R8*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+160(FP), R9
+	VMOVUPD Y4, (R9)(R8*8)
+	ADDQ    $+4, R8
+	JMP     gateStepFixedAVX2_m3_loop
+
+gateStepFixedAVX2_m3_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepFixedAVX2_m4:
+	// fixed = 4
+	XORQ R8, R8
+	ANDQ $-4, AX
+
+gateStepFixedAVX2_m4_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ R8, AX
+	JAE  gateStepFixedAVX2_m4_tail
+
+	// load every input of the blocks before storing anything
+	VMOVUPD (SI)(R8*8), Y0
+	MOVQ    cPrev_base+88(FP), R9
+	VMOVUPD (R9)(R8*8), Y1
+	VMOVUPD (DX)(R8*8), Y2
+	VMOVUPD (BX)(R8*8), Y3
+	MOVQ    act_base+32(FP), R9
+	LEAQ    (CX)(CX*2), R10
+	ADDQ    R10, R9
+	VMOVUPD (R9)(R8*8), Y4
+	MOVQ    zg_base+64(FP), R9
+	VMOVUPD Y0, (R9)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y2, Y5
+	VORPD signMask<>+0(SB), Y3, Y6
+
+	// tanh: a = |x|, e = exp(2a)
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y5, Y7, Y5
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y6, Y7, Y6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y7
+	VROUNDPD $0x00, Y7, Y7
+	VMULPD   expLog2E<>+0(SB), Y6, Y8
+	VROUNDPD $0x00, Y8, Y8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y6
+	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y9
+	VMOVUPD     expC13<>+0(SB), Y10
+	VFMADD213PD expC12<>+0(SB), Y5, Y9
+	VFMADD213PD expC12<>+0(SB), Y6, Y10
+	VFMADD213PD expC11<>+0(SB), Y5, Y9
+	VFMADD213PD expC11<>+0(SB), Y6, Y10
+	VFMADD213PD expC10<>+0(SB), Y5, Y9
+	VFMADD213PD expC10<>+0(SB), Y6, Y10
+	VFMADD213PD expC9<>+0(SB), Y5, Y9
+	VFMADD213PD expC9<>+0(SB), Y6, Y10
+	VFMADD213PD expC8<>+0(SB), Y5, Y9
+	VFMADD213PD expC8<>+0(SB), Y6, Y10
+	VFMADD213PD expC7<>+0(SB), Y5, Y9
+	VFMADD213PD expC7<>+0(SB), Y6, Y10
+	VFMADD213PD expC6<>+0(SB), Y5, Y9
+	VFMADD213PD expC6<>+0(SB), Y6, Y10
+	VFMADD213PD expC5<>+0(SB), Y5, Y9
+	VFMADD213PD expC5<>+0(SB), Y6, Y10
+	VFMADD213PD expC4<>+0(SB), Y5, Y9
+	VFMADD213PD expC4<>+0(SB), Y6, Y10
+	VFMADD213PD expC3<>+0(SB), Y5, Y9
+	VFMADD213PD expC3<>+0(SB), Y6, Y10
+	VFMADD213PD expC2<>+0(SB), Y5, Y9
+	VFMADD213PD expC2<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y7, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VMULPD   Y5, Y9, Y9
+	VMULPD   Y7, Y9, Y5
+	VMULPD   half<>+0(SB), Y8, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y6, Y10, Y10
+	VMULPD   Y8, Y10, Y6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y7
+	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
+	VBLENDVPD Y2, one<>+0(SB), Y5, Y5
+	VDIVPD    Y7, Y5, Y2
+	VADDPD    one<>+0(SB), Y6, Y5
+	VCMPPD    $0x1d, zero<>+0(SB), Y3, Y3
+	VBLENDVPD Y3, one<>+0(SB), Y6, Y6
+	VDIVPD    Y5, Y6, Y3
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y5
+	VADDPD Y5, Y5, Y6
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y7
+	VMINPD  Y6, Y7, Y6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y6, Y7
+	VROUNDPD $0x00, Y7, Y7
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y6
+	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y8
+	VFMADD213PD expC12<>+0(SB), Y6, Y8
+	VFMADD213PD expC11<>+0(SB), Y6, Y8
+	VFMADD213PD expC10<>+0(SB), Y6, Y8
+	VFMADD213PD expC9<>+0(SB), Y6, Y8
+	VFMADD213PD expC8<>+0(SB), Y6, Y8
+	VFMADD213PD expC7<>+0(SB), Y6, Y8
+	VFMADD213PD expC6<>+0(SB), Y6, Y8
+	VFMADD213PD expC5<>+0(SB), Y6, Y8
+	VFMADD213PD expC4<>+0(SB), Y6, Y8
+	VFMADD213PD expC3<>+0(SB), Y6, Y8
+	VFMADD213PD expC2<>+0(SB), Y6, Y8
+	VFMADD213PD one<>+0(SB), Y6, Y8
+	VFMADD213PD one<>+0(SB), Y6, Y8
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y7, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VMULPD   Y6, Y8, Y8
+	VMULPD   Y7, Y8, Y6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y5, Y5, Y7
+	VMOVUPD     tanhP0<>+0(SB), Y8
+	VFMADD213PD tanhP1<>+0(SB), Y7, Y8
+	VFMADD213PD tanhP2<>+0(SB), Y7, Y8
+	VADDPD      tanhQ0<>+0(SB), Y7, Y9
+	VFMADD213PD tanhQ1<>+0(SB), Y7, Y9
+	VFMADD213PD tanhQ2<>+0(SB), Y7, Y9
+	VMULPD      Y7, Y5, Y7
+	VMULPD      Y8, Y7, Y8
+	VADDPD      one<>+0(SB), Y6, Y6
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y5, Y7
+	VBLENDVPD Y7, minusTwo<>+0(SB), Y8, Y8
+	VBLENDVPD Y7, Y6, Y9, Y9
+	VBLENDVPD Y7, one<>+0(SB), Y5, Y5
+	VDIVPD    Y9, Y8, Y8
+	VADDPD    Y8, Y5, Y5
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y5, Y5
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y5, Y0, Y0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y1, Y3, Y1
+	VMULPD  Y0, Y2, Y5
+	VADDPD  Y5, Y1, Y1
+	VMOVUPD Y2, (DX)(R8*8)
+	VMOVUPD Y3, (BX)(R8*8)
+	VMOVUPD Y0, (SI)(R8*8)
+	VMOVUPD Y4, (DI)(R8*8)
+	MOVQ    c_base+112(FP), R9
+	VMOVUPD Y1, (R9)(R8*8)
+	VMOVUPD Y1, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD  absMask<>+0(SB), Y1, Y1
+	VANDPD  signMask<>+0(SB), Y0, Y0
+	VORPD   Y1, Y0, Y0
+	MOVQ    tc_base+136(FP), R9
+	VMOVUPD Y0, (R9)(R8*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+160(FP), R9
+	VMOVUPD Y4, (R9)(R8*8)
+	ADDQ    $+4, R8
+	JMP     gateStepFixedAVX2_m4_loop
+
+gateStepFixedAVX2_m4_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepFixedAVX2_m5:
+	// fixed = 5
+	XORQ R8, R8
+	ANDQ $-4, AX
+
+gateStepFixedAVX2_m5_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ R8, AX
+	JAE  gateStepFixedAVX2_m5_tail
+
+	// load every input of the blocks before storing anything
+	VMOVUPD (SI)(R8*8), Y0
+	MOVQ    cPrev_base+88(FP), R9
+	VMOVUPD (R9)(R8*8), Y1
+	MOVQ    act_base+32(FP), R9
+	VMOVUPD (R9)(R8*8), Y2
+	VMOVUPD (BX)(R8*8), Y3
+	MOVQ    act_base+32(FP), R9
+	LEAQ    (CX)(CX*2), R10
+	ADDQ    R10, R9
+	VMOVUPD (R9)(R8*8), Y4
+	MOVQ    zg_base+64(FP), R9
+	VMOVUPD Y0, (R9)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y3, Y5
+
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y6
+	VADDPD Y6, Y6, Y7
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y8
+	VMAXPD  Y5, Y8, Y5
+	VMOVUPD expMaxArg<>+0(SB), Y8
+	VMINPD  Y7, Y8, Y7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y8
+	VROUNDPD $0x00, Y8, Y8
+	VMULPD   expLog2E<>+0(SB), Y7, Y9
+	VROUNDPD $0x00, Y9, Y9
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y9, Y7
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y9, Y7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y10
+	VMOVUPD     expC13<>+0(SB), Y11
+	VFMADD213PD expC12<>+0(SB), Y5, Y10
+	VFMADD213PD expC12<>+0(SB), Y7, Y11
+	VFMADD213PD expC11<>+0(SB), Y5, Y10
+	VFMADD213PD expC11<>+0(SB), Y7, Y11
+	VFMADD213PD expC10<>+0(SB), Y5, Y10
+	VFMADD213PD expC10<>+0(SB), Y7, Y11
+	VFMADD213PD expC9<>+0(SB), Y5, Y10
+	VFMADD213PD expC9<>+0(SB), Y7, Y11
+	VFMADD213PD expC8<>+0(SB), Y5, Y10
+	VFMADD213PD expC8<>+0(SB), Y7, Y11
+	VFMADD213PD expC7<>+0(SB), Y5, Y10
+	VFMADD213PD expC7<>+0(SB), Y7, Y11
+	VFMADD213PD expC6<>+0(SB), Y5, Y10
+	VFMADD213PD expC6<>+0(SB), Y7, Y11
+	VFMADD213PD expC5<>+0(SB), Y5, Y10
+	VFMADD213PD expC5<>+0(SB), Y7, Y11
+	VFMADD213PD expC4<>+0(SB), Y5, Y10
+	VFMADD213PD expC4<>+0(SB), Y7, Y11
+	VFMADD213PD expC3<>+0(SB), Y5, Y10
+	VFMADD213PD expC3<>+0(SB), Y7, Y11
+	VFMADD213PD expC2<>+0(SB), Y5, Y10
+	VFMADD213PD expC2<>+0(SB), Y7, Y11
+	VFMADD213PD one<>+0(SB), Y5, Y10
+	VFMADD213PD one<>+0(SB), Y7, Y11
+	VFMADD213PD one<>+0(SB), Y5, Y10
+	VFMADD213PD one<>+0(SB), Y7, Y11
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y8, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y5, Y10, Y10
+	VMULPD   Y8, Y10, Y5
+	VMULPD   half<>+0(SB), Y9, Y7
+	VROUNDPD $0x01, Y7, Y7
+	VSUBPD   Y7, Y9, Y9
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y9, Y9
+	VPSLLQ   $0x34, Y9, Y9
+	VMULPD   Y7, Y11, Y11
+	VMULPD   Y9, Y11, Y7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y8
+	VCMPPD    $0x1d, zero<>+0(SB), Y3, Y3
+	VBLENDVPD Y3, one<>+0(SB), Y5, Y5
+	VDIVPD    Y8, Y5, Y3
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y6, Y6, Y5
+	VMOVUPD     tanhP0<>+0(SB), Y8
+	VFMADD213PD tanhP1<>+0(SB), Y5, Y8
+	VFMADD213PD tanhP2<>+0(SB), Y5, Y8
+	VADDPD      tanhQ0<>+0(SB), Y5, Y9
+	VFMADD213PD tanhQ1<>+0(SB), Y5, Y9
+	VFMADD213PD tanhQ2<>+0(SB), Y5, Y9
+	VMULPD      Y5, Y6, Y5
+	VMULPD      Y8, Y5, Y8
+	VADDPD      one<>+0(SB), Y7, Y7
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y6, Y5
+	VBLENDVPD Y5, minusTwo<>+0(SB), Y8, Y8
+	VBLENDVPD Y5, Y7, Y9, Y9
+	VBLENDVPD Y5, one<>+0(SB), Y6, Y6
+	VDIVPD    Y9, Y8, Y8
+	VADDPD    Y8, Y6, Y6
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y6, Y6
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y6, Y0, Y0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y1, Y3, Y1
+	VMULPD  Y0, Y2, Y5
+	VADDPD  Y5, Y1, Y1
+	VMOVUPD Y2, (DX)(R8*8)
+	VMOVUPD Y3, (BX)(R8*8)
+	VMOVUPD Y0, (SI)(R8*8)
+	VMOVUPD Y4, (DI)(R8*8)
+	MOVQ    c_base+112(FP), R9
+	VMOVUPD Y1, (R9)(R8*8)
+	VMOVUPD Y1, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD  absMask<>+0(SB), Y1, Y1
+	VANDPD  signMask<>+0(SB), Y0, Y0
+	VORPD   Y1, Y0, Y0
+	MOVQ    tc_base+136(FP), R9
+	VMOVUPD Y0, (R9)(R8*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+160(FP), R9
+	VMOVUPD Y4, (R9)(R8*8)
+	ADDQ    $+4, R8
+	JMP     gateStepFixedAVX2_m5_loop
+
+gateStepFixedAVX2_m5_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepFixedAVX2_m6:
+	// fixed = 6
+	XORQ R8, R8
+	ANDQ $-4, AX
+
+gateStepFixedAVX2_m6_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ R8, AX
+	JAE  gateStepFixedAVX2_m6_tail
+
+	// load every input of the blocks before storing anything
+	VMOVUPD (SI)(R8*8), Y0
+	MOVQ    cPrev_base+88(FP), R9
+	VMOVUPD (R9)(R8*8), Y1
+	VMOVUPD (DX)(R8*8), Y2
+	MOVQ    act_base+32(FP), R9
+	ADDQ    CX, R9
+	VMOVUPD (R9)(R8*8), Y3
+	MOVQ    act_base+32(FP), R9
+	LEAQ    (CX)(CX*2), R10
+	ADDQ    R10, R9
+	VMOVUPD (R9)(R8*8), Y4
+	MOVQ    zg_base+64(FP), R9
+	VMOVUPD Y0, (R9)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y2, Y5
+
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y6
+	VADDPD Y6, Y6, Y7
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y8
+	VMAXPD  Y5, Y8, Y5
+	VMOVUPD expMaxArg<>+0(SB), Y8
+	VMINPD  Y7, Y8, Y7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y8
+	VROUNDPD $0x00, Y8, Y8
+	VMULPD   expLog2E<>+0(SB), Y7, Y9
+	VROUNDPD $0x00, Y9, Y9
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y9, Y7
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y9, Y7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y10
+	VMOVUPD     expC13<>+0(SB), Y11
+	VFMADD213PD expC12<>+0(SB), Y5, Y10
+	VFMADD213PD expC12<>+0(SB), Y7, Y11
+	VFMADD213PD expC11<>+0(SB), Y5, Y10
+	VFMADD213PD expC11<>+0(SB), Y7, Y11
+	VFMADD213PD expC10<>+0(SB), Y5, Y10
+	VFMADD213PD expC10<>+0(SB), Y7, Y11
+	VFMADD213PD expC9<>+0(SB), Y5, Y10
+	VFMADD213PD expC9<>+0(SB), Y7, Y11
+	VFMADD213PD expC8<>+0(SB), Y5, Y10
+	VFMADD213PD expC8<>+0(SB), Y7, Y11
+	VFMADD213PD expC7<>+0(SB), Y5, Y10
+	VFMADD213PD expC7<>+0(SB), Y7, Y11
+	VFMADD213PD expC6<>+0(SB), Y5, Y10
+	VFMADD213PD expC6<>+0(SB), Y7, Y11
+	VFMADD213PD expC5<>+0(SB), Y5, Y10
+	VFMADD213PD expC5<>+0(SB), Y7, Y11
+	VFMADD213PD expC4<>+0(SB), Y5, Y10
+	VFMADD213PD expC4<>+0(SB), Y7, Y11
+	VFMADD213PD expC3<>+0(SB), Y5, Y10
+	VFMADD213PD expC3<>+0(SB), Y7, Y11
+	VFMADD213PD expC2<>+0(SB), Y5, Y10
+	VFMADD213PD expC2<>+0(SB), Y7, Y11
+	VFMADD213PD one<>+0(SB), Y5, Y10
+	VFMADD213PD one<>+0(SB), Y7, Y11
+	VFMADD213PD one<>+0(SB), Y5, Y10
+	VFMADD213PD one<>+0(SB), Y7, Y11
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y8, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y5, Y10, Y10
+	VMULPD   Y8, Y10, Y5
+	VMULPD   half<>+0(SB), Y9, Y7
+	VROUNDPD $0x01, Y7, Y7
+	VSUBPD   Y7, Y9, Y9
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y9, Y9
+	VPSLLQ   $0x34, Y9, Y9
+	VMULPD   Y7, Y11, Y11
+	VMULPD   Y9, Y11, Y7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y8
+	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
+	VBLENDVPD Y2, one<>+0(SB), Y5, Y5
+	VDIVPD    Y8, Y5, Y2
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y6, Y6, Y5
+	VMOVUPD     tanhP0<>+0(SB), Y8
+	VFMADD213PD tanhP1<>+0(SB), Y5, Y8
+	VFMADD213PD tanhP2<>+0(SB), Y5, Y8
+	VADDPD      tanhQ0<>+0(SB), Y5, Y9
+	VFMADD213PD tanhQ1<>+0(SB), Y5, Y9
+	VFMADD213PD tanhQ2<>+0(SB), Y5, Y9
+	VMULPD      Y5, Y6, Y5
+	VMULPD      Y8, Y5, Y8
+	VADDPD      one<>+0(SB), Y7, Y7
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y6, Y5
+	VBLENDVPD Y5, minusTwo<>+0(SB), Y8, Y8
+	VBLENDVPD Y5, Y7, Y9, Y9
+	VBLENDVPD Y5, one<>+0(SB), Y6, Y6
+	VDIVPD    Y9, Y8, Y8
+	VADDPD    Y8, Y6, Y6
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y6, Y6
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y6, Y0, Y0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y1, Y3, Y1
+	VMULPD  Y0, Y2, Y5
+	VADDPD  Y5, Y1, Y1
+	VMOVUPD Y2, (DX)(R8*8)
+	VMOVUPD Y3, (BX)(R8*8)
+	VMOVUPD Y0, (SI)(R8*8)
+	VMOVUPD Y4, (DI)(R8*8)
+	MOVQ    c_base+112(FP), R9
+	VMOVUPD Y1, (R9)(R8*8)
+	VMOVUPD Y1, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD  absMask<>+0(SB), Y1, Y1
+	VANDPD  signMask<>+0(SB), Y0, Y0
+	VORPD   Y1, Y0, Y0
+	MOVQ    tc_base+136(FP), R9
+	VMOVUPD Y0, (R9)(R8*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+160(FP), R9
+	VMOVUPD Y4, (R9)(R8*8)
+	ADDQ    $+4, R8
+	JMP     gateStepFixedAVX2_m6_loop
+
+gateStepFixedAVX2_m6_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepFixedAVX2_m7:
+	// fixed = 7
+	XORQ R8, R8
+	ANDQ $-4, AX
+
+gateStepFixedAVX2_m7_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ R8, AX
+	JAE  gateStepFixedAVX2_m7_tail
+
+	// load every input of the blocks before storing anything
+	VMOVUPD (SI)(R8*8), Y0
+	MOVQ    cPrev_base+88(FP), R9
+	VMOVUPD (R9)(R8*8), Y1
+	MOVQ    act_base+32(FP), R9
+	VMOVUPD (R9)(R8*8), Y2
+	MOVQ    act_base+32(FP), R9
+	ADDQ    CX, R9
+	VMOVUPD (R9)(R8*8), Y3
+	MOVQ    act_base+32(FP), R9
+	LEAQ    (CX)(CX*2), R10
+	ADDQ    R10, R9
+	VMOVUPD (R9)(R8*8), Y4
+	MOVQ    zg_base+64(FP), R9
+	VMOVUPD Y0, (R9)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y5
+	VADDPD Y5, Y5, Y6
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y7
+	VMINPD  Y6, Y7, Y6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y6, Y7
+	VROUNDPD $0x00, Y7, Y7
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y6
+	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y8
+	VFMADD213PD expC12<>+0(SB), Y6, Y8
+	VFMADD213PD expC11<>+0(SB), Y6, Y8
+	VFMADD213PD expC10<>+0(SB), Y6, Y8
+	VFMADD213PD expC9<>+0(SB), Y6, Y8
+	VFMADD213PD expC8<>+0(SB), Y6, Y8
+	VFMADD213PD expC7<>+0(SB), Y6, Y8
+	VFMADD213PD expC6<>+0(SB), Y6, Y8
+	VFMADD213PD expC5<>+0(SB), Y6, Y8
+	VFMADD213PD expC4<>+0(SB), Y6, Y8
+	VFMADD213PD expC3<>+0(SB), Y6, Y8
+	VFMADD213PD expC2<>+0(SB), Y6, Y8
+	VFMADD213PD one<>+0(SB), Y6, Y8
+	VFMADD213PD one<>+0(SB), Y6, Y8
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y7, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VMULPD   Y6, Y8, Y8
+	VMULPD   Y7, Y8, Y6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y5, Y5, Y7
+	VMOVUPD     tanhP0<>+0(SB), Y8
+	VFMADD213PD tanhP1<>+0(SB), Y7, Y8
+	VFMADD213PD tanhP2<>+0(SB), Y7, Y8
+	VADDPD      tanhQ0<>+0(SB), Y7, Y9
+	VFMADD213PD tanhQ1<>+0(SB), Y7, Y9
+	VFMADD213PD tanhQ2<>+0(SB), Y7, Y9
+	VMULPD      Y7, Y5, Y7
+	VMULPD      Y8, Y7, Y8
+	VADDPD      one<>+0(SB), Y6, Y6
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y5, Y7
+	VBLENDVPD Y7, minusTwo<>+0(SB), Y8, Y8
+	VBLENDVPD Y7, Y6, Y9, Y9
+	VBLENDVPD Y7, one<>+0(SB), Y5, Y5
+	VDIVPD    Y9, Y8, Y8
+	VADDPD    Y8, Y5, Y5
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y5, Y5
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y5, Y0, Y0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y1, Y3, Y1
+	VMULPD  Y0, Y2, Y5
+	VADDPD  Y5, Y1, Y1
+	VMOVUPD Y2, (DX)(R8*8)
+	VMOVUPD Y3, (BX)(R8*8)
+	VMOVUPD Y0, (SI)(R8*8)
+	VMOVUPD Y4, (DI)(R8*8)
+	MOVQ    c_base+112(FP), R9
+	VMOVUPD Y1, (R9)(R8*8)
+	VMOVUPD Y1, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD  absMask<>+0(SB), Y1, Y1
+	VANDPD  signMask<>+0(SB), Y0, Y0
+	VORPD   Y1, Y0, Y0
+	MOVQ    tc_base+136(FP), R9
+	VMOVUPD Y0, (R9)(R8*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+160(FP), R9
+	VMOVUPD Y4, (R9)(R8*8)
+	ADDQ    $+4, R8
+	JMP     gateStepFixedAVX2_m7_loop
+
+gateStepFixedAVX2_m7_tail:
 	// }
 	VZEROUPPER
 	RET
@@ -1104,6 +3278,905 @@ axpyRowsAVX512_tail_next:
 	VMOVUPD Z0, K1, (CX)(R8*8)
 
 axpyRowsAVX512_done:
+	VZEROUPPER
+	RET
+
+// func mulAddRowsAVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
+// Requires: AVX, AVX512F
+TEXT ·mulAddRowsAVX512(SB), NOSPLIT, $0-104
+	MOVQ n+24(FP), AX
+	SHLQ $0x03, AX
+	MOVQ AX, CX
+	MOVQ stride+56(FP), DX
+	SHLQ $0x03, DX
+	MOVQ coefStride+88(FP), BX
+	SHLQ $0x03, BX
+	LEAQ (BX)(BX*2), SI
+	MOVQ $0x7fffffffffffffff, DI
+	XORQ R8, R8
+
+	// kz = the coefficients of the tile that are ±0
+	KXORW  K1, K1, K1
+	VPXORQ Z0, Z0, Z0
+	MOVQ   k+96(FP), R9
+	ANDQ   $+7, R9
+	LEAQ   tailMask<>+0(SB), R10
+	KMOVW  (R10)(R9*2), K2
+	MOVQ   coef_base+64(FP), R9
+	LEAQ   (R9)(SI*1), R10
+	LEAQ   (R9), R11
+	MOVQ   k+96(FP), R12
+	SHRQ   $0x03, R12
+
+mulAddRowsAVX512_scan0:
+	JZ     mulAddRowsAVX512_scan0_tail
+	VCMPPD $0x00, (R11), Z0, K3
+	KORW   K3, K1, K1
+	ADDQ   $+64, R11
+	DECQ   R12
+	JMP    mulAddRowsAVX512_scan0
+
+mulAddRowsAVX512_scan0_tail:
+	VMOVUPD.Z (R11), K2, Z1
+	VCMPPD    $0x00, Z1, Z0, K2, K3
+	KORW      K3, K1, K1
+	LEAQ      (R9)(BX*1), R11
+	MOVQ      k+96(FP), R12
+	SHRQ      $0x03, R12
+
+mulAddRowsAVX512_scan1:
+	JZ     mulAddRowsAVX512_scan1_tail
+	VCMPPD $0x00, (R11), Z0, K3
+	KORW   K3, K1, K1
+	ADDQ   $+64, R11
+	DECQ   R12
+	JMP    mulAddRowsAVX512_scan1
+
+mulAddRowsAVX512_scan1_tail:
+	VMOVUPD.Z (R11), K2, Z1
+	VCMPPD    $0x00, Z1, Z0, K2, K3
+	KORW      K3, K1, K1
+	LEAQ      (R9)(BX*2), R9
+	MOVQ      k+96(FP), R11
+	SHRQ      $0x03, R11
+
+mulAddRowsAVX512_scan2:
+	JZ     mulAddRowsAVX512_scan2_tail
+	VCMPPD $0x00, (R9), Z0, K3
+	KORW   K3, K1, K1
+	ADDQ   $+64, R9
+	DECQ   R11
+	JMP    mulAddRowsAVX512_scan2
+
+mulAddRowsAVX512_scan2_tail:
+	VMOVUPD.Z (R9), K2, Z1
+	VCMPPD    $0x00, Z1, Z0, K2, K3
+	KORW      K3, K1, K1
+	LEAQ      (R10), R9
+	MOVQ      k+96(FP), R11
+	SHRQ      $0x03, R11
+
+mulAddRowsAVX512_scan3:
+	JZ     mulAddRowsAVX512_scan3_tail
+	VCMPPD $0x00, (R9), Z0, K3
+	KORW   K3, K1, K1
+	ADDQ   $+64, R9
+	DECQ   R11
+	JMP    mulAddRowsAVX512_scan3
+
+mulAddRowsAVX512_scan3_tail:
+	VMOVUPD.Z (R9), K2, Z1
+	VCMPPD    $0x00, Z1, Z0, K2, K3
+	KORW      K3, K1, K1
+	LEAQ      (R10)(BX*1), R9
+	MOVQ      k+96(FP), R11
+	SHRQ      $0x03, R11
+
+mulAddRowsAVX512_scan4:
+	JZ     mulAddRowsAVX512_scan4_tail
+	VCMPPD $0x00, (R9), Z0, K3
+	KORW   K3, K1, K1
+	ADDQ   $+64, R9
+	DECQ   R11
+	JMP    mulAddRowsAVX512_scan4
+
+mulAddRowsAVX512_scan4_tail:
+	VMOVUPD.Z (R9), K2, Z1
+	VCMPPD    $0x00, Z1, Z0, K2, K3
+	KORW      K3, K1, K1
+	LEAQ      (R10)(BX*2), R9
+	MOVQ      k+96(FP), R10
+	SHRQ      $0x03, R10
+
+mulAddRowsAVX512_scan5:
+	JZ     mulAddRowsAVX512_scan5_tail
+	VCMPPD $0x00, (R9), Z0, K3
+	KORW   K3, K1, K1
+	ADDQ   $+64, R9
+	DECQ   R10
+	JMP    mulAddRowsAVX512_scan5
+
+mulAddRowsAVX512_scan5_tail:
+	VMOVUPD.Z (R9), K2, Z1
+	VCMPPD    $0x00, Z1, Z0, K2, K2
+	KORW      K2, K1, K1
+	MOVQ      AX, R9
+	SUBQ      $+256, R9
+
+mulAddRowsAVX512_u4:
+	// while i <= n-256 (bytes)
+	CMPQ R8, R9
+	JG   mulAddRowsAVX512_u4_end
+
+	// a tile of 6 rows × 4 vectors of dst in registers
+	MOVQ    dst_base+0(FP), R10
+	ADDQ    R8, R10
+	LEAQ    (R10)(CX*2), R11
+	ADDQ    CX, R11
+	MOVQ    rows_base+32(FP), R12
+	ADDQ    R8, R12
+	MOVQ    coef_base+64(FP), R13
+	LEAQ    (R13)(SI*1), R14
+	MOVQ    k+96(FP), R15
+	VMOVUPD (R10), Z0
+	VMOVUPD 64(R10), Z1
+	VMOVUPD 128(R10), Z2
+	VMOVUPD 192(R10), Z3
+	VMOVUPD (R10)(CX*1), Z4
+	VMOVUPD 64(R10)(CX*1), Z5
+	VMOVUPD 128(R10)(CX*1), Z6
+	VMOVUPD 192(R10)(CX*1), Z7
+	VMOVUPD (R10)(CX*2), Z8
+	VMOVUPD 64(R10)(CX*2), Z9
+	VMOVUPD 128(R10)(CX*2), Z10
+	VMOVUPD 192(R10)(CX*2), Z11
+	VMOVUPD (R11), Z12
+	VMOVUPD 64(R11), Z13
+	VMOVUPD 128(R11), Z14
+	VMOVUPD 192(R11), Z15
+	VMOVUPD (R11)(CX*1), Z16
+	VMOVUPD 64(R11)(CX*1), Z17
+	VMOVUPD 128(R11)(CX*1), Z18
+	VMOVUPD 192(R11)(CX*1), Z19
+	VMOVUPD (R11)(CX*2), Z20
+	VMOVUPD 64(R11)(CX*2), Z21
+	VMOVUPD 128(R11)(CX*2), Z22
+	VMOVUPD 192(R11)(CX*2), Z23
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRowsAVX512_u4_rows
+
+mulAddRowsAVX512_u4_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R12), Z24
+	VMOVUPD 64(R12), Z25
+	VMOVUPD 128(R12), Z26
+	VMOVUPD 192(R12), Z27
+
+	// output row 0
+	VBROADCASTSD (R13), Z28
+	VFMADD231PD  Z24, Z28, Z0
+	VFMADD231PD  Z25, Z28, Z1
+	VFMADD231PD  Z26, Z28, Z2
+	VFMADD231PD  Z27, Z28, Z3
+
+	// output row 1
+	VBROADCASTSD (R13)(BX*1), Z28
+	VFMADD231PD  Z24, Z28, Z4
+	VFMADD231PD  Z25, Z28, Z5
+	VFMADD231PD  Z26, Z28, Z6
+	VFMADD231PD  Z27, Z28, Z7
+
+	// output row 2
+	VBROADCASTSD (R13)(BX*2), Z28
+	VFMADD231PD  Z24, Z28, Z8
+	VFMADD231PD  Z25, Z28, Z9
+	VFMADD231PD  Z26, Z28, Z10
+	VFMADD231PD  Z27, Z28, Z11
+
+	// output row 3
+	VBROADCASTSD (R14), Z28
+	VFMADD231PD  Z24, Z28, Z12
+	VFMADD231PD  Z25, Z28, Z13
+	VFMADD231PD  Z26, Z28, Z14
+	VFMADD231PD  Z27, Z28, Z15
+
+	// output row 4
+	VBROADCASTSD (R14)(BX*1), Z28
+	VFMADD231PD  Z24, Z28, Z16
+	VFMADD231PD  Z25, Z28, Z17
+	VFMADD231PD  Z26, Z28, Z18
+	VFMADD231PD  Z27, Z28, Z19
+
+	// output row 5
+	VBROADCASTSD (R14)(BX*2), Z28
+	VFMADD231PD  Z24, Z28, Z20
+	VFMADD231PD  Z25, Z28, Z21
+	VFMADD231PD  Z26, Z28, Z22
+	VFMADD231PD  Z27, Z28, Z23
+	ADDQ         DX, R12
+	ADDQ         $+8, R13
+	ADDQ         $+8, R14
+	DECQ         R15
+	JNZ          mulAddRowsAVX512_u4_dense
+	JMP          mulAddRowsAVX512_u4_store
+
+mulAddRowsAVX512_u4_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R12), Z24
+	VMOVUPD 64(R12), Z25
+	VMOVUPD 128(R12), Z26
+	VMOVUPD 192(R12), Z27
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R13)
+	JZ           mulAddRowsAVX512_u4_rows_skip0
+	VBROADCASTSD (R13), Z28
+	VFMADD231PD  Z24, Z28, Z0
+	VFMADD231PD  Z25, Z28, Z1
+	VFMADD231PD  Z26, Z28, Z2
+	VFMADD231PD  Z27, Z28, Z3
+
+mulAddRowsAVX512_u4_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R13)(BX*1)
+	JZ           mulAddRowsAVX512_u4_rows_skip1
+	VBROADCASTSD (R13)(BX*1), Z28
+	VFMADD231PD  Z24, Z28, Z4
+	VFMADD231PD  Z25, Z28, Z5
+	VFMADD231PD  Z26, Z28, Z6
+	VFMADD231PD  Z27, Z28, Z7
+
+mulAddRowsAVX512_u4_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R13)(BX*2)
+	JZ           mulAddRowsAVX512_u4_rows_skip2
+	VBROADCASTSD (R13)(BX*2), Z28
+	VFMADD231PD  Z24, Z28, Z8
+	VFMADD231PD  Z25, Z28, Z9
+	VFMADD231PD  Z26, Z28, Z10
+	VFMADD231PD  Z27, Z28, Z11
+
+mulAddRowsAVX512_u4_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (R14)
+	JZ           mulAddRowsAVX512_u4_rows_skip3
+	VBROADCASTSD (R14), Z28
+	VFMADD231PD  Z24, Z28, Z12
+	VFMADD231PD  Z25, Z28, Z13
+	VFMADD231PD  Z26, Z28, Z14
+	VFMADD231PD  Z27, Z28, Z15
+
+mulAddRowsAVX512_u4_rows_skip3:
+	// output row 4: skip the term if its coefficient is ±0
+	TESTQ        DI, (R14)(BX*1)
+	JZ           mulAddRowsAVX512_u4_rows_skip4
+	VBROADCASTSD (R14)(BX*1), Z28
+	VFMADD231PD  Z24, Z28, Z16
+	VFMADD231PD  Z25, Z28, Z17
+	VFMADD231PD  Z26, Z28, Z18
+	VFMADD231PD  Z27, Z28, Z19
+
+mulAddRowsAVX512_u4_rows_skip4:
+	// output row 5: skip the term if its coefficient is ±0
+	TESTQ        DI, (R14)(BX*2)
+	JZ           mulAddRowsAVX512_u4_rows_skip5
+	VBROADCASTSD (R14)(BX*2), Z28
+	VFMADD231PD  Z24, Z28, Z20
+	VFMADD231PD  Z25, Z28, Z21
+	VFMADD231PD  Z26, Z28, Z22
+	VFMADD231PD  Z27, Z28, Z23
+
+mulAddRowsAVX512_u4_rows_skip5:
+	ADDQ DX, R12
+	ADDQ $+8, R13
+	ADDQ $+8, R14
+	DECQ R15
+	JNZ  mulAddRowsAVX512_u4_rows
+
+mulAddRowsAVX512_u4_store:
+	VMOVUPD Z0, (R10)
+	VMOVUPD Z1, 64(R10)
+	VMOVUPD Z2, 128(R10)
+	VMOVUPD Z3, 192(R10)
+	VMOVUPD Z4, (R10)(CX*1)
+	VMOVUPD Z5, 64(R10)(CX*1)
+	VMOVUPD Z6, 128(R10)(CX*1)
+	VMOVUPD Z7, 192(R10)(CX*1)
+	VMOVUPD Z8, (R10)(CX*2)
+	VMOVUPD Z9, 64(R10)(CX*2)
+	VMOVUPD Z10, 128(R10)(CX*2)
+	VMOVUPD Z11, 192(R10)(CX*2)
+	VMOVUPD Z12, (R11)
+	VMOVUPD Z13, 64(R11)
+	VMOVUPD Z14, 128(R11)
+	VMOVUPD Z15, 192(R11)
+	VMOVUPD Z16, (R11)(CX*1)
+	VMOVUPD Z17, 64(R11)(CX*1)
+	VMOVUPD Z18, 128(R11)(CX*1)
+	VMOVUPD Z19, 192(R11)(CX*1)
+	VMOVUPD Z20, (R11)(CX*2)
+	VMOVUPD Z21, 64(R11)(CX*2)
+	VMOVUPD Z22, 128(R11)(CX*2)
+	VMOVUPD Z23, 192(R11)(CX*2)
+	ADDQ    $+256, R8
+	JMP     mulAddRowsAVX512_u4
+
+mulAddRowsAVX512_u4_end:
+	MOVQ AX, R9
+	SUBQ $+192, R9
+
+	// while i <= n-192 (bytes)
+	CMPQ R8, R9
+	JG   mulAddRowsAVX512_u3_end
+
+	// a tile of 6 rows × 3 vectors of dst in registers
+	MOVQ    dst_base+0(FP), R9
+	ADDQ    R8, R9
+	LEAQ    (R9)(CX*2), R10
+	ADDQ    CX, R10
+	MOVQ    rows_base+32(FP), R11
+	ADDQ    R8, R11
+	MOVQ    coef_base+64(FP), R12
+	LEAQ    (R12)(SI*1), R13
+	MOVQ    k+96(FP), R14
+	VMOVUPD (R9), Z0
+	VMOVUPD 64(R9), Z1
+	VMOVUPD 128(R9), Z2
+	VMOVUPD (R9)(CX*1), Z3
+	VMOVUPD 64(R9)(CX*1), Z4
+	VMOVUPD 128(R9)(CX*1), Z5
+	VMOVUPD (R9)(CX*2), Z6
+	VMOVUPD 64(R9)(CX*2), Z7
+	VMOVUPD 128(R9)(CX*2), Z8
+	VMOVUPD (R10), Z9
+	VMOVUPD 64(R10), Z10
+	VMOVUPD 128(R10), Z11
+	VMOVUPD (R10)(CX*1), Z12
+	VMOVUPD 64(R10)(CX*1), Z13
+	VMOVUPD 128(R10)(CX*1), Z14
+	VMOVUPD (R10)(CX*2), Z15
+	VMOVUPD 64(R10)(CX*2), Z16
+	VMOVUPD 128(R10)(CX*2), Z17
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRowsAVX512_u3_rows
+
+mulAddRowsAVX512_u3_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R11), Z18
+	VMOVUPD 64(R11), Z19
+	VMOVUPD 128(R11), Z20
+
+	// output row 0
+	VBROADCASTSD (R12), Z21
+	VFMADD231PD  Z18, Z21, Z0
+	VFMADD231PD  Z19, Z21, Z1
+	VFMADD231PD  Z20, Z21, Z2
+
+	// output row 1
+	VBROADCASTSD (R12)(BX*1), Z21
+	VFMADD231PD  Z18, Z21, Z3
+	VFMADD231PD  Z19, Z21, Z4
+	VFMADD231PD  Z20, Z21, Z5
+
+	// output row 2
+	VBROADCASTSD (R12)(BX*2), Z21
+	VFMADD231PD  Z18, Z21, Z6
+	VFMADD231PD  Z19, Z21, Z7
+	VFMADD231PD  Z20, Z21, Z8
+
+	// output row 3
+	VBROADCASTSD (R13), Z21
+	VFMADD231PD  Z18, Z21, Z9
+	VFMADD231PD  Z19, Z21, Z10
+	VFMADD231PD  Z20, Z21, Z11
+
+	// output row 4
+	VBROADCASTSD (R13)(BX*1), Z21
+	VFMADD231PD  Z18, Z21, Z12
+	VFMADD231PD  Z19, Z21, Z13
+	VFMADD231PD  Z20, Z21, Z14
+
+	// output row 5
+	VBROADCASTSD (R13)(BX*2), Z21
+	VFMADD231PD  Z18, Z21, Z15
+	VFMADD231PD  Z19, Z21, Z16
+	VFMADD231PD  Z20, Z21, Z17
+	ADDQ         DX, R11
+	ADDQ         $+8, R12
+	ADDQ         $+8, R13
+	DECQ         R14
+	JNZ          mulAddRowsAVX512_u3_dense
+	JMP          mulAddRowsAVX512_u3_store
+
+mulAddRowsAVX512_u3_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R11), Z18
+	VMOVUPD 64(R11), Z19
+	VMOVUPD 128(R11), Z20
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R12)
+	JZ           mulAddRowsAVX512_u3_rows_skip0
+	VBROADCASTSD (R12), Z21
+	VFMADD231PD  Z18, Z21, Z0
+	VFMADD231PD  Z19, Z21, Z1
+	VFMADD231PD  Z20, Z21, Z2
+
+mulAddRowsAVX512_u3_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R12)(BX*1)
+	JZ           mulAddRowsAVX512_u3_rows_skip1
+	VBROADCASTSD (R12)(BX*1), Z21
+	VFMADD231PD  Z18, Z21, Z3
+	VFMADD231PD  Z19, Z21, Z4
+	VFMADD231PD  Z20, Z21, Z5
+
+mulAddRowsAVX512_u3_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R12)(BX*2)
+	JZ           mulAddRowsAVX512_u3_rows_skip2
+	VBROADCASTSD (R12)(BX*2), Z21
+	VFMADD231PD  Z18, Z21, Z6
+	VFMADD231PD  Z19, Z21, Z7
+	VFMADD231PD  Z20, Z21, Z8
+
+mulAddRowsAVX512_u3_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (R13)
+	JZ           mulAddRowsAVX512_u3_rows_skip3
+	VBROADCASTSD (R13), Z21
+	VFMADD231PD  Z18, Z21, Z9
+	VFMADD231PD  Z19, Z21, Z10
+	VFMADD231PD  Z20, Z21, Z11
+
+mulAddRowsAVX512_u3_rows_skip3:
+	// output row 4: skip the term if its coefficient is ±0
+	TESTQ        DI, (R13)(BX*1)
+	JZ           mulAddRowsAVX512_u3_rows_skip4
+	VBROADCASTSD (R13)(BX*1), Z21
+	VFMADD231PD  Z18, Z21, Z12
+	VFMADD231PD  Z19, Z21, Z13
+	VFMADD231PD  Z20, Z21, Z14
+
+mulAddRowsAVX512_u3_rows_skip4:
+	// output row 5: skip the term if its coefficient is ±0
+	TESTQ        DI, (R13)(BX*2)
+	JZ           mulAddRowsAVX512_u3_rows_skip5
+	VBROADCASTSD (R13)(BX*2), Z21
+	VFMADD231PD  Z18, Z21, Z15
+	VFMADD231PD  Z19, Z21, Z16
+	VFMADD231PD  Z20, Z21, Z17
+
+mulAddRowsAVX512_u3_rows_skip5:
+	ADDQ DX, R11
+	ADDQ $+8, R12
+	ADDQ $+8, R13
+	DECQ R14
+	JNZ  mulAddRowsAVX512_u3_rows
+
+mulAddRowsAVX512_u3_store:
+	VMOVUPD Z0, (R9)
+	VMOVUPD Z1, 64(R9)
+	VMOVUPD Z2, 128(R9)
+	VMOVUPD Z3, (R9)(CX*1)
+	VMOVUPD Z4, 64(R9)(CX*1)
+	VMOVUPD Z5, 128(R9)(CX*1)
+	VMOVUPD Z6, (R9)(CX*2)
+	VMOVUPD Z7, 64(R9)(CX*2)
+	VMOVUPD Z8, 128(R9)(CX*2)
+	VMOVUPD Z9, (R10)
+	VMOVUPD Z10, 64(R10)
+	VMOVUPD Z11, 128(R10)
+	VMOVUPD Z12, (R10)(CX*1)
+	VMOVUPD Z13, 64(R10)(CX*1)
+	VMOVUPD Z14, 128(R10)(CX*1)
+	VMOVUPD Z15, (R10)(CX*2)
+	VMOVUPD Z16, 64(R10)(CX*2)
+	VMOVUPD Z17, 128(R10)(CX*2)
+	ADDQ    $+192, R8
+
+mulAddRowsAVX512_u3_end:
+	MOVQ AX, R9
+	SUBQ $+128, R9
+
+	// while i <= n-128 (bytes)
+	CMPQ R8, R9
+	JG   mulAddRowsAVX512_u2_end
+
+	// a tile of 6 rows × 2 vectors of dst in registers
+	MOVQ    dst_base+0(FP), R9
+	ADDQ    R8, R9
+	LEAQ    (R9)(CX*2), R10
+	ADDQ    CX, R10
+	MOVQ    rows_base+32(FP), R11
+	ADDQ    R8, R11
+	MOVQ    coef_base+64(FP), R12
+	LEAQ    (R12)(SI*1), R13
+	MOVQ    k+96(FP), R14
+	VMOVUPD (R9), Z0
+	VMOVUPD 64(R9), Z1
+	VMOVUPD (R9)(CX*1), Z2
+	VMOVUPD 64(R9)(CX*1), Z3
+	VMOVUPD (R9)(CX*2), Z4
+	VMOVUPD 64(R9)(CX*2), Z5
+	VMOVUPD (R10), Z6
+	VMOVUPD 64(R10), Z7
+	VMOVUPD (R10)(CX*1), Z8
+	VMOVUPD 64(R10)(CX*1), Z9
+	VMOVUPD (R10)(CX*2), Z10
+	VMOVUPD 64(R10)(CX*2), Z11
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRowsAVX512_u2_rows
+
+mulAddRowsAVX512_u2_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R11), Z12
+	VMOVUPD 64(R11), Z13
+
+	// output row 0
+	VBROADCASTSD (R12), Z14
+	VFMADD231PD  Z12, Z14, Z0
+	VFMADD231PD  Z13, Z14, Z1
+
+	// output row 1
+	VBROADCASTSD (R12)(BX*1), Z14
+	VFMADD231PD  Z12, Z14, Z2
+	VFMADD231PD  Z13, Z14, Z3
+
+	// output row 2
+	VBROADCASTSD (R12)(BX*2), Z14
+	VFMADD231PD  Z12, Z14, Z4
+	VFMADD231PD  Z13, Z14, Z5
+
+	// output row 3
+	VBROADCASTSD (R13), Z14
+	VFMADD231PD  Z12, Z14, Z6
+	VFMADD231PD  Z13, Z14, Z7
+
+	// output row 4
+	VBROADCASTSD (R13)(BX*1), Z14
+	VFMADD231PD  Z12, Z14, Z8
+	VFMADD231PD  Z13, Z14, Z9
+
+	// output row 5
+	VBROADCASTSD (R13)(BX*2), Z14
+	VFMADD231PD  Z12, Z14, Z10
+	VFMADD231PD  Z13, Z14, Z11
+	ADDQ         DX, R11
+	ADDQ         $+8, R12
+	ADDQ         $+8, R13
+	DECQ         R14
+	JNZ          mulAddRowsAVX512_u2_dense
+	JMP          mulAddRowsAVX512_u2_store
+
+mulAddRowsAVX512_u2_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R11), Z12
+	VMOVUPD 64(R11), Z13
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R12)
+	JZ           mulAddRowsAVX512_u2_rows_skip0
+	VBROADCASTSD (R12), Z14
+	VFMADD231PD  Z12, Z14, Z0
+	VFMADD231PD  Z13, Z14, Z1
+
+mulAddRowsAVX512_u2_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R12)(BX*1)
+	JZ           mulAddRowsAVX512_u2_rows_skip1
+	VBROADCASTSD (R12)(BX*1), Z14
+	VFMADD231PD  Z12, Z14, Z2
+	VFMADD231PD  Z13, Z14, Z3
+
+mulAddRowsAVX512_u2_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R12)(BX*2)
+	JZ           mulAddRowsAVX512_u2_rows_skip2
+	VBROADCASTSD (R12)(BX*2), Z14
+	VFMADD231PD  Z12, Z14, Z4
+	VFMADD231PD  Z13, Z14, Z5
+
+mulAddRowsAVX512_u2_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (R13)
+	JZ           mulAddRowsAVX512_u2_rows_skip3
+	VBROADCASTSD (R13), Z14
+	VFMADD231PD  Z12, Z14, Z6
+	VFMADD231PD  Z13, Z14, Z7
+
+mulAddRowsAVX512_u2_rows_skip3:
+	// output row 4: skip the term if its coefficient is ±0
+	TESTQ        DI, (R13)(BX*1)
+	JZ           mulAddRowsAVX512_u2_rows_skip4
+	VBROADCASTSD (R13)(BX*1), Z14
+	VFMADD231PD  Z12, Z14, Z8
+	VFMADD231PD  Z13, Z14, Z9
+
+mulAddRowsAVX512_u2_rows_skip4:
+	// output row 5: skip the term if its coefficient is ±0
+	TESTQ        DI, (R13)(BX*2)
+	JZ           mulAddRowsAVX512_u2_rows_skip5
+	VBROADCASTSD (R13)(BX*2), Z14
+	VFMADD231PD  Z12, Z14, Z10
+	VFMADD231PD  Z13, Z14, Z11
+
+mulAddRowsAVX512_u2_rows_skip5:
+	ADDQ DX, R11
+	ADDQ $+8, R12
+	ADDQ $+8, R13
+	DECQ R14
+	JNZ  mulAddRowsAVX512_u2_rows
+
+mulAddRowsAVX512_u2_store:
+	VMOVUPD Z0, (R9)
+	VMOVUPD Z1, 64(R9)
+	VMOVUPD Z2, (R9)(CX*1)
+	VMOVUPD Z3, 64(R9)(CX*1)
+	VMOVUPD Z4, (R9)(CX*2)
+	VMOVUPD Z5, 64(R9)(CX*2)
+	VMOVUPD Z6, (R10)
+	VMOVUPD Z7, 64(R10)
+	VMOVUPD Z8, (R10)(CX*1)
+	VMOVUPD Z9, 64(R10)(CX*1)
+	VMOVUPD Z10, (R10)(CX*2)
+	VMOVUPD Z11, 64(R10)(CX*2)
+	ADDQ    $+128, R8
+
+mulAddRowsAVX512_u2_end:
+	MOVQ AX, R9
+	SUBQ $+64, R9
+
+	// while i <= n-64 (bytes)
+	CMPQ R8, R9
+	JG   mulAddRowsAVX512_u1_end
+
+	// a tile of 6 rows × 1 vectors of dst in registers
+	MOVQ    dst_base+0(FP), R9
+	ADDQ    R8, R9
+	LEAQ    (R9)(CX*2), R10
+	ADDQ    CX, R10
+	MOVQ    rows_base+32(FP), R11
+	ADDQ    R8, R11
+	MOVQ    coef_base+64(FP), R12
+	LEAQ    (R12)(SI*1), R13
+	MOVQ    k+96(FP), R14
+	VMOVUPD (R9), Z0
+	VMOVUPD (R9)(CX*1), Z1
+	VMOVUPD (R9)(CX*2), Z2
+	VMOVUPD (R10), Z3
+	VMOVUPD (R10)(CX*1), Z4
+	VMOVUPD (R10)(CX*2), Z5
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRowsAVX512_u1_rows
+
+mulAddRowsAVX512_u1_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R11), Z6
+
+	// output row 0
+	VBROADCASTSD (R12), Z7
+	VFMADD231PD  Z6, Z7, Z0
+
+	// output row 1
+	VBROADCASTSD (R12)(BX*1), Z7
+	VFMADD231PD  Z6, Z7, Z1
+
+	// output row 2
+	VBROADCASTSD (R12)(BX*2), Z7
+	VFMADD231PD  Z6, Z7, Z2
+
+	// output row 3
+	VBROADCASTSD (R13), Z7
+	VFMADD231PD  Z6, Z7, Z3
+
+	// output row 4
+	VBROADCASTSD (R13)(BX*1), Z7
+	VFMADD231PD  Z6, Z7, Z4
+
+	// output row 5
+	VBROADCASTSD (R13)(BX*2), Z7
+	VFMADD231PD  Z6, Z7, Z5
+	ADDQ         DX, R11
+	ADDQ         $+8, R12
+	ADDQ         $+8, R13
+	DECQ         R14
+	JNZ          mulAddRowsAVX512_u1_dense
+	JMP          mulAddRowsAVX512_u1_store
+
+mulAddRowsAVX512_u1_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R11), Z6
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R12)
+	JZ           mulAddRowsAVX512_u1_rows_skip0
+	VBROADCASTSD (R12), Z7
+	VFMADD231PD  Z6, Z7, Z0
+
+mulAddRowsAVX512_u1_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R12)(BX*1)
+	JZ           mulAddRowsAVX512_u1_rows_skip1
+	VBROADCASTSD (R12)(BX*1), Z7
+	VFMADD231PD  Z6, Z7, Z1
+
+mulAddRowsAVX512_u1_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R12)(BX*2)
+	JZ           mulAddRowsAVX512_u1_rows_skip2
+	VBROADCASTSD (R12)(BX*2), Z7
+	VFMADD231PD  Z6, Z7, Z2
+
+mulAddRowsAVX512_u1_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (R13)
+	JZ           mulAddRowsAVX512_u1_rows_skip3
+	VBROADCASTSD (R13), Z7
+	VFMADD231PD  Z6, Z7, Z3
+
+mulAddRowsAVX512_u1_rows_skip3:
+	// output row 4: skip the term if its coefficient is ±0
+	TESTQ        DI, (R13)(BX*1)
+	JZ           mulAddRowsAVX512_u1_rows_skip4
+	VBROADCASTSD (R13)(BX*1), Z7
+	VFMADD231PD  Z6, Z7, Z4
+
+mulAddRowsAVX512_u1_rows_skip4:
+	// output row 5: skip the term if its coefficient is ±0
+	TESTQ        DI, (R13)(BX*2)
+	JZ           mulAddRowsAVX512_u1_rows_skip5
+	VBROADCASTSD (R13)(BX*2), Z7
+	VFMADD231PD  Z6, Z7, Z5
+
+mulAddRowsAVX512_u1_rows_skip5:
+	ADDQ DX, R11
+	ADDQ $+8, R12
+	ADDQ $+8, R13
+	DECQ R14
+	JNZ  mulAddRowsAVX512_u1_rows
+
+mulAddRowsAVX512_u1_store:
+	VMOVUPD Z0, (R9)
+	VMOVUPD Z1, (R9)(CX*1)
+	VMOVUPD Z2, (R9)(CX*2)
+	VMOVUPD Z3, (R10)
+	VMOVUPD Z4, (R10)(CX*1)
+	VMOVUPD Z5, (R10)(CX*2)
+	ADDQ    $+64, R8
+
+mulAddRowsAVX512_u1_end:
+	// the last n-i < 8 elements, masked
+	SUBQ  R8, AX
+	JZ    mulAddRowsAVX512_done
+	SHRQ  $0x03, AX
+	LEAQ  tailMask<>+0(SB), R9
+	KMOVW (R9)(AX*2), K2
+
+	// a tile of 6 rows × 1 vectors of dst in registers
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R10
+	ADDQ      R8, R10
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R11
+	VMOVUPD.Z (AX), K2, Z0
+	VMOVUPD.Z (AX)(CX*1), K2, Z1
+	VMOVUPD.Z (AX)(CX*2), K2, Z2
+	VMOVUPD.Z (R9), K2, Z3
+	VMOVUPD.Z (R9)(CX*1), K2, Z4
+	VMOVUPD.Z (R9)(CX*2), K2, Z5
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRowsAVX512_tail_rows
+
+mulAddRowsAVX512_tail_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD.Z (R10), K2, Z6
+
+	// output row 0
+	VBROADCASTSD (R8), Z7
+	VFMADD231PD  Z6, Z7, Z0
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z7
+	VFMADD231PD  Z6, Z7, Z1
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Z7
+	VFMADD231PD  Z6, Z7, Z2
+
+	// output row 3
+	VBROADCASTSD (SI), Z7
+	VFMADD231PD  Z6, Z7, Z3
+
+	// output row 4
+	VBROADCASTSD (SI)(BX*1), Z7
+	VFMADD231PD  Z6, Z7, Z4
+
+	// output row 5
+	VBROADCASTSD (SI)(BX*2), Z7
+	VFMADD231PD  Z6, Z7, Z5
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRowsAVX512_tail_dense
+	JMP          mulAddRowsAVX512_tail_store
+
+mulAddRowsAVX512_tail_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD.Z (R10), K2, Z6
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRowsAVX512_tail_rows_skip0
+	VBROADCASTSD (R8), Z7
+	VFMADD231PD  Z6, Z7, Z0
+
+mulAddRowsAVX512_tail_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRowsAVX512_tail_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z7
+	VFMADD231PD  Z6, Z7, Z1
+
+mulAddRowsAVX512_tail_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRowsAVX512_tail_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Z7
+	VFMADD231PD  Z6, Z7, Z2
+
+mulAddRowsAVX512_tail_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRowsAVX512_tail_rows_skip3
+	VBROADCASTSD (SI), Z7
+	VFMADD231PD  Z6, Z7, Z3
+
+mulAddRowsAVX512_tail_rows_skip3:
+	// output row 4: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)(BX*1)
+	JZ           mulAddRowsAVX512_tail_rows_skip4
+	VBROADCASTSD (SI)(BX*1), Z7
+	VFMADD231PD  Z6, Z7, Z4
+
+mulAddRowsAVX512_tail_rows_skip4:
+	// output row 5: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)(BX*2)
+	JZ           mulAddRowsAVX512_tail_rows_skip5
+	VBROADCASTSD (SI)(BX*2), Z7
+	VFMADD231PD  Z6, Z7, Z5
+
+mulAddRowsAVX512_tail_rows_skip5:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRowsAVX512_tail_rows
+
+mulAddRowsAVX512_tail_store:
+	VMOVUPD Z0, K2, (AX)
+	VMOVUPD Z1, K2, (AX)(CX*1)
+	VMOVUPD Z2, K2, (AX)(CX*2)
+	VMOVUPD Z3, K2, (R9)
+	VMOVUPD Z4, K2, (R9)(CX*1)
+	VMOVUPD Z5, K2, (R9)(CX*2)
+
+mulAddRowsAVX512_done:
 	VZEROUPPER
 	RET
 
@@ -1590,6 +4663,4587 @@ gateStepAVX512_tail:
 	VMOVUPD    Z3, K1, (R11)(R12*8)
 
 gateStepAVX512_done:
+	VZEROUPPER
+	RET
+
+// func gateStepFixedAVX512(gates []float64, stride int, act []float64, fixed int, zg []float64, cPrev []float64, c []float64, tc []float64, h []float64)
+// Requires: AVX, AVX512F
+TEXT ·gateStepFixedAVX512(SB), NOSPLIT, $0-184
+	MOVQ c_len+120(FP), AX
+	MOVQ stride+24(FP), CX
+	SHLQ $0x03, CX
+	MOVQ gates_base+0(FP), DX
+	LEAQ (DX)(CX*1), BX
+	LEAQ (BX)(CX*1), SI
+	LEAQ (SI)(CX*1), DI
+	MOVQ fixed+56(FP), R8
+
+	// one loop per fixed set
+	CMPQ R8, $0x01
+	JE   gateStepFixedAVX512_m1
+	CMPQ R8, $0x02
+	JE   gateStepFixedAVX512_m2
+	CMPQ R8, $0x03
+	JE   gateStepFixedAVX512_m3
+	CMPQ R8, $0x04
+	JE   gateStepFixedAVX512_m4
+	CMPQ R8, $0x05
+	JE   gateStepFixedAVX512_m5
+	CMPQ R8, $0x06
+	JE   gateStepFixedAVX512_m6
+	CMPQ R8, $0x07
+	JE   gateStepFixedAVX512_m7
+
+	// fixed = 0
+	XORQ CX, CX
+	MOVQ AX, R8
+	ANDQ $-8, R8
+
+gateStepFixedAVX512_m0_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ CX, R8
+	JAE  gateStepFixedAVX512_m0_tail
+
+	// load every input of the blocks before storing anything
+	VMOVUPD (SI)(CX*8), Z0
+	MOVQ    cPrev_base+88(FP), R9
+	VMOVUPD (R9)(CX*8), Z1
+	VMOVUPD (DX)(CX*8), Z2
+	VMOVUPD (BX)(CX*8), Z3
+	VMOVUPD (DI)(CX*8), Z4
+	MOVQ    zg_base+64(FP), R9
+	VMOVUPD Z0, (R9)(CX*8)
+
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z2, Z5
+	VPORQ signMask<>+0(SB), Z3, Z6
+	VPORQ signMask<>+0(SB), Z4, Z7
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z8
+	VADDPD Z8, Z8, Z9
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z10
+	VMAXPD  Z5, Z10, Z5
+	VMOVUPD expMinArg<>+0(SB), Z10
+	VMAXPD  Z6, Z10, Z6
+	VMOVUPD expMinArg<>+0(SB), Z10
+	VMAXPD  Z7, Z10, Z7
+	VMOVUPD expMaxArg<>+0(SB), Z10
+	VMINPD  Z9, Z10, Z9
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
+	VMULPD      expLog2E<>+0(SB), Z6, Z11
+	VRNDSCALEPD $0x00, Z11, Z11
+	VMULPD      expLog2E<>+0(SB), Z7, Z12
+	VRNDSCALEPD $0x00, Z12, Z12
+	VMULPD      expLog2E<>+0(SB), Z9, Z13
+	VRNDSCALEPD $0x00, Z13, Z13
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z11, Z6
+	VFNMADD231PD expLn2Hi<>+0(SB), Z12, Z7
+	VFNMADD231PD expLn2Hi<>+0(SB), Z13, Z9
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z11, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z12, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z13, Z9
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z14
+	VMOVUPD     expC13<>+0(SB), Z15
+	VMOVUPD     expC13<>+0(SB), Z16
+	VMOVUPD     expC13<>+0(SB), Z17
+	VFMADD213PD expC12<>+0(SB), Z5, Z14
+	VFMADD213PD expC12<>+0(SB), Z6, Z15
+	VFMADD213PD expC12<>+0(SB), Z7, Z16
+	VFMADD213PD expC12<>+0(SB), Z9, Z17
+	VFMADD213PD expC11<>+0(SB), Z5, Z14
+	VFMADD213PD expC11<>+0(SB), Z6, Z15
+	VFMADD213PD expC11<>+0(SB), Z7, Z16
+	VFMADD213PD expC11<>+0(SB), Z9, Z17
+	VFMADD213PD expC10<>+0(SB), Z5, Z14
+	VFMADD213PD expC10<>+0(SB), Z6, Z15
+	VFMADD213PD expC10<>+0(SB), Z7, Z16
+	VFMADD213PD expC10<>+0(SB), Z9, Z17
+	VFMADD213PD expC9<>+0(SB), Z5, Z14
+	VFMADD213PD expC9<>+0(SB), Z6, Z15
+	VFMADD213PD expC9<>+0(SB), Z7, Z16
+	VFMADD213PD expC9<>+0(SB), Z9, Z17
+	VFMADD213PD expC8<>+0(SB), Z5, Z14
+	VFMADD213PD expC8<>+0(SB), Z6, Z15
+	VFMADD213PD expC8<>+0(SB), Z7, Z16
+	VFMADD213PD expC8<>+0(SB), Z9, Z17
+	VFMADD213PD expC7<>+0(SB), Z5, Z14
+	VFMADD213PD expC7<>+0(SB), Z6, Z15
+	VFMADD213PD expC7<>+0(SB), Z7, Z16
+	VFMADD213PD expC7<>+0(SB), Z9, Z17
+	VFMADD213PD expC6<>+0(SB), Z5, Z14
+	VFMADD213PD expC6<>+0(SB), Z6, Z15
+	VFMADD213PD expC6<>+0(SB), Z7, Z16
+	VFMADD213PD expC6<>+0(SB), Z9, Z17
+	VFMADD213PD expC5<>+0(SB), Z5, Z14
+	VFMADD213PD expC5<>+0(SB), Z6, Z15
+	VFMADD213PD expC5<>+0(SB), Z7, Z16
+	VFMADD213PD expC5<>+0(SB), Z9, Z17
+	VFMADD213PD expC4<>+0(SB), Z5, Z14
+	VFMADD213PD expC4<>+0(SB), Z6, Z15
+	VFMADD213PD expC4<>+0(SB), Z7, Z16
+	VFMADD213PD expC4<>+0(SB), Z9, Z17
+	VFMADD213PD expC3<>+0(SB), Z5, Z14
+	VFMADD213PD expC3<>+0(SB), Z6, Z15
+	VFMADD213PD expC3<>+0(SB), Z7, Z16
+	VFMADD213PD expC3<>+0(SB), Z9, Z17
+	VFMADD213PD expC2<>+0(SB), Z5, Z14
+	VFMADD213PD expC2<>+0(SB), Z6, Z15
+	VFMADD213PD expC2<>+0(SB), Z7, Z16
+	VFMADD213PD expC2<>+0(SB), Z9, Z17
+	VFMADD213PD one<>+0(SB), Z5, Z14
+	VFMADD213PD one<>+0(SB), Z6, Z15
+	VFMADD213PD one<>+0(SB), Z7, Z16
+	VFMADD213PD one<>+0(SB), Z9, Z17
+	VFMADD213PD one<>+0(SB), Z5, Z14
+	VFMADD213PD one<>+0(SB), Z6, Z15
+	VFMADD213PD one<>+0(SB), Z7, Z16
+	VFMADD213PD one<>+0(SB), Z9, Z17
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z10, Z14, Z5
+	VSCALEFPD Z11, Z15, Z6
+	VSCALEFPD Z12, Z16, Z7
+	VSCALEFPD Z13, Z17, Z9
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z10
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z10, Z5, Z2
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z3, K1
+	VBLENDMPD one<>+0(SB), Z6, K1, Z6
+	VDIVPD    Z5, Z6, Z3
+	VADDPD    one<>+0(SB), Z7, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
+	VBLENDMPD one<>+0(SB), Z7, K1, Z7
+	VDIVPD    Z5, Z7, Z4
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z8, Z8, Z5
+	VMOVUPD     tanhP0<>+0(SB), Z6
+	VFMADD213PD tanhP1<>+0(SB), Z5, Z6
+	VFMADD213PD tanhP2<>+0(SB), Z5, Z6
+	VADDPD      tanhQ0<>+0(SB), Z5, Z7
+	VFMADD213PD tanhQ1<>+0(SB), Z5, Z7
+	VFMADD213PD tanhQ2<>+0(SB), Z5, Z7
+	VMULPD      Z5, Z8, Z5
+	VMULPD      Z6, Z5, Z6
+	VADDPD      one<>+0(SB), Z9, Z9
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z8, K1
+	VBLENDMPD minusTwo<>+0(SB), Z6, K1, Z6
+	VBLENDMPD Z9, Z7, K1, Z7
+	VBLENDMPD one<>+0(SB), Z8, K1, Z8
+	VDIVPD    Z7, Z6, Z6
+	VADDPD    Z6, Z8, Z8
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z8, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z1, Z3, Z1
+	VMULPD  Z0, Z2, Z5
+	VADDPD  Z5, Z1, Z1
+	VMOVUPD Z2, (DX)(CX*8)
+	VMOVUPD Z3, (BX)(CX*8)
+	VMOVUPD Z0, (SI)(CX*8)
+	VMOVUPD Z4, (DI)(CX*8)
+	MOVQ    c_base+112(FP), R9
+	VMOVUPD Z1, (R9)(CX*8)
+	VMOVUPD Z1, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K1
+	VBLENDMPD minusTwo<>+0(SB), Z5, K1, Z5
+	VBLENDMPD Z2, Z6, K1, Z6
+	VBLENDMPD one<>+0(SB), Z1, K1, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	MOVQ       tc_base+136(FP), R9
+	VMOVUPD    Z0, (R9)(CX*8)
+	VMULPD     Z0, Z4, Z4
+	MOVQ       h_base+160(FP), R9
+	VMOVUPD    Z4, (R9)(CX*8)
+	ADDQ       $+8, CX
+	JMP        gateStepFixedAVX512_m0_loop
+
+gateStepFixedAVX512_m0_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ  CX, AX
+	JZ    gateStepFixedAVX512_m0_done
+	LEAQ  tailMask<>+0(SB), R8
+	KMOVW (R8)(AX*2), K1
+
+	// load every input of the blocks before storing anything
+	VMOVUPD.Z (SI)(CX*8), K1, Z0
+	MOVQ      cPrev_base+88(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z1
+	VMOVUPD.Z (DX)(CX*8), K1, Z2
+	VMOVUPD.Z (BX)(CX*8), K1, Z3
+	VMOVUPD.Z (DI)(CX*8), K1, Z4
+	MOVQ      zg_base+64(FP), AX
+	VMOVUPD   Z0, K1, (AX)(CX*8)
+
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z2, Z5
+	VPORQ signMask<>+0(SB), Z3, Z6
+	VPORQ signMask<>+0(SB), Z4, Z7
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z8
+	VADDPD Z8, Z8, Z9
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z10
+	VMAXPD  Z5, Z10, Z5
+	VMOVUPD expMinArg<>+0(SB), Z10
+	VMAXPD  Z6, Z10, Z6
+	VMOVUPD expMinArg<>+0(SB), Z10
+	VMAXPD  Z7, Z10, Z7
+	VMOVUPD expMaxArg<>+0(SB), Z10
+	VMINPD  Z9, Z10, Z9
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
+	VMULPD      expLog2E<>+0(SB), Z6, Z11
+	VRNDSCALEPD $0x00, Z11, Z11
+	VMULPD      expLog2E<>+0(SB), Z7, Z12
+	VRNDSCALEPD $0x00, Z12, Z12
+	VMULPD      expLog2E<>+0(SB), Z9, Z13
+	VRNDSCALEPD $0x00, Z13, Z13
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z11, Z6
+	VFNMADD231PD expLn2Hi<>+0(SB), Z12, Z7
+	VFNMADD231PD expLn2Hi<>+0(SB), Z13, Z9
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z11, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z12, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z13, Z9
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z14
+	VMOVUPD     expC13<>+0(SB), Z15
+	VMOVUPD     expC13<>+0(SB), Z16
+	VMOVUPD     expC13<>+0(SB), Z17
+	VFMADD213PD expC12<>+0(SB), Z5, Z14
+	VFMADD213PD expC12<>+0(SB), Z6, Z15
+	VFMADD213PD expC12<>+0(SB), Z7, Z16
+	VFMADD213PD expC12<>+0(SB), Z9, Z17
+	VFMADD213PD expC11<>+0(SB), Z5, Z14
+	VFMADD213PD expC11<>+0(SB), Z6, Z15
+	VFMADD213PD expC11<>+0(SB), Z7, Z16
+	VFMADD213PD expC11<>+0(SB), Z9, Z17
+	VFMADD213PD expC10<>+0(SB), Z5, Z14
+	VFMADD213PD expC10<>+0(SB), Z6, Z15
+	VFMADD213PD expC10<>+0(SB), Z7, Z16
+	VFMADD213PD expC10<>+0(SB), Z9, Z17
+	VFMADD213PD expC9<>+0(SB), Z5, Z14
+	VFMADD213PD expC9<>+0(SB), Z6, Z15
+	VFMADD213PD expC9<>+0(SB), Z7, Z16
+	VFMADD213PD expC9<>+0(SB), Z9, Z17
+	VFMADD213PD expC8<>+0(SB), Z5, Z14
+	VFMADD213PD expC8<>+0(SB), Z6, Z15
+	VFMADD213PD expC8<>+0(SB), Z7, Z16
+	VFMADD213PD expC8<>+0(SB), Z9, Z17
+	VFMADD213PD expC7<>+0(SB), Z5, Z14
+	VFMADD213PD expC7<>+0(SB), Z6, Z15
+	VFMADD213PD expC7<>+0(SB), Z7, Z16
+	VFMADD213PD expC7<>+0(SB), Z9, Z17
+	VFMADD213PD expC6<>+0(SB), Z5, Z14
+	VFMADD213PD expC6<>+0(SB), Z6, Z15
+	VFMADD213PD expC6<>+0(SB), Z7, Z16
+	VFMADD213PD expC6<>+0(SB), Z9, Z17
+	VFMADD213PD expC5<>+0(SB), Z5, Z14
+	VFMADD213PD expC5<>+0(SB), Z6, Z15
+	VFMADD213PD expC5<>+0(SB), Z7, Z16
+	VFMADD213PD expC5<>+0(SB), Z9, Z17
+	VFMADD213PD expC4<>+0(SB), Z5, Z14
+	VFMADD213PD expC4<>+0(SB), Z6, Z15
+	VFMADD213PD expC4<>+0(SB), Z7, Z16
+	VFMADD213PD expC4<>+0(SB), Z9, Z17
+	VFMADD213PD expC3<>+0(SB), Z5, Z14
+	VFMADD213PD expC3<>+0(SB), Z6, Z15
+	VFMADD213PD expC3<>+0(SB), Z7, Z16
+	VFMADD213PD expC3<>+0(SB), Z9, Z17
+	VFMADD213PD expC2<>+0(SB), Z5, Z14
+	VFMADD213PD expC2<>+0(SB), Z6, Z15
+	VFMADD213PD expC2<>+0(SB), Z7, Z16
+	VFMADD213PD expC2<>+0(SB), Z9, Z17
+	VFMADD213PD one<>+0(SB), Z5, Z14
+	VFMADD213PD one<>+0(SB), Z6, Z15
+	VFMADD213PD one<>+0(SB), Z7, Z16
+	VFMADD213PD one<>+0(SB), Z9, Z17
+	VFMADD213PD one<>+0(SB), Z5, Z14
+	VFMADD213PD one<>+0(SB), Z6, Z15
+	VFMADD213PD one<>+0(SB), Z7, Z16
+	VFMADD213PD one<>+0(SB), Z9, Z17
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z10, Z14, Z5
+	VSCALEFPD Z11, Z15, Z6
+	VSCALEFPD Z12, Z16, Z7
+	VSCALEFPD Z13, Z17, Z9
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z10
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z10, Z5, Z2
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z3, K2
+	VBLENDMPD one<>+0(SB), Z6, K2, Z6
+	VDIVPD    Z5, Z6, Z3
+	VADDPD    one<>+0(SB), Z7, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K2
+	VBLENDMPD one<>+0(SB), Z7, K2, Z7
+	VDIVPD    Z5, Z7, Z4
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z8, Z8, Z5
+	VMOVUPD     tanhP0<>+0(SB), Z6
+	VFMADD213PD tanhP1<>+0(SB), Z5, Z6
+	VFMADD213PD tanhP2<>+0(SB), Z5, Z6
+	VADDPD      tanhQ0<>+0(SB), Z5, Z7
+	VFMADD213PD tanhQ1<>+0(SB), Z5, Z7
+	VFMADD213PD tanhQ2<>+0(SB), Z5, Z7
+	VMULPD      Z5, Z8, Z5
+	VMULPD      Z6, Z5, Z6
+	VADDPD      one<>+0(SB), Z9, Z9
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z8, K2
+	VBLENDMPD minusTwo<>+0(SB), Z6, K2, Z6
+	VBLENDMPD Z9, Z7, K2, Z7
+	VBLENDMPD one<>+0(SB), Z8, K2, Z8
+	VDIVPD    Z7, Z6, Z6
+	VADDPD    Z6, Z8, Z8
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z8, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z1, Z3, Z1
+	VMULPD  Z0, Z2, Z5
+	VADDPD  Z5, Z1, Z1
+	VMOVUPD Z2, K1, (DX)(CX*8)
+	VMOVUPD Z3, K1, (BX)(CX*8)
+	VMOVUPD Z0, K1, (SI)(CX*8)
+	VMOVUPD Z4, K1, (DI)(CX*8)
+	MOVQ    c_base+112(FP), AX
+	VMOVUPD Z1, K1, (AX)(CX*8)
+	VMOVUPD Z1, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K2
+	VBLENDMPD minusTwo<>+0(SB), Z5, K2, Z5
+	VBLENDMPD Z2, Z6, K2, Z6
+	VBLENDMPD one<>+0(SB), Z1, K2, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	MOVQ       tc_base+136(FP), AX
+	VMOVUPD    Z0, K1, (AX)(CX*8)
+	VMULPD     Z0, Z4, Z4
+	MOVQ       h_base+160(FP), AX
+	VMOVUPD    Z4, K1, (AX)(CX*8)
+
+gateStepFixedAVX512_m0_done:
+	VZEROUPPER
+	RET
+
+gateStepFixedAVX512_m1:
+	// fixed = 1
+	XORQ CX, CX
+	MOVQ AX, R8
+	ANDQ $-8, R8
+
+gateStepFixedAVX512_m1_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ CX, R8
+	JAE  gateStepFixedAVX512_m1_tail
+
+	// load every input of the blocks before storing anything
+	VMOVUPD (SI)(CX*8), Z0
+	MOVQ    cPrev_base+88(FP), R9
+	VMOVUPD (R9)(CX*8), Z1
+	MOVQ    act_base+32(FP), R9
+	VMOVUPD (R9)(CX*8), Z2
+	VMOVUPD (BX)(CX*8), Z3
+	VMOVUPD (DI)(CX*8), Z4
+	MOVQ    zg_base+64(FP), R9
+	VMOVUPD Z0, (R9)(CX*8)
+
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z3, Z5
+	VPORQ signMask<>+0(SB), Z4, Z6
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z7
+	VADDPD Z7, Z7, Z8
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z9
+	VMAXPD  Z5, Z9, Z5
+	VMOVUPD expMinArg<>+0(SB), Z9
+	VMAXPD  Z6, Z9, Z6
+	VMOVUPD expMaxArg<>+0(SB), Z9
+	VMINPD  Z8, Z9, Z8
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+	VMULPD      expLog2E<>+0(SB), Z6, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
+	VMULPD      expLog2E<>+0(SB), Z8, Z11
+	VRNDSCALEPD $0x00, Z11, Z11
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Hi<>+0(SB), Z11, Z8
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z11, Z8
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z12
+	VMOVUPD     expC13<>+0(SB), Z13
+	VMOVUPD     expC13<>+0(SB), Z14
+	VFMADD213PD expC12<>+0(SB), Z5, Z12
+	VFMADD213PD expC12<>+0(SB), Z6, Z13
+	VFMADD213PD expC12<>+0(SB), Z8, Z14
+	VFMADD213PD expC11<>+0(SB), Z5, Z12
+	VFMADD213PD expC11<>+0(SB), Z6, Z13
+	VFMADD213PD expC11<>+0(SB), Z8, Z14
+	VFMADD213PD expC10<>+0(SB), Z5, Z12
+	VFMADD213PD expC10<>+0(SB), Z6, Z13
+	VFMADD213PD expC10<>+0(SB), Z8, Z14
+	VFMADD213PD expC9<>+0(SB), Z5, Z12
+	VFMADD213PD expC9<>+0(SB), Z6, Z13
+	VFMADD213PD expC9<>+0(SB), Z8, Z14
+	VFMADD213PD expC8<>+0(SB), Z5, Z12
+	VFMADD213PD expC8<>+0(SB), Z6, Z13
+	VFMADD213PD expC8<>+0(SB), Z8, Z14
+	VFMADD213PD expC7<>+0(SB), Z5, Z12
+	VFMADD213PD expC7<>+0(SB), Z6, Z13
+	VFMADD213PD expC7<>+0(SB), Z8, Z14
+	VFMADD213PD expC6<>+0(SB), Z5, Z12
+	VFMADD213PD expC6<>+0(SB), Z6, Z13
+	VFMADD213PD expC6<>+0(SB), Z8, Z14
+	VFMADD213PD expC5<>+0(SB), Z5, Z12
+	VFMADD213PD expC5<>+0(SB), Z6, Z13
+	VFMADD213PD expC5<>+0(SB), Z8, Z14
+	VFMADD213PD expC4<>+0(SB), Z5, Z12
+	VFMADD213PD expC4<>+0(SB), Z6, Z13
+	VFMADD213PD expC4<>+0(SB), Z8, Z14
+	VFMADD213PD expC3<>+0(SB), Z5, Z12
+	VFMADD213PD expC3<>+0(SB), Z6, Z13
+	VFMADD213PD expC3<>+0(SB), Z8, Z14
+	VFMADD213PD expC2<>+0(SB), Z5, Z12
+	VFMADD213PD expC2<>+0(SB), Z6, Z13
+	VFMADD213PD expC2<>+0(SB), Z8, Z14
+	VFMADD213PD one<>+0(SB), Z5, Z12
+	VFMADD213PD one<>+0(SB), Z6, Z13
+	VFMADD213PD one<>+0(SB), Z8, Z14
+	VFMADD213PD one<>+0(SB), Z5, Z12
+	VFMADD213PD one<>+0(SB), Z6, Z13
+	VFMADD213PD one<>+0(SB), Z8, Z14
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z9, Z12, Z5
+	VSCALEFPD Z10, Z13, Z6
+	VSCALEFPD Z11, Z14, Z8
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z9
+	VCMPPD    $0x1d, zero<>+0(SB), Z3, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z9, Z5, Z3
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
+	VBLENDMPD one<>+0(SB), Z6, K1, Z6
+	VDIVPD    Z5, Z6, Z4
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z7, Z7, Z5
+	VMOVUPD     tanhP0<>+0(SB), Z6
+	VFMADD213PD tanhP1<>+0(SB), Z5, Z6
+	VFMADD213PD tanhP2<>+0(SB), Z5, Z6
+	VADDPD      tanhQ0<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
+	VMULPD      Z5, Z7, Z5
+	VMULPD      Z6, Z5, Z6
+	VADDPD      one<>+0(SB), Z8, Z8
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z7, K1
+	VBLENDMPD minusTwo<>+0(SB), Z6, K1, Z6
+	VBLENDMPD Z8, Z9, K1, Z9
+	VBLENDMPD one<>+0(SB), Z7, K1, Z7
+	VDIVPD    Z9, Z6, Z6
+	VADDPD    Z6, Z7, Z7
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z1, Z3, Z1
+	VMULPD  Z0, Z2, Z5
+	VADDPD  Z5, Z1, Z1
+	VMOVUPD Z2, (DX)(CX*8)
+	VMOVUPD Z3, (BX)(CX*8)
+	VMOVUPD Z0, (SI)(CX*8)
+	VMOVUPD Z4, (DI)(CX*8)
+	MOVQ    c_base+112(FP), R9
+	VMOVUPD Z1, (R9)(CX*8)
+	VMOVUPD Z1, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K1
+	VBLENDMPD minusTwo<>+0(SB), Z5, K1, Z5
+	VBLENDMPD Z2, Z6, K1, Z6
+	VBLENDMPD one<>+0(SB), Z1, K1, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	MOVQ       tc_base+136(FP), R9
+	VMOVUPD    Z0, (R9)(CX*8)
+	VMULPD     Z0, Z4, Z4
+	MOVQ       h_base+160(FP), R9
+	VMOVUPD    Z4, (R9)(CX*8)
+	ADDQ       $+8, CX
+	JMP        gateStepFixedAVX512_m1_loop
+
+gateStepFixedAVX512_m1_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ  CX, AX
+	JZ    gateStepFixedAVX512_m1_done
+	LEAQ  tailMask<>+0(SB), R8
+	KMOVW (R8)(AX*2), K1
+
+	// load every input of the blocks before storing anything
+	VMOVUPD.Z (SI)(CX*8), K1, Z0
+	MOVQ      cPrev_base+88(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z1
+	MOVQ      act_base+32(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z2
+	VMOVUPD.Z (BX)(CX*8), K1, Z3
+	VMOVUPD.Z (DI)(CX*8), K1, Z4
+	MOVQ      zg_base+64(FP), AX
+	VMOVUPD   Z0, K1, (AX)(CX*8)
+
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z3, Z5
+	VPORQ signMask<>+0(SB), Z4, Z6
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z7
+	VADDPD Z7, Z7, Z8
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z9
+	VMAXPD  Z5, Z9, Z5
+	VMOVUPD expMinArg<>+0(SB), Z9
+	VMAXPD  Z6, Z9, Z6
+	VMOVUPD expMaxArg<>+0(SB), Z9
+	VMINPD  Z8, Z9, Z8
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+	VMULPD      expLog2E<>+0(SB), Z6, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
+	VMULPD      expLog2E<>+0(SB), Z8, Z11
+	VRNDSCALEPD $0x00, Z11, Z11
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Hi<>+0(SB), Z11, Z8
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z11, Z8
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z12
+	VMOVUPD     expC13<>+0(SB), Z13
+	VMOVUPD     expC13<>+0(SB), Z14
+	VFMADD213PD expC12<>+0(SB), Z5, Z12
+	VFMADD213PD expC12<>+0(SB), Z6, Z13
+	VFMADD213PD expC12<>+0(SB), Z8, Z14
+	VFMADD213PD expC11<>+0(SB), Z5, Z12
+	VFMADD213PD expC11<>+0(SB), Z6, Z13
+	VFMADD213PD expC11<>+0(SB), Z8, Z14
+	VFMADD213PD expC10<>+0(SB), Z5, Z12
+	VFMADD213PD expC10<>+0(SB), Z6, Z13
+	VFMADD213PD expC10<>+0(SB), Z8, Z14
+	VFMADD213PD expC9<>+0(SB), Z5, Z12
+	VFMADD213PD expC9<>+0(SB), Z6, Z13
+	VFMADD213PD expC9<>+0(SB), Z8, Z14
+	VFMADD213PD expC8<>+0(SB), Z5, Z12
+	VFMADD213PD expC8<>+0(SB), Z6, Z13
+	VFMADD213PD expC8<>+0(SB), Z8, Z14
+	VFMADD213PD expC7<>+0(SB), Z5, Z12
+	VFMADD213PD expC7<>+0(SB), Z6, Z13
+	VFMADD213PD expC7<>+0(SB), Z8, Z14
+	VFMADD213PD expC6<>+0(SB), Z5, Z12
+	VFMADD213PD expC6<>+0(SB), Z6, Z13
+	VFMADD213PD expC6<>+0(SB), Z8, Z14
+	VFMADD213PD expC5<>+0(SB), Z5, Z12
+	VFMADD213PD expC5<>+0(SB), Z6, Z13
+	VFMADD213PD expC5<>+0(SB), Z8, Z14
+	VFMADD213PD expC4<>+0(SB), Z5, Z12
+	VFMADD213PD expC4<>+0(SB), Z6, Z13
+	VFMADD213PD expC4<>+0(SB), Z8, Z14
+	VFMADD213PD expC3<>+0(SB), Z5, Z12
+	VFMADD213PD expC3<>+0(SB), Z6, Z13
+	VFMADD213PD expC3<>+0(SB), Z8, Z14
+	VFMADD213PD expC2<>+0(SB), Z5, Z12
+	VFMADD213PD expC2<>+0(SB), Z6, Z13
+	VFMADD213PD expC2<>+0(SB), Z8, Z14
+	VFMADD213PD one<>+0(SB), Z5, Z12
+	VFMADD213PD one<>+0(SB), Z6, Z13
+	VFMADD213PD one<>+0(SB), Z8, Z14
+	VFMADD213PD one<>+0(SB), Z5, Z12
+	VFMADD213PD one<>+0(SB), Z6, Z13
+	VFMADD213PD one<>+0(SB), Z8, Z14
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z9, Z12, Z5
+	VSCALEFPD Z10, Z13, Z6
+	VSCALEFPD Z11, Z14, Z8
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z9
+	VCMPPD    $0x1d, zero<>+0(SB), Z3, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z9, Z5, Z3
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K2
+	VBLENDMPD one<>+0(SB), Z6, K2, Z6
+	VDIVPD    Z5, Z6, Z4
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z7, Z7, Z5
+	VMOVUPD     tanhP0<>+0(SB), Z6
+	VFMADD213PD tanhP1<>+0(SB), Z5, Z6
+	VFMADD213PD tanhP2<>+0(SB), Z5, Z6
+	VADDPD      tanhQ0<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
+	VMULPD      Z5, Z7, Z5
+	VMULPD      Z6, Z5, Z6
+	VADDPD      one<>+0(SB), Z8, Z8
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z7, K2
+	VBLENDMPD minusTwo<>+0(SB), Z6, K2, Z6
+	VBLENDMPD Z8, Z9, K2, Z9
+	VBLENDMPD one<>+0(SB), Z7, K2, Z7
+	VDIVPD    Z9, Z6, Z6
+	VADDPD    Z6, Z7, Z7
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z1, Z3, Z1
+	VMULPD  Z0, Z2, Z5
+	VADDPD  Z5, Z1, Z1
+	VMOVUPD Z2, K1, (DX)(CX*8)
+	VMOVUPD Z3, K1, (BX)(CX*8)
+	VMOVUPD Z0, K1, (SI)(CX*8)
+	VMOVUPD Z4, K1, (DI)(CX*8)
+	MOVQ    c_base+112(FP), AX
+	VMOVUPD Z1, K1, (AX)(CX*8)
+	VMOVUPD Z1, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K2
+	VBLENDMPD minusTwo<>+0(SB), Z5, K2, Z5
+	VBLENDMPD Z2, Z6, K2, Z6
+	VBLENDMPD one<>+0(SB), Z1, K2, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	MOVQ       tc_base+136(FP), AX
+	VMOVUPD    Z0, K1, (AX)(CX*8)
+	VMULPD     Z0, Z4, Z4
+	MOVQ       h_base+160(FP), AX
+	VMOVUPD    Z4, K1, (AX)(CX*8)
+
+gateStepFixedAVX512_m1_done:
+	VZEROUPPER
+	RET
+
+gateStepFixedAVX512_m2:
+	// fixed = 2
+	XORQ R8, R8
+	MOVQ AX, R9
+	ANDQ $-8, R9
+
+gateStepFixedAVX512_m2_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ R8, R9
+	JAE  gateStepFixedAVX512_m2_tail
+
+	// load every input of the blocks before storing anything
+	VMOVUPD (SI)(R8*8), Z0
+	MOVQ    cPrev_base+88(FP), R10
+	VMOVUPD (R10)(R8*8), Z1
+	VMOVUPD (DX)(R8*8), Z2
+	MOVQ    act_base+32(FP), R10
+	ADDQ    CX, R10
+	VMOVUPD (R10)(R8*8), Z3
+	VMOVUPD (DI)(R8*8), Z4
+	MOVQ    zg_base+64(FP), R10
+	VMOVUPD Z0, (R10)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z2, Z5
+	VPORQ signMask<>+0(SB), Z4, Z6
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z7
+	VADDPD Z7, Z7, Z8
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z9
+	VMAXPD  Z5, Z9, Z5
+	VMOVUPD expMinArg<>+0(SB), Z9
+	VMAXPD  Z6, Z9, Z6
+	VMOVUPD expMaxArg<>+0(SB), Z9
+	VMINPD  Z8, Z9, Z8
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+	VMULPD      expLog2E<>+0(SB), Z6, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
+	VMULPD      expLog2E<>+0(SB), Z8, Z11
+	VRNDSCALEPD $0x00, Z11, Z11
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Hi<>+0(SB), Z11, Z8
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z11, Z8
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z12
+	VMOVUPD     expC13<>+0(SB), Z13
+	VMOVUPD     expC13<>+0(SB), Z14
+	VFMADD213PD expC12<>+0(SB), Z5, Z12
+	VFMADD213PD expC12<>+0(SB), Z6, Z13
+	VFMADD213PD expC12<>+0(SB), Z8, Z14
+	VFMADD213PD expC11<>+0(SB), Z5, Z12
+	VFMADD213PD expC11<>+0(SB), Z6, Z13
+	VFMADD213PD expC11<>+0(SB), Z8, Z14
+	VFMADD213PD expC10<>+0(SB), Z5, Z12
+	VFMADD213PD expC10<>+0(SB), Z6, Z13
+	VFMADD213PD expC10<>+0(SB), Z8, Z14
+	VFMADD213PD expC9<>+0(SB), Z5, Z12
+	VFMADD213PD expC9<>+0(SB), Z6, Z13
+	VFMADD213PD expC9<>+0(SB), Z8, Z14
+	VFMADD213PD expC8<>+0(SB), Z5, Z12
+	VFMADD213PD expC8<>+0(SB), Z6, Z13
+	VFMADD213PD expC8<>+0(SB), Z8, Z14
+	VFMADD213PD expC7<>+0(SB), Z5, Z12
+	VFMADD213PD expC7<>+0(SB), Z6, Z13
+	VFMADD213PD expC7<>+0(SB), Z8, Z14
+	VFMADD213PD expC6<>+0(SB), Z5, Z12
+	VFMADD213PD expC6<>+0(SB), Z6, Z13
+	VFMADD213PD expC6<>+0(SB), Z8, Z14
+	VFMADD213PD expC5<>+0(SB), Z5, Z12
+	VFMADD213PD expC5<>+0(SB), Z6, Z13
+	VFMADD213PD expC5<>+0(SB), Z8, Z14
+	VFMADD213PD expC4<>+0(SB), Z5, Z12
+	VFMADD213PD expC4<>+0(SB), Z6, Z13
+	VFMADD213PD expC4<>+0(SB), Z8, Z14
+	VFMADD213PD expC3<>+0(SB), Z5, Z12
+	VFMADD213PD expC3<>+0(SB), Z6, Z13
+	VFMADD213PD expC3<>+0(SB), Z8, Z14
+	VFMADD213PD expC2<>+0(SB), Z5, Z12
+	VFMADD213PD expC2<>+0(SB), Z6, Z13
+	VFMADD213PD expC2<>+0(SB), Z8, Z14
+	VFMADD213PD one<>+0(SB), Z5, Z12
+	VFMADD213PD one<>+0(SB), Z6, Z13
+	VFMADD213PD one<>+0(SB), Z8, Z14
+	VFMADD213PD one<>+0(SB), Z5, Z12
+	VFMADD213PD one<>+0(SB), Z6, Z13
+	VFMADD213PD one<>+0(SB), Z8, Z14
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z9, Z12, Z5
+	VSCALEFPD Z10, Z13, Z6
+	VSCALEFPD Z11, Z14, Z8
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z9
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z9, Z5, Z2
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
+	VBLENDMPD one<>+0(SB), Z6, K1, Z6
+	VDIVPD    Z5, Z6, Z4
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z7, Z7, Z5
+	VMOVUPD     tanhP0<>+0(SB), Z6
+	VFMADD213PD tanhP1<>+0(SB), Z5, Z6
+	VFMADD213PD tanhP2<>+0(SB), Z5, Z6
+	VADDPD      tanhQ0<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
+	VMULPD      Z5, Z7, Z5
+	VMULPD      Z6, Z5, Z6
+	VADDPD      one<>+0(SB), Z8, Z8
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z7, K1
+	VBLENDMPD minusTwo<>+0(SB), Z6, K1, Z6
+	VBLENDMPD Z8, Z9, K1, Z9
+	VBLENDMPD one<>+0(SB), Z7, K1, Z7
+	VDIVPD    Z9, Z6, Z6
+	VADDPD    Z6, Z7, Z7
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z1, Z3, Z1
+	VMULPD  Z0, Z2, Z5
+	VADDPD  Z5, Z1, Z1
+	VMOVUPD Z2, (DX)(R8*8)
+	VMOVUPD Z3, (BX)(R8*8)
+	VMOVUPD Z0, (SI)(R8*8)
+	VMOVUPD Z4, (DI)(R8*8)
+	MOVQ    c_base+112(FP), R10
+	VMOVUPD Z1, (R10)(R8*8)
+	VMOVUPD Z1, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K1
+	VBLENDMPD minusTwo<>+0(SB), Z5, K1, Z5
+	VBLENDMPD Z2, Z6, K1, Z6
+	VBLENDMPD one<>+0(SB), Z1, K1, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	MOVQ       tc_base+136(FP), R10
+	VMOVUPD    Z0, (R10)(R8*8)
+	VMULPD     Z0, Z4, Z4
+	MOVQ       h_base+160(FP), R10
+	VMOVUPD    Z4, (R10)(R8*8)
+	ADDQ       $+8, R8
+	JMP        gateStepFixedAVX512_m2_loop
+
+gateStepFixedAVX512_m2_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ  R8, AX
+	JZ    gateStepFixedAVX512_m2_done
+	LEAQ  tailMask<>+0(SB), R9
+	KMOVW (R9)(AX*2), K1
+
+	// load every input of the blocks before storing anything
+	VMOVUPD.Z (SI)(R8*8), K1, Z0
+	MOVQ      cPrev_base+88(FP), AX
+	VMOVUPD.Z (AX)(R8*8), K1, Z1
+	VMOVUPD.Z (DX)(R8*8), K1, Z2
+	MOVQ      act_base+32(FP), AX
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX)(R8*8), K1, Z3
+	VMOVUPD.Z (DI)(R8*8), K1, Z4
+	MOVQ      zg_base+64(FP), AX
+	VMOVUPD   Z0, K1, (AX)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z2, Z5
+	VPORQ signMask<>+0(SB), Z4, Z6
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z7
+	VADDPD Z7, Z7, Z8
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z9
+	VMAXPD  Z5, Z9, Z5
+	VMOVUPD expMinArg<>+0(SB), Z9
+	VMAXPD  Z6, Z9, Z6
+	VMOVUPD expMaxArg<>+0(SB), Z9
+	VMINPD  Z8, Z9, Z8
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+	VMULPD      expLog2E<>+0(SB), Z6, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
+	VMULPD      expLog2E<>+0(SB), Z8, Z11
+	VRNDSCALEPD $0x00, Z11, Z11
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Hi<>+0(SB), Z11, Z8
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z11, Z8
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z12
+	VMOVUPD     expC13<>+0(SB), Z13
+	VMOVUPD     expC13<>+0(SB), Z14
+	VFMADD213PD expC12<>+0(SB), Z5, Z12
+	VFMADD213PD expC12<>+0(SB), Z6, Z13
+	VFMADD213PD expC12<>+0(SB), Z8, Z14
+	VFMADD213PD expC11<>+0(SB), Z5, Z12
+	VFMADD213PD expC11<>+0(SB), Z6, Z13
+	VFMADD213PD expC11<>+0(SB), Z8, Z14
+	VFMADD213PD expC10<>+0(SB), Z5, Z12
+	VFMADD213PD expC10<>+0(SB), Z6, Z13
+	VFMADD213PD expC10<>+0(SB), Z8, Z14
+	VFMADD213PD expC9<>+0(SB), Z5, Z12
+	VFMADD213PD expC9<>+0(SB), Z6, Z13
+	VFMADD213PD expC9<>+0(SB), Z8, Z14
+	VFMADD213PD expC8<>+0(SB), Z5, Z12
+	VFMADD213PD expC8<>+0(SB), Z6, Z13
+	VFMADD213PD expC8<>+0(SB), Z8, Z14
+	VFMADD213PD expC7<>+0(SB), Z5, Z12
+	VFMADD213PD expC7<>+0(SB), Z6, Z13
+	VFMADD213PD expC7<>+0(SB), Z8, Z14
+	VFMADD213PD expC6<>+0(SB), Z5, Z12
+	VFMADD213PD expC6<>+0(SB), Z6, Z13
+	VFMADD213PD expC6<>+0(SB), Z8, Z14
+	VFMADD213PD expC5<>+0(SB), Z5, Z12
+	VFMADD213PD expC5<>+0(SB), Z6, Z13
+	VFMADD213PD expC5<>+0(SB), Z8, Z14
+	VFMADD213PD expC4<>+0(SB), Z5, Z12
+	VFMADD213PD expC4<>+0(SB), Z6, Z13
+	VFMADD213PD expC4<>+0(SB), Z8, Z14
+	VFMADD213PD expC3<>+0(SB), Z5, Z12
+	VFMADD213PD expC3<>+0(SB), Z6, Z13
+	VFMADD213PD expC3<>+0(SB), Z8, Z14
+	VFMADD213PD expC2<>+0(SB), Z5, Z12
+	VFMADD213PD expC2<>+0(SB), Z6, Z13
+	VFMADD213PD expC2<>+0(SB), Z8, Z14
+	VFMADD213PD one<>+0(SB), Z5, Z12
+	VFMADD213PD one<>+0(SB), Z6, Z13
+	VFMADD213PD one<>+0(SB), Z8, Z14
+	VFMADD213PD one<>+0(SB), Z5, Z12
+	VFMADD213PD one<>+0(SB), Z6, Z13
+	VFMADD213PD one<>+0(SB), Z8, Z14
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z9, Z12, Z5
+	VSCALEFPD Z10, Z13, Z6
+	VSCALEFPD Z11, Z14, Z8
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z9
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z9, Z5, Z2
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K2
+	VBLENDMPD one<>+0(SB), Z6, K2, Z6
+	VDIVPD    Z5, Z6, Z4
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z7, Z7, Z5
+	VMOVUPD     tanhP0<>+0(SB), Z6
+	VFMADD213PD tanhP1<>+0(SB), Z5, Z6
+	VFMADD213PD tanhP2<>+0(SB), Z5, Z6
+	VADDPD      tanhQ0<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
+	VMULPD      Z5, Z7, Z5
+	VMULPD      Z6, Z5, Z6
+	VADDPD      one<>+0(SB), Z8, Z8
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z7, K2
+	VBLENDMPD minusTwo<>+0(SB), Z6, K2, Z6
+	VBLENDMPD Z8, Z9, K2, Z9
+	VBLENDMPD one<>+0(SB), Z7, K2, Z7
+	VDIVPD    Z9, Z6, Z6
+	VADDPD    Z6, Z7, Z7
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z1, Z3, Z1
+	VMULPD  Z0, Z2, Z5
+	VADDPD  Z5, Z1, Z1
+	VMOVUPD Z2, K1, (DX)(R8*8)
+	VMOVUPD Z3, K1, (BX)(R8*8)
+	VMOVUPD Z0, K1, (SI)(R8*8)
+	VMOVUPD Z4, K1, (DI)(R8*8)
+	MOVQ    c_base+112(FP), AX
+	VMOVUPD Z1, K1, (AX)(R8*8)
+	VMOVUPD Z1, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K2
+	VBLENDMPD minusTwo<>+0(SB), Z5, K2, Z5
+	VBLENDMPD Z2, Z6, K2, Z6
+	VBLENDMPD one<>+0(SB), Z1, K2, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	MOVQ       tc_base+136(FP), AX
+	VMOVUPD    Z0, K1, (AX)(R8*8)
+	VMULPD     Z0, Z4, Z4
+	MOVQ       h_base+160(FP), AX
+	VMOVUPD    Z4, K1, (AX)(R8*8)
+
+gateStepFixedAVX512_m2_done:
+	VZEROUPPER
+	RET
+
+gateStepFixedAVX512_m3:
+	// fixed = 3
+	XORQ R8, R8
+	MOVQ AX, R9
+	ANDQ $-16, R9
+
+gateStepFixedAVX512_m3_loopk:
+	// for ; i < n&^(16-1); i += 16 {
+	CMPQ R8, R9
+	JAE  gateStepFixedAVX512_m3_loopk_end
+
+	// load every input of the blocks before storing anything
+	VMOVUPD (SI)(R8*8), Z0
+	MOVQ    cPrev_base+88(FP), R10
+	VMOVUPD (R10)(R8*8), Z1
+	MOVQ    act_base+32(FP), R10
+	VMOVUPD (R10)(R8*8), Z2
+	MOVQ    act_base+32(FP), R10
+	ADDQ    CX, R10
+	VMOVUPD (R10)(R8*8), Z3
+	VMOVUPD (DI)(R8*8), Z4
+	VMOVUPD 64(SI)(R8*8), Z5
+	MOVQ    cPrev_base+88(FP), R10
+	VMOVUPD 64(R10)(R8*8), Z6
+	MOVQ    act_base+32(FP), R10
+	VMOVUPD 64(R10)(R8*8), Z7
+	MOVQ    act_base+32(FP), R10
+	ADDQ    CX, R10
+	VMOVUPD 64(R10)(R8*8), Z8
+	VMOVUPD 64(DI)(R8*8), Z9
+	MOVQ    zg_base+64(FP), R10
+	VMOVUPD Z0, (R10)(R8*8)
+	MOVQ    zg_base+64(FP), R10
+	VMOVUPD Z5, 64(R10)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z4, Z10
+	VPORQ signMask<>+0(SB), Z9, Z11
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z12
+	VADDPD Z12, Z12, Z13
+	VPANDQ absMask<>+0(SB), Z5, Z14
+	VADDPD Z14, Z14, Z15
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z16
+	VMAXPD  Z10, Z16, Z10
+	VMOVUPD expMinArg<>+0(SB), Z16
+	VMAXPD  Z11, Z16, Z11
+	VMOVUPD expMaxArg<>+0(SB), Z16
+	VMINPD  Z13, Z16, Z13
+	VMOVUPD expMaxArg<>+0(SB), Z16
+	VMINPD  Z15, Z16, Z15
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z10, Z16
+	VRNDSCALEPD $0x00, Z16, Z16
+	VMULPD      expLog2E<>+0(SB), Z11, Z17
+	VRNDSCALEPD $0x00, Z17, Z17
+	VMULPD      expLog2E<>+0(SB), Z13, Z18
+	VRNDSCALEPD $0x00, Z18, Z18
+	VMULPD      expLog2E<>+0(SB), Z15, Z19
+	VRNDSCALEPD $0x00, Z19, Z19
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z16, Z10
+	VFNMADD231PD expLn2Hi<>+0(SB), Z17, Z11
+	VFNMADD231PD expLn2Hi<>+0(SB), Z18, Z13
+	VFNMADD231PD expLn2Hi<>+0(SB), Z19, Z15
+	VFNMADD231PD expLn2Lo<>+0(SB), Z16, Z10
+	VFNMADD231PD expLn2Lo<>+0(SB), Z17, Z11
+	VFNMADD231PD expLn2Lo<>+0(SB), Z18, Z13
+	VFNMADD231PD expLn2Lo<>+0(SB), Z19, Z15
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z20
+	VMOVUPD     expC13<>+0(SB), Z21
+	VMOVUPD     expC13<>+0(SB), Z22
+	VMOVUPD     expC13<>+0(SB), Z23
+	VFMADD213PD expC12<>+0(SB), Z10, Z20
+	VFMADD213PD expC12<>+0(SB), Z11, Z21
+	VFMADD213PD expC12<>+0(SB), Z13, Z22
+	VFMADD213PD expC12<>+0(SB), Z15, Z23
+	VFMADD213PD expC11<>+0(SB), Z10, Z20
+	VFMADD213PD expC11<>+0(SB), Z11, Z21
+	VFMADD213PD expC11<>+0(SB), Z13, Z22
+	VFMADD213PD expC11<>+0(SB), Z15, Z23
+	VFMADD213PD expC10<>+0(SB), Z10, Z20
+	VFMADD213PD expC10<>+0(SB), Z11, Z21
+	VFMADD213PD expC10<>+0(SB), Z13, Z22
+	VFMADD213PD expC10<>+0(SB), Z15, Z23
+	VFMADD213PD expC9<>+0(SB), Z10, Z20
+	VFMADD213PD expC9<>+0(SB), Z11, Z21
+	VFMADD213PD expC9<>+0(SB), Z13, Z22
+	VFMADD213PD expC9<>+0(SB), Z15, Z23
+	VFMADD213PD expC8<>+0(SB), Z10, Z20
+	VFMADD213PD expC8<>+0(SB), Z11, Z21
+	VFMADD213PD expC8<>+0(SB), Z13, Z22
+	VFMADD213PD expC8<>+0(SB), Z15, Z23
+	VFMADD213PD expC7<>+0(SB), Z10, Z20
+	VFMADD213PD expC7<>+0(SB), Z11, Z21
+	VFMADD213PD expC7<>+0(SB), Z13, Z22
+	VFMADD213PD expC7<>+0(SB), Z15, Z23
+	VFMADD213PD expC6<>+0(SB), Z10, Z20
+	VFMADD213PD expC6<>+0(SB), Z11, Z21
+	VFMADD213PD expC6<>+0(SB), Z13, Z22
+	VFMADD213PD expC6<>+0(SB), Z15, Z23
+	VFMADD213PD expC5<>+0(SB), Z10, Z20
+	VFMADD213PD expC5<>+0(SB), Z11, Z21
+	VFMADD213PD expC5<>+0(SB), Z13, Z22
+	VFMADD213PD expC5<>+0(SB), Z15, Z23
+	VFMADD213PD expC4<>+0(SB), Z10, Z20
+	VFMADD213PD expC4<>+0(SB), Z11, Z21
+	VFMADD213PD expC4<>+0(SB), Z13, Z22
+	VFMADD213PD expC4<>+0(SB), Z15, Z23
+	VFMADD213PD expC3<>+0(SB), Z10, Z20
+	VFMADD213PD expC3<>+0(SB), Z11, Z21
+	VFMADD213PD expC3<>+0(SB), Z13, Z22
+	VFMADD213PD expC3<>+0(SB), Z15, Z23
+	VFMADD213PD expC2<>+0(SB), Z10, Z20
+	VFMADD213PD expC2<>+0(SB), Z11, Z21
+	VFMADD213PD expC2<>+0(SB), Z13, Z22
+	VFMADD213PD expC2<>+0(SB), Z15, Z23
+	VFMADD213PD one<>+0(SB), Z10, Z20
+	VFMADD213PD one<>+0(SB), Z11, Z21
+	VFMADD213PD one<>+0(SB), Z13, Z22
+	VFMADD213PD one<>+0(SB), Z15, Z23
+	VFMADD213PD one<>+0(SB), Z10, Z20
+	VFMADD213PD one<>+0(SB), Z11, Z21
+	VFMADD213PD one<>+0(SB), Z13, Z22
+	VFMADD213PD one<>+0(SB), Z15, Z23
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z16, Z20, Z10
+	VSCALEFPD Z17, Z21, Z11
+	VSCALEFPD Z18, Z22, Z13
+	VSCALEFPD Z19, Z23, Z15
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z10, Z16
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
+	VBLENDMPD one<>+0(SB), Z10, K1, Z10
+	VDIVPD    Z16, Z10, Z4
+	VADDPD    one<>+0(SB), Z11, Z10
+	VCMPPD    $0x1d, zero<>+0(SB), Z9, K1
+	VBLENDMPD one<>+0(SB), Z11, K1, Z11
+	VDIVPD    Z10, Z11, Z9
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z12, Z12, Z10
+	VMOVUPD     tanhP0<>+0(SB), Z11
+	VFMADD213PD tanhP1<>+0(SB), Z10, Z11
+	VFMADD213PD tanhP2<>+0(SB), Z10, Z11
+	VADDPD      tanhQ0<>+0(SB), Z10, Z16
+	VFMADD213PD tanhQ1<>+0(SB), Z10, Z16
+	VFMADD213PD tanhQ2<>+0(SB), Z10, Z16
+	VMULPD      Z10, Z12, Z10
+	VMULPD      Z11, Z10, Z11
+	VADDPD      one<>+0(SB), Z13, Z13
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z12, K1
+	VBLENDMPD minusTwo<>+0(SB), Z11, K1, Z11
+	VBLENDMPD Z13, Z16, K1, Z16
+	VBLENDMPD one<>+0(SB), Z12, K1, Z12
+	VDIVPD    Z16, Z11, Z11
+	VADDPD    Z11, Z12, Z12
+
+	// x = copysign(t, x)
+	VPTERNLOGQ  $0xe4, signMask<>+0(SB), Z12, Z0
+	VMULPD      Z14, Z14, Z10
+	VMOVUPD     tanhP0<>+0(SB), Z11
+	VFMADD213PD tanhP1<>+0(SB), Z10, Z11
+	VFMADD213PD tanhP2<>+0(SB), Z10, Z11
+	VADDPD      tanhQ0<>+0(SB), Z10, Z12
+	VFMADD213PD tanhQ1<>+0(SB), Z10, Z12
+	VFMADD213PD tanhQ2<>+0(SB), Z10, Z12
+	VMULPD      Z10, Z14, Z10
+	VMULPD      Z11, Z10, Z11
+	VADDPD      one<>+0(SB), Z15, Z15
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z14, K1
+	VBLENDMPD minusTwo<>+0(SB), Z11, K1, Z11
+	VBLENDMPD Z15, Z12, K1, Z12
+	VBLENDMPD one<>+0(SB), Z14, K1, Z14
+	VDIVPD    Z12, Z11, Z11
+	VADDPD    Z11, Z14, Z14
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z14, Z5
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z1, Z3, Z1
+	VMULPD  Z0, Z2, Z10
+	VADDPD  Z10, Z1, Z1
+	VMOVUPD Z2, (DX)(R8*8)
+	VMOVUPD Z3, (BX)(R8*8)
+	VMOVUPD Z0, (SI)(R8*8)
+	VMOVUPD Z4, (DI)(R8*8)
+	MOVQ    c_base+112(FP), R10
+	VMOVUPD Z1, (R10)(R8*8)
+	VMOVUPD Z1, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z6, Z8, Z1
+	VMULPD  Z5, Z7, Z2
+	VADDPD  Z2, Z1, Z6
+	VMOVUPD Z7, 64(DX)(R8*8)
+	VMOVUPD Z8, 64(BX)(R8*8)
+	VMOVUPD Z5, 64(SI)(R8*8)
+	VMOVUPD Z9, 64(DI)(R8*8)
+	MOVQ    c_base+112(FP), R10
+	VMOVUPD Z6, 64(R10)(R8*8)
+	VMOVUPD Z6, Z1
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z2
+	VADDPD Z2, Z2, Z3
+	VPANDQ absMask<>+0(SB), Z1, Z5
+	VADDPD Z5, Z5, Z6
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z7
+	VMINPD  Z3, Z7, Z3
+	VMOVUPD expMaxArg<>+0(SB), Z7
+	VMINPD  Z6, Z7, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z3, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+	VMULPD      expLog2E<>+0(SB), Z6, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z3
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z3
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z10
+	VMOVUPD     expC13<>+0(SB), Z11
+	VFMADD213PD expC12<>+0(SB), Z3, Z10
+	VFMADD213PD expC12<>+0(SB), Z6, Z11
+	VFMADD213PD expC11<>+0(SB), Z3, Z10
+	VFMADD213PD expC11<>+0(SB), Z6, Z11
+	VFMADD213PD expC10<>+0(SB), Z3, Z10
+	VFMADD213PD expC10<>+0(SB), Z6, Z11
+	VFMADD213PD expC9<>+0(SB), Z3, Z10
+	VFMADD213PD expC9<>+0(SB), Z6, Z11
+	VFMADD213PD expC8<>+0(SB), Z3, Z10
+	VFMADD213PD expC8<>+0(SB), Z6, Z11
+	VFMADD213PD expC7<>+0(SB), Z3, Z10
+	VFMADD213PD expC7<>+0(SB), Z6, Z11
+	VFMADD213PD expC6<>+0(SB), Z3, Z10
+	VFMADD213PD expC6<>+0(SB), Z6, Z11
+	VFMADD213PD expC5<>+0(SB), Z3, Z10
+	VFMADD213PD expC5<>+0(SB), Z6, Z11
+	VFMADD213PD expC4<>+0(SB), Z3, Z10
+	VFMADD213PD expC4<>+0(SB), Z6, Z11
+	VFMADD213PD expC3<>+0(SB), Z3, Z10
+	VFMADD213PD expC3<>+0(SB), Z6, Z11
+	VFMADD213PD expC2<>+0(SB), Z3, Z10
+	VFMADD213PD expC2<>+0(SB), Z6, Z11
+	VFMADD213PD one<>+0(SB), Z3, Z10
+	VFMADD213PD one<>+0(SB), Z6, Z11
+	VFMADD213PD one<>+0(SB), Z3, Z10
+	VFMADD213PD one<>+0(SB), Z6, Z11
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z10, Z3
+	VSCALEFPD Z8, Z11, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z2, Z2, Z7
+	VMOVUPD     tanhP0<>+0(SB), Z8
+	VFMADD213PD tanhP1<>+0(SB), Z7, Z8
+	VFMADD213PD tanhP2<>+0(SB), Z7, Z8
+	VADDPD      tanhQ0<>+0(SB), Z7, Z10
+	VFMADD213PD tanhQ1<>+0(SB), Z7, Z10
+	VFMADD213PD tanhQ2<>+0(SB), Z7, Z10
+	VMULPD      Z7, Z2, Z7
+	VMULPD      Z8, Z7, Z8
+	VADDPD      one<>+0(SB), Z3, Z3
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z2, K1
+	VBLENDMPD minusTwo<>+0(SB), Z8, K1, Z8
+	VBLENDMPD Z3, Z10, K1, Z10
+	VBLENDMPD one<>+0(SB), Z2, K1, Z2
+	VDIVPD    Z10, Z8, Z8
+	VADDPD    Z8, Z2, Z2
+
+	// x = copysign(t, x)
+	VPTERNLOGQ  $0xe4, signMask<>+0(SB), Z2, Z0
+	VMULPD      Z5, Z5, Z2
+	VMOVUPD     tanhP0<>+0(SB), Z3
+	VFMADD213PD tanhP1<>+0(SB), Z2, Z3
+	VFMADD213PD tanhP2<>+0(SB), Z2, Z3
+	VADDPD      tanhQ0<>+0(SB), Z2, Z7
+	VFMADD213PD tanhQ1<>+0(SB), Z2, Z7
+	VFMADD213PD tanhQ2<>+0(SB), Z2, Z7
+	VMULPD      Z2, Z5, Z2
+	VMULPD      Z3, Z2, Z3
+	VADDPD      one<>+0(SB), Z6, Z6
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z5, K1
+	VBLENDMPD minusTwo<>+0(SB), Z3, K1, Z3
+	VBLENDMPD Z6, Z7, K1, Z7
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z7, Z3, Z3
+	VADDPD    Z3, Z5, Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
+	MOVQ       tc_base+136(FP), R10
+	VMOVUPD    Z0, (R10)(R8*8)
+	VMULPD     Z0, Z4, Z4
+	MOVQ       h_base+160(FP), R10
+	VMOVUPD    Z4, (R10)(R8*8)
+	MOVQ       tc_base+136(FP), R10
+	VMOVUPD    Z1, 64(R10)(R8*8)
+	VMULPD     Z1, Z9, Z9
+	MOVQ       h_base+160(FP), R10
+	VMOVUPD    Z9, 64(R10)(R8*8)
+	ADDQ       $+16, R8
+	JMP        gateStepFixedAVX512_m3_loopk
+
+gateStepFixedAVX512_m3_loopk_end:
+	MOVQ AX, R9
+	ANDQ $-8, R9
+
+gateStepFixedAVX512_m3_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ R8, R9
+	JAE  gateStepFixedAVX512_m3_tail
+
+	// load every input of the blocks before storing anything
+	VMOVUPD (SI)(R8*8), Z0
+	MOVQ    cPrev_base+88(FP), R10
+	VMOVUPD (R10)(R8*8), Z1
+	MOVQ    act_base+32(FP), R10
+	VMOVUPD (R10)(R8*8), Z2
+	MOVQ    act_base+32(FP), R10
+	ADDQ    CX, R10
+	VMOVUPD (R10)(R8*8), Z3
+	VMOVUPD (DI)(R8*8), Z4
+	MOVQ    zg_base+64(FP), R10
+	VMOVUPD Z0, (R10)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z4, Z5
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z6
+	VADDPD Z6, Z6, Z7
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z5, Z8, Z5
+	VMOVUPD expMaxArg<>+0(SB), Z8
+	VMINPD  Z7, Z8, Z7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+	VMULPD      expLog2E<>+0(SB), Z7, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z10
+	VMOVUPD     expC13<>+0(SB), Z11
+	VFMADD213PD expC12<>+0(SB), Z5, Z10
+	VFMADD213PD expC12<>+0(SB), Z7, Z11
+	VFMADD213PD expC11<>+0(SB), Z5, Z10
+	VFMADD213PD expC11<>+0(SB), Z7, Z11
+	VFMADD213PD expC10<>+0(SB), Z5, Z10
+	VFMADD213PD expC10<>+0(SB), Z7, Z11
+	VFMADD213PD expC9<>+0(SB), Z5, Z10
+	VFMADD213PD expC9<>+0(SB), Z7, Z11
+	VFMADD213PD expC8<>+0(SB), Z5, Z10
+	VFMADD213PD expC8<>+0(SB), Z7, Z11
+	VFMADD213PD expC7<>+0(SB), Z5, Z10
+	VFMADD213PD expC7<>+0(SB), Z7, Z11
+	VFMADD213PD expC6<>+0(SB), Z5, Z10
+	VFMADD213PD expC6<>+0(SB), Z7, Z11
+	VFMADD213PD expC5<>+0(SB), Z5, Z10
+	VFMADD213PD expC5<>+0(SB), Z7, Z11
+	VFMADD213PD expC4<>+0(SB), Z5, Z10
+	VFMADD213PD expC4<>+0(SB), Z7, Z11
+	VFMADD213PD expC3<>+0(SB), Z5, Z10
+	VFMADD213PD expC3<>+0(SB), Z7, Z11
+	VFMADD213PD expC2<>+0(SB), Z5, Z10
+	VFMADD213PD expC2<>+0(SB), Z7, Z11
+	VFMADD213PD one<>+0(SB), Z5, Z10
+	VFMADD213PD one<>+0(SB), Z7, Z11
+	VFMADD213PD one<>+0(SB), Z5, Z10
+	VFMADD213PD one<>+0(SB), Z7, Z11
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z8, Z10, Z5
+	VSCALEFPD Z9, Z11, Z7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z8
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z8, Z5, Z4
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z6, Z6, Z5
+	VMOVUPD     tanhP0<>+0(SB), Z8
+	VFMADD213PD tanhP1<>+0(SB), Z5, Z8
+	VFMADD213PD tanhP2<>+0(SB), Z5, Z8
+	VADDPD      tanhQ0<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
+	VMULPD      Z5, Z6, Z5
+	VMULPD      Z8, Z5, Z8
+	VADDPD      one<>+0(SB), Z7, Z7
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z6, K1
+	VBLENDMPD minusTwo<>+0(SB), Z8, K1, Z8
+	VBLENDMPD Z7, Z9, K1, Z9
+	VBLENDMPD one<>+0(SB), Z6, K1, Z6
+	VDIVPD    Z9, Z8, Z8
+	VADDPD    Z8, Z6, Z6
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z1, Z3, Z1
+	VMULPD  Z0, Z2, Z5
+	VADDPD  Z5, Z1, Z1
+	VMOVUPD Z2, (DX)(R8*8)
+	VMOVUPD Z3, (BX)(R8*8)
+	VMOVUPD Z0, (SI)(R8*8)
+	VMOVUPD Z4, (DI)(R8*8)
+	MOVQ    c_base+112(FP), R10
+	VMOVUPD Z1, (R10)(R8*8)
+	VMOVUPD Z1, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K1
+	VBLENDMPD minusTwo<>+0(SB), Z5, K1, Z5
+	VBLENDMPD Z2, Z6, K1, Z6
+	VBLENDMPD one<>+0(SB), Z1, K1, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	MOVQ       tc_base+136(FP), R10
+	VMOVUPD    Z0, (R10)(R8*8)
+	VMULPD     Z0, Z4, Z4
+	MOVQ       h_base+160(FP), R10
+	VMOVUPD    Z4, (R10)(R8*8)
+	ADDQ       $+8, R8
+	JMP        gateStepFixedAVX512_m3_loop
+
+gateStepFixedAVX512_m3_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ  R8, AX
+	JZ    gateStepFixedAVX512_m3_done
+	LEAQ  tailMask<>+0(SB), R9
+	KMOVW (R9)(AX*2), K1
+
+	// load every input of the blocks before storing anything
+	VMOVUPD.Z (SI)(R8*8), K1, Z0
+	MOVQ      cPrev_base+88(FP), AX
+	VMOVUPD.Z (AX)(R8*8), K1, Z1
+	MOVQ      act_base+32(FP), AX
+	VMOVUPD.Z (AX)(R8*8), K1, Z2
+	MOVQ      act_base+32(FP), AX
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX)(R8*8), K1, Z3
+	VMOVUPD.Z (DI)(R8*8), K1, Z4
+	MOVQ      zg_base+64(FP), AX
+	VMOVUPD   Z0, K1, (AX)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z4, Z5
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z6
+	VADDPD Z6, Z6, Z7
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z5, Z8, Z5
+	VMOVUPD expMaxArg<>+0(SB), Z8
+	VMINPD  Z7, Z8, Z7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+	VMULPD      expLog2E<>+0(SB), Z7, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z10
+	VMOVUPD     expC13<>+0(SB), Z11
+	VFMADD213PD expC12<>+0(SB), Z5, Z10
+	VFMADD213PD expC12<>+0(SB), Z7, Z11
+	VFMADD213PD expC11<>+0(SB), Z5, Z10
+	VFMADD213PD expC11<>+0(SB), Z7, Z11
+	VFMADD213PD expC10<>+0(SB), Z5, Z10
+	VFMADD213PD expC10<>+0(SB), Z7, Z11
+	VFMADD213PD expC9<>+0(SB), Z5, Z10
+	VFMADD213PD expC9<>+0(SB), Z7, Z11
+	VFMADD213PD expC8<>+0(SB), Z5, Z10
+	VFMADD213PD expC8<>+0(SB), Z7, Z11
+	VFMADD213PD expC7<>+0(SB), Z5, Z10
+	VFMADD213PD expC7<>+0(SB), Z7, Z11
+	VFMADD213PD expC6<>+0(SB), Z5, Z10
+	VFMADD213PD expC6<>+0(SB), Z7, Z11
+	VFMADD213PD expC5<>+0(SB), Z5, Z10
+	VFMADD213PD expC5<>+0(SB), Z7, Z11
+	VFMADD213PD expC4<>+0(SB), Z5, Z10
+	VFMADD213PD expC4<>+0(SB), Z7, Z11
+	VFMADD213PD expC3<>+0(SB), Z5, Z10
+	VFMADD213PD expC3<>+0(SB), Z7, Z11
+	VFMADD213PD expC2<>+0(SB), Z5, Z10
+	VFMADD213PD expC2<>+0(SB), Z7, Z11
+	VFMADD213PD one<>+0(SB), Z5, Z10
+	VFMADD213PD one<>+0(SB), Z7, Z11
+	VFMADD213PD one<>+0(SB), Z5, Z10
+	VFMADD213PD one<>+0(SB), Z7, Z11
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z8, Z10, Z5
+	VSCALEFPD Z9, Z11, Z7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z8
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z8, Z5, Z4
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z6, Z6, Z5
+	VMOVUPD     tanhP0<>+0(SB), Z8
+	VFMADD213PD tanhP1<>+0(SB), Z5, Z8
+	VFMADD213PD tanhP2<>+0(SB), Z5, Z8
+	VADDPD      tanhQ0<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
+	VMULPD      Z5, Z6, Z5
+	VMULPD      Z8, Z5, Z8
+	VADDPD      one<>+0(SB), Z7, Z7
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z6, K2
+	VBLENDMPD minusTwo<>+0(SB), Z8, K2, Z8
+	VBLENDMPD Z7, Z9, K2, Z9
+	VBLENDMPD one<>+0(SB), Z6, K2, Z6
+	VDIVPD    Z9, Z8, Z8
+	VADDPD    Z8, Z6, Z6
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z1, Z3, Z1
+	VMULPD  Z0, Z2, Z5
+	VADDPD  Z5, Z1, Z1
+	VMOVUPD Z2, K1, (DX)(R8*8)
+	VMOVUPD Z3, K1, (BX)(R8*8)
+	VMOVUPD Z0, K1, (SI)(R8*8)
+	VMOVUPD Z4, K1, (DI)(R8*8)
+	MOVQ    c_base+112(FP), AX
+	VMOVUPD Z1, K1, (AX)(R8*8)
+	VMOVUPD Z1, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K2
+	VBLENDMPD minusTwo<>+0(SB), Z5, K2, Z5
+	VBLENDMPD Z2, Z6, K2, Z6
+	VBLENDMPD one<>+0(SB), Z1, K2, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	MOVQ       tc_base+136(FP), AX
+	VMOVUPD    Z0, K1, (AX)(R8*8)
+	VMULPD     Z0, Z4, Z4
+	MOVQ       h_base+160(FP), AX
+	VMOVUPD    Z4, K1, (AX)(R8*8)
+
+gateStepFixedAVX512_m3_done:
+	VZEROUPPER
+	RET
+
+gateStepFixedAVX512_m4:
+	// fixed = 4
+	XORQ R8, R8
+	MOVQ AX, R9
+	ANDQ $-8, R9
+
+gateStepFixedAVX512_m4_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ R8, R9
+	JAE  gateStepFixedAVX512_m4_tail
+
+	// load every input of the blocks before storing anything
+	VMOVUPD (SI)(R8*8), Z0
+	MOVQ    cPrev_base+88(FP), R10
+	VMOVUPD (R10)(R8*8), Z1
+	VMOVUPD (DX)(R8*8), Z2
+	VMOVUPD (BX)(R8*8), Z3
+	MOVQ    act_base+32(FP), R10
+	LEAQ    (CX)(CX*2), R11
+	ADDQ    R11, R10
+	VMOVUPD (R10)(R8*8), Z4
+	MOVQ    zg_base+64(FP), R10
+	VMOVUPD Z0, (R10)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z2, Z5
+	VPORQ signMask<>+0(SB), Z3, Z6
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z7
+	VADDPD Z7, Z7, Z8
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z9
+	VMAXPD  Z5, Z9, Z5
+	VMOVUPD expMinArg<>+0(SB), Z9
+	VMAXPD  Z6, Z9, Z6
+	VMOVUPD expMaxArg<>+0(SB), Z9
+	VMINPD  Z8, Z9, Z8
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+	VMULPD      expLog2E<>+0(SB), Z6, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
+	VMULPD      expLog2E<>+0(SB), Z8, Z11
+	VRNDSCALEPD $0x00, Z11, Z11
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Hi<>+0(SB), Z11, Z8
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z11, Z8
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z12
+	VMOVUPD     expC13<>+0(SB), Z13
+	VMOVUPD     expC13<>+0(SB), Z14
+	VFMADD213PD expC12<>+0(SB), Z5, Z12
+	VFMADD213PD expC12<>+0(SB), Z6, Z13
+	VFMADD213PD expC12<>+0(SB), Z8, Z14
+	VFMADD213PD expC11<>+0(SB), Z5, Z12
+	VFMADD213PD expC11<>+0(SB), Z6, Z13
+	VFMADD213PD expC11<>+0(SB), Z8, Z14
+	VFMADD213PD expC10<>+0(SB), Z5, Z12
+	VFMADD213PD expC10<>+0(SB), Z6, Z13
+	VFMADD213PD expC10<>+0(SB), Z8, Z14
+	VFMADD213PD expC9<>+0(SB), Z5, Z12
+	VFMADD213PD expC9<>+0(SB), Z6, Z13
+	VFMADD213PD expC9<>+0(SB), Z8, Z14
+	VFMADD213PD expC8<>+0(SB), Z5, Z12
+	VFMADD213PD expC8<>+0(SB), Z6, Z13
+	VFMADD213PD expC8<>+0(SB), Z8, Z14
+	VFMADD213PD expC7<>+0(SB), Z5, Z12
+	VFMADD213PD expC7<>+0(SB), Z6, Z13
+	VFMADD213PD expC7<>+0(SB), Z8, Z14
+	VFMADD213PD expC6<>+0(SB), Z5, Z12
+	VFMADD213PD expC6<>+0(SB), Z6, Z13
+	VFMADD213PD expC6<>+0(SB), Z8, Z14
+	VFMADD213PD expC5<>+0(SB), Z5, Z12
+	VFMADD213PD expC5<>+0(SB), Z6, Z13
+	VFMADD213PD expC5<>+0(SB), Z8, Z14
+	VFMADD213PD expC4<>+0(SB), Z5, Z12
+	VFMADD213PD expC4<>+0(SB), Z6, Z13
+	VFMADD213PD expC4<>+0(SB), Z8, Z14
+	VFMADD213PD expC3<>+0(SB), Z5, Z12
+	VFMADD213PD expC3<>+0(SB), Z6, Z13
+	VFMADD213PD expC3<>+0(SB), Z8, Z14
+	VFMADD213PD expC2<>+0(SB), Z5, Z12
+	VFMADD213PD expC2<>+0(SB), Z6, Z13
+	VFMADD213PD expC2<>+0(SB), Z8, Z14
+	VFMADD213PD one<>+0(SB), Z5, Z12
+	VFMADD213PD one<>+0(SB), Z6, Z13
+	VFMADD213PD one<>+0(SB), Z8, Z14
+	VFMADD213PD one<>+0(SB), Z5, Z12
+	VFMADD213PD one<>+0(SB), Z6, Z13
+	VFMADD213PD one<>+0(SB), Z8, Z14
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z9, Z12, Z5
+	VSCALEFPD Z10, Z13, Z6
+	VSCALEFPD Z11, Z14, Z8
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z9
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z9, Z5, Z2
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z3, K1
+	VBLENDMPD one<>+0(SB), Z6, K1, Z6
+	VDIVPD    Z5, Z6, Z3
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z7, Z7, Z5
+	VMOVUPD     tanhP0<>+0(SB), Z6
+	VFMADD213PD tanhP1<>+0(SB), Z5, Z6
+	VFMADD213PD tanhP2<>+0(SB), Z5, Z6
+	VADDPD      tanhQ0<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
+	VMULPD      Z5, Z7, Z5
+	VMULPD      Z6, Z5, Z6
+	VADDPD      one<>+0(SB), Z8, Z8
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z7, K1
+	VBLENDMPD minusTwo<>+0(SB), Z6, K1, Z6
+	VBLENDMPD Z8, Z9, K1, Z9
+	VBLENDMPD one<>+0(SB), Z7, K1, Z7
+	VDIVPD    Z9, Z6, Z6
+	VADDPD    Z6, Z7, Z7
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z1, Z3, Z1
+	VMULPD  Z0, Z2, Z5
+	VADDPD  Z5, Z1, Z1
+	VMOVUPD Z2, (DX)(R8*8)
+	VMOVUPD Z3, (BX)(R8*8)
+	VMOVUPD Z0, (SI)(R8*8)
+	VMOVUPD Z4, (DI)(R8*8)
+	MOVQ    c_base+112(FP), R10
+	VMOVUPD Z1, (R10)(R8*8)
+	VMOVUPD Z1, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K1
+	VBLENDMPD minusTwo<>+0(SB), Z5, K1, Z5
+	VBLENDMPD Z2, Z6, K1, Z6
+	VBLENDMPD one<>+0(SB), Z1, K1, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	MOVQ       tc_base+136(FP), R10
+	VMOVUPD    Z0, (R10)(R8*8)
+	VMULPD     Z0, Z4, Z4
+	MOVQ       h_base+160(FP), R10
+	VMOVUPD    Z4, (R10)(R8*8)
+	ADDQ       $+8, R8
+	JMP        gateStepFixedAVX512_m4_loop
+
+gateStepFixedAVX512_m4_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ  R8, AX
+	JZ    gateStepFixedAVX512_m4_done
+	LEAQ  tailMask<>+0(SB), R9
+	KMOVW (R9)(AX*2), K1
+
+	// load every input of the blocks before storing anything
+	VMOVUPD.Z (SI)(R8*8), K1, Z0
+	MOVQ      cPrev_base+88(FP), AX
+	VMOVUPD.Z (AX)(R8*8), K1, Z1
+	VMOVUPD.Z (DX)(R8*8), K1, Z2
+	VMOVUPD.Z (BX)(R8*8), K1, Z3
+	MOVQ      act_base+32(FP), AX
+	LEAQ      (CX)(CX*2), CX
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX)(R8*8), K1, Z4
+	MOVQ      zg_base+64(FP), AX
+	VMOVUPD   Z0, K1, (AX)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z2, Z5
+	VPORQ signMask<>+0(SB), Z3, Z6
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z7
+	VADDPD Z7, Z7, Z8
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z9
+	VMAXPD  Z5, Z9, Z5
+	VMOVUPD expMinArg<>+0(SB), Z9
+	VMAXPD  Z6, Z9, Z6
+	VMOVUPD expMaxArg<>+0(SB), Z9
+	VMINPD  Z8, Z9, Z8
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+	VMULPD      expLog2E<>+0(SB), Z6, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
+	VMULPD      expLog2E<>+0(SB), Z8, Z11
+	VRNDSCALEPD $0x00, Z11, Z11
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Hi<>+0(SB), Z11, Z8
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z11, Z8
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z12
+	VMOVUPD     expC13<>+0(SB), Z13
+	VMOVUPD     expC13<>+0(SB), Z14
+	VFMADD213PD expC12<>+0(SB), Z5, Z12
+	VFMADD213PD expC12<>+0(SB), Z6, Z13
+	VFMADD213PD expC12<>+0(SB), Z8, Z14
+	VFMADD213PD expC11<>+0(SB), Z5, Z12
+	VFMADD213PD expC11<>+0(SB), Z6, Z13
+	VFMADD213PD expC11<>+0(SB), Z8, Z14
+	VFMADD213PD expC10<>+0(SB), Z5, Z12
+	VFMADD213PD expC10<>+0(SB), Z6, Z13
+	VFMADD213PD expC10<>+0(SB), Z8, Z14
+	VFMADD213PD expC9<>+0(SB), Z5, Z12
+	VFMADD213PD expC9<>+0(SB), Z6, Z13
+	VFMADD213PD expC9<>+0(SB), Z8, Z14
+	VFMADD213PD expC8<>+0(SB), Z5, Z12
+	VFMADD213PD expC8<>+0(SB), Z6, Z13
+	VFMADD213PD expC8<>+0(SB), Z8, Z14
+	VFMADD213PD expC7<>+0(SB), Z5, Z12
+	VFMADD213PD expC7<>+0(SB), Z6, Z13
+	VFMADD213PD expC7<>+0(SB), Z8, Z14
+	VFMADD213PD expC6<>+0(SB), Z5, Z12
+	VFMADD213PD expC6<>+0(SB), Z6, Z13
+	VFMADD213PD expC6<>+0(SB), Z8, Z14
+	VFMADD213PD expC5<>+0(SB), Z5, Z12
+	VFMADD213PD expC5<>+0(SB), Z6, Z13
+	VFMADD213PD expC5<>+0(SB), Z8, Z14
+	VFMADD213PD expC4<>+0(SB), Z5, Z12
+	VFMADD213PD expC4<>+0(SB), Z6, Z13
+	VFMADD213PD expC4<>+0(SB), Z8, Z14
+	VFMADD213PD expC3<>+0(SB), Z5, Z12
+	VFMADD213PD expC3<>+0(SB), Z6, Z13
+	VFMADD213PD expC3<>+0(SB), Z8, Z14
+	VFMADD213PD expC2<>+0(SB), Z5, Z12
+	VFMADD213PD expC2<>+0(SB), Z6, Z13
+	VFMADD213PD expC2<>+0(SB), Z8, Z14
+	VFMADD213PD one<>+0(SB), Z5, Z12
+	VFMADD213PD one<>+0(SB), Z6, Z13
+	VFMADD213PD one<>+0(SB), Z8, Z14
+	VFMADD213PD one<>+0(SB), Z5, Z12
+	VFMADD213PD one<>+0(SB), Z6, Z13
+	VFMADD213PD one<>+0(SB), Z8, Z14
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z9, Z12, Z5
+	VSCALEFPD Z10, Z13, Z6
+	VSCALEFPD Z11, Z14, Z8
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z9
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z9, Z5, Z2
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z3, K2
+	VBLENDMPD one<>+0(SB), Z6, K2, Z6
+	VDIVPD    Z5, Z6, Z3
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z7, Z7, Z5
+	VMOVUPD     tanhP0<>+0(SB), Z6
+	VFMADD213PD tanhP1<>+0(SB), Z5, Z6
+	VFMADD213PD tanhP2<>+0(SB), Z5, Z6
+	VADDPD      tanhQ0<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
+	VMULPD      Z5, Z7, Z5
+	VMULPD      Z6, Z5, Z6
+	VADDPD      one<>+0(SB), Z8, Z8
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z7, K2
+	VBLENDMPD minusTwo<>+0(SB), Z6, K2, Z6
+	VBLENDMPD Z8, Z9, K2, Z9
+	VBLENDMPD one<>+0(SB), Z7, K2, Z7
+	VDIVPD    Z9, Z6, Z6
+	VADDPD    Z6, Z7, Z7
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z1, Z3, Z1
+	VMULPD  Z0, Z2, Z5
+	VADDPD  Z5, Z1, Z1
+	VMOVUPD Z2, K1, (DX)(R8*8)
+	VMOVUPD Z3, K1, (BX)(R8*8)
+	VMOVUPD Z0, K1, (SI)(R8*8)
+	VMOVUPD Z4, K1, (DI)(R8*8)
+	MOVQ    c_base+112(FP), AX
+	VMOVUPD Z1, K1, (AX)(R8*8)
+	VMOVUPD Z1, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K2
+	VBLENDMPD minusTwo<>+0(SB), Z5, K2, Z5
+	VBLENDMPD Z2, Z6, K2, Z6
+	VBLENDMPD one<>+0(SB), Z1, K2, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	MOVQ       tc_base+136(FP), AX
+	VMOVUPD    Z0, K1, (AX)(R8*8)
+	VMULPD     Z0, Z4, Z4
+	MOVQ       h_base+160(FP), AX
+	VMOVUPD    Z4, K1, (AX)(R8*8)
+
+gateStepFixedAVX512_m4_done:
+	VZEROUPPER
+	RET
+
+gateStepFixedAVX512_m5:
+	// fixed = 5
+	XORQ R8, R8
+	MOVQ AX, R9
+	ANDQ $-16, R9
+
+gateStepFixedAVX512_m5_loopk:
+	// for ; i < n&^(16-1); i += 16 {
+	CMPQ R8, R9
+	JAE  gateStepFixedAVX512_m5_loopk_end
+
+	// load every input of the blocks before storing anything
+	VMOVUPD (SI)(R8*8), Z0
+	MOVQ    cPrev_base+88(FP), R10
+	VMOVUPD (R10)(R8*8), Z1
+	MOVQ    act_base+32(FP), R10
+	VMOVUPD (R10)(R8*8), Z2
+	VMOVUPD (BX)(R8*8), Z3
+	MOVQ    act_base+32(FP), R10
+	LEAQ    (CX)(CX*2), R11
+	ADDQ    R11, R10
+	VMOVUPD (R10)(R8*8), Z4
+	VMOVUPD 64(SI)(R8*8), Z5
+	MOVQ    cPrev_base+88(FP), R10
+	VMOVUPD 64(R10)(R8*8), Z6
+	MOVQ    act_base+32(FP), R10
+	VMOVUPD 64(R10)(R8*8), Z7
+	VMOVUPD 64(BX)(R8*8), Z8
+	MOVQ    act_base+32(FP), R10
+	LEAQ    (CX)(CX*2), R11
+	ADDQ    R11, R10
+	VMOVUPD 64(R10)(R8*8), Z9
+	MOVQ    zg_base+64(FP), R10
+	VMOVUPD Z0, (R10)(R8*8)
+	MOVQ    zg_base+64(FP), R10
+	VMOVUPD Z5, 64(R10)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z3, Z10
+	VPORQ signMask<>+0(SB), Z8, Z11
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z12
+	VADDPD Z12, Z12, Z13
+	VPANDQ absMask<>+0(SB), Z5, Z14
+	VADDPD Z14, Z14, Z15
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z16
+	VMAXPD  Z10, Z16, Z10
+	VMOVUPD expMinArg<>+0(SB), Z16
+	VMAXPD  Z11, Z16, Z11
+	VMOVUPD expMaxArg<>+0(SB), Z16
+	VMINPD  Z13, Z16, Z13
+	VMOVUPD expMaxArg<>+0(SB), Z16
+	VMINPD  Z15, Z16, Z15
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z10, Z16
+	VRNDSCALEPD $0x00, Z16, Z16
+	VMULPD      expLog2E<>+0(SB), Z11, Z17
+	VRNDSCALEPD $0x00, Z17, Z17
+	VMULPD      expLog2E<>+0(SB), Z13, Z18
+	VRNDSCALEPD $0x00, Z18, Z18
+	VMULPD      expLog2E<>+0(SB), Z15, Z19
+	VRNDSCALEPD $0x00, Z19, Z19
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z16, Z10
+	VFNMADD231PD expLn2Hi<>+0(SB), Z17, Z11
+	VFNMADD231PD expLn2Hi<>+0(SB), Z18, Z13
+	VFNMADD231PD expLn2Hi<>+0(SB), Z19, Z15
+	VFNMADD231PD expLn2Lo<>+0(SB), Z16, Z10
+	VFNMADD231PD expLn2Lo<>+0(SB), Z17, Z11
+	VFNMADD231PD expLn2Lo<>+0(SB), Z18, Z13
+	VFNMADD231PD expLn2Lo<>+0(SB), Z19, Z15
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z20
+	VMOVUPD     expC13<>+0(SB), Z21
+	VMOVUPD     expC13<>+0(SB), Z22
+	VMOVUPD     expC13<>+0(SB), Z23
+	VFMADD213PD expC12<>+0(SB), Z10, Z20
+	VFMADD213PD expC12<>+0(SB), Z11, Z21
+	VFMADD213PD expC12<>+0(SB), Z13, Z22
+	VFMADD213PD expC12<>+0(SB), Z15, Z23
+	VFMADD213PD expC11<>+0(SB), Z10, Z20
+	VFMADD213PD expC11<>+0(SB), Z11, Z21
+	VFMADD213PD expC11<>+0(SB), Z13, Z22
+	VFMADD213PD expC11<>+0(SB), Z15, Z23
+	VFMADD213PD expC10<>+0(SB), Z10, Z20
+	VFMADD213PD expC10<>+0(SB), Z11, Z21
+	VFMADD213PD expC10<>+0(SB), Z13, Z22
+	VFMADD213PD expC10<>+0(SB), Z15, Z23
+	VFMADD213PD expC9<>+0(SB), Z10, Z20
+	VFMADD213PD expC9<>+0(SB), Z11, Z21
+	VFMADD213PD expC9<>+0(SB), Z13, Z22
+	VFMADD213PD expC9<>+0(SB), Z15, Z23
+	VFMADD213PD expC8<>+0(SB), Z10, Z20
+	VFMADD213PD expC8<>+0(SB), Z11, Z21
+	VFMADD213PD expC8<>+0(SB), Z13, Z22
+	VFMADD213PD expC8<>+0(SB), Z15, Z23
+	VFMADD213PD expC7<>+0(SB), Z10, Z20
+	VFMADD213PD expC7<>+0(SB), Z11, Z21
+	VFMADD213PD expC7<>+0(SB), Z13, Z22
+	VFMADD213PD expC7<>+0(SB), Z15, Z23
+	VFMADD213PD expC6<>+0(SB), Z10, Z20
+	VFMADD213PD expC6<>+0(SB), Z11, Z21
+	VFMADD213PD expC6<>+0(SB), Z13, Z22
+	VFMADD213PD expC6<>+0(SB), Z15, Z23
+	VFMADD213PD expC5<>+0(SB), Z10, Z20
+	VFMADD213PD expC5<>+0(SB), Z11, Z21
+	VFMADD213PD expC5<>+0(SB), Z13, Z22
+	VFMADD213PD expC5<>+0(SB), Z15, Z23
+	VFMADD213PD expC4<>+0(SB), Z10, Z20
+	VFMADD213PD expC4<>+0(SB), Z11, Z21
+	VFMADD213PD expC4<>+0(SB), Z13, Z22
+	VFMADD213PD expC4<>+0(SB), Z15, Z23
+	VFMADD213PD expC3<>+0(SB), Z10, Z20
+	VFMADD213PD expC3<>+0(SB), Z11, Z21
+	VFMADD213PD expC3<>+0(SB), Z13, Z22
+	VFMADD213PD expC3<>+0(SB), Z15, Z23
+	VFMADD213PD expC2<>+0(SB), Z10, Z20
+	VFMADD213PD expC2<>+0(SB), Z11, Z21
+	VFMADD213PD expC2<>+0(SB), Z13, Z22
+	VFMADD213PD expC2<>+0(SB), Z15, Z23
+	VFMADD213PD one<>+0(SB), Z10, Z20
+	VFMADD213PD one<>+0(SB), Z11, Z21
+	VFMADD213PD one<>+0(SB), Z13, Z22
+	VFMADD213PD one<>+0(SB), Z15, Z23
+	VFMADD213PD one<>+0(SB), Z10, Z20
+	VFMADD213PD one<>+0(SB), Z11, Z21
+	VFMADD213PD one<>+0(SB), Z13, Z22
+	VFMADD213PD one<>+0(SB), Z15, Z23
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z16, Z20, Z10
+	VSCALEFPD Z17, Z21, Z11
+	VSCALEFPD Z18, Z22, Z13
+	VSCALEFPD Z19, Z23, Z15
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z10, Z16
+	VCMPPD    $0x1d, zero<>+0(SB), Z3, K1
+	VBLENDMPD one<>+0(SB), Z10, K1, Z10
+	VDIVPD    Z16, Z10, Z3
+	VADDPD    one<>+0(SB), Z11, Z10
+	VCMPPD    $0x1d, zero<>+0(SB), Z8, K1
+	VBLENDMPD one<>+0(SB), Z11, K1, Z11
+	VDIVPD    Z10, Z11, Z8
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z12, Z12, Z10
+	VMOVUPD     tanhP0<>+0(SB), Z11
+	VFMADD213PD tanhP1<>+0(SB), Z10, Z11
+	VFMADD213PD tanhP2<>+0(SB), Z10, Z11
+	VADDPD      tanhQ0<>+0(SB), Z10, Z16
+	VFMADD213PD tanhQ1<>+0(SB), Z10, Z16
+	VFMADD213PD tanhQ2<>+0(SB), Z10, Z16
+	VMULPD      Z10, Z12, Z10
+	VMULPD      Z11, Z10, Z11
+	VADDPD      one<>+0(SB), Z13, Z13
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z12, K1
+	VBLENDMPD minusTwo<>+0(SB), Z11, K1, Z11
+	VBLENDMPD Z13, Z16, K1, Z16
+	VBLENDMPD one<>+0(SB), Z12, K1, Z12
+	VDIVPD    Z16, Z11, Z11
+	VADDPD    Z11, Z12, Z12
+
+	// x = copysign(t, x)
+	VPTERNLOGQ  $0xe4, signMask<>+0(SB), Z12, Z0
+	VMULPD      Z14, Z14, Z10
+	VMOVUPD     tanhP0<>+0(SB), Z11
+	VFMADD213PD tanhP1<>+0(SB), Z10, Z11
+	VFMADD213PD tanhP2<>+0(SB), Z10, Z11
+	VADDPD      tanhQ0<>+0(SB), Z10, Z12
+	VFMADD213PD tanhQ1<>+0(SB), Z10, Z12
+	VFMADD213PD tanhQ2<>+0(SB), Z10, Z12
+	VMULPD      Z10, Z14, Z10
+	VMULPD      Z11, Z10, Z11
+	VADDPD      one<>+0(SB), Z15, Z15
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z14, K1
+	VBLENDMPD minusTwo<>+0(SB), Z11, K1, Z11
+	VBLENDMPD Z15, Z12, K1, Z12
+	VBLENDMPD one<>+0(SB), Z14, K1, Z14
+	VDIVPD    Z12, Z11, Z11
+	VADDPD    Z11, Z14, Z14
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z14, Z5
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z1, Z3, Z1
+	VMULPD  Z0, Z2, Z10
+	VADDPD  Z10, Z1, Z1
+	VMOVUPD Z2, (DX)(R8*8)
+	VMOVUPD Z3, (BX)(R8*8)
+	VMOVUPD Z0, (SI)(R8*8)
+	VMOVUPD Z4, (DI)(R8*8)
+	MOVQ    c_base+112(FP), R10
+	VMOVUPD Z1, (R10)(R8*8)
+	VMOVUPD Z1, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z6, Z8, Z1
+	VMULPD  Z5, Z7, Z2
+	VADDPD  Z2, Z1, Z6
+	VMOVUPD Z7, 64(DX)(R8*8)
+	VMOVUPD Z8, 64(BX)(R8*8)
+	VMOVUPD Z5, 64(SI)(R8*8)
+	VMOVUPD Z9, 64(DI)(R8*8)
+	MOVQ    c_base+112(FP), R10
+	VMOVUPD Z6, 64(R10)(R8*8)
+	VMOVUPD Z6, Z1
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z2
+	VADDPD Z2, Z2, Z3
+	VPANDQ absMask<>+0(SB), Z1, Z5
+	VADDPD Z5, Z5, Z6
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z7
+	VMINPD  Z3, Z7, Z3
+	VMOVUPD expMaxArg<>+0(SB), Z7
+	VMINPD  Z6, Z7, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z3, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+	VMULPD      expLog2E<>+0(SB), Z6, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z3
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z3
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z10
+	VMOVUPD     expC13<>+0(SB), Z11
+	VFMADD213PD expC12<>+0(SB), Z3, Z10
+	VFMADD213PD expC12<>+0(SB), Z6, Z11
+	VFMADD213PD expC11<>+0(SB), Z3, Z10
+	VFMADD213PD expC11<>+0(SB), Z6, Z11
+	VFMADD213PD expC10<>+0(SB), Z3, Z10
+	VFMADD213PD expC10<>+0(SB), Z6, Z11
+	VFMADD213PD expC9<>+0(SB), Z3, Z10
+	VFMADD213PD expC9<>+0(SB), Z6, Z11
+	VFMADD213PD expC8<>+0(SB), Z3, Z10
+	VFMADD213PD expC8<>+0(SB), Z6, Z11
+	VFMADD213PD expC7<>+0(SB), Z3, Z10
+	VFMADD213PD expC7<>+0(SB), Z6, Z11
+	VFMADD213PD expC6<>+0(SB), Z3, Z10
+	VFMADD213PD expC6<>+0(SB), Z6, Z11
+	VFMADD213PD expC5<>+0(SB), Z3, Z10
+	VFMADD213PD expC5<>+0(SB), Z6, Z11
+	VFMADD213PD expC4<>+0(SB), Z3, Z10
+	VFMADD213PD expC4<>+0(SB), Z6, Z11
+	VFMADD213PD expC3<>+0(SB), Z3, Z10
+	VFMADD213PD expC3<>+0(SB), Z6, Z11
+	VFMADD213PD expC2<>+0(SB), Z3, Z10
+	VFMADD213PD expC2<>+0(SB), Z6, Z11
+	VFMADD213PD one<>+0(SB), Z3, Z10
+	VFMADD213PD one<>+0(SB), Z6, Z11
+	VFMADD213PD one<>+0(SB), Z3, Z10
+	VFMADD213PD one<>+0(SB), Z6, Z11
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z10, Z3
+	VSCALEFPD Z8, Z11, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z2, Z2, Z7
+	VMOVUPD     tanhP0<>+0(SB), Z8
+	VFMADD213PD tanhP1<>+0(SB), Z7, Z8
+	VFMADD213PD tanhP2<>+0(SB), Z7, Z8
+	VADDPD      tanhQ0<>+0(SB), Z7, Z10
+	VFMADD213PD tanhQ1<>+0(SB), Z7, Z10
+	VFMADD213PD tanhQ2<>+0(SB), Z7, Z10
+	VMULPD      Z7, Z2, Z7
+	VMULPD      Z8, Z7, Z8
+	VADDPD      one<>+0(SB), Z3, Z3
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z2, K1
+	VBLENDMPD minusTwo<>+0(SB), Z8, K1, Z8
+	VBLENDMPD Z3, Z10, K1, Z10
+	VBLENDMPD one<>+0(SB), Z2, K1, Z2
+	VDIVPD    Z10, Z8, Z8
+	VADDPD    Z8, Z2, Z2
+
+	// x = copysign(t, x)
+	VPTERNLOGQ  $0xe4, signMask<>+0(SB), Z2, Z0
+	VMULPD      Z5, Z5, Z2
+	VMOVUPD     tanhP0<>+0(SB), Z3
+	VFMADD213PD tanhP1<>+0(SB), Z2, Z3
+	VFMADD213PD tanhP2<>+0(SB), Z2, Z3
+	VADDPD      tanhQ0<>+0(SB), Z2, Z7
+	VFMADD213PD tanhQ1<>+0(SB), Z2, Z7
+	VFMADD213PD tanhQ2<>+0(SB), Z2, Z7
+	VMULPD      Z2, Z5, Z2
+	VMULPD      Z3, Z2, Z3
+	VADDPD      one<>+0(SB), Z6, Z6
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z5, K1
+	VBLENDMPD minusTwo<>+0(SB), Z3, K1, Z3
+	VBLENDMPD Z6, Z7, K1, Z7
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z7, Z3, Z3
+	VADDPD    Z3, Z5, Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
+	MOVQ       tc_base+136(FP), R10
+	VMOVUPD    Z0, (R10)(R8*8)
+	VMULPD     Z0, Z4, Z4
+	MOVQ       h_base+160(FP), R10
+	VMOVUPD    Z4, (R10)(R8*8)
+	MOVQ       tc_base+136(FP), R10
+	VMOVUPD    Z1, 64(R10)(R8*8)
+	VMULPD     Z1, Z9, Z9
+	MOVQ       h_base+160(FP), R10
+	VMOVUPD    Z9, 64(R10)(R8*8)
+	ADDQ       $+16, R8
+	JMP        gateStepFixedAVX512_m5_loopk
+
+gateStepFixedAVX512_m5_loopk_end:
+	MOVQ AX, R9
+	ANDQ $-8, R9
+
+gateStepFixedAVX512_m5_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ R8, R9
+	JAE  gateStepFixedAVX512_m5_tail
+
+	// load every input of the blocks before storing anything
+	VMOVUPD (SI)(R8*8), Z0
+	MOVQ    cPrev_base+88(FP), R10
+	VMOVUPD (R10)(R8*8), Z1
+	MOVQ    act_base+32(FP), R10
+	VMOVUPD (R10)(R8*8), Z2
+	VMOVUPD (BX)(R8*8), Z3
+	MOVQ    act_base+32(FP), R10
+	LEAQ    (CX)(CX*2), R11
+	ADDQ    R11, R10
+	VMOVUPD (R10)(R8*8), Z4
+	MOVQ    zg_base+64(FP), R10
+	VMOVUPD Z0, (R10)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z3, Z5
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z6
+	VADDPD Z6, Z6, Z7
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z5, Z8, Z5
+	VMOVUPD expMaxArg<>+0(SB), Z8
+	VMINPD  Z7, Z8, Z7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+	VMULPD      expLog2E<>+0(SB), Z7, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z10
+	VMOVUPD     expC13<>+0(SB), Z11
+	VFMADD213PD expC12<>+0(SB), Z5, Z10
+	VFMADD213PD expC12<>+0(SB), Z7, Z11
+	VFMADD213PD expC11<>+0(SB), Z5, Z10
+	VFMADD213PD expC11<>+0(SB), Z7, Z11
+	VFMADD213PD expC10<>+0(SB), Z5, Z10
+	VFMADD213PD expC10<>+0(SB), Z7, Z11
+	VFMADD213PD expC9<>+0(SB), Z5, Z10
+	VFMADD213PD expC9<>+0(SB), Z7, Z11
+	VFMADD213PD expC8<>+0(SB), Z5, Z10
+	VFMADD213PD expC8<>+0(SB), Z7, Z11
+	VFMADD213PD expC7<>+0(SB), Z5, Z10
+	VFMADD213PD expC7<>+0(SB), Z7, Z11
+	VFMADD213PD expC6<>+0(SB), Z5, Z10
+	VFMADD213PD expC6<>+0(SB), Z7, Z11
+	VFMADD213PD expC5<>+0(SB), Z5, Z10
+	VFMADD213PD expC5<>+0(SB), Z7, Z11
+	VFMADD213PD expC4<>+0(SB), Z5, Z10
+	VFMADD213PD expC4<>+0(SB), Z7, Z11
+	VFMADD213PD expC3<>+0(SB), Z5, Z10
+	VFMADD213PD expC3<>+0(SB), Z7, Z11
+	VFMADD213PD expC2<>+0(SB), Z5, Z10
+	VFMADD213PD expC2<>+0(SB), Z7, Z11
+	VFMADD213PD one<>+0(SB), Z5, Z10
+	VFMADD213PD one<>+0(SB), Z7, Z11
+	VFMADD213PD one<>+0(SB), Z5, Z10
+	VFMADD213PD one<>+0(SB), Z7, Z11
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z8, Z10, Z5
+	VSCALEFPD Z9, Z11, Z7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z8
+	VCMPPD    $0x1d, zero<>+0(SB), Z3, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z8, Z5, Z3
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z6, Z6, Z5
+	VMOVUPD     tanhP0<>+0(SB), Z8
+	VFMADD213PD tanhP1<>+0(SB), Z5, Z8
+	VFMADD213PD tanhP2<>+0(SB), Z5, Z8
+	VADDPD      tanhQ0<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
+	VMULPD      Z5, Z6, Z5
+	VMULPD      Z8, Z5, Z8
+	VADDPD      one<>+0(SB), Z7, Z7
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z6, K1
+	VBLENDMPD minusTwo<>+0(SB), Z8, K1, Z8
+	VBLENDMPD Z7, Z9, K1, Z9
+	VBLENDMPD one<>+0(SB), Z6, K1, Z6
+	VDIVPD    Z9, Z8, Z8
+	VADDPD    Z8, Z6, Z6
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z1, Z3, Z1
+	VMULPD  Z0, Z2, Z5
+	VADDPD  Z5, Z1, Z1
+	VMOVUPD Z2, (DX)(R8*8)
+	VMOVUPD Z3, (BX)(R8*8)
+	VMOVUPD Z0, (SI)(R8*8)
+	VMOVUPD Z4, (DI)(R8*8)
+	MOVQ    c_base+112(FP), R10
+	VMOVUPD Z1, (R10)(R8*8)
+	VMOVUPD Z1, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K1
+	VBLENDMPD minusTwo<>+0(SB), Z5, K1, Z5
+	VBLENDMPD Z2, Z6, K1, Z6
+	VBLENDMPD one<>+0(SB), Z1, K1, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	MOVQ       tc_base+136(FP), R10
+	VMOVUPD    Z0, (R10)(R8*8)
+	VMULPD     Z0, Z4, Z4
+	MOVQ       h_base+160(FP), R10
+	VMOVUPD    Z4, (R10)(R8*8)
+	ADDQ       $+8, R8
+	JMP        gateStepFixedAVX512_m5_loop
+
+gateStepFixedAVX512_m5_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ  R8, AX
+	JZ    gateStepFixedAVX512_m5_done
+	LEAQ  tailMask<>+0(SB), R9
+	KMOVW (R9)(AX*2), K1
+
+	// load every input of the blocks before storing anything
+	VMOVUPD.Z (SI)(R8*8), K1, Z0
+	MOVQ      cPrev_base+88(FP), AX
+	VMOVUPD.Z (AX)(R8*8), K1, Z1
+	MOVQ      act_base+32(FP), AX
+	VMOVUPD.Z (AX)(R8*8), K1, Z2
+	VMOVUPD.Z (BX)(R8*8), K1, Z3
+	MOVQ      act_base+32(FP), AX
+	LEAQ      (CX)(CX*2), CX
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX)(R8*8), K1, Z4
+	MOVQ      zg_base+64(FP), AX
+	VMOVUPD   Z0, K1, (AX)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z3, Z5
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z6
+	VADDPD Z6, Z6, Z7
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z5, Z8, Z5
+	VMOVUPD expMaxArg<>+0(SB), Z8
+	VMINPD  Z7, Z8, Z7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+	VMULPD      expLog2E<>+0(SB), Z7, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z10
+	VMOVUPD     expC13<>+0(SB), Z11
+	VFMADD213PD expC12<>+0(SB), Z5, Z10
+	VFMADD213PD expC12<>+0(SB), Z7, Z11
+	VFMADD213PD expC11<>+0(SB), Z5, Z10
+	VFMADD213PD expC11<>+0(SB), Z7, Z11
+	VFMADD213PD expC10<>+0(SB), Z5, Z10
+	VFMADD213PD expC10<>+0(SB), Z7, Z11
+	VFMADD213PD expC9<>+0(SB), Z5, Z10
+	VFMADD213PD expC9<>+0(SB), Z7, Z11
+	VFMADD213PD expC8<>+0(SB), Z5, Z10
+	VFMADD213PD expC8<>+0(SB), Z7, Z11
+	VFMADD213PD expC7<>+0(SB), Z5, Z10
+	VFMADD213PD expC7<>+0(SB), Z7, Z11
+	VFMADD213PD expC6<>+0(SB), Z5, Z10
+	VFMADD213PD expC6<>+0(SB), Z7, Z11
+	VFMADD213PD expC5<>+0(SB), Z5, Z10
+	VFMADD213PD expC5<>+0(SB), Z7, Z11
+	VFMADD213PD expC4<>+0(SB), Z5, Z10
+	VFMADD213PD expC4<>+0(SB), Z7, Z11
+	VFMADD213PD expC3<>+0(SB), Z5, Z10
+	VFMADD213PD expC3<>+0(SB), Z7, Z11
+	VFMADD213PD expC2<>+0(SB), Z5, Z10
+	VFMADD213PD expC2<>+0(SB), Z7, Z11
+	VFMADD213PD one<>+0(SB), Z5, Z10
+	VFMADD213PD one<>+0(SB), Z7, Z11
+	VFMADD213PD one<>+0(SB), Z5, Z10
+	VFMADD213PD one<>+0(SB), Z7, Z11
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z8, Z10, Z5
+	VSCALEFPD Z9, Z11, Z7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z8
+	VCMPPD    $0x1d, zero<>+0(SB), Z3, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z8, Z5, Z3
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z6, Z6, Z5
+	VMOVUPD     tanhP0<>+0(SB), Z8
+	VFMADD213PD tanhP1<>+0(SB), Z5, Z8
+	VFMADD213PD tanhP2<>+0(SB), Z5, Z8
+	VADDPD      tanhQ0<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
+	VMULPD      Z5, Z6, Z5
+	VMULPD      Z8, Z5, Z8
+	VADDPD      one<>+0(SB), Z7, Z7
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z6, K2
+	VBLENDMPD minusTwo<>+0(SB), Z8, K2, Z8
+	VBLENDMPD Z7, Z9, K2, Z9
+	VBLENDMPD one<>+0(SB), Z6, K2, Z6
+	VDIVPD    Z9, Z8, Z8
+	VADDPD    Z8, Z6, Z6
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z1, Z3, Z1
+	VMULPD  Z0, Z2, Z5
+	VADDPD  Z5, Z1, Z1
+	VMOVUPD Z2, K1, (DX)(R8*8)
+	VMOVUPD Z3, K1, (BX)(R8*8)
+	VMOVUPD Z0, K1, (SI)(R8*8)
+	VMOVUPD Z4, K1, (DI)(R8*8)
+	MOVQ    c_base+112(FP), AX
+	VMOVUPD Z1, K1, (AX)(R8*8)
+	VMOVUPD Z1, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K2
+	VBLENDMPD minusTwo<>+0(SB), Z5, K2, Z5
+	VBLENDMPD Z2, Z6, K2, Z6
+	VBLENDMPD one<>+0(SB), Z1, K2, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	MOVQ       tc_base+136(FP), AX
+	VMOVUPD    Z0, K1, (AX)(R8*8)
+	VMULPD     Z0, Z4, Z4
+	MOVQ       h_base+160(FP), AX
+	VMOVUPD    Z4, K1, (AX)(R8*8)
+
+gateStepFixedAVX512_m5_done:
+	VZEROUPPER
+	RET
+
+gateStepFixedAVX512_m6:
+	// fixed = 6
+	XORQ R8, R8
+	MOVQ AX, R9
+	ANDQ $-16, R9
+
+gateStepFixedAVX512_m6_loopk:
+	// for ; i < n&^(16-1); i += 16 {
+	CMPQ R8, R9
+	JAE  gateStepFixedAVX512_m6_loopk_end
+
+	// load every input of the blocks before storing anything
+	VMOVUPD (SI)(R8*8), Z0
+	MOVQ    cPrev_base+88(FP), R10
+	VMOVUPD (R10)(R8*8), Z1
+	VMOVUPD (DX)(R8*8), Z2
+	MOVQ    act_base+32(FP), R10
+	ADDQ    CX, R10
+	VMOVUPD (R10)(R8*8), Z3
+	MOVQ    act_base+32(FP), R10
+	LEAQ    (CX)(CX*2), R11
+	ADDQ    R11, R10
+	VMOVUPD (R10)(R8*8), Z4
+	VMOVUPD 64(SI)(R8*8), Z5
+	MOVQ    cPrev_base+88(FP), R10
+	VMOVUPD 64(R10)(R8*8), Z6
+	VMOVUPD 64(DX)(R8*8), Z7
+	MOVQ    act_base+32(FP), R10
+	ADDQ    CX, R10
+	VMOVUPD 64(R10)(R8*8), Z8
+	MOVQ    act_base+32(FP), R10
+	LEAQ    (CX)(CX*2), R11
+	ADDQ    R11, R10
+	VMOVUPD 64(R10)(R8*8), Z9
+	MOVQ    zg_base+64(FP), R10
+	VMOVUPD Z0, (R10)(R8*8)
+	MOVQ    zg_base+64(FP), R10
+	VMOVUPD Z5, 64(R10)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z2, Z10
+	VPORQ signMask<>+0(SB), Z7, Z11
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z12
+	VADDPD Z12, Z12, Z13
+	VPANDQ absMask<>+0(SB), Z5, Z14
+	VADDPD Z14, Z14, Z15
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z16
+	VMAXPD  Z10, Z16, Z10
+	VMOVUPD expMinArg<>+0(SB), Z16
+	VMAXPD  Z11, Z16, Z11
+	VMOVUPD expMaxArg<>+0(SB), Z16
+	VMINPD  Z13, Z16, Z13
+	VMOVUPD expMaxArg<>+0(SB), Z16
+	VMINPD  Z15, Z16, Z15
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z10, Z16
+	VRNDSCALEPD $0x00, Z16, Z16
+	VMULPD      expLog2E<>+0(SB), Z11, Z17
+	VRNDSCALEPD $0x00, Z17, Z17
+	VMULPD      expLog2E<>+0(SB), Z13, Z18
+	VRNDSCALEPD $0x00, Z18, Z18
+	VMULPD      expLog2E<>+0(SB), Z15, Z19
+	VRNDSCALEPD $0x00, Z19, Z19
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z16, Z10
+	VFNMADD231PD expLn2Hi<>+0(SB), Z17, Z11
+	VFNMADD231PD expLn2Hi<>+0(SB), Z18, Z13
+	VFNMADD231PD expLn2Hi<>+0(SB), Z19, Z15
+	VFNMADD231PD expLn2Lo<>+0(SB), Z16, Z10
+	VFNMADD231PD expLn2Lo<>+0(SB), Z17, Z11
+	VFNMADD231PD expLn2Lo<>+0(SB), Z18, Z13
+	VFNMADD231PD expLn2Lo<>+0(SB), Z19, Z15
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z20
+	VMOVUPD     expC13<>+0(SB), Z21
+	VMOVUPD     expC13<>+0(SB), Z22
+	VMOVUPD     expC13<>+0(SB), Z23
+	VFMADD213PD expC12<>+0(SB), Z10, Z20
+	VFMADD213PD expC12<>+0(SB), Z11, Z21
+	VFMADD213PD expC12<>+0(SB), Z13, Z22
+	VFMADD213PD expC12<>+0(SB), Z15, Z23
+	VFMADD213PD expC11<>+0(SB), Z10, Z20
+	VFMADD213PD expC11<>+0(SB), Z11, Z21
+	VFMADD213PD expC11<>+0(SB), Z13, Z22
+	VFMADD213PD expC11<>+0(SB), Z15, Z23
+	VFMADD213PD expC10<>+0(SB), Z10, Z20
+	VFMADD213PD expC10<>+0(SB), Z11, Z21
+	VFMADD213PD expC10<>+0(SB), Z13, Z22
+	VFMADD213PD expC10<>+0(SB), Z15, Z23
+	VFMADD213PD expC9<>+0(SB), Z10, Z20
+	VFMADD213PD expC9<>+0(SB), Z11, Z21
+	VFMADD213PD expC9<>+0(SB), Z13, Z22
+	VFMADD213PD expC9<>+0(SB), Z15, Z23
+	VFMADD213PD expC8<>+0(SB), Z10, Z20
+	VFMADD213PD expC8<>+0(SB), Z11, Z21
+	VFMADD213PD expC8<>+0(SB), Z13, Z22
+	VFMADD213PD expC8<>+0(SB), Z15, Z23
+	VFMADD213PD expC7<>+0(SB), Z10, Z20
+	VFMADD213PD expC7<>+0(SB), Z11, Z21
+	VFMADD213PD expC7<>+0(SB), Z13, Z22
+	VFMADD213PD expC7<>+0(SB), Z15, Z23
+	VFMADD213PD expC6<>+0(SB), Z10, Z20
+	VFMADD213PD expC6<>+0(SB), Z11, Z21
+	VFMADD213PD expC6<>+0(SB), Z13, Z22
+	VFMADD213PD expC6<>+0(SB), Z15, Z23
+	VFMADD213PD expC5<>+0(SB), Z10, Z20
+	VFMADD213PD expC5<>+0(SB), Z11, Z21
+	VFMADD213PD expC5<>+0(SB), Z13, Z22
+	VFMADD213PD expC5<>+0(SB), Z15, Z23
+	VFMADD213PD expC4<>+0(SB), Z10, Z20
+	VFMADD213PD expC4<>+0(SB), Z11, Z21
+	VFMADD213PD expC4<>+0(SB), Z13, Z22
+	VFMADD213PD expC4<>+0(SB), Z15, Z23
+	VFMADD213PD expC3<>+0(SB), Z10, Z20
+	VFMADD213PD expC3<>+0(SB), Z11, Z21
+	VFMADD213PD expC3<>+0(SB), Z13, Z22
+	VFMADD213PD expC3<>+0(SB), Z15, Z23
+	VFMADD213PD expC2<>+0(SB), Z10, Z20
+	VFMADD213PD expC2<>+0(SB), Z11, Z21
+	VFMADD213PD expC2<>+0(SB), Z13, Z22
+	VFMADD213PD expC2<>+0(SB), Z15, Z23
+	VFMADD213PD one<>+0(SB), Z10, Z20
+	VFMADD213PD one<>+0(SB), Z11, Z21
+	VFMADD213PD one<>+0(SB), Z13, Z22
+	VFMADD213PD one<>+0(SB), Z15, Z23
+	VFMADD213PD one<>+0(SB), Z10, Z20
+	VFMADD213PD one<>+0(SB), Z11, Z21
+	VFMADD213PD one<>+0(SB), Z13, Z22
+	VFMADD213PD one<>+0(SB), Z15, Z23
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z16, Z20, Z10
+	VSCALEFPD Z17, Z21, Z11
+	VSCALEFPD Z18, Z22, Z13
+	VSCALEFPD Z19, Z23, Z15
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z10, Z16
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K1
+	VBLENDMPD one<>+0(SB), Z10, K1, Z10
+	VDIVPD    Z16, Z10, Z2
+	VADDPD    one<>+0(SB), Z11, Z10
+	VCMPPD    $0x1d, zero<>+0(SB), Z7, K1
+	VBLENDMPD one<>+0(SB), Z11, K1, Z11
+	VDIVPD    Z10, Z11, Z7
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z12, Z12, Z10
+	VMOVUPD     tanhP0<>+0(SB), Z11
+	VFMADD213PD tanhP1<>+0(SB), Z10, Z11
+	VFMADD213PD tanhP2<>+0(SB), Z10, Z11
+	VADDPD      tanhQ0<>+0(SB), Z10, Z16
+	VFMADD213PD tanhQ1<>+0(SB), Z10, Z16
+	VFMADD213PD tanhQ2<>+0(SB), Z10, Z16
+	VMULPD      Z10, Z12, Z10
+	VMULPD      Z11, Z10, Z11
+	VADDPD      one<>+0(SB), Z13, Z13
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z12, K1
+	VBLENDMPD minusTwo<>+0(SB), Z11, K1, Z11
+	VBLENDMPD Z13, Z16, K1, Z16
+	VBLENDMPD one<>+0(SB), Z12, K1, Z12
+	VDIVPD    Z16, Z11, Z11
+	VADDPD    Z11, Z12, Z12
+
+	// x = copysign(t, x)
+	VPTERNLOGQ  $0xe4, signMask<>+0(SB), Z12, Z0
+	VMULPD      Z14, Z14, Z10
+	VMOVUPD     tanhP0<>+0(SB), Z11
+	VFMADD213PD tanhP1<>+0(SB), Z10, Z11
+	VFMADD213PD tanhP2<>+0(SB), Z10, Z11
+	VADDPD      tanhQ0<>+0(SB), Z10, Z12
+	VFMADD213PD tanhQ1<>+0(SB), Z10, Z12
+	VFMADD213PD tanhQ2<>+0(SB), Z10, Z12
+	VMULPD      Z10, Z14, Z10
+	VMULPD      Z11, Z10, Z11
+	VADDPD      one<>+0(SB), Z15, Z15
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z14, K1
+	VBLENDMPD minusTwo<>+0(SB), Z11, K1, Z11
+	VBLENDMPD Z15, Z12, K1, Z12
+	VBLENDMPD one<>+0(SB), Z14, K1, Z14
+	VDIVPD    Z12, Z11, Z11
+	VADDPD    Z11, Z14, Z14
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z14, Z5
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z1, Z3, Z1
+	VMULPD  Z0, Z2, Z10
+	VADDPD  Z10, Z1, Z1
+	VMOVUPD Z2, (DX)(R8*8)
+	VMOVUPD Z3, (BX)(R8*8)
+	VMOVUPD Z0, (SI)(R8*8)
+	VMOVUPD Z4, (DI)(R8*8)
+	MOVQ    c_base+112(FP), R10
+	VMOVUPD Z1, (R10)(R8*8)
+	VMOVUPD Z1, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z6, Z8, Z1
+	VMULPD  Z5, Z7, Z2
+	VADDPD  Z2, Z1, Z6
+	VMOVUPD Z7, 64(DX)(R8*8)
+	VMOVUPD Z8, 64(BX)(R8*8)
+	VMOVUPD Z5, 64(SI)(R8*8)
+	VMOVUPD Z9, 64(DI)(R8*8)
+	MOVQ    c_base+112(FP), R10
+	VMOVUPD Z6, 64(R10)(R8*8)
+	VMOVUPD Z6, Z1
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z2
+	VADDPD Z2, Z2, Z3
+	VPANDQ absMask<>+0(SB), Z1, Z5
+	VADDPD Z5, Z5, Z6
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z7
+	VMINPD  Z3, Z7, Z3
+	VMOVUPD expMaxArg<>+0(SB), Z7
+	VMINPD  Z6, Z7, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z3, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+	VMULPD      expLog2E<>+0(SB), Z6, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z3
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z3
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z10
+	VMOVUPD     expC13<>+0(SB), Z11
+	VFMADD213PD expC12<>+0(SB), Z3, Z10
+	VFMADD213PD expC12<>+0(SB), Z6, Z11
+	VFMADD213PD expC11<>+0(SB), Z3, Z10
+	VFMADD213PD expC11<>+0(SB), Z6, Z11
+	VFMADD213PD expC10<>+0(SB), Z3, Z10
+	VFMADD213PD expC10<>+0(SB), Z6, Z11
+	VFMADD213PD expC9<>+0(SB), Z3, Z10
+	VFMADD213PD expC9<>+0(SB), Z6, Z11
+	VFMADD213PD expC8<>+0(SB), Z3, Z10
+	VFMADD213PD expC8<>+0(SB), Z6, Z11
+	VFMADD213PD expC7<>+0(SB), Z3, Z10
+	VFMADD213PD expC7<>+0(SB), Z6, Z11
+	VFMADD213PD expC6<>+0(SB), Z3, Z10
+	VFMADD213PD expC6<>+0(SB), Z6, Z11
+	VFMADD213PD expC5<>+0(SB), Z3, Z10
+	VFMADD213PD expC5<>+0(SB), Z6, Z11
+	VFMADD213PD expC4<>+0(SB), Z3, Z10
+	VFMADD213PD expC4<>+0(SB), Z6, Z11
+	VFMADD213PD expC3<>+0(SB), Z3, Z10
+	VFMADD213PD expC3<>+0(SB), Z6, Z11
+	VFMADD213PD expC2<>+0(SB), Z3, Z10
+	VFMADD213PD expC2<>+0(SB), Z6, Z11
+	VFMADD213PD one<>+0(SB), Z3, Z10
+	VFMADD213PD one<>+0(SB), Z6, Z11
+	VFMADD213PD one<>+0(SB), Z3, Z10
+	VFMADD213PD one<>+0(SB), Z6, Z11
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z10, Z3
+	VSCALEFPD Z8, Z11, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z2, Z2, Z7
+	VMOVUPD     tanhP0<>+0(SB), Z8
+	VFMADD213PD tanhP1<>+0(SB), Z7, Z8
+	VFMADD213PD tanhP2<>+0(SB), Z7, Z8
+	VADDPD      tanhQ0<>+0(SB), Z7, Z10
+	VFMADD213PD tanhQ1<>+0(SB), Z7, Z10
+	VFMADD213PD tanhQ2<>+0(SB), Z7, Z10
+	VMULPD      Z7, Z2, Z7
+	VMULPD      Z8, Z7, Z8
+	VADDPD      one<>+0(SB), Z3, Z3
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z2, K1
+	VBLENDMPD minusTwo<>+0(SB), Z8, K1, Z8
+	VBLENDMPD Z3, Z10, K1, Z10
+	VBLENDMPD one<>+0(SB), Z2, K1, Z2
+	VDIVPD    Z10, Z8, Z8
+	VADDPD    Z8, Z2, Z2
+
+	// x = copysign(t, x)
+	VPTERNLOGQ  $0xe4, signMask<>+0(SB), Z2, Z0
+	VMULPD      Z5, Z5, Z2
+	VMOVUPD     tanhP0<>+0(SB), Z3
+	VFMADD213PD tanhP1<>+0(SB), Z2, Z3
+	VFMADD213PD tanhP2<>+0(SB), Z2, Z3
+	VADDPD      tanhQ0<>+0(SB), Z2, Z7
+	VFMADD213PD tanhQ1<>+0(SB), Z2, Z7
+	VFMADD213PD tanhQ2<>+0(SB), Z2, Z7
+	VMULPD      Z2, Z5, Z2
+	VMULPD      Z3, Z2, Z3
+	VADDPD      one<>+0(SB), Z6, Z6
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z5, K1
+	VBLENDMPD minusTwo<>+0(SB), Z3, K1, Z3
+	VBLENDMPD Z6, Z7, K1, Z7
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z7, Z3, Z3
+	VADDPD    Z3, Z5, Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
+	MOVQ       tc_base+136(FP), R10
+	VMOVUPD    Z0, (R10)(R8*8)
+	VMULPD     Z0, Z4, Z4
+	MOVQ       h_base+160(FP), R10
+	VMOVUPD    Z4, (R10)(R8*8)
+	MOVQ       tc_base+136(FP), R10
+	VMOVUPD    Z1, 64(R10)(R8*8)
+	VMULPD     Z1, Z9, Z9
+	MOVQ       h_base+160(FP), R10
+	VMOVUPD    Z9, 64(R10)(R8*8)
+	ADDQ       $+16, R8
+	JMP        gateStepFixedAVX512_m6_loopk
+
+gateStepFixedAVX512_m6_loopk_end:
+	MOVQ AX, R9
+	ANDQ $-8, R9
+
+gateStepFixedAVX512_m6_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ R8, R9
+	JAE  gateStepFixedAVX512_m6_tail
+
+	// load every input of the blocks before storing anything
+	VMOVUPD (SI)(R8*8), Z0
+	MOVQ    cPrev_base+88(FP), R10
+	VMOVUPD (R10)(R8*8), Z1
+	VMOVUPD (DX)(R8*8), Z2
+	MOVQ    act_base+32(FP), R10
+	ADDQ    CX, R10
+	VMOVUPD (R10)(R8*8), Z3
+	MOVQ    act_base+32(FP), R10
+	LEAQ    (CX)(CX*2), R11
+	ADDQ    R11, R10
+	VMOVUPD (R10)(R8*8), Z4
+	MOVQ    zg_base+64(FP), R10
+	VMOVUPD Z0, (R10)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z2, Z5
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z6
+	VADDPD Z6, Z6, Z7
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z5, Z8, Z5
+	VMOVUPD expMaxArg<>+0(SB), Z8
+	VMINPD  Z7, Z8, Z7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+	VMULPD      expLog2E<>+0(SB), Z7, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z10
+	VMOVUPD     expC13<>+0(SB), Z11
+	VFMADD213PD expC12<>+0(SB), Z5, Z10
+	VFMADD213PD expC12<>+0(SB), Z7, Z11
+	VFMADD213PD expC11<>+0(SB), Z5, Z10
+	VFMADD213PD expC11<>+0(SB), Z7, Z11
+	VFMADD213PD expC10<>+0(SB), Z5, Z10
+	VFMADD213PD expC10<>+0(SB), Z7, Z11
+	VFMADD213PD expC9<>+0(SB), Z5, Z10
+	VFMADD213PD expC9<>+0(SB), Z7, Z11
+	VFMADD213PD expC8<>+0(SB), Z5, Z10
+	VFMADD213PD expC8<>+0(SB), Z7, Z11
+	VFMADD213PD expC7<>+0(SB), Z5, Z10
+	VFMADD213PD expC7<>+0(SB), Z7, Z11
+	VFMADD213PD expC6<>+0(SB), Z5, Z10
+	VFMADD213PD expC6<>+0(SB), Z7, Z11
+	VFMADD213PD expC5<>+0(SB), Z5, Z10
+	VFMADD213PD expC5<>+0(SB), Z7, Z11
+	VFMADD213PD expC4<>+0(SB), Z5, Z10
+	VFMADD213PD expC4<>+0(SB), Z7, Z11
+	VFMADD213PD expC3<>+0(SB), Z5, Z10
+	VFMADD213PD expC3<>+0(SB), Z7, Z11
+	VFMADD213PD expC2<>+0(SB), Z5, Z10
+	VFMADD213PD expC2<>+0(SB), Z7, Z11
+	VFMADD213PD one<>+0(SB), Z5, Z10
+	VFMADD213PD one<>+0(SB), Z7, Z11
+	VFMADD213PD one<>+0(SB), Z5, Z10
+	VFMADD213PD one<>+0(SB), Z7, Z11
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z8, Z10, Z5
+	VSCALEFPD Z9, Z11, Z7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z8
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z8, Z5, Z2
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z6, Z6, Z5
+	VMOVUPD     tanhP0<>+0(SB), Z8
+	VFMADD213PD tanhP1<>+0(SB), Z5, Z8
+	VFMADD213PD tanhP2<>+0(SB), Z5, Z8
+	VADDPD      tanhQ0<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
+	VMULPD      Z5, Z6, Z5
+	VMULPD      Z8, Z5, Z8
+	VADDPD      one<>+0(SB), Z7, Z7
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z6, K1
+	VBLENDMPD minusTwo<>+0(SB), Z8, K1, Z8
+	VBLENDMPD Z7, Z9, K1, Z9
+	VBLENDMPD one<>+0(SB), Z6, K1, Z6
+	VDIVPD    Z9, Z8, Z8
+	VADDPD    Z8, Z6, Z6
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z1, Z3, Z1
+	VMULPD  Z0, Z2, Z5
+	VADDPD  Z5, Z1, Z1
+	VMOVUPD Z2, (DX)(R8*8)
+	VMOVUPD Z3, (BX)(R8*8)
+	VMOVUPD Z0, (SI)(R8*8)
+	VMOVUPD Z4, (DI)(R8*8)
+	MOVQ    c_base+112(FP), R10
+	VMOVUPD Z1, (R10)(R8*8)
+	VMOVUPD Z1, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K1
+	VBLENDMPD minusTwo<>+0(SB), Z5, K1, Z5
+	VBLENDMPD Z2, Z6, K1, Z6
+	VBLENDMPD one<>+0(SB), Z1, K1, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	MOVQ       tc_base+136(FP), R10
+	VMOVUPD    Z0, (R10)(R8*8)
+	VMULPD     Z0, Z4, Z4
+	MOVQ       h_base+160(FP), R10
+	VMOVUPD    Z4, (R10)(R8*8)
+	ADDQ       $+8, R8
+	JMP        gateStepFixedAVX512_m6_loop
+
+gateStepFixedAVX512_m6_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ  R8, AX
+	JZ    gateStepFixedAVX512_m6_done
+	LEAQ  tailMask<>+0(SB), R9
+	KMOVW (R9)(AX*2), K1
+
+	// load every input of the blocks before storing anything
+	VMOVUPD.Z (SI)(R8*8), K1, Z0
+	MOVQ      cPrev_base+88(FP), AX
+	VMOVUPD.Z (AX)(R8*8), K1, Z1
+	VMOVUPD.Z (DX)(R8*8), K1, Z2
+	MOVQ      act_base+32(FP), AX
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX)(R8*8), K1, Z3
+	MOVQ      act_base+32(FP), AX
+	LEAQ      (CX)(CX*2), CX
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX)(R8*8), K1, Z4
+	MOVQ      zg_base+64(FP), AX
+	VMOVUPD   Z0, K1, (AX)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z2, Z5
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z6
+	VADDPD Z6, Z6, Z7
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z5, Z8, Z5
+	VMOVUPD expMaxArg<>+0(SB), Z8
+	VMINPD  Z7, Z8, Z7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+	VMULPD      expLog2E<>+0(SB), Z7, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z10
+	VMOVUPD     expC13<>+0(SB), Z11
+	VFMADD213PD expC12<>+0(SB), Z5, Z10
+	VFMADD213PD expC12<>+0(SB), Z7, Z11
+	VFMADD213PD expC11<>+0(SB), Z5, Z10
+	VFMADD213PD expC11<>+0(SB), Z7, Z11
+	VFMADD213PD expC10<>+0(SB), Z5, Z10
+	VFMADD213PD expC10<>+0(SB), Z7, Z11
+	VFMADD213PD expC9<>+0(SB), Z5, Z10
+	VFMADD213PD expC9<>+0(SB), Z7, Z11
+	VFMADD213PD expC8<>+0(SB), Z5, Z10
+	VFMADD213PD expC8<>+0(SB), Z7, Z11
+	VFMADD213PD expC7<>+0(SB), Z5, Z10
+	VFMADD213PD expC7<>+0(SB), Z7, Z11
+	VFMADD213PD expC6<>+0(SB), Z5, Z10
+	VFMADD213PD expC6<>+0(SB), Z7, Z11
+	VFMADD213PD expC5<>+0(SB), Z5, Z10
+	VFMADD213PD expC5<>+0(SB), Z7, Z11
+	VFMADD213PD expC4<>+0(SB), Z5, Z10
+	VFMADD213PD expC4<>+0(SB), Z7, Z11
+	VFMADD213PD expC3<>+0(SB), Z5, Z10
+	VFMADD213PD expC3<>+0(SB), Z7, Z11
+	VFMADD213PD expC2<>+0(SB), Z5, Z10
+	VFMADD213PD expC2<>+0(SB), Z7, Z11
+	VFMADD213PD one<>+0(SB), Z5, Z10
+	VFMADD213PD one<>+0(SB), Z7, Z11
+	VFMADD213PD one<>+0(SB), Z5, Z10
+	VFMADD213PD one<>+0(SB), Z7, Z11
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z8, Z10, Z5
+	VSCALEFPD Z9, Z11, Z7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z8
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z8, Z5, Z2
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z6, Z6, Z5
+	VMOVUPD     tanhP0<>+0(SB), Z8
+	VFMADD213PD tanhP1<>+0(SB), Z5, Z8
+	VFMADD213PD tanhP2<>+0(SB), Z5, Z8
+	VADDPD      tanhQ0<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
+	VMULPD      Z5, Z6, Z5
+	VMULPD      Z8, Z5, Z8
+	VADDPD      one<>+0(SB), Z7, Z7
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z6, K2
+	VBLENDMPD minusTwo<>+0(SB), Z8, K2, Z8
+	VBLENDMPD Z7, Z9, K2, Z9
+	VBLENDMPD one<>+0(SB), Z6, K2, Z6
+	VDIVPD    Z9, Z8, Z8
+	VADDPD    Z8, Z6, Z6
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z1, Z3, Z1
+	VMULPD  Z0, Z2, Z5
+	VADDPD  Z5, Z1, Z1
+	VMOVUPD Z2, K1, (DX)(R8*8)
+	VMOVUPD Z3, K1, (BX)(R8*8)
+	VMOVUPD Z0, K1, (SI)(R8*8)
+	VMOVUPD Z4, K1, (DI)(R8*8)
+	MOVQ    c_base+112(FP), AX
+	VMOVUPD Z1, K1, (AX)(R8*8)
+	VMOVUPD Z1, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K2
+	VBLENDMPD minusTwo<>+0(SB), Z5, K2, Z5
+	VBLENDMPD Z2, Z6, K2, Z6
+	VBLENDMPD one<>+0(SB), Z1, K2, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	MOVQ       tc_base+136(FP), AX
+	VMOVUPD    Z0, K1, (AX)(R8*8)
+	VMULPD     Z0, Z4, Z4
+	MOVQ       h_base+160(FP), AX
+	VMOVUPD    Z4, K1, (AX)(R8*8)
+
+gateStepFixedAVX512_m6_done:
+	VZEROUPPER
+	RET
+
+gateStepFixedAVX512_m7:
+	// fixed = 7
+	XORQ R8, R8
+	MOVQ AX, R9
+	ANDQ $-16, R9
+
+gateStepFixedAVX512_m7_loopk:
+	// for ; i < n&^(16-1); i += 16 {
+	CMPQ R8, R9
+	JAE  gateStepFixedAVX512_m7_loopk_end
+
+	// load every input of the blocks before storing anything
+	VMOVUPD (SI)(R8*8), Z0
+	MOVQ    cPrev_base+88(FP), R10
+	VMOVUPD (R10)(R8*8), Z1
+	MOVQ    act_base+32(FP), R10
+	VMOVUPD (R10)(R8*8), Z2
+	MOVQ    act_base+32(FP), R10
+	ADDQ    CX, R10
+	VMOVUPD (R10)(R8*8), Z3
+	MOVQ    act_base+32(FP), R10
+	LEAQ    (CX)(CX*2), R11
+	ADDQ    R11, R10
+	VMOVUPD (R10)(R8*8), Z4
+	VMOVUPD 64(SI)(R8*8), Z5
+	MOVQ    cPrev_base+88(FP), R10
+	VMOVUPD 64(R10)(R8*8), Z6
+	MOVQ    act_base+32(FP), R10
+	VMOVUPD 64(R10)(R8*8), Z7
+	MOVQ    act_base+32(FP), R10
+	ADDQ    CX, R10
+	VMOVUPD 64(R10)(R8*8), Z8
+	MOVQ    act_base+32(FP), R10
+	LEAQ    (CX)(CX*2), R11
+	ADDQ    R11, R10
+	VMOVUPD 64(R10)(R8*8), Z9
+	MOVQ    zg_base+64(FP), R10
+	VMOVUPD Z0, (R10)(R8*8)
+	MOVQ    zg_base+64(FP), R10
+	VMOVUPD Z5, 64(R10)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z10
+	VADDPD Z10, Z10, Z11
+	VPANDQ absMask<>+0(SB), Z5, Z12
+	VADDPD Z12, Z12, Z13
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z14
+	VMINPD  Z11, Z14, Z11
+	VMOVUPD expMaxArg<>+0(SB), Z14
+	VMINPD  Z13, Z14, Z13
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z11, Z14
+	VRNDSCALEPD $0x00, Z14, Z14
+	VMULPD      expLog2E<>+0(SB), Z13, Z15
+	VRNDSCALEPD $0x00, Z15, Z15
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z14, Z11
+	VFNMADD231PD expLn2Hi<>+0(SB), Z15, Z13
+	VFNMADD231PD expLn2Lo<>+0(SB), Z14, Z11
+	VFNMADD231PD expLn2Lo<>+0(SB), Z15, Z13
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z16
+	VMOVUPD     expC13<>+0(SB), Z17
+	VFMADD213PD expC12<>+0(SB), Z11, Z16
+	VFMADD213PD expC12<>+0(SB), Z13, Z17
+	VFMADD213PD expC11<>+0(SB), Z11, Z16
+	VFMADD213PD expC11<>+0(SB), Z13, Z17
+	VFMADD213PD expC10<>+0(SB), Z11, Z16
+	VFMADD213PD expC10<>+0(SB), Z13, Z17
+	VFMADD213PD expC9<>+0(SB), Z11, Z16
+	VFMADD213PD expC9<>+0(SB), Z13, Z17
+	VFMADD213PD expC8<>+0(SB), Z11, Z16
+	VFMADD213PD expC8<>+0(SB), Z13, Z17
+	VFMADD213PD expC7<>+0(SB), Z11, Z16
+	VFMADD213PD expC7<>+0(SB), Z13, Z17
+	VFMADD213PD expC6<>+0(SB), Z11, Z16
+	VFMADD213PD expC6<>+0(SB), Z13, Z17
+	VFMADD213PD expC5<>+0(SB), Z11, Z16
+	VFMADD213PD expC5<>+0(SB), Z13, Z17
+	VFMADD213PD expC4<>+0(SB), Z11, Z16
+	VFMADD213PD expC4<>+0(SB), Z13, Z17
+	VFMADD213PD expC3<>+0(SB), Z11, Z16
+	VFMADD213PD expC3<>+0(SB), Z13, Z17
+	VFMADD213PD expC2<>+0(SB), Z11, Z16
+	VFMADD213PD expC2<>+0(SB), Z13, Z17
+	VFMADD213PD one<>+0(SB), Z11, Z16
+	VFMADD213PD one<>+0(SB), Z13, Z17
+	VFMADD213PD one<>+0(SB), Z11, Z16
+	VFMADD213PD one<>+0(SB), Z13, Z17
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z14, Z16, Z11
+	VSCALEFPD Z15, Z17, Z13
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z10, Z10, Z14
+	VMOVUPD     tanhP0<>+0(SB), Z15
+	VFMADD213PD tanhP1<>+0(SB), Z14, Z15
+	VFMADD213PD tanhP2<>+0(SB), Z14, Z15
+	VADDPD      tanhQ0<>+0(SB), Z14, Z16
+	VFMADD213PD tanhQ1<>+0(SB), Z14, Z16
+	VFMADD213PD tanhQ2<>+0(SB), Z14, Z16
+	VMULPD      Z14, Z10, Z14
+	VMULPD      Z15, Z14, Z15
+	VADDPD      one<>+0(SB), Z11, Z11
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z10, K1
+	VBLENDMPD minusTwo<>+0(SB), Z15, K1, Z15
+	VBLENDMPD Z11, Z16, K1, Z16
+	VBLENDMPD one<>+0(SB), Z10, K1, Z10
+	VDIVPD    Z16, Z15, Z15
+	VADDPD    Z15, Z10, Z10
+
+	// x = copysign(t, x)
+	VPTERNLOGQ  $0xe4, signMask<>+0(SB), Z10, Z0
+	VMULPD      Z12, Z12, Z10
+	VMOVUPD     tanhP0<>+0(SB), Z11
+	VFMADD213PD tanhP1<>+0(SB), Z10, Z11
+	VFMADD213PD tanhP2<>+0(SB), Z10, Z11
+	VADDPD      tanhQ0<>+0(SB), Z10, Z14
+	VFMADD213PD tanhQ1<>+0(SB), Z10, Z14
+	VFMADD213PD tanhQ2<>+0(SB), Z10, Z14
+	VMULPD      Z10, Z12, Z10
+	VMULPD      Z11, Z10, Z11
+	VADDPD      one<>+0(SB), Z13, Z13
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z12, K1
+	VBLENDMPD minusTwo<>+0(SB), Z11, K1, Z11
+	VBLENDMPD Z13, Z14, K1, Z14
+	VBLENDMPD one<>+0(SB), Z12, K1, Z12
+	VDIVPD    Z14, Z11, Z11
+	VADDPD    Z11, Z12, Z12
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z12, Z5
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z1, Z3, Z1
+	VMULPD  Z0, Z2, Z10
+	VADDPD  Z10, Z1, Z1
+	VMOVUPD Z2, (DX)(R8*8)
+	VMOVUPD Z3, (BX)(R8*8)
+	VMOVUPD Z0, (SI)(R8*8)
+	VMOVUPD Z4, (DI)(R8*8)
+	MOVQ    c_base+112(FP), R10
+	VMOVUPD Z1, (R10)(R8*8)
+	VMOVUPD Z1, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z6, Z8, Z1
+	VMULPD  Z5, Z7, Z2
+	VADDPD  Z2, Z1, Z6
+	VMOVUPD Z7, 64(DX)(R8*8)
+	VMOVUPD Z8, 64(BX)(R8*8)
+	VMOVUPD Z5, 64(SI)(R8*8)
+	VMOVUPD Z9, 64(DI)(R8*8)
+	MOVQ    c_base+112(FP), R10
+	VMOVUPD Z6, 64(R10)(R8*8)
+	VMOVUPD Z6, Z1
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z2
+	VADDPD Z2, Z2, Z3
+	VPANDQ absMask<>+0(SB), Z1, Z5
+	VADDPD Z5, Z5, Z6
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z7
+	VMINPD  Z3, Z7, Z3
+	VMOVUPD expMaxArg<>+0(SB), Z7
+	VMINPD  Z6, Z7, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z3, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+	VMULPD      expLog2E<>+0(SB), Z6, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z3
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z3
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z10
+	VMOVUPD     expC13<>+0(SB), Z11
+	VFMADD213PD expC12<>+0(SB), Z3, Z10
+	VFMADD213PD expC12<>+0(SB), Z6, Z11
+	VFMADD213PD expC11<>+0(SB), Z3, Z10
+	VFMADD213PD expC11<>+0(SB), Z6, Z11
+	VFMADD213PD expC10<>+0(SB), Z3, Z10
+	VFMADD213PD expC10<>+0(SB), Z6, Z11
+	VFMADD213PD expC9<>+0(SB), Z3, Z10
+	VFMADD213PD expC9<>+0(SB), Z6, Z11
+	VFMADD213PD expC8<>+0(SB), Z3, Z10
+	VFMADD213PD expC8<>+0(SB), Z6, Z11
+	VFMADD213PD expC7<>+0(SB), Z3, Z10
+	VFMADD213PD expC7<>+0(SB), Z6, Z11
+	VFMADD213PD expC6<>+0(SB), Z3, Z10
+	VFMADD213PD expC6<>+0(SB), Z6, Z11
+	VFMADD213PD expC5<>+0(SB), Z3, Z10
+	VFMADD213PD expC5<>+0(SB), Z6, Z11
+	VFMADD213PD expC4<>+0(SB), Z3, Z10
+	VFMADD213PD expC4<>+0(SB), Z6, Z11
+	VFMADD213PD expC3<>+0(SB), Z3, Z10
+	VFMADD213PD expC3<>+0(SB), Z6, Z11
+	VFMADD213PD expC2<>+0(SB), Z3, Z10
+	VFMADD213PD expC2<>+0(SB), Z6, Z11
+	VFMADD213PD one<>+0(SB), Z3, Z10
+	VFMADD213PD one<>+0(SB), Z6, Z11
+	VFMADD213PD one<>+0(SB), Z3, Z10
+	VFMADD213PD one<>+0(SB), Z6, Z11
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z10, Z3
+	VSCALEFPD Z8, Z11, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z2, Z2, Z7
+	VMOVUPD     tanhP0<>+0(SB), Z8
+	VFMADD213PD tanhP1<>+0(SB), Z7, Z8
+	VFMADD213PD tanhP2<>+0(SB), Z7, Z8
+	VADDPD      tanhQ0<>+0(SB), Z7, Z10
+	VFMADD213PD tanhQ1<>+0(SB), Z7, Z10
+	VFMADD213PD tanhQ2<>+0(SB), Z7, Z10
+	VMULPD      Z7, Z2, Z7
+	VMULPD      Z8, Z7, Z8
+	VADDPD      one<>+0(SB), Z3, Z3
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z2, K1
+	VBLENDMPD minusTwo<>+0(SB), Z8, K1, Z8
+	VBLENDMPD Z3, Z10, K1, Z10
+	VBLENDMPD one<>+0(SB), Z2, K1, Z2
+	VDIVPD    Z10, Z8, Z8
+	VADDPD    Z8, Z2, Z2
+
+	// x = copysign(t, x)
+	VPTERNLOGQ  $0xe4, signMask<>+0(SB), Z2, Z0
+	VMULPD      Z5, Z5, Z2
+	VMOVUPD     tanhP0<>+0(SB), Z3
+	VFMADD213PD tanhP1<>+0(SB), Z2, Z3
+	VFMADD213PD tanhP2<>+0(SB), Z2, Z3
+	VADDPD      tanhQ0<>+0(SB), Z2, Z7
+	VFMADD213PD tanhQ1<>+0(SB), Z2, Z7
+	VFMADD213PD tanhQ2<>+0(SB), Z2, Z7
+	VMULPD      Z2, Z5, Z2
+	VMULPD      Z3, Z2, Z3
+	VADDPD      one<>+0(SB), Z6, Z6
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z5, K1
+	VBLENDMPD minusTwo<>+0(SB), Z3, K1, Z3
+	VBLENDMPD Z6, Z7, K1, Z7
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z7, Z3, Z3
+	VADDPD    Z3, Z5, Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
+	MOVQ       tc_base+136(FP), R10
+	VMOVUPD    Z0, (R10)(R8*8)
+	VMULPD     Z0, Z4, Z4
+	MOVQ       h_base+160(FP), R10
+	VMOVUPD    Z4, (R10)(R8*8)
+	MOVQ       tc_base+136(FP), R10
+	VMOVUPD    Z1, 64(R10)(R8*8)
+	VMULPD     Z1, Z9, Z9
+	MOVQ       h_base+160(FP), R10
+	VMOVUPD    Z9, 64(R10)(R8*8)
+	ADDQ       $+16, R8
+	JMP        gateStepFixedAVX512_m7_loopk
+
+gateStepFixedAVX512_m7_loopk_end:
+	MOVQ AX, R9
+	ANDQ $-8, R9
+
+gateStepFixedAVX512_m7_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ R8, R9
+	JAE  gateStepFixedAVX512_m7_tail
+
+	// load every input of the blocks before storing anything
+	VMOVUPD (SI)(R8*8), Z0
+	MOVQ    cPrev_base+88(FP), R10
+	VMOVUPD (R10)(R8*8), Z1
+	MOVQ    act_base+32(FP), R10
+	VMOVUPD (R10)(R8*8), Z2
+	MOVQ    act_base+32(FP), R10
+	ADDQ    CX, R10
+	VMOVUPD (R10)(R8*8), Z3
+	MOVQ    act_base+32(FP), R10
+	LEAQ    (CX)(CX*2), R11
+	ADDQ    R11, R10
+	VMOVUPD (R10)(R8*8), Z4
+	MOVQ    zg_base+64(FP), R10
+	VMOVUPD Z0, (R10)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z5
+	VADDPD Z5, Z5, Z6
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z7
+	VMINPD  Z6, Z7, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z6, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z8
+	VFMADD213PD expC12<>+0(SB), Z6, Z8
+	VFMADD213PD expC11<>+0(SB), Z6, Z8
+	VFMADD213PD expC10<>+0(SB), Z6, Z8
+	VFMADD213PD expC9<>+0(SB), Z6, Z8
+	VFMADD213PD expC8<>+0(SB), Z6, Z8
+	VFMADD213PD expC7<>+0(SB), Z6, Z8
+	VFMADD213PD expC6<>+0(SB), Z6, Z8
+	VFMADD213PD expC5<>+0(SB), Z6, Z8
+	VFMADD213PD expC4<>+0(SB), Z6, Z8
+	VFMADD213PD expC3<>+0(SB), Z6, Z8
+	VFMADD213PD expC2<>+0(SB), Z6, Z8
+	VFMADD213PD one<>+0(SB), Z6, Z8
+	VFMADD213PD one<>+0(SB), Z6, Z8
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z8, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z5, Z5, Z7
+	VMOVUPD     tanhP0<>+0(SB), Z8
+	VFMADD213PD tanhP1<>+0(SB), Z7, Z8
+	VFMADD213PD tanhP2<>+0(SB), Z7, Z8
+	VADDPD      tanhQ0<>+0(SB), Z7, Z9
+	VFMADD213PD tanhQ1<>+0(SB), Z7, Z9
+	VFMADD213PD tanhQ2<>+0(SB), Z7, Z9
+	VMULPD      Z7, Z5, Z7
+	VMULPD      Z8, Z7, Z8
+	VADDPD      one<>+0(SB), Z6, Z6
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z5, K1
+	VBLENDMPD minusTwo<>+0(SB), Z8, K1, Z8
+	VBLENDMPD Z6, Z9, K1, Z9
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z9, Z8, Z8
+	VADDPD    Z8, Z5, Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z1, Z3, Z1
+	VMULPD  Z0, Z2, Z5
+	VADDPD  Z5, Z1, Z1
+	VMOVUPD Z2, (DX)(R8*8)
+	VMOVUPD Z3, (BX)(R8*8)
+	VMOVUPD Z0, (SI)(R8*8)
+	VMOVUPD Z4, (DI)(R8*8)
+	MOVQ    c_base+112(FP), R10
+	VMOVUPD Z1, (R10)(R8*8)
+	VMOVUPD Z1, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K1
+	VBLENDMPD minusTwo<>+0(SB), Z5, K1, Z5
+	VBLENDMPD Z2, Z6, K1, Z6
+	VBLENDMPD one<>+0(SB), Z1, K1, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	MOVQ       tc_base+136(FP), R10
+	VMOVUPD    Z0, (R10)(R8*8)
+	VMULPD     Z0, Z4, Z4
+	MOVQ       h_base+160(FP), R10
+	VMOVUPD    Z4, (R10)(R8*8)
+	ADDQ       $+8, R8
+	JMP        gateStepFixedAVX512_m7_loop
+
+gateStepFixedAVX512_m7_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ  R8, AX
+	JZ    gateStepFixedAVX512_m7_done
+	LEAQ  tailMask<>+0(SB), R9
+	KMOVW (R9)(AX*2), K1
+
+	// load every input of the blocks before storing anything
+	VMOVUPD.Z (SI)(R8*8), K1, Z0
+	MOVQ      cPrev_base+88(FP), AX
+	VMOVUPD.Z (AX)(R8*8), K1, Z1
+	MOVQ      act_base+32(FP), AX
+	VMOVUPD.Z (AX)(R8*8), K1, Z2
+	MOVQ      act_base+32(FP), AX
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX)(R8*8), K1, Z3
+	MOVQ      act_base+32(FP), AX
+	LEAQ      (CX)(CX*2), CX
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX)(R8*8), K1, Z4
+	MOVQ      zg_base+64(FP), AX
+	VMOVUPD   Z0, K1, (AX)(R8*8)
+
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z5
+	VADDPD Z5, Z5, Z6
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z7
+	VMINPD  Z6, Z7, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z6, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z8
+	VFMADD213PD expC12<>+0(SB), Z6, Z8
+	VFMADD213PD expC11<>+0(SB), Z6, Z8
+	VFMADD213PD expC10<>+0(SB), Z6, Z8
+	VFMADD213PD expC9<>+0(SB), Z6, Z8
+	VFMADD213PD expC8<>+0(SB), Z6, Z8
+	VFMADD213PD expC7<>+0(SB), Z6, Z8
+	VFMADD213PD expC6<>+0(SB), Z6, Z8
+	VFMADD213PD expC5<>+0(SB), Z6, Z8
+	VFMADD213PD expC4<>+0(SB), Z6, Z8
+	VFMADD213PD expC3<>+0(SB), Z6, Z8
+	VFMADD213PD expC2<>+0(SB), Z6, Z8
+	VFMADD213PD one<>+0(SB), Z6, Z8
+	VFMADD213PD one<>+0(SB), Z6, Z8
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z8, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z5, Z5, Z7
+	VMOVUPD     tanhP0<>+0(SB), Z8
+	VFMADD213PD tanhP1<>+0(SB), Z7, Z8
+	VFMADD213PD tanhP2<>+0(SB), Z7, Z8
+	VADDPD      tanhQ0<>+0(SB), Z7, Z9
+	VFMADD213PD tanhQ1<>+0(SB), Z7, Z9
+	VFMADD213PD tanhQ2<>+0(SB), Z7, Z9
+	VMULPD      Z7, Z5, Z7
+	VMULPD      Z8, Z7, Z8
+	VADDPD      one<>+0(SB), Z6, Z6
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z5, K2
+	VBLENDMPD minusTwo<>+0(SB), Z8, K2, Z8
+	VBLENDMPD Z6, Z9, K2, Z9
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z9, Z8, Z8
+	VADDPD    Z8, Z5, Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z1, Z3, Z1
+	VMULPD  Z0, Z2, Z5
+	VADDPD  Z5, Z1, Z1
+	VMOVUPD Z2, K1, (DX)(R8*8)
+	VMOVUPD Z3, K1, (BX)(R8*8)
+	VMOVUPD Z0, K1, (SI)(R8*8)
+	VMOVUPD Z4, K1, (DI)(R8*8)
+	MOVQ    c_base+112(FP), AX
+	VMOVUPD Z1, K1, (AX)(R8*8)
+	VMOVUPD Z1, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K2
+	VBLENDMPD minusTwo<>+0(SB), Z5, K2, Z5
+	VBLENDMPD Z2, Z6, K2, Z6
+	VBLENDMPD one<>+0(SB), Z1, K2, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	MOVQ       tc_base+136(FP), AX
+	VMOVUPD    Z0, K1, (AX)(R8*8)
+	VMULPD     Z0, Z4, Z4
+	MOVQ       h_base+160(FP), AX
+	VMOVUPD    Z4, K1, (AX)(R8*8)
+
+gateStepFixedAVX512_m7_done:
 	VZEROUPPER
 	RET
 

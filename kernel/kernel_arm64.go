@@ -66,6 +66,14 @@ func axpyRows(dst, rows []float64, stride int, coef []float64) {
 	}
 }
 
+// mulAddRows runs axpyRowsNEON row by row: on two-lane vectors a tile of
+// output rows buys little over the axpys, and every row gets the same bits.
+func mulAddRows(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int) {
+	for r := range len(dst) / n {
+		axpyRows(dst[r*n:(r+1)*n], rows, stride, coef[r*coefStride:r*coefStride+k])
+	}
+}
+
 func gateStep(gates, zg, cPrev, c, tc, h []float64) {
 	if impl != implNEON {
 		gateStepGeneric(gates, zg, cPrev, c, tc, h)
@@ -76,6 +84,12 @@ func gateStep(gates, zg, cPrev, c, tc, h []float64) {
 		gateStepBlocks(gates[m:n], gates[n+m:2*n], gates[2*n+m:3*n], gates[3*n+m:4*n],
 			zg[m:], cPrev[m:], c[m:], tc[m:], h[m:])
 	}
+}
+
+// gateStepFixed has no NEON body yet: it runs the twin (package cell uses
+// it only with the amd64 bodies).
+func gateStepFixed(gates []float64, stride int, act []float64, fixed int, zg, cPrev, c, tc, h []float64) {
+	gateStepFixedGeneric(gates, stride, act, fixed, zg, cPrev, c, tc, h)
 }
 
 func gateBackward(dz, dcPrev, dh, dc, gates, tc, cPrev []float64) {

@@ -11,8 +11,16 @@ func axpyRows(dst, rows []float64, stride int, coef []float64) {
 	axpyRowsGeneric(dst, rows, stride, coef)
 }
 
+func mulAddRows(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int) {
+	mulAddRowsGeneric(dst, n, rows, stride, coef, coefStride, k)
+}
+
 func gateStep(gates, zg, cPrev, c, tc, h []float64) {
 	gateStepGeneric(gates, zg, cPrev, c, tc, h)
+}
+
+func gateStepFixed(gates []float64, stride int, act []float64, fixed int, zg, cPrev, c, tc, h []float64) {
+	gateStepFixedGeneric(gates, stride, act, fixed, zg, cPrev, c, tc, h)
 }
 
 func gateBackward(dz, dcPrev, dh, dc, gates, tc, cPrev []float64) {

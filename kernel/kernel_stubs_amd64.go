@@ -14,10 +14,20 @@ func axpyAVX2(alpha float64, x []float64, y []float64)
 //go:noescape
 func axpyRowsAVX2(dst []float64, rows []float64, stride int, coef []float64)
 
+// mulAddRowsAVX2 is mulAddRowsGeneric for 4 output rows (len(dst) = 4·n) on 4-lane AVX2+FMA vectors, for n rounded down to a multiple of 4.
+//
+//go:noescape
+func mulAddRowsAVX2(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
+
 // gateStepAVX2 is gateStepGeneric on 4-lane AVX2+FMA vectors, for n rounded down to a multiple of 4.
 //
 //go:noescape
 func gateStepAVX2(gates []float64, zg []float64, cPrev []float64, c []float64, tc []float64, h []float64)
+
+// gateStepFixedAVX2 is gateStepFixedGeneric on 4-lane AVX2+FMA vectors, for n rounded down to a multiple of 4.
+//
+//go:noescape
+func gateStepFixedAVX2(gates []float64, stride int, act []float64, fixed int, zg []float64, cPrev []float64, c []float64, tc []float64, h []float64)
 
 // gateBackwardAVX2 is gateBackwardGeneric on 4-lane AVX2+FMA vectors, for n rounded down to a multiple of 4.
 //
@@ -44,10 +54,20 @@ func axpyAVX512(alpha float64, x []float64, y []float64)
 //go:noescape
 func axpyRowsAVX512(dst []float64, rows []float64, stride int, coef []float64)
 
+// mulAddRowsAVX512 is mulAddRowsGeneric for 6 output rows (len(dst) = 6·n) on 8-lane AVX-512 vectors, for every n.
+//
+//go:noescape
+func mulAddRowsAVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
+
 // gateStepAVX512 is gateStepGeneric on 8-lane AVX-512 vectors, for every n.
 //
 //go:noescape
 func gateStepAVX512(gates []float64, zg []float64, cPrev []float64, c []float64, tc []float64, h []float64)
+
+// gateStepFixedAVX512 is gateStepFixedGeneric on 8-lane AVX-512 vectors, for every n.
+//
+//go:noescape
+func gateStepFixedAVX512(gates []float64, stride int, act []float64, fixed int, zg []float64, cPrev []float64, c []float64, tc []float64, h []float64)
 
 // gateBackwardAVX512 is gateBackwardGeneric on 8-lane AVX-512 vectors, for every n.
 //

@@ -250,9 +250,12 @@ type access struct {
 	a    *isa
 	mask Register // nil: full vectors
 	idx  Register // element index
+	disp int      // byte offset from the element index
 }
 
-func (ac access) mem(base Register) Mem { return Mem{Base: base, Index: ac.idx, Scale: 8} }
+func (ac access) mem(base Register) Mem {
+	return Mem{Base: base, Index: ac.idx, Scale: 8, Disp: ac.disp}
+}
 
 func (ac access) ld(base Register) Register {
 	v := ac.a.vec()
@@ -348,6 +351,157 @@ func (a *isa) gateStep() {
 		VMULPD(vt, vo, vo)
 		ac.st(vo, h)
 	})
+}
+
+// gateStepFixed is gateStep for units some of whose sigmoid gates are fixed:
+// for gate q in {i, f, o} with bit q of fixed set (1: i, 2: f, 4: o) the
+// activation is read from act instead of computed. The gate blocks of gates
+// and act lie stride elements apart. There is one loop per value of fixed,
+// each interleaving the exps it computes like gateStep; where at most one
+// sigmoid is computed, two blocks go through one iteration together.
+func (a *isa) gateStepFixed() {
+	name := "gateStepFixed" + a.name
+	TEXT(name, NOSPLIT, "func(gates []float64, stride int, act []float64, fixed int, zg, cPrev, c, tc, h []float64)")
+	a.doc(name, "gateStepFixedGeneric")
+	n := Load(Param("c").Len(), GP64())
+	sb := Load(Param("stride"), GP64())
+	SHLQ(U8(3), sb)
+	gi := Load(Param("gates").Base(), GP64())
+	gf, gg, gt := GP64(), GP64(), GP64()
+	LEAQ(Mem{Base: gi, Index: sb, Scale: 1}, gf)
+	LEAQ(Mem{Base: gf, Index: sb, Scale: 1}, gg)
+	LEAQ(Mem{Base: gg, Index: sb, Scale: 1}, gt)
+	fixed := Load(Param("fixed"), GP64())
+	base := func(p string) Register { return Load(Param(p).Base(), GP64()) }
+	Comment("one loop per fixed set")
+	for mask := 1; mask < 8; mask++ {
+		CMPQ(fixed, U8(mask))
+		JE(LabelRef(fmt.Sprintf("%s_m%d", name, mask)))
+	}
+	for mask := range 8 {
+		label := fmt.Sprintf("%s_m%d", name, mask)
+		if mask > 0 {
+			Label(label)
+		}
+		Commentf("fixed = %d", mask)
+		computed := 0
+		for q := range 3 {
+			if mask&(1<<q) == 0 {
+				computed++
+			}
+		}
+		k := 1
+		if a.avx512 && computed <= 1 {
+			k = 2
+		}
+		a.elementwiseN(label, n, k, func(acs []access) {
+			nb := len(acs)
+			Comment("load every input of the blocks before storing anything")
+			var vi, vf, vo, vg, vc []Register
+			var sigs []Register
+			for _, ac := range acs {
+				vg = append(vg, ac.ld(gg))
+				vc = append(vc, ac.ld(base("cPrev")))
+				gate := func(q int, gp Register) Register {
+					if mask&(1<<q) == 0 {
+						v := ac.ld(gp)
+						sigs = append(sigs, v)
+						return v
+					}
+					ap := base("act")
+					switch q {
+					case 1:
+						ADDQ(sb, ap)
+					case 2:
+						t := GP64()
+						LEAQ(Mem{Base: sb, Index: sb, Scale: 2}, t)
+						ADDQ(t, ap)
+					}
+					return ac.ld(ap)
+				}
+				vi = append(vi, gate(0, gi))
+				vf = append(vf, gate(1, gf))
+				vo = append(vo, gate(2, gt))
+			}
+			for b, ac := range acs {
+				ac.st(vg[b], base("zg"))
+			}
+			if a.avx512 || len(sigs) <= 1 {
+				a.activate(sigs, vg)
+			} else {
+				a.activate(sigs[:2], nil)
+				a.activate(sigs[2:], vg)
+			}
+			vt := make([]Register, nb)
+			for b, ac := range acs {
+				Comment("c = float64(f*cPrev) + float64(i*g)")
+				t1, t2 := a.vec(), a.vec()
+				VMULPD(vc[b], vf[b], t1)
+				VMULPD(vg[b], vi[b], t2)
+				VADDPD(t2, t1, vc[b])
+				ac.st(vi[b], gi) // a fixed activation is stored like a computed one
+				ac.st(vf[b], gf)
+				ac.st(vg[b], gg)
+				ac.st(vo[b], gt)
+				ac.st(vc[b], base("c"))
+				vt[b] = a.vec()
+				VMOVUPD(vc[b], vt[b])
+			}
+			Comment("tc = tanh(c), h = o*tc")
+			a.activate(nil, vt)
+			for b, ac := range acs {
+				ac.st(vt[b], base("tc"))
+				VMULPD(vt[b], vo[b], vo[b])
+				ac.st(vo[b], base("h"))
+			}
+		})
+	}
+}
+
+// elementwiseN is elementwise with k blocks per iteration of the main loop,
+// then single blocks (and on AVX-512 a masked last one); each variant of the
+// body gets its blocks' accesses. It ends with VZEROUPPER and RET.
+func (a *isa) elementwiseN(name string, n Register, k int, body func(acs []access)) {
+	i := GP64()
+	XORQ(i, i)
+	m := GP64()
+	if k > 1 {
+		MOVQ(n, m)
+		ANDQ(I32(^(k*a.lanes - 1)), m)
+		Label(name + "_loopk")
+		Commentf("for ; i < n&^(%d-1); i += %d {", k*a.lanes, k*a.lanes)
+		CMPQ(i, m)
+		JAE(LabelRef(name + "_loopk_end"))
+		acs := make([]access, k)
+		for b := range acs {
+			acs[b] = access{a: a, idx: i, disp: 8 * a.lanes * b}
+		}
+		body(acs)
+		ADDQ(I32(k*a.lanes), i)
+		JMP(LabelRef(name + "_loopk"))
+		Label(name + "_loopk_end")
+	}
+	MOVQ(n, m)
+	ANDQ(I32(^(a.lanes - 1)), m)
+	Label(name + "_loop")
+	Comment("for ; i < n&^(lanes-1); i += lanes {")
+	CMPQ(i, m)
+	JAE(LabelRef(name + "_tail"))
+	body([]access{{a: a, idx: i}})
+	ADDQ(I8(int8(a.lanes)), i)
+	JMP(LabelRef(name + "_loop"))
+	Label(name + "_tail")
+	Comment("}")
+	if a.avx512 {
+		Comment("the last n-i < 8 elements, masked")
+		SUBQ(i, n)
+		JZ(LabelRef(name + "_done"))
+		km := tailMask(n)
+		body([]access{{a: a, idx: i, mask: km}})
+	}
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
 }
 
 func (a *isa) gateBackward() {
@@ -587,6 +741,221 @@ func (a *isa) axpyRows() {
 	RET()
 }
 
+// mulAddRowsRows is the number of output rows a mulAddRows body handles per
+// call, by vector width.
+func (a *isa) mulAddRowsRows() int {
+	if a.avx512 {
+		return 6
+	}
+	return 4
+}
+
+// mulAddRows is axpyRows for R output rows at once (R = mulAddRowsRows):
+// a tile of R rows × u vectors of dst stays in registers while the shared
+// rows go by, each row's vectors loaded once for all R outputs. Every lane of
+// every output row still takes its terms in the order of j, one FMA each,
+// and a term whose coefficient is ±0 is skipped for that output row only.
+func (a *isa) mulAddRows() {
+	name := "mulAddRows" + a.name
+	R := a.mulAddRowsRows()
+	TEXT(name, NOSPLIT, "func(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int)")
+	if a.avx512 {
+		Doc(fmt.Sprintf("%s is mulAddRowsGeneric for %d output rows (len(dst) = %d·n) on 8-lane AVX-512 vectors, for every n.", name, R, R))
+	} else {
+		Doc(fmt.Sprintf("%s is mulAddRowsGeneric for %d output rows (len(dst) = %d·n) on 4-lane AVX2+FMA vectors, for n rounded down to a multiple of 4.", name, R, R))
+	}
+	Pragma("noescape")
+	n := Load(Param("n"), GP64())
+	SHLQ(U8(3), n)
+	nb := GP64() // bytes per dst row
+	MOVQ(n, nb)
+	sb := Load(Param("stride"), GP64())
+	SHLQ(U8(3), sb)
+	csb := Load(Param("coefStride"), GP64())
+	SHLQ(U8(3), csb)
+	cs3 := GP64()
+	LEAQ(Mem{Base: csb, Index: csb, Scale: 2}, cs3)
+	abs := GP64()
+	MOVQ(U64(1<<63-1), abs)
+	i := GP64() // byte offset of the chunk in a row
+	XORQ(i, i)
+
+	// rowMem returns the address of output row r (bases: row 0 and row 3).
+	rowMem := func(b0, b3, st Register, r, disp int) Mem {
+		switch r {
+		case 0:
+			return Mem{Base: b0, Disp: disp}
+		case 1:
+			return Mem{Base: b0, Index: st, Scale: 1, Disp: disp}
+		case 2:
+			return Mem{Base: b0, Index: st, Scale: 2, Disp: disp}
+		case 3:
+			return Mem{Base: b3, Disp: disp}
+		case 4:
+			return Mem{Base: b3, Index: st, Scale: 1, Disp: disp}
+		case 5:
+			return Mem{Base: b3, Index: st, Scale: 2, Disp: disp}
+		}
+		panic("row")
+	}
+
+	// AVX-512: kz collects the coefficients of the tile that are ±0, so
+	// that a tile without any (dense weights) runs a loop without the
+	// per-term tests. Skipping a zero term and not having one are the same.
+	var kz Register
+	if a.avx512 {
+		Comment("kz = the coefficients of the tile that are ±0")
+		kz = K()
+		KXORW(kz, kz, kz)
+		zero := a.vec()
+		VPXORQ(zero, zero, zero)
+		kt := GP64()
+		Load(Param("k"), kt)
+		ANDQ(I8(7), kt)
+		ktail := tailMask(kt)
+		cb, c3b := GP64(), GP64()
+		Load(Param("coef").Base(), cb)
+		LEAQ(Mem{Base: cb, Index: cs3, Scale: 1}, c3b)
+		for r := range R {
+			p, cnt := GP64(), GP64()
+			LEAQ(rowMem(cb, c3b, csb, r, 0), p)
+			Load(Param("k"), cnt)
+			SHRQ(U8(3), cnt)
+			lbl := fmt.Sprintf("%s_scan%d", name, r)
+			Label(lbl)
+			JZ(LabelRef(lbl + "_tail"))
+			kt1 := K()
+			VCMPPD(U8(0), Mem{Base: p}, zero, kt1)
+			KORW(kt1, kz, kz)
+			ADDQ(I8(64), p)
+			DECQ(cnt)
+			JMP(LabelRef(lbl))
+			Label(lbl + "_tail")
+			v, kt2 := a.vec(), K()
+			VMOVUPD_Z(Mem{Base: p}, ktail, v)
+			VCMPPD(U8(0), v, zero, ktail, kt2)
+			KORW(kt2, kz, kz)
+		}
+	}
+
+	chunk := func(label string, u int, mask Register) {
+		Commentf("a tile of %d rows × %d vectors of dst in registers", R, u)
+		dc, d3, rp, cj, c3, cnt := GP64(), GP64(), GP64(), GP64(), GP64(), GP64()
+		Load(Param("dst").Base(), dc)
+		ADDQ(i, dc)
+		LEAQ(Mem{Base: dc, Index: nb, Scale: 2}, d3)
+		ADDQ(nb, d3)
+		Load(Param("rows").Base(), rp)
+		ADDQ(i, rp)
+		Load(Param("coef").Base(), cj)
+		LEAQ(Mem{Base: cj, Index: cs3, Scale: 1}, c3)
+		Load(Param("k"), cnt)
+		accs := make([][]Register, R)
+		for r := range accs {
+			accs[r] = make([]Register, u)
+			for v := range accs[r] {
+				accs[r][v] = a.vec()
+				m := rowMem(dc, d3, nb, r, 8*a.lanes*v)
+				if mask != nil {
+					VMOVUPD_Z(m, mask, accs[r][v])
+				} else {
+					VMOVUPD(m, accs[r][v])
+				}
+			}
+		}
+		loop := func(label string, check bool) {
+			Label(label)
+			Comment("row j of rows, loaded once for every output row")
+			src := make([]Register, u)
+			for v := range src {
+				src[v] = a.vec()
+				m := Mem{Base: rp, Disp: 8 * a.lanes * v}
+				if mask != nil {
+					VMOVUPD_Z(m, mask, src[v])
+				} else {
+					VMOVUPD(m, src[v])
+				}
+			}
+			bc := a.vec()
+			for r := range R {
+				skip := fmt.Sprintf("%s_skip%d", label, r)
+				cm := rowMem(cj, c3, csb, r, 0)
+				if check {
+					Commentf("output row %d: skip the term if its coefficient is ±0", r)
+					TESTQ(abs, cm)
+					JZ(LabelRef(skip))
+				} else {
+					Commentf("output row %d", r)
+				}
+				VBROADCASTSD(cm, bc)
+				for v := range src {
+					VFMADD231PD(src[v], bc, accs[r][v])
+				}
+				if check {
+					Label(skip)
+				}
+			}
+			ADDQ(sb, rp)
+			ADDQ(I8(8), cj)
+			ADDQ(I8(8), c3)
+			DECQ(cnt)
+			JNZ(LabelRef(label))
+		}
+		if kz != nil {
+			Comment("no coefficient of the tile is ±0: no tests")
+			KORTESTW(kz, kz)
+			JNZ(LabelRef(label + "_rows"))
+			loop(label+"_dense", false)
+			JMP(LabelRef(label + "_store"))
+		}
+		loop(label+"_rows", true)
+		Label(label + "_store")
+		for r := range accs {
+			for v := range accs[r] {
+				m := rowMem(dc, d3, nb, r, 8*a.lanes*v)
+				if mask != nil {
+					VMOVUPD(accs[r][v], mask, m)
+				} else {
+					VMOVUPD(accs[r][v], m)
+				}
+			}
+		}
+	}
+
+	m := GP64()
+	us := []int{2, 1}
+	if a.avx512 {
+		us = []int{4, 3, 2, 1}
+	}
+	for q, u := range us {
+		label := fmt.Sprintf("%s_u%d", name, u)
+		w := 8 * u * a.lanes
+		MOVQ(n, m)
+		SUBQ(I32(w), m)
+		Label(label)
+		Commentf("while i <= n-%d (bytes)", w)
+		CMPQ(i, m)
+		JG(LabelRef(label + "_end"))
+		chunk(label, u, nil)
+		ADDQ(I32(w), i)
+		if q == 0 {
+			JMP(LabelRef(label))
+		}
+		Label(label + "_end")
+	}
+	if a.avx512 {
+		Comment("the last n-i < 8 elements, masked")
+		SUBQ(i, n)
+		JZ(LabelRef(name + "_done"))
+		SHRQ(U8(3), n)
+		k := tailMask(n)
+		chunk(name+"_tail", 1, k)
+	}
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
 // addr is the frame address of a scalar argument.
 func addr(name string) Mem {
 	b, err := Param(name).Resolve()
@@ -640,7 +1009,9 @@ func main() {
 	for _, a := range []*isa{avx2, avx512} {
 		a.axpy()
 		a.axpyRows()
+		a.mulAddRows()
 		a.gateStep()
+		a.gateStepFixed()
 		a.gateBackward()
 		a.lrpCell()
 		a.lrpLinear()

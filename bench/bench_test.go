@@ -59,7 +59,7 @@ func skipLarge(b *testing.B, w *Workload, method string, steps int) {
 		limit = *maxWorkFlag
 	}
 	if work := Work(method, w.H, w.D, w.Input.Len(), steps); work > limit {
-		b.Skipf("work %.2g > limit %.2g (-short: %v): the single-threaded, unbatched engine is too slow for it; issue 4 (batched, parallel attribution) lifts the limit", work, limit, testing.Short())
+		b.Skipf("work %.2g > limit %.2g (-short: %v): too slow to run -count 6 within benchreport's 30-minute budget on 2 cores; -args -maxwork lifts the limit", work, limit, testing.Short())
 	}
 }
 

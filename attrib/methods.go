@@ -118,6 +118,14 @@ type Explainer struct {
 	weights  []float64
 	occluded []float64 // ŷ_c of each occluded copy
 	y, y0    []float64 // logits of x and of the zero input
+
+	// IG's class choice, called back by Batcher.IntegratedGradients (made
+	// once: no allocation per call), and its state for the current call.
+	choose   func(y []float64) (int, error)
+	igRes    *Result
+	igOpt    Options
+	igFeat   []float64
+	classErr error
 }
 
 // NewExplainer returns an Explainer for net.
@@ -163,6 +171,11 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 	}
 	if !(opt.Epsilon > 0) || opt.Epsilon > 1e300 {
 		return fmt.Errorf("attrib: LRP epsilon %v must be positive and finite", opt.Epsilon)
+	}
+	if m == IntegratedGradients {
+		if done, err := e.integratedGradientsFused(ctx, x, opt, res); done {
+			return err
+		}
 	}
 	var logits []float64
 	var err error
@@ -250,6 +263,63 @@ func (e *Explainer) batcher() *cell.Batcher {
 
 func batchOptions(opt Options) cell.BatchOptions {
 	return cell.BatchOptions{Budget: opt.Budget, Workers: opt.Workers, Progress: opt.Progress}
+}
+
+// integratedGradientsFused is Attribute for IG with ŷ(X), ŷ(0) and the
+// gradients from one Batcher.IntegratedGradients call, which can run X and
+// its zero copy as spare lanes of the IG batch: the same bits as the
+// separate passes. It reports done = false, having changed nothing, when
+// the quadrature rule fails or x's shape is wrong, so that the general path
+// reports the errors in its order.
+func (e *Explainer) integratedGradientsFused(ctx context.Context, x cell.Input, opt Options, res *Result) (done bool, err error) {
+	d, steps := e.net.Input(), x.Len()
+	if steps < 1 || (x.IsOneHot() && len(x.Symbols()) != steps) || (!x.IsOneHot() && len(x.DenseValues()) != steps*d) {
+		return false, nil
+	}
+	n := opt.Steps
+	e.alphas, e.weights = grow(e.alphas, n), grow(e.weights, n)
+	if Rule(opt.Quadrature, n, e.alphas, e.weights) != nil {
+		return false, nil
+	}
+	c := e.net.Classes()
+	e.y, e.y0 = grow(e.y, c), grow(e.y0, c)
+	features := grow(res.Features, steps*d)
+	res.Tokens = grow(res.Tokens, steps)
+	if e.choose == nil {
+		e.choose = e.chooseClass
+	}
+	e.igRes, e.igOpt, e.igFeat, e.classErr = res, opt, features, nil
+	err = e.batcher().IntegratedGradients(ctx, x, e.choose, e.alphas, e.weights, features, e.y, e.y0, batchOptions(opt))
+	classErr := e.classErr
+	e.igRes, e.igFeat, e.classErr = nil, nil, nil
+	if err != nil {
+		if classErr != nil && err == classErr {
+			return true, err
+		}
+		return true, fmt.Errorf("attrib: %w", err)
+	}
+	timesInput(res.Features, x, d)
+	sumTokens(res.Tokens, res.Features, d)
+	res.Delta = sum(res.Tokens) - (res.Logits[res.Class] - e.y0[res.Class])
+	return true, nil
+}
+
+// chooseClass sets up IG's result from its logits y, as Attribute does for
+// every method, and returns the relevance class.
+func (e *Explainer) chooseClass(y []float64) (int, error) {
+	res, opt, c := e.igRes, e.igOpt, e.net.Classes()
+	*res = Result{Method: IntegratedGradients, Steps: len(res.Tokens), Logits: res.Logits[:0], Features: e.igFeat, Tokens: res.Tokens}
+	res.Logits = append(res.Logits, y...)
+	res.Prediction = cell.Predict(y)
+	res.Class = opt.Class
+	if res.Class == Predicted {
+		res.Class = res.Prediction
+	}
+	if res.Class < 0 || res.Class >= c {
+		e.classErr = fmt.Errorf("attrib: class %d is out of range [0, %d)", res.Class, c)
+		return 0, e.classErr
+	}
+	return res.Class, nil
 }
 
 // integratedGradients: R = X ⊙ Σ_k w_k ∇ŷ_c(α_k X), with the zero baseline.

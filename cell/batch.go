@@ -124,6 +124,12 @@ type engine struct {
 	progress      func(done, total int)
 	err           error
 
+	// IG with logits (IntegratedGradients): when y is not nil, the batch's
+	// first two padding lanes carry x and its zero copy; after the forward
+	// pass their logits go to y and y0 and resolve picks the class.
+	y, y0   []float64
+	resolve func(y []float64) (int, error)
+
 	pre []float64 // occlusion: h and c of the unoccluded pass at each chunk start
 
 	wake []chan struct{} // one per worker goroutine (workers 1, 2, …)
@@ -203,6 +209,48 @@ func (b *engine) GradientSum(ctx context.Context, x Input, class int, alphas, we
 	b.items = len(alphas)
 	b.plan = b.planIG(x.Len(), len(alphas), opt)
 	return b.start(ctx, opt)
+}
+
+// IntegratedGradients writes the logits ŷ(x) to y and ŷ(0·x) to y0 (the
+// bits of Logits), calls class with y to choose the class c, then writes
+// Σ_k weights[k]·∇ŷ_c(alphas[k]·x) to acc as GradientSum does. If class
+// returns an error, so does IntegratedGradients, before any gradient. When
+// the whole job is one batch with room to spare (the padding lanes that
+// round it to whole vectors), x and its zero copy ride along as two of
+// those lanes, which then compute exactly Logits' operations: the weights
+// go by once per step for all of them instead of in two more passes.
+func (b *engine) IntegratedGradients(ctx context.Context, x Input, class func(y []float64) (int, error), alphas, weights, acc, y, y0 []float64, opt BatchOptions) error {
+	n := b.net
+	if err := x.check(n.d); err != nil {
+		return err
+	}
+	if len(y) != n.c || len(y0) != n.c {
+		return fmt.Errorf("cell: logits have %d and %d elements, want C = %d", len(y), len(y0), n.c)
+	}
+	if want := x.Len() * n.d; len(acc) == want && len(alphas) == len(weights) && len(alphas) > 0 {
+		p := b.planIG(x.Len(), len(alphas), opt)
+		if k := len(alphas); k <= p.lanes && k <= p.chunk && min(roundUp8(k), p.lanes)-k >= 2 {
+			clear(acc)
+			b.kind, b.x, b.class, b.alphas, b.wts, b.acc = jobIG, x, 0, alphas, weights, acc
+			b.y, b.y0, b.resolve = y, y0, class
+			b.items = k
+			b.plan = p
+			err := b.start(ctx, opt)
+			b.y, b.y0, b.resolve = nil, nil, nil
+			return err
+		}
+	}
+	if err := b.Logits(x, y); err != nil {
+		return err
+	}
+	c, err := class(y)
+	if err != nil {
+		return err
+	}
+	if err := b.Logits(x.Scaled(0), y0); err != nil {
+		return err
+	}
+	return b.GradientSum(ctx, x, c, alphas, weights, acc, opt)
 }
 
 // Occlusion writes to out[t] the logit ŷ_class of x with row t set to zero,
@@ -588,6 +636,12 @@ func (b *engine) igChunk(w *laneWorker, ci int) {
 		// vectors are faster than a short batch.
 		lp := max(l, min(roundUp8(l), p.lanes))
 		clear(w.scale[l:lp])
+		if b.y != nil {
+			// The padding lanes l and l+1 run x and its zero copy, with
+			// the scales Logits gives them.
+			w.scale[l] = b.x.scale
+			w.scale[l+1] = b.x.Scaled(0).scale
+		}
 		if !b.gradientLanes(w, lp, l, s0, k0, part) {
 			return
 		}
@@ -636,6 +690,31 @@ func (b *engine) gradientLanes(w *laneWorker, l, used, s0, k0 int, part []float6
 			}
 		}
 		hPrev, cPrev = b.stepForward(w, l, t, slot, hPrev, cPrev)
+	}
+	if b.y != nil {
+		// x and its zero copy (lanes used and used+1): their logits as
+		// Logits computes them from the last h, then the class.
+		col := w.dh[:h]
+		for q, y := range [2][]float64{b.y, b.y0} {
+			for j := range col {
+				col[j] = hPrev[j*l+used+q]
+			}
+			clear(y)
+			kernel.AxpyRows(y, n.wyT, n.c, col)
+			for k, v := range n.p.By {
+				y[k] += v
+			}
+		}
+		c, err := b.resolve(b.y)
+		if err != nil {
+			b.fail(err)
+			return false
+		}
+		if err := n.checkClass(c); err != nil {
+			b.fail(err)
+			return false
+		}
+		b.class = c
 	}
 
 	// Backward, segment by segment from the last.

@@ -61,11 +61,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if status, ok := parseFlags(fs, args); !ok {
+		return status
 	}
 	job, err := newAttributeJob(f, stdout)
 	if err != nil {

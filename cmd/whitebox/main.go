@@ -11,6 +11,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -63,4 +65,16 @@ Examples:
   whitebox reproduce
   whitebox attribute -net sp-counter -method ig accb
 `)
+}
+
+// parseFlags parses a command's flags. When it returns ok = false the
+// command ends with status: 0 after -h, 2 for a bad flag (already reported).
+func parseFlags(fs *flag.FlagSet, args []string) (status int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	return 0, true
 }

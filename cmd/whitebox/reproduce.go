@@ -41,11 +41,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if status, ok := parseFlags(fs, args); !ok {
+		return status
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "whitebox reproduce: unexpected arguments %q\n", fs.Args())

@@ -99,9 +99,10 @@ type Batcher struct {
 // engine is a Batcher's state; the worker goroutines hold it, not the
 // Batcher, so that the Batcher can be collected and the goroutines stopped.
 type engine struct {
-	net   *Network
-	tiled bool       // use the register-blocked product (dense, wide networks)
-	fixed []fixedRun // the units' fixed gates (nil: none, or not worth it)
+	net    *Network
+	tiled  bool        // use the register-blocked product (dense, wide networks)
+	tables [2]tableSet // the gates taken from tables: [0] one-hot inputs, [1] dense
+	tabs   *tableSet   // those of the current job's input
 
 	workers []*laneWorker
 	wg      sync.WaitGroup
@@ -162,14 +163,16 @@ type laneWorker struct {
 	scale, lin            []float64 // lanes
 	part                  []float64 // IG: a chunk's block partial sums, blocks×T×D
 	bias                  []float64 // 4H×biasLanes: the bias b repeated over the lanes
-	act                   []float64 // 4H×biasLanes: σ(b) for the fixed gates
+	tab                   []float64 // the activation tables, one 4H×lanes block per symbol (see tableSet)
+	patch                 []float64 // occlusion: a table with one lane's row occluded, 4H×lanes
+	occ                   int       // occlusion: the lane whose current row is occluded, or -1
 	zx, lx                []float64 // Logits: input products and inputs of a block of steps
 	biasLanes             int
 }
 
 // NewBatcher returns a Batcher for n.
 func NewBatcher(n *Network) *Batcher {
-	e := &engine{net: n, tiled: useTiled(n), fixed: fixedGates(n)}
+	e := &engine{net: n, tiled: useTiled(n), tables: [2]tableSet{tablesFor(n, true), tablesFor(n, false)}}
 	e.cond.L = &e.mu
 	b := &Batcher{e}
 	runtime.AddCleanup(b, (*engine).shutdown, e)
@@ -285,7 +288,8 @@ func workerCount(opt BatchOptions) int {
 func (b *engine) igBytes(lanes, seg, steps int) int64 {
 	h, d := int64(b.net.h), int64(b.net.d)
 	l, s, t := int64(lanes), int64(seg), int64(steps)
-	words := s * 8 * h * l // gates 4H, zg, c, tanh c, h
+	words := s*7*h*l + 2*h*l     // trace: gates 4H, zg, c, tanh c; h (two slots)
+	words += (d + 1) * 4 * h * l // activation tables
 	if nseg := (t + s - 1) / s; nseg > 1 {
 		words += nseg * 2 * h * l
 	}
@@ -374,7 +378,7 @@ func (b *engine) planOcclusion(steps int, opt BatchOptions) plan {
 	}
 	// A forward-only batch needs two trace slots and the start state.
 	h, d := int64(b.net.h), int64(b.net.d)
-	per := 8 * (2*8*h + 2*h + 8*h + 2*d + 2)
+	per := 8 * (2*8*h + 2*h + 8*h + 2*d + 2 + (d+2)*4*h)
 	budget := opt.Budget
 	if budget <= 0 {
 		budget = DefaultBudget
@@ -396,6 +400,7 @@ func (b *engine) start(ctx context.Context, opt BatchOptions) error {
 	}
 	p := b.plan
 	b.ctx, b.progress = ctx, opt.Progress
+	b.tabs = b.tablesOf(b.x)
 	b.chunks = (b.items + p.chunk - 1) / p.chunk
 	b.next.Store(0)
 	b.committed, b.done, b.err = 0, 0, nil
@@ -453,11 +458,13 @@ func (b *engine) Logits(x Input, logits []float64) error {
 	b.addWorkers(1)
 	w := b.workers[0]
 	w.reserve(b)
+	b.tabs = b.tablesOf(x)
+	w.scale[0] = x.scale
 	zero := w.zero[:n.h]
 	clear(zero)
-	w.scale[0] = x.scale
 	hPrev, cPrev := zero, zero
 	if x.dense == nil {
+		b.fillTables(w, 1)
 		for t := range x.Len() {
 			hPrev, cPrev = b.stepForward(w, 1, t, t&1, hPrev, cPrev)
 		}
@@ -537,7 +544,8 @@ func (w *laneWorker) reserve(b *engine) {
 	grow(&w.zg, s*h*l)
 	grow(&w.cs, s*h*l)
 	grow(&w.tc, s*h*l)
-	grow(&w.hs, s*h*l)
+	grow(&w.hs, 2*h*l)
+	grow(&w.tab, (d+1)*4*h*l)
 	if b.kind == jobIG {
 		if nseg := (steps + s - 1) / s; nseg > 1 {
 			grow(&w.ck, nseg*2*h*l)
@@ -547,7 +555,9 @@ func (w *laneWorker) reserve(b *engine) {
 	} else if b.kind == jobOcclusion {
 		grow(&w.h0, h*l)
 		grow(&w.c0, h*l)
+		grow(&w.patch, 4*h*l)
 	}
+	w.occ = -1
 	grow(&w.zero, h*l)
 	grow(&w.dz, 4*h*l)
 	grow(&w.dh, h*l)
@@ -558,7 +568,6 @@ func (w *laneWorker) reserve(b *engine) {
 	grow(&w.lin, l)
 	if len(w.bias) < 4*h*l {
 		w.bias = make([]float64, 4*h*l)
-		w.act = make([]float64, 4*h*l)
 		w.biasLanes = 0
 	}
 	if b.kind == jobOcclusion {
@@ -674,6 +683,7 @@ func (b *engine) gradientLanes(w *laneWorker, l, used, s0, k0 int, part []float6
 	steps, seg := b.x.Len(), b.plan.seg
 	hl := h * l
 	nseg := (steps + seg - 1) / seg
+	b.fillTables(w, l)
 	zero := w.zero[:hl]
 	clear(zero)
 
@@ -746,25 +756,24 @@ func (b *engine) gradientLanes(w *laneWorker, l, used, s0, k0 int, part []float6
 			if slot > 0 {
 				cPrev = w.cs[(slot-1)*hl : slot*hl]
 			}
-			kernel.GateBackward(dz, dcPrev, dh, dc, w.gates[slot*g*l:(slot+1)*g*l], w.tc[slot*hl:(slot+1)*hl], cPrev)
+			gates, tc := w.gates[slot*g*l:(slot+1)*g*l], w.tc[slot*hl:(slot+1)*hl]
+			if b.tabs.runs == nil {
+				kernel.GateBackward(dz, dcPrev, dh, dc, gates, tc, cPrev)
+			} else {
+				act := b.tableAt(w, l, t)
+				for _, run := range b.tabs.runs {
+					o, e := run.j0*l, run.j1*l
+					kernel.GateBackwardTable(dz[o:], hl, dcPrev[o:e], dh[o:e], dc[o:e], gates[o:], act[o:], run.mask, tc[o:e], cPrev[o:e])
+				}
+			}
 			clear(gx)
 			b.mulAdd(gx, n.wxT, n.wx, d, g, dz, l)
 			// Each lane's gradient joins its block's partial sum, lanes
-			// (steps) in order; the D sums of a lane are independent, so
-			// each sum runs over the block's lanes with its accumulator in
-			// a register.
+			// (steps) in order: one chain of fused multiply-adds per sum.
 			for a := 0; a < used; {
 				blk := (s0 + a - k0) / sumBlock
 				e := min(used, (blk+1)*sumBlock+k0-s0)
-				wk := b.wts[s0+a : s0+e]
-				p := part[blk*size+t*d:][:d]
-				for i := range p {
-					acc := p[i]
-					for q, v := range gx[i*l+a : i*l+e] {
-						acc = math.FMA(wk[q], v, acc)
-					}
-					p[i] = acc
-				}
+				laneSums(part[blk*size+t*d:][:d], gx, l, a, e, b.wts[s0+a:s0+e])
 				a = e
 			}
 			if t > 0 {
@@ -777,130 +786,264 @@ func (b *engine) gradientLanes(w *laneWorker, l, used, s0, k0 int, part []float6
 	return true
 }
 
+// laneSums adds Σ_q w[q]·gx[i*l+a+q], q in order, to p[i] for every i <
+// len(p). The sums are independent chains of fused multiply-adds, each bound
+// by the latency of the one before; four run side by side so that the
+// processor overlaps them (measured, IG sp-counter T = 256, 1000 steps, 1
+// thread: the sums took 12% of the time one at a time).
+func laneSums(p, gx []float64, l, a, e int, w []float64) {
+	w = w[:e-a]
+	i := 0
+	for ; i+4 <= len(p); i += 4 {
+		r0 := gx[i*l+a : i*l+e]
+		r1 := gx[(i+1)*l+a : (i+1)*l+e]
+		r2 := gx[(i+2)*l+a : (i+2)*l+e]
+		r3 := gx[(i+3)*l+a : (i+3)*l+e]
+		r0, r1, r2, r3 = r0[:len(w)], r1[:len(w)], r2[:len(w)], r3[:len(w)]
+		s0, s1, s2, s3 := p[i], p[i+1], p[i+2], p[i+3]
+		for q, v := range w {
+			s0 = math.FMA(v, r0[q], s0)
+			s1 = math.FMA(v, r1[q], s1)
+			s2 = math.FMA(v, r2[q], s2)
+			s3 = math.FMA(v, r3[q], s3)
+		}
+		p[i], p[i+1], p[i+2], p[i+3] = s0, s1, s2, s3
+	}
+	for ; i < len(p); i++ {
+		acc := p[i]
+		for q, v := range gx[i*l+a : i*l+e] {
+			acc = math.FMA(w[q], v, acc)
+		}
+		p[i] = acc
+	}
+}
+
 // stepForward runs time step t of the l lanes from (hPrev, cPrev) into trace
 // slot slot and returns the new h and c. Lane b reads row t of the input
-// scaled by w.scale[b] (0 occludes the row).
+// scaled by w.scale[b] (0 occludes the row). The gates of the current
+// tableSet take their activations from w's tables (fillTables); only the
+// other rows' pre-activations are computed.
 func (b *engine) stepForward(w *laneWorker, l, t, slot int, hPrev, cPrev []float64) (hNew, cNew []float64) {
 	n := b.net
 	h, d, g := n.h, n.d, n.gates
 	hl := h * l
 	z := w.gates[slot*g*l : (slot+1)*g*l]
-	if w.biasLanes != l {
-		w.biasLanes = l
-		for r, v := range n.p.B {
-			fill(w.bias[r*l:(r+1)*l], v)
-		}
-		for _, run := range b.fixed {
-			for j := run.j0; j < run.j1; j++ {
-				for q, bit := range [4]int{kernel.FixedI, kernel.FixedF, 0, kernel.FixedO} {
-					if run.fixed&bit != 0 {
-						r := q*h + j
-						fill(w.act[r*l:(r+1)*l], kernel.Sigmoid(n.p.B[r]))
-					}
-				}
-			}
-		}
-	}
-	copy(z, w.bias[:g*l])
+	b.ensureBias(w, l)
 	x := b.x
 	scale := w.scale[:l]
-	if x.dense == nil {
-		// One-hot: the input product is column s of W_x times each lane's
-		// scale, a scaled column gather.
-		if s := x.symbols[t]; s >= 0 {
-			for r := range g {
-				if v := n.wx[r*d+s]; v != 0 {
-					kernel.Axpy(v, scale, z[r*l:(r+1)*l])
-				}
-			}
-		}
-	} else {
-		xr := w.xrow[:d*l]
+	var xr []float64
+	if x.dense != nil {
+		xr = w.xrow[:d*l]
 		for i, v := range x.dense[t*d : (t+1)*d] {
 			row := xr[i*l : (i+1)*l]
 			for lane, a := range scale {
 				row[lane] = float64(a * v)
 			}
 		}
-		b.mulAdd(z, n.wx, n.wxT, g, d, xr, l)
 	}
-	b.mulAdd(z, n.wh, n.whT, g, h, hPrev, l)
-	cNew, hNew = w.cs[slot*hl:(slot+1)*hl], w.hs[slot*hl:(slot+1)*hl]
-	zg, tc := w.zg[slot*hl:(slot+1)*hl], w.tc[slot*hl:(slot+1)*hl]
-	if b.fixed != nil && !b.tiled && l > 1 {
-		// The products skipped every term of a fixed gate (its weights
-		// are zero), so its z is b and σ(z) is the σ(b) in w.act.
-		for _, run := range b.fixed {
-			o, e := run.j0*l, run.j1*l
-			kernel.GateStepFixed(z[o:], hl, w.act[o:], run.fixed, zg[o:e], cPrev[o:e], cNew[o:e], tc[o:e], hNew[o:e])
+	// z = b + W_x·x_t + W_h·h_{t−1} for rows [r0, r1).
+	rows := func(r0, r1 int) {
+		copy(z[r0*l:r1*l], w.bias[r0*l:r1*l])
+		if xr != nil {
+			b.mulAddRange(z, n.wx, n.wxT, g, d, r0, r1, xr, l)
+		} else if s := x.symbols[t]; s >= 0 {
+			// One-hot: the input product is column s of W_x times each
+			// lane's scale, a scaled column gather.
+			for r := r0; r < r1; r++ {
+				if v := n.wx[r*d+s]; v != 0 {
+					kernel.Axpy(v, scale, z[r*l:(r+1)*l])
+				}
+			}
 		}
+		b.mulAddRange(z, n.wh, n.whT, g, h, r0, r1, hPrev, l)
+	}
+	cNew, hNew = w.cs[slot*hl:(slot+1)*hl], w.hs[(t&1)*hl:(t&1+1)*hl]
+	tc := w.tc[slot*hl : (slot+1)*hl]
+	if b.tabs.runs == nil {
+		rows(0, g)
+		kernel.GateStep(z, w.zg[slot*hl:(slot+1)*hl], cPrev, cNew, tc, hNew)
 		return hNew, cNew
 	}
-	kernel.GateStep(z, zg, cPrev, cNew, tc, hNew)
+	for _, rr := range b.tabs.rows {
+		rows(rr[0], rr[1])
+	}
+	act := b.tableAt(w, l, t)
+	for _, run := range b.tabs.runs {
+		o, e := run.j0*l, run.j1*l
+		kernel.GateStepTable(z[o:], hl, act[o:], run.mask, cPrev[o:e], cNew[o:e], tc[o:e], hNew[o:e])
+	}
 	return hNew, cNew
 }
 
-// fixedRun is a run of units [j0, j1) with the same fixed gates (a set of
-// kernel.FixedI, FixedF, FixedO).
-type fixedRun struct{ j0, j1, fixed int }
-
-// fixedGates finds the sigmoid gates whose weights (W_x and W_h rows) are
-// all zero: the batched products skip every term of such a gate, so its
-// pre-activation is its bias b on every step and in every lane, and its
-// activation the σ(b) that kernel.GateStepFixed takes instead of computing
-// it. The white-box networks have many (sp-counter: f and o of every unit,
-// i of four of the seven). It returns the runs of units with the same fixed
-// gates, or nil if no gate is fixed or the kernels are the pure-Go twins
-// (there the tiled product does not skip terms; the ε of a term 0·x changes
-// no bit either, but the rule is kept simple).
-//
-// Measured, 1 thread, AVX-512: sp-counter occlusion T = 4096 0.49 s → 0.34 s,
-// IG 1000 steps T = 256 21.8 ms → 17.7 ms; counting, sp-fsa and bracket gain
-// 8–40%.
-func fixedGates(n *Network) []fixedRun {
-	switch kernel.Impl() {
-	case "avx512", "avx2":
-	default:
-		return nil
+// ensureBias fills w.bias with the bias repeated over l lanes.
+func (b *engine) ensureBias(w *laneWorker, l int) {
+	if w.biasLanes == l {
+		return
 	}
+	w.biasLanes = l
+	for r, v := range b.net.p.B {
+		fill(w.bias[r*l:(r+1)*l], v)
+	}
+}
+
+// A tableSet lists the gates whose activations a batch takes from tables
+// instead of computing them at every step. A gate row without recurrent
+// weights has, on a one-hot input, the pre-activation z = b + s·W_x[r, k]
+// when symbol k is read with scale s (z = b for no symbol); with the scale
+// fixed per lane, that is one value per symbol and lane, whatever the time
+// step. Its activation is computed once per symbol, from the very z the step
+// would compute (the same fused multiply-add; the recurrent product skips
+// the zero terms), so the bits do not change. On dense inputs only rows
+// without any weight qualify (z = b). The white-box networks are made of
+// such gates: in sp-counter 25 of the 28 rows (all but the input gates of
+// the units that read other units), in the counting network all four.
+//
+// Measured, 1 thread, AVX-512 (this replaced the constant-gate shortcut
+// for rows without weights): IG sp-counter T = 256, 1000 steps … (see
+// BENCHMARKS.md).
+type tableSet struct {
+	runs []tableRun // runs of units with the same table gates, covering every unit; nil: no table
+	rows [][2]int   // runs [r0, r1) of the rows (gate-major, 4H) still computed
+}
+
+// tableRun is a run of units [j0, j1) whose gates in mask (kernel.TableI,
+// TableF, TableG, TableO) come from the tables.
+type tableRun struct{ j0, j1, mask int }
+
+// tablesOf returns the tableSet for input x.
+func (b *engine) tablesOf(x Input) *tableSet {
+	if x.IsOneHot() {
+		return &b.tables[0]
+	}
+	return &b.tables[1]
+}
+
+// tablesFor finds the tabled gates of n for one-hot (oneHot) or dense inputs.
+func tablesFor(n *Network, oneHot bool) tableSet {
 	h, d := n.h, n.d
-	zero := func(r int) bool {
-		for _, v := range n.wx[r*d : (r+1)*d] {
-			if v != 0 {
-				return false
-			}
-		}
-		for _, v := range n.wh[r*h : (r+1)*h] {
-			if v != 0 {
+	zero := func(v []float64) bool {
+		for _, x := range v {
+			if x != 0 {
 				return false
 			}
 		}
 		return true
 	}
-	var runs []fixedRun
+	tabled := func(r int) bool {
+		return zero(n.wh[r*h:(r+1)*h]) && (oneHot || zero(n.wx[r*d:(r+1)*d]))
+	}
+	var ts tableSet
 	some := false
 	for j := range h {
-		f := 0
-		if zero(j) {
-			f |= kernel.FixedI
+		m := 0
+		for q := range 4 {
+			if tabled(q*h + j) {
+				m |= 1 << q
+			}
 		}
-		if zero(h + j) {
-			f |= kernel.FixedF
-		}
-		if zero(3*h + j) {
-			f |= kernel.FixedO
-		}
-		some = some || f != 0
-		if k := len(runs); k > 0 && runs[k-1].fixed == f {
-			runs[k-1].j1 = j + 1
+		some = some || m != 0
+		if k := len(ts.runs); k > 0 && ts.runs[k-1].mask == m {
+			ts.runs[k-1].j1 = j + 1
 		} else {
-			runs = append(runs, fixedRun{j, j + 1, f})
+			ts.runs = append(ts.runs, tableRun{j, j + 1, m})
 		}
 	}
 	if !some {
-		return nil
+		return tableSet{}
 	}
-	return runs
+	for r := range 4 * h {
+		if tabled(r) {
+			continue
+		}
+		if k := len(ts.rows); k > 0 && ts.rows[k-1][1] == r {
+			ts.rows[k-1][1] = r + 1
+		} else {
+			ts.rows = append(ts.rows, [2]int{r, r + 1})
+		}
+	}
+	return ts
+}
+
+// fillTables computes w's tables for the scales in w.scale[:l]: block k (k <
+// D) holds the activations of every tabled gate when symbol k is read, block
+// D those when no symbol is (one-hot inputs); dense inputs have the one
+// block of z = b. The other rows of the blocks are not used.
+func (b *engine) fillTables(w *laneWorker, l int) {
+	ts := b.tabs
+	if ts.runs == nil {
+		return
+	}
+	n := b.net
+	h, d, g := n.h, n.d, n.gates
+	hl := h * l
+	b.ensureBias(w, l)
+	scale := w.scale[:l]
+	blocks := 1
+	if b.x.IsOneHot() {
+		blocks = d + 1
+	}
+	zero := w.zero[:hl]
+	clear(zero)
+	for k := range blocks {
+		tab := w.tab[k*g*l : (k+1)*g*l]
+		for _, run := range ts.runs {
+			if run.mask == 0 {
+				continue
+			}
+			for q := range 4 {
+				if run.mask&(1<<q) == 0 {
+					continue
+				}
+				for r := q*h + run.j0; r < q*h+run.j1; r++ {
+					row := tab[r*l : (r+1)*l]
+					copy(row, w.bias[r*l:(r+1)*l])
+					if blocks > 1 && k < d {
+						if v := n.wx[r*d+k]; v != 0 {
+							kernel.Axpy(v, scale, row)
+						}
+					}
+				}
+			}
+			// The activations in place, computing exactly the tabled
+			// gates (the others are read, unused, from tab itself).
+			o, e := run.j0*l, run.j1*l
+			kernel.GateStepTable(tab[o:], hl, tab[o:], ^run.mask&15, zero[o:e], w.dc[o:e], w.dcPrev[o:e], w.dh[o:e])
+		}
+	}
+}
+
+// tableAt returns the table block of step t: that of its symbol, or with
+// w.occ ≥ 0 that block with lane w.occ's values replaced by those of no
+// symbol (an occluded row).
+func (b *engine) tableAt(w *laneWorker, l, t int) []float64 {
+	n := b.net
+	g := n.gates
+	x := b.x
+	if x.dense != nil {
+		return w.tab[:g*l]
+	}
+	s := x.symbols[t]
+	if s < 0 {
+		s = n.d
+	}
+	tab := w.tab[s*g*l : (s+1)*g*l]
+	if w.occ < 0 || s == n.d {
+		return tab
+	}
+	none := w.tab[n.d*g*l : (n.d+1)*g*l]
+	p := w.patch[:g*l]
+	copy(p, tab)
+	for _, run := range b.tabs.runs {
+		for q := range 4 {
+			if run.mask&(1<<q) == 0 {
+				continue
+			}
+			for r := q*n.h + run.j0; r < q*n.h+run.j1; r++ {
+				p[r*l+w.occ] = none[r*l+w.occ]
+			}
+		}
+	}
+	return p
 }
 
 // prefix runs the unoccluded input once, one lane, and keeps h and c at the
@@ -911,6 +1054,7 @@ func (b *engine) prefix() {
 	zero := w.zero[:h]
 	clear(zero)
 	w.scale[0] = b.x.scale
+	b.fillTables(w, 1)
 	hPrev, cPrev := zero, zero
 	for t := range b.x.Len() {
 		if t%l == 0 {
@@ -941,6 +1085,7 @@ func (b *engine) occlusionChunk(w *laneWorker, ci int) {
 		fill(c0[j*l:(j+1)*l], preC[j])
 	}
 	fill(w.scale[:l], b.x.scale)
+	b.fillTables(w, l)
 	hPrev, cPrev := h0, c0
 	for t := p0; t < b.items; t++ {
 		if (t-p0)%64 == 63 && b.cancelled() {
@@ -948,11 +1093,11 @@ func (b *engine) occlusionChunk(w *laneWorker, ci int) {
 		}
 		occ := t - p0
 		if occ < used {
-			w.scale[occ] = 0
+			w.scale[occ], w.occ = 0, occ
 		}
 		hPrev, cPrev = b.stepForward(w, l, t, t&1, hPrev, cPrev)
 		if occ < used {
-			w.scale[occ] = b.x.scale
+			w.scale[occ], w.occ = b.x.scale, -1
 		}
 	}
 	lin := w.lin[:l]

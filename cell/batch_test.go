@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -376,10 +377,11 @@ func TestBatchLogitsDenseBlocks(t *testing.T) {
 	}
 }
 
-// TestBatchFixedGates: networks whose sigmoid gates have all-zero weights in
-// some units (as the white-box networks do) take the fixed-gate step on the
-// batched paths; IG and occlusion keep the single path's bits.
-func TestBatchFixedGates(t *testing.T) {
+// TestBatchTableGates: networks whose sigmoid gates have all-zero weights in
+// some units (as the white-box networks do) take those gates' activations
+// from tables on the batched paths; IG and occlusion keep the single path's
+// bits.
+func TestBatchTableGates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(43, 44))
 	for _, tc := range []struct {
 		h, d  int
@@ -401,10 +403,14 @@ func TestBatchFixedGates(t *testing.T) {
 		}
 		n := mustNew(t, p)
 		b := NewBatcher(n)
-		switch kernel.Impl() {
-		case "avx512", "avx2":
-			if b.fixed == nil {
-				t.Fatalf("H=%d: no fixed gates found", h)
+		// One-hot inputs table the gates without recurrent weights, dense
+		// ones those without any weight: both include the zeroed rows.
+		for k, ts := range b.tables {
+			if ts.runs == nil {
+				t.Fatalf("H=%d: no tabled gates found (set %d)", h, k)
+			}
+			if r := h + h - 1; !slices.ContainsFunc(ts.rows, func(rr [2]int) bool { return rr[0] <= r && r < rr[1] }) {
+				t.Fatalf("H=%d: the forget gate of the last unit (row %d) is tabled in set %d: %v", h, r, k, ts.rows)
 			}
 		}
 		steps := 29

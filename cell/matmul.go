@@ -19,10 +19,19 @@ import (
 // aT is the transpose of a (k×m). With one lane the product is one AxpyRows
 // over aT, rows of m values, as on the single path.
 func (b *engine) mulAdd(dst, a, aT []float64, m, k int, src []float64, l int) {
-	if l == 1 {
-		kernel.AxpyRows(dst[:m], aT, m, src[:k])
+	b.mulAddRange(dst, a, aT, m, k, 0, m, src, l)
+}
+
+// mulAddRange is mulAdd for the output rows [r0, r1) only.
+func (b *engine) mulAddRange(dst, a, aT []float64, m, k, r0, r1 int, src []float64, l int) {
+	if r0 >= r1 {
 		return
 	}
+	if l == 1 {
+		kernel.AxpyRows(dst[r0:r1], aT[r0:], m, src[:k])
+		return
+	}
+	dst, a, m = dst[r0*l:r1*l], a[r0*k:], r1-r0
 	if b.tiled && l >= tileLanes && m >= tileRows {
 		mulAddTiled(dst, a, m, k, src, l)
 		return

@@ -59,11 +59,21 @@ const (
 	expMantBits = 52
 )
 
+// From x = sigmoidSat on, σ(x) = 1 exactly (e^-x < 2^-53 rounds away in
+// 1+e^-x, from x ≈ 36.7). The vector bodies skip the work when every lane is
+// that large; sigmoidGeneric computes the same 1.
+const sigmoidSat float64 = 40
+
 // Tanh constants.
 const (
 	// Below tanhSmall the rational approximation is used; at and above it,
 	// 1 - 2/(e^(2a)+1), whose cancellation is harmless there.
 	tanhSmall float64 = 0.625
+
+	// From |x| = tanhSat on, tanh(x) = ±1 exactly (2/(e^(2a)+1) < 1e-17,
+	// below half an ULP of 1, from a ≈ 19.06). The vector bodies skip the
+	// work when every lane is that large; tanhGeneric computes the same ±1.
+	tanhSat float64 = 20
 
 	// Rational approximation x + x*s*P(s)/Q(s), s = x², from Go's
 	// math/tanh.go (Cephes). Q is monic.

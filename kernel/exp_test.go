@@ -463,6 +463,34 @@ func TestTanhSpecial(t *testing.T) {
 	}
 }
 
+// TestSaturation: from tanhSat on the twin's tanh is ±1 exactly and from
+// sigmoidSat on its sigmoid is 1, which the vector bodies return without
+// computing when every lane is that large.
+func TestSaturation(t *testing.T) {
+	for _, x := range []float64{sigmoidSat, math.Nextafter(sigmoidSat, 100), 709, 800, math.MaxFloat64, math.Inf(1)} {
+		if got := sigmoidGeneric(x); got != 1 {
+			t.Fatalf("σ(%v) = %v, want 1", x, got)
+		}
+	}
+	for x := sigmoidSat; x < 800; x += 0.013 {
+		if got := sigmoidGeneric(x); got != 1 {
+			t.Fatalf("σ(%v) = %v, want 1", x, got)
+		}
+	}
+	xs := []float64{tanhSat, math.Nextafter(tanhSat, 100), 710, 711, math.MaxFloat64, math.Inf(1)}
+	for x := tanhSat; x < 800; x += 0.013 {
+		xs = append(xs, x)
+	}
+	for _, x := range xs {
+		if got := tanhGeneric(x); got != 1 {
+			t.Fatalf("tanh(%v) = %v, want 1", x, got)
+		}
+		if got := tanhGeneric(-x); got != -1 {
+			t.Fatalf("tanh(%v) = %v, want -1", -x, got)
+		}
+	}
+}
+
 // TestMonotone spot-checks that each function is non-decreasing on grids
 // that cross the internal branch points (exp's k steps, tanh's 0.625
 // switch, the sign switch of sigmoid), plus strict increase where the true

@@ -91,48 +91,89 @@ func GateStep(gates, zg, cPrev, c, tc, h []float64) {
 	gateStep(gates, zg, cPrev, c, tc, h)
 }
 
-// The sigmoid gates whose activations GateStepFixed takes from act.
+// The gates whose activations GateStepTable and GateBackwardTable take from
+// a table instead of computing them (bit q names gate q: i, f, g, o).
 const (
-	FixedI = 1 << iota // input gate
-	FixedF             // forget gate
-	FixedO             // output gate
+	TableI = 1 << iota // input gate
+	TableF             // forget gate
+	TableG             // cell candidate
+	TableO             // output gate
 )
 
-// GateStepFixed is GateStep for H = len(c) units whose gate blocks lie
+// GateStepTable is GateStep for H = len(c) units whose gate blocks lie
 // stride elements apart (gate q of unit j is gates[q*stride+j], q = 0 … 3
-// for i, f, g, o) and whose sigmoid gates named in fixed (FixedI, FixedF,
-// FixedO) are not computed: their activations are read from act, which has
-// gates' layout, and stored to gates as GateStep would store σ(z). As a
-// loop, per unit j: i = act[j] if fixed&FixedI != 0, else σ(gates[j]); f and
-// o likewise (act[stride+j], act[3*stride+j]); the rest is GateStep's. With
-// stride = len(c) and fixed = 0 it is GateStep, bit for bit.
+// for i, f, g, o) and whose gates named in table are not computed: their
+// activations are read from act, which has gates' layout. As a loop, per
+// unit j: i = act[j] if table&TableI != 0, else i = σ(gates[j]) stored to
+// gates[j]; f, g (tanh) and o likewise; then c = f⊙cPrev + i⊙g (each product
+// rounded, then added), tc = tanh(c), h = o⊙tc, as GateStep. The rows of
+// gates of the table gates are neither read nor written, and z_g is not
+// kept (GateStep's zg is for LRP, which this path does not serve). With
+// stride = len(c) and table = 0 the values are GateStep's, bit for bit.
 //
-// It serves gates whose pre-activation is the same constant on every step
-// (all their weights zero): package cell passes σ(b) for them, which is the
-// value GateStep would compute from z = b.
-func GateStepFixed(gates []float64, stride int, act []float64, fixed int, zg, cPrev, c, tc, h []float64) {
+// It serves gates whose pre-activation takes few values: a gate with no
+// recurrent weights, on one-hot inputs, has one pre-activation per symbol
+// (and per input scale), so package cell computes its activations once per
+// symbol instead of once per time step, with the operations GateStep would
+// perform on that z.
+func GateStepTable(gates []float64, stride int, act []float64, table int, cPrev, c, tc, h []float64) {
 	n := len(c)
-	fixed &= FixedI | FixedF | FixedO
+	table &= TableI | TableF | TableG | TableO
+	if n == 0 {
+		return
+	}
 	gates = gates[:3*stride+n]
-	if fixed != 0 {
+	if table != 0 {
 		act = act[:3*stride+n]
 	}
-	zg, cPrev, tc, h = zg[:n], cPrev[:n], tc[:n], h[:n]
+	cPrev, tc, h = cPrev[:n], tc[:n], h[:n]
 	if raceEnabled {
 		raceRead(cPrev)
-		read := fixed&(FixedI|FixedF) | fixed&FixedO<<1 // the gates (bit q: gate q) read from act
 		for q := range 4 {
-			raceWrite(gates[q*stride : q*stride+n])
-			if read&(1<<q) != 0 {
+			if table&(1<<q) != 0 {
 				raceRead(act[q*stride : q*stride+n])
+			} else {
+				raceWrite(gates[q*stride : q*stride+n])
 			}
 		}
-		raceWrite(zg)
 		raceWrite(c)
 		raceWrite(tc)
 		raceWrite(h)
 	}
-	gateStepFixed(gates, stride, act, fixed, zg, cPrev, c, tc, h)
+	gateStepTable(gates, stride, act, table, cPrev, c, tc, h)
+}
+
+// GateBackwardTable is GateBackward for gate blocks stride elements apart
+// in dz, gates and act, where the activations of the gates named in table
+// are read from act instead of gates (GateStepTable's trace). With stride =
+// len(dh) and table = 0 it is GateBackward, bit for bit.
+func GateBackwardTable(dz []float64, stride int, dcPrev, dh, dc, gates, act []float64, table int, tc, cPrev []float64) {
+	n := len(dh)
+	table &= TableI | TableF | TableG | TableO
+	if n == 0 {
+		return
+	}
+	dz, gates = dz[:3*stride+n], gates[:3*stride+n]
+	if table != 0 {
+		act = act[:3*stride+n]
+	}
+	dcPrev, dc, tc, cPrev = dcPrev[:n], dc[:n], tc[:n], cPrev[:n]
+	if raceEnabled {
+		raceRead(dh)
+		raceRead(dc)
+		raceRead(tc)
+		raceRead(cPrev)
+		for q := range 4 {
+			if table&(1<<q) != 0 {
+				raceRead(act[q*stride : q*stride+n])
+			} else {
+				raceRead(gates[q*stride : q*stride+n])
+			}
+			raceWrite(dz[q*stride : q*stride+n])
+		}
+		raceWrite(dcPrev)
+	}
+	gateBackwardTable(dz, stride, dcPrev, dh, dc, gates, act, table, tc, cPrev)
 }
 
 // GateBackward is the backward step of GateStep for H = len(dh) units. Given

@@ -52,42 +52,51 @@ func gateStepBlocks(gi, gf, gg, gt, zg, cPrev, c, tc, h []float64) {
 	}
 }
 
-func gateStepFixedGeneric(gates []float64, stride int, act []float64, fixed int, zg, cPrev, c, tc, h []float64) {
+func gateStepTableGeneric(gates []float64, stride int, act []float64, table int, cPrev, c, tc, h []float64) {
 	n := len(c)
-	gateStepFixedBlocks(gates[:n], gates[stride:stride+n], gates[2*stride:2*stride+n], gates[3*stride:3*stride+n],
-		act, stride, fixed, zg, cPrev, c, tc, h)
+	var ai, af, ag, ao []float64
+	if table != 0 {
+		ai, af, ag, ao = act[:n], act[stride:stride+n], act[2*stride:2*stride+n], act[3*stride:3*stride+n]
+	}
+	gateStepTableBlocks(gates[:n], gates[stride:stride+n], gates[2*stride:2*stride+n], gates[3*stride:3*stride+n],
+		ai, af, ag, ao, table, cPrev, c, tc, h)
 }
 
-// gateStepFixedBlocks is gateStepFixedGeneric with the four gate blocks
-// passed separately; the fixed activations of gate q of element j are
-// act[q*stride+j] (q = 0, 1, 3).
-func gateStepFixedBlocks(gi, gf, gg, gt, act []float64, stride, fixed int, zg, cPrev, c, tc, h []float64) {
+// gateStepTableBlocks is gateStepTableGeneric with the gate blocks of gates
+// and act passed separately (act's are nil when table is 0).
+func gateStepTableBlocks(gi, gf, gg, gt, ai, af, ag, ao []float64, table int, cPrev, c, tc, h []float64) {
 	n := len(c)
 	gi, gf, gg, gt = gi[:n], gf[:n], gg[:n], gt[:n]
-	zg, cPrev, tc, h = zg[:n], cPrev[:n], tc[:n], h[:n]
+	cPrev, tc, h = cPrev[:n], tc[:n], h[:n]
 	for j := range n {
-		zgj := gg[j]
-		var i, f, o float64
-		if fixed&FixedI != 0 {
-			i = act[j]
+		var i, f, g, o float64
+		if table&TableI != 0 {
+			i = ai[j]
 		} else {
 			i = sigmoidGeneric(gi[j])
+			gi[j] = i
 		}
-		if fixed&FixedF != 0 {
-			f = act[stride+j]
+		if table&TableF != 0 {
+			f = af[j]
 		} else {
 			f = sigmoidGeneric(gf[j])
+			gf[j] = f
 		}
-		g := tanhGeneric(zgj)
-		if fixed&FixedO != 0 {
-			o = act[3*stride+j]
+		if table&TableG != 0 {
+			g = ag[j]
+		} else {
+			g = tanhGeneric(gg[j])
+			gg[j] = g
+		}
+		if table&TableO != 0 {
+			o = ao[j]
 		} else {
 			o = sigmoidGeneric(gt[j])
+			gt[j] = o
 		}
 		cj := float64(f*cPrev[j]) + float64(i*g)
 		t := tanhGeneric(cj)
-		gi[j], gf[j], gg[j], gt[j] = i, f, g, o
-		zg[j], c[j], tc[j], h[j] = zgj, cj, t, o*t
+		c[j], tc[j], h[j] = cj, t, o*t
 	}
 }
 
@@ -115,6 +124,23 @@ func gateBackwardBlocks(di, df, dg, do, dcPrev, dh, dc, gi, gf, gg, gt, tc, cPre
 		dg[j] = float64(dct*i) * float64(1-float64(g*g))
 		dcPrev[j] = dct * f
 	}
+}
+
+func gateBackwardTableGeneric(dz []float64, stride int, dcPrev, dh, dc, gates, act []float64, table int, tc, cPrev []float64) {
+	n := len(dh)
+	blocks := func(v []float64) [4][]float64 {
+		return [4][]float64{v[:n], v[stride : stride+n], v[2*stride : 2*stride+n], v[3*stride : 3*stride+n]}
+	}
+	d, g := blocks(dz), blocks(gates)
+	if table != 0 {
+		a := blocks(act)
+		for q := range 4 {
+			if table&(1<<q) != 0 {
+				g[q] = a[q]
+			}
+		}
+	}
+	gateBackwardBlocks(d[0], d[1], d[2], d[3], dcPrev, dh, dc, g[0], g[1], g[2], g[3], tc, cPrev)
 }
 
 // stabilize returns z + ε·sign(z) with sign(0) = +1.

@@ -202,15 +202,16 @@ func TestImplGateStep(t *testing.T) {
 	})
 }
 
-// TestImplGateStepFixed: every fixed set, gate blocks stride apart (the gaps
-// between them are read-only), act read-only, against the twin; with
-// stride = n and nothing fixed, against GateStep's twin.
-func TestImplGateStepFixed(t *testing.T) {
+// TestImplGateStepTable: every table set, gate blocks stride apart (the gaps
+// between them are read-only), act read-only, against the twin; the table
+// gates' blocks of gates are left alone; with stride = n and no table,
+// against GateStep's twin.
+func TestImplGateStepTable(t *testing.T) {
 	forEachImpl(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(22, 1))
 		for _, n := range testLengths(rng) {
-			for off := range 8 {
-				fixed := off // every fixed set at every length
+			for off := range 16 {
+				table := off // every table set at every length
 				stride := n + rng.IntN(9)
 				if off == 0 || off == 7 && n%2 == 0 {
 					stride = n
@@ -218,38 +219,92 @@ func TestImplGateStepFixed(t *testing.T) {
 				z, cp, av := draw(rng, 3*stride+n, 4), draw(rng, n, 2), draw(rng, 3*stride+n, 1)
 				gates := newWindow(z, offsets(off, 0))
 				act := newWindow(av, offsets(off, 6)).protect()
-				zg := newWindow(make([]float64, n), offsets(off, 1))
 				cPrev := newWindow(cp, offsets(off, 2)).protect()
 				c, tc, h := newWindow(make([]float64, n), offsets(off, 3)), newWindow(make([]float64, n), offsets(off, 4)), newWindow(make([]float64, n), offsets(off, 5))
-				GateStepFixed(gates.s(), stride, act.s(), fixed, zg.s(), cPrev.s(), c.s(), tc.s(), h.s())
+				GateStepTable(gates.s(), stride, act.s(), table, cPrev.s(), c.s(), tc.s(), h.s())
 
 				wg := append([]float64(nil), z...)
-				wzg, wc, wtc, wh := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
-				gateStepFixedGeneric(wg, stride, av, fixed, wzg, cp, wc, wtc, wh)
-				what := fmt.Sprintf("n=%d stride=%d fixed=%d off=%d", n, stride, fixed, off)
-				for _, w := range []*window{gates, act, zg, cPrev, c, tc, h} {
+				wc, wtc, wh := make([]float64, n), make([]float64, n), make([]float64, n)
+				gateStepTableGeneric(wg, stride, av, table, cp, wc, wtc, wh)
+				what := fmt.Sprintf("n=%d stride=%d table=%d off=%d", n, stride, table, off)
+				for _, w := range []*window{gates, act, cPrev, c, tc, h} {
 					w.check(t, what)
 				}
 				compareBits(t, what+" gates (and the gaps between the blocks)", gates.s(), wg)
-				compareBits(t, what+" zg", zg.s(), wzg)
 				compareBits(t, what+" c", c.s(), wc)
 				compareBits(t, what+" tc", tc.s(), wtc)
 				compareBits(t, what+" h", h.s(), wh)
-				for j := range n {
-					for _, q := range []int{0, 1, 3} {
-						if fixed&(1<<min(q, 2)) != 0 && !sameBits(wg[q*stride+j], av[q*stride+j]) {
-							t.Fatalf("%s: twin: fixed gate %d of unit %d is %v, act %v", what, q, j, wg[q*stride+j], av[q*stride+j])
-						}
+				// The twin against GateStep's, with act holding the
+				// activations GateStep computes: the same bits.
+				full := make([]float64, 4*n)
+				for q := range 4 {
+					copy(full[q*n:(q+1)*n], z[q*stride:q*stride+n])
+				}
+				want, zg, c2, tc2, h2 := append([]float64(nil), full...), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+				gateStepGeneric(want, zg, cp, c2, tc2, h2)
+				tab := make([]float64, 3*stride+n)
+				for q := range 4 {
+					copy(tab[q*stride:q*stride+n], want[q*n:(q+1)*n])
+				}
+				wg = append([]float64(nil), z...)
+				gateStepTableGeneric(wg, stride, tab, table, cp, wc, wtc, wh)
+				for q := range 4 {
+					if table&(1<<q) != 0 {
+						compareBits(t, fmt.Sprintf("%s twin: table gate %d untouched", what, q), wg[q*stride:q*stride+n], z[q*stride:q*stride+n])
+					} else {
+						compareBits(t, fmt.Sprintf("%s twin vs GateStep: gate %d", what, q), wg[q*stride:q*stride+n], want[q*n:(q+1)*n])
 					}
 				}
-				if fixed == 0 && stride == n {
-					wg2 := append([]float64(nil), z...)
-					wzg2, wc2, wtc2, wh2 := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
-					gateStepGeneric(wg2, wzg2, cp, wc2, wtc2, wh2)
-					compareBits(t, what+" GateStep gates", wg, wg2)
-					compareBits(t, what+" GateStep h", wh, wh2)
-					compareBits(t, what+" GateStep tc", wtc, wtc2)
+				compareBits(t, what+" twin vs GateStep: c", wc, c2)
+				compareBits(t, what+" twin vs GateStep: tc", wtc, tc2)
+				compareBits(t, what+" twin vs GateStep: h", wh, h2)
+			}
+		}
+	})
+}
+
+// TestImplGateBackwardTable: every table set, blocks stride apart, against
+// the twin, and the twin against GateBackward's with the table gates' rows
+// moved into gates.
+func TestImplGateBackwardTable(t *testing.T) {
+	forEachImpl(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(23, 1))
+		for _, n := range testLengths(rng) {
+			for off := range 16 {
+				table := off
+				stride := n + rng.IntN(9)
+				if off == 0 || off == 7 && n%2 == 0 {
+					stride = n
 				}
+				vdh, vdc, vtc, vcp := draw(rng, n, 1), draw(rng, n, 1), draw(rng, n, 0.5), draw(rng, n, 1)
+				vg, va := draw(rng, 3*stride+n, 0.5), draw(rng, 3*stride+n, 0.5)
+				dz, dcPrev := newWindow(make([]float64, 3*stride+n), offsets(off, 0)), newWindow(make([]float64, n), offsets(off, 1))
+				dh, dc := newWindow(vdh, offsets(off, 2)).protect(), newWindow(vdc, offsets(off, 3)).protect()
+				gates, act := newWindow(vg, offsets(off, 4)).protect(), newWindow(va, offsets(off, 7)).protect()
+				tc, cPrev := newWindow(vtc, offsets(off, 5)).protect(), newWindow(vcp, offsets(off, 6)).protect()
+				GateBackwardTable(dz.s(), stride, dcPrev.s(), dh.s(), dc.s(), gates.s(), act.s(), table, tc.s(), cPrev.s())
+				wdz, wdcp := make([]float64, 3*stride+n), make([]float64, n)
+				gateBackwardTableGeneric(wdz, stride, wdcp, vdh, vdc, vg, va, table, vtc, vcp)
+				what := fmt.Sprintf("n=%d stride=%d table=%d off=%d", n, stride, table, off)
+				for _, w := range []*window{dz, dcPrev, dh, dc, gates, act, tc, cPrev} {
+					w.check(t, what)
+				}
+				compareBits(t, what+" dz", dz.s(), wdz)
+				compareBits(t, what+" dcPrev", dcPrev.s(), wdcp)
+				full := make([]float64, 4*n)
+				for q := range 4 {
+					src := vg
+					if table&(1<<q) != 0 {
+						src = va
+					}
+					copy(full[q*n:(q+1)*n], src[q*stride:q*stride+n])
+				}
+				fdz, fdcp := make([]float64, 4*n), make([]float64, n)
+				gateBackwardGeneric(fdz, fdcp, vdh, vdc, full, vtc, vcp)
+				for q := range 4 {
+					compareBits(t, fmt.Sprintf("%s twin vs GateBackward: dz %d", what, q), wdz[q*stride:q*stride+n], fdz[q*n:(q+1)*n])
+				}
+				compareBits(t, what+" twin vs GateBackward: dcPrev", wdcp, fdcp)
 			}
 		}
 	})
@@ -303,6 +358,53 @@ func TestImplActivations(t *testing.T) {
 			}
 			if math.Abs(x) == 19.1 && math.Abs(g[2]) != 1 {
 				t.Errorf("tanh(%v) = %v, want ±1", x, g[2])
+			}
+		}
+	})
+}
+
+// TestImplTableActivations runs GateStepTable over the dense sweeps of
+// TestImplActivations for every table set: each gate row and cPrev is the
+// sorted sweep, so whole vectors fall on each side of the saturation and
+// branch points whose work the vector bodies skip.
+func TestImplTableActivations(t *testing.T) {
+	var xs []float64
+	rng := rand.New(rand.NewPCG(24, 1))
+	xs = append(xs, specials...)
+	xs = appendUniform(xs, rng, testScale(4000), -60, 60)
+	for x := -746.0; x <= 711; x += 0.25 {
+		xs = append(xs, x, math.Nextafter(x, math.Inf(1)))
+	}
+	for x := -45.0; x <= 45; x += 1.0 / 64 {
+		xs = append(xs, x)
+	}
+	slices.SortFunc(xs, func(a, b float64) int {
+		switch {
+		case a < b:
+			return -1
+		case a > b:
+			return 1
+		}
+		return 0
+	})
+	n := len(xs)
+	z := make([]float64, 4*n)
+	for q := range 4 {
+		copy(z[q*n:], xs)
+	}
+	av := draw(rng, 4*n, 1)
+	forEachImpl(t, func(t *testing.T) {
+		for table := range 16 {
+			for _, cp := range [][]float64{xs, make([]float64, n)} {
+				g, c, tc, h := append([]float64(nil), z...), make([]float64, n), make([]float64, n), make([]float64, n)
+				GateStepTable(g, n, av, table, cp, c, tc, h)
+				wg, wc, wtc, wh := append([]float64(nil), z...), make([]float64, n), make([]float64, n), make([]float64, n)
+				gateStepTableGeneric(wg, n, av, table, cp, wc, wtc, wh)
+				what := fmt.Sprintf("table=%d", table)
+				compareBits(t, what+" gates", g, wg)
+				compareBits(t, what+" c", c, wc)
+				compareBits(t, what+" tc", tc, wtc)
+				compareBits(t, what+" h", h, wh)
 			}
 		}
 	})
@@ -565,8 +667,11 @@ func TestImplAllocations(t *testing.T) {
 			"AxpyRows":   func() { AxpyRows(z, rows, 4*n, h) },
 			"MulAddRows": func() { MulAddRows(z, n, rows, 4*n, rows, n, n) },
 			"GateStep":   func() { GateStep(z, zg, cPrev, c, tc, h) },
-			"GateStepFixed": func() {
-				GateStepFixed(z, n, rows, FixedF|FixedO, zg, cPrev, c, tc, h)
+			"GateStepTable": func() {
+				GateStepTable(z, n, rows, TableF|TableG|TableO, cPrev, c, tc, h)
+			},
+			"GateBackwardTable": func() {
+				GateBackwardTable(dz, n, dc, h, c, z, rows, TableI|TableO, tc, cPrev)
 			},
 			"GateBackward": func() { GateBackward(dz, dc, h, c, z, tc, cPrev) },
 			"LRPCell":      func() { LRPCell(dc, zg, h, z, zg, c, cPrev, 1e-3) },
@@ -624,19 +729,25 @@ func FuzzImplKernels(f *testing.F) {
 				for i, p := range [][2][]float64{{g, wg}, {zg, wzg}, {c, wc}, {tc, wtc}, {h, wh}} {
 					compareBits(t, fmt.Sprintf("%s GateStep output %d", implNames[k], i), p[0], p[1])
 				}
-				// GateStepFixed, with z as the gates and as act (reversed),
-				// the fixed set from off.
+				// GateStepTable and GateBackwardTable, with z as the gates
+				// and as act (reversed), the table set from off.
 				if n > 0 {
-					fx := int(off>>3) & 7
+					tb := int(off>>3) & 15
 					av := pad(append([]float64(nil), z...))
 					slices.Reverse(av)
-					g, zg, c, tc, h := pad(z), pad(make([]float64, n)), pad(make([]float64, n)), pad(make([]float64, n)), pad(make([]float64, n))
-					GateStepFixed(g, n, av, fx, zg, x, c, tc, h)
-					wg, wzg, wc, wtc, wh := append([]float64(nil), z...), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
-					gateStepFixedGeneric(wg, n, av, fx, wzg, x, wc, wtc, wh)
-					for i, p := range [][2][]float64{{g, wg}, {zg, wzg}, {c, wc}, {tc, wtc}, {h, wh}} {
-						compareBits(t, fmt.Sprintf("%s GateStepFixed output %d", implNames[k], i), p[0], p[1])
+					g, c, tc, h := pad(z), pad(make([]float64, n)), pad(make([]float64, n)), pad(make([]float64, n))
+					GateStepTable(g, n, av, tb, x, c, tc, h)
+					wg, wc, wtc, wh := append([]float64(nil), z...), make([]float64, n), make([]float64, n), make([]float64, n)
+					gateStepTableGeneric(wg, n, av, tb, x, wc, wtc, wh)
+					for i, p := range [][2][]float64{{g, wg}, {c, wc}, {tc, wtc}, {h, wh}} {
+						compareBits(t, fmt.Sprintf("%s GateStepTable output %d", implNames[k], i), p[0], p[1])
 					}
+					dz, dcp := pad(make([]float64, 4*n)), pad(make([]float64, n))
+					GateBackwardTable(dz, n, dcp, x, x, z, av, tb, x, x)
+					wdz, wdcp := make([]float64, 4*n), make([]float64, n)
+					gateBackwardTableGeneric(wdz, n, wdcp, x, x, z, av, tb, x, x)
+					compareBits(t, implNames[k]+" GateBackwardTable dz", dz, wdz)
+					compareBits(t, implNames[k]+" GateBackwardTable dcPrev", dcp, wdcp)
 				}
 				// GateBackward, with z as the gates and x as everything else.
 				dz, dcp := pad(make([]float64, 4*n)), pad(make([]float64, n))

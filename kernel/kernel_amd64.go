@@ -101,22 +101,40 @@ func gateStep(gates, zg, cPrev, c, tc, h []float64) {
 	}
 }
 
-func gateStepFixed(gates []float64, stride int, act []float64, fixed int, zg, cPrev, c, tc, h []float64) {
+func gateStepTable(gates []float64, stride int, act []float64, table int, cPrev, c, tc, h []float64) {
 	switch impl {
 	case implAVX512:
-		gateStepFixedAVX512(gates, stride, act, fixed, zg, cPrev, c, tc, h)
+		gateStepTableAVX512(gates, stride, act, table, cPrev, c, tc, h)
 	case implAVX2:
-		gateStepFixedAVX2(gates, stride, act, fixed, zg, cPrev, c, tc, h)
+		gateStepTableAVX2(gates, stride, act, table, cPrev, c, tc, h)
 		if n, m := len(c), avx2Tail(len(c)); m < n {
-			var a []float64
-			if fixed != 0 {
-				a = act[m:]
+			var ai, af, ag, ao []float64
+			if table != 0 {
+				ai, af, ag, ao = act[m:n], act[stride+m:stride+n], act[2*stride+m:2*stride+n], act[3*stride+m:3*stride+n]
 			}
-			gateStepFixedBlocks(gates[m:n], gates[stride+m:stride+n], gates[2*stride+m:2*stride+n], gates[3*stride+m:3*stride+n],
-				a, stride, fixed, zg[m:], cPrev[m:], c[m:], tc[m:], h[m:])
+			gateStepTableBlocks(gates[m:n], gates[stride+m:stride+n], gates[2*stride+m:2*stride+n], gates[3*stride+m:3*stride+n],
+				ai, af, ag, ao, table, cPrev[m:], c[m:], tc[m:], h[m:])
 		}
 	default:
-		gateStepFixedGeneric(gates, stride, act, fixed, zg, cPrev, c, tc, h)
+		gateStepTableGeneric(gates, stride, act, table, cPrev, c, tc, h)
+	}
+}
+
+func gateBackwardTable(dz []float64, stride int, dcPrev, dh, dc, gates, act []float64, table int, tc, cPrev []float64) {
+	switch impl {
+	case implAVX512:
+		gateBackwardTableAVX512(dz, stride, dcPrev, dh, dc, gates, act, table, tc, cPrev)
+	case implAVX2:
+		gateBackwardTableAVX2(dz, stride, dcPrev, dh, dc, gates, act, table, tc, cPrev)
+		if n, m := len(dh), avx2Tail(len(dh)); m < n {
+			var a []float64
+			if table != 0 {
+				a = act[m:]
+			}
+			gateBackwardTableGeneric(dz[m:], stride, dcPrev[m:n], dh[m:n], dc[m:], gates[m:], a, table, tc[m:], cPrev[m:])
+		}
+	default:
+		gateBackwardTableGeneric(dz, stride, dcPrev, dh, dc, gates, act, table, tc, cPrev)
 	}
 }
 

@@ -194,6 +194,26 @@ DATA tanhSmall<>+48(SB)/8, $0x3fe4000000000000
 DATA tanhSmall<>+56(SB)/8, $0x3fe4000000000000
 GLOBL tanhSmall<>(SB), RODATA|NOPTR, $64
 
+DATA tanhSat<>+0(SB)/8, $0x4034000000000000
+DATA tanhSat<>+8(SB)/8, $0x4034000000000000
+DATA tanhSat<>+16(SB)/8, $0x4034000000000000
+DATA tanhSat<>+24(SB)/8, $0x4034000000000000
+DATA tanhSat<>+32(SB)/8, $0x4034000000000000
+DATA tanhSat<>+40(SB)/8, $0x4034000000000000
+DATA tanhSat<>+48(SB)/8, $0x4034000000000000
+DATA tanhSat<>+56(SB)/8, $0x4034000000000000
+GLOBL tanhSat<>(SB), RODATA|NOPTR, $64
+
+DATA sigmoidSat<>+0(SB)/8, $0x4044000000000000
+DATA sigmoidSat<>+8(SB)/8, $0x4044000000000000
+DATA sigmoidSat<>+16(SB)/8, $0x4044000000000000
+DATA sigmoidSat<>+24(SB)/8, $0x4044000000000000
+DATA sigmoidSat<>+32(SB)/8, $0x4044000000000000
+DATA sigmoidSat<>+40(SB)/8, $0x4044000000000000
+DATA sigmoidSat<>+48(SB)/8, $0x4044000000000000
+DATA sigmoidSat<>+56(SB)/8, $0x4044000000000000
+GLOBL sigmoidSat<>(SB), RODATA|NOPTR, $64
+
 DATA tanhP0<>+0(SB)/8, $0xbfeedc5baafd6f4b
 DATA tanhP0<>+8(SB)/8, $0xbfeedc5baafd6f4b
 DATA tanhP0<>+16(SB)/8, $0xbfeedc5baafd6f4b
@@ -650,6 +670,13 @@ gateStepAVX2_loop:
 	VORPD signMask<>+0(SB), Y1, Y6
 
 	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y0, Y7
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y1, Y8
+	VORPD   Y8, Y7, Y7
+	VTESTPD Y7, Y7
+	JZ      act1AVX2_sat
+
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Y7
 	VMAXPD  Y5, Y7, Y5
@@ -727,14 +754,24 @@ gateStepAVX2_loop:
 	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
 	VBLENDVPD Y1, one<>+0(SB), Y6, Y6
 	VDIVPD    Y5, Y6, Y1
+	JMP       act1AVX2_done
 
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+act1AVX2_sat:
+	VMOVUPD one<>+0(SB), Y0
+	VMOVUPD one<>+0(SB), Y1
+
+act1AVX2_done:
 	// sigmoid: z = exp(-|x|)
 	VORPD signMask<>+0(SB), Y3, Y5
 
 	// tanh: a = |x|, e = exp(2a)
 	VANDPD absMask<>+0(SB), Y2, Y6
 	VADDPD Y6, Y6, Y7
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y6, Y8
+	VTESTPD Y8, Y8
+	JZ      act2AVX2_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Y8
@@ -834,7 +871,95 @@ gateStepAVX2_loop:
 	VANDPD absMask<>+0(SB), Y6, Y6
 	VANDPD signMask<>+0(SB), Y2, Y2
 	VORPD  Y6, Y2, Y2
+	JMP    act2AVX2_done
 
+act2AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y6
+	VMAXPD  Y5, Y6, Y5
+	VMOVUPD expMaxArg<>+0(SB), Y6
+	VMINPD  Y7, Y6, Y7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y6
+	VROUNDPD $0x00, Y6, Y6
+	VMULPD   expLog2E<>+0(SB), Y7, Y8
+	VROUNDPD $0x00, Y8, Y8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y7
+	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y9
+	VMOVUPD     expC13<>+0(SB), Y10
+	VFMADD213PD expC12<>+0(SB), Y5, Y9
+	VFMADD213PD expC12<>+0(SB), Y7, Y10
+	VFMADD213PD expC11<>+0(SB), Y5, Y9
+	VFMADD213PD expC11<>+0(SB), Y7, Y10
+	VFMADD213PD expC10<>+0(SB), Y5, Y9
+	VFMADD213PD expC10<>+0(SB), Y7, Y10
+	VFMADD213PD expC9<>+0(SB), Y5, Y9
+	VFMADD213PD expC9<>+0(SB), Y7, Y10
+	VFMADD213PD expC8<>+0(SB), Y5, Y9
+	VFMADD213PD expC8<>+0(SB), Y7, Y10
+	VFMADD213PD expC7<>+0(SB), Y5, Y9
+	VFMADD213PD expC7<>+0(SB), Y7, Y10
+	VFMADD213PD expC6<>+0(SB), Y5, Y9
+	VFMADD213PD expC6<>+0(SB), Y7, Y10
+	VFMADD213PD expC5<>+0(SB), Y5, Y9
+	VFMADD213PD expC5<>+0(SB), Y7, Y10
+	VFMADD213PD expC4<>+0(SB), Y5, Y9
+	VFMADD213PD expC4<>+0(SB), Y7, Y10
+	VFMADD213PD expC3<>+0(SB), Y5, Y9
+	VFMADD213PD expC3<>+0(SB), Y7, Y10
+	VFMADD213PD expC2<>+0(SB), Y5, Y9
+	VFMADD213PD expC2<>+0(SB), Y7, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y7, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y7, Y10
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y6, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VMULPD   Y5, Y9, Y9
+	VMULPD   Y6, Y9, Y5
+	VMULPD   half<>+0(SB), Y8, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y6, Y10, Y10
+	VMULPD   Y8, Y10, Y7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y6
+	VCMPPD    $0x1d, zero<>+0(SB), Y3, Y3
+	VBLENDVPD Y3, one<>+0(SB), Y5, Y5
+	VDIVPD    Y6, Y5, Y3
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y7, Y7
+	VMOVUPD minusTwo<>+0(SB), Y6
+	VDIVPD  Y7, Y6, Y6
+	VADDPD  one<>+0(SB), Y6, Y6
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y6, Y6
+	VANDPD signMask<>+0(SB), Y2, Y2
+	VORPD  Y6, Y2, Y2
+
+act2AVX2_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Y4, Y1, Y4
 	VMULPD  Y2, Y0, Y5
@@ -852,6 +977,16 @@ gateStepAVX2_loop:
 	// tanh: a = |x|, e = exp(2a)
 	VANDPD absMask<>+0(SB), Y0, Y1
 	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y4
+	VTESTPD Y4, Y4
+	JZ      act3AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y4
+	VTESTPD Y4, Y4
+	JZ      act3AVX2_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Y4
@@ -914,9 +1049,74 @@ gateStepAVX2_loop:
 	VADDPD    Y5, Y1, Y1
 
 	// x = copysign(t, x)
-	VANDPD  absMask<>+0(SB), Y1, Y1
-	VANDPD  signMask<>+0(SB), Y0, Y0
-	VORPD   Y1, Y0, Y0
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act3AVX2_done
+
+act3AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y4
+	VFMADD213PD expC12<>+0(SB), Y2, Y4
+	VFMADD213PD expC11<>+0(SB), Y2, Y4
+	VFMADD213PD expC10<>+0(SB), Y2, Y4
+	VFMADD213PD expC9<>+0(SB), Y2, Y4
+	VFMADD213PD expC8<>+0(SB), Y2, Y4
+	VFMADD213PD expC7<>+0(SB), Y2, Y4
+	VFMADD213PD expC6<>+0(SB), Y2, Y4
+	VFMADD213PD expC5<>+0(SB), Y2, Y4
+	VFMADD213PD expC4<>+0(SB), Y2, Y4
+	VFMADD213PD expC3<>+0(SB), Y2, Y4
+	VFMADD213PD expC2<>+0(SB), Y2, Y4
+	VFMADD213PD one<>+0(SB), Y2, Y4
+	VFMADD213PD one<>+0(SB), Y2, Y4
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y1, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y1, Y1
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y4, Y4
+	VMULPD   Y1, Y4, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act3AVX2_done
+
+act3AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+
+act3AVX2_done:
 	VMOVUPD Y0, (R10)(R12*8)
 	VMULPD  Y0, Y3, Y3
 	VMOVUPD Y3, (R11)(R12*8)
@@ -928,58 +1128,84 @@ gateStepAVX2_tail:
 	VZEROUPPER
 	RET
 
-// func gateStepFixedAVX2(gates []float64, stride int, act []float64, fixed int, zg []float64, cPrev []float64, c []float64, tc []float64, h []float64)
+// func gateStepTableAVX2(gates []float64, stride int, act []float64, table int, cPrev []float64, c []float64, tc []float64, h []float64)
 // Requires: AVX, AVX2, FMA3
-TEXT ·gateStepFixedAVX2(SB), NOSPLIT, $0-184
-	MOVQ c_len+120(FP), AX
+TEXT ·gateStepTableAVX2(SB), NOSPLIT, $0-160
+	MOVQ c_len+96(FP), AX
 	MOVQ stride+24(FP), CX
 	SHLQ $0x03, CX
-	MOVQ gates_base+0(FP), DX
-	LEAQ (DX)(CX*1), BX
-	LEAQ (BX)(CX*1), SI
-	LEAQ (SI)(CX*1), DI
-	MOVQ fixed+56(FP), R8
+	MOVQ table+56(FP), DX
 
-	// one loop per fixed set
-	CMPQ R8, $0x01
-	JE   gateStepFixedAVX2_m1
-	CMPQ R8, $0x02
-	JE   gateStepFixedAVX2_m2
-	CMPQ R8, $0x03
-	JE   gateStepFixedAVX2_m3
-	CMPQ R8, $0x04
-	JE   gateStepFixedAVX2_m4
-	CMPQ R8, $0x05
-	JE   gateStepFixedAVX2_m5
-	CMPQ R8, $0x06
-	JE   gateStepFixedAVX2_m6
-	CMPQ R8, $0x07
-	JE   gateStepFixedAVX2_m7
+	// one loop per table set
+	CMPQ DX, $0x01
+	JE   gateStepTableAVX2_m1
+	CMPQ DX, $0x02
+	JE   gateStepTableAVX2_m2
+	CMPQ DX, $0x03
+	JE   gateStepTableAVX2_m3
+	CMPQ DX, $0x04
+	JE   gateStepTableAVX2_m4
+	CMPQ DX, $0x05
+	JE   gateStepTableAVX2_m5
+	CMPQ DX, $0x06
+	JE   gateStepTableAVX2_m6
+	CMPQ DX, $0x07
+	JE   gateStepTableAVX2_m7
+	CMPQ DX, $0x08
+	JE   gateStepTableAVX2_m8
+	CMPQ DX, $0x09
+	JE   gateStepTableAVX2_m9
+	CMPQ DX, $0x0a
+	JE   gateStepTableAVX2_m10
+	CMPQ DX, $0x0b
+	JE   gateStepTableAVX2_m11
+	CMPQ DX, $0x0c
+	JE   gateStepTableAVX2_m12
+	CMPQ DX, $0x0d
+	JE   gateStepTableAVX2_m13
+	CMPQ DX, $0x0e
+	JE   gateStepTableAVX2_m14
+	CMPQ DX, $0x0f
+	JE   gateStepTableAVX2_m15
 
-	// fixed = 0
-	XORQ CX, CX
+	// table = 0
+	XORQ DX, DX
 	ANDQ $-4, AX
 
-gateStepFixedAVX2_m0_loop:
+gateStepTableAVX2_m0_loop:
 	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ CX, AX
-	JAE  gateStepFixedAVX2_m0_tail
+	CMPQ DX, AX
+	JAE  gateStepTableAVX2_m0_tail
 
 	// load every input of the blocks before storing anything
-	VMOVUPD (SI)(CX*8), Y0
-	MOVQ    cPrev_base+88(FP), R8
-	VMOVUPD (R8)(CX*8), Y1
-	VMOVUPD (DX)(CX*8), Y2
-	VMOVUPD (BX)(CX*8), Y3
-	VMOVUPD (DI)(CX*8), Y4
-	MOVQ    zg_base+64(FP), R8
-	VMOVUPD Y0, (R8)(CX*8)
+	MOVQ    cPrev_base+64(FP), BX
+	VMOVUPD (BX)(DX*8), Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD (BX)(DX*8), Y2
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD (BX)(DX*8), Y3
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD (BX)(DX*8), Y4
 
+	// the computed activations
 	// sigmoid: z = exp(-|x|)
-	VORPD signMask<>+0(SB), Y2, Y5
-	VORPD signMask<>+0(SB), Y3, Y6
+	VORPD signMask<>+0(SB), Y1, Y5
+	VORPD signMask<>+0(SB), Y2, Y6
 
 	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y1, Y7
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y2, Y8
+	VORPD   Y8, Y7, Y7
+	VTESTPD Y7, Y7
+	JZ      act4AVX2_sat
+
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Y7
 	VMAXPD  Y5, Y7, Y5
@@ -1050,21 +1276,31 @@ gateStepFixedAVX2_m0_loop:
 
 	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
 	VADDPD    one<>+0(SB), Y5, Y7
-	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
-	VBLENDVPD Y2, one<>+0(SB), Y5, Y5
-	VDIVPD    Y7, Y5, Y2
+	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
+	VBLENDVPD Y1, one<>+0(SB), Y5, Y5
+	VDIVPD    Y7, Y5, Y1
 	VADDPD    one<>+0(SB), Y6, Y5
-	VCMPPD    $0x1d, zero<>+0(SB), Y3, Y3
-	VBLENDVPD Y3, one<>+0(SB), Y6, Y6
-	VDIVPD    Y5, Y6, Y3
+	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
+	VBLENDVPD Y2, one<>+0(SB), Y6, Y6
+	VDIVPD    Y5, Y6, Y2
+	JMP       act4AVX2_done
 
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+act4AVX2_sat:
+	VMOVUPD one<>+0(SB), Y1
+	VMOVUPD one<>+0(SB), Y2
+
+act4AVX2_done:
 	// sigmoid: z = exp(-|x|)
 	VORPD signMask<>+0(SB), Y4, Y5
 
 	// tanh: a = |x|, e = exp(2a)
-	VANDPD absMask<>+0(SB), Y0, Y6
+	VANDPD absMask<>+0(SB), Y3, Y6
 	VADDPD Y6, Y6, Y7
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y6, Y8
+	VTESTPD Y8, Y8
+	JZ      act5AVX2_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Y8
@@ -1162,188 +1398,69 @@ gateStepFixedAVX2_m0_loop:
 
 	// x = copysign(t, x)
 	VANDPD absMask<>+0(SB), Y6, Y6
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y6, Y0, Y0
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y6, Y3, Y3
+	JMP    act5AVX2_done
 
-	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Y1, Y3, Y1
-	VMULPD  Y0, Y2, Y5
-	VADDPD  Y5, Y1, Y1
-	VMOVUPD Y2, (DX)(CX*8)
-	VMOVUPD Y3, (BX)(CX*8)
-	VMOVUPD Y0, (SI)(CX*8)
-	VMOVUPD Y4, (DI)(CX*8)
-	MOVQ    c_base+112(FP), R8
-	VMOVUPD Y1, (R8)(CX*8)
-	VMOVUPD Y1, Y0
-
-	// tc = tanh(c), h = o*tc
-	// sigmoid: z = exp(-|x|)
-	// tanh: a = |x|, e = exp(2a)
-	VANDPD absMask<>+0(SB), Y0, Y1
-	VADDPD Y1, Y1, Y2
-
+act5AVX2_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Y3
-	VMINPD  Y2, Y3, Y2
+	VMOVUPD expMinArg<>+0(SB), Y6
+	VMAXPD  Y5, Y6, Y5
+	VMOVUPD expMaxArg<>+0(SB), Y6
+	VMINPD  Y7, Y6, Y7
 
 	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y2, Y3
-	VROUNDPD $0x00, Y3, Y3
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
-	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y5
-	VFMADD213PD expC12<>+0(SB), Y2, Y5
-	VFMADD213PD expC11<>+0(SB), Y2, Y5
-	VFMADD213PD expC10<>+0(SB), Y2, Y5
-	VFMADD213PD expC9<>+0(SB), Y2, Y5
-	VFMADD213PD expC8<>+0(SB), Y2, Y5
-	VFMADD213PD expC7<>+0(SB), Y2, Y5
-	VFMADD213PD expC6<>+0(SB), Y2, Y5
-	VFMADD213PD expC5<>+0(SB), Y2, Y5
-	VFMADD213PD expC4<>+0(SB), Y2, Y5
-	VFMADD213PD expC3<>+0(SB), Y2, Y5
-	VFMADD213PD expC2<>+0(SB), Y2, Y5
-	VFMADD213PD one<>+0(SB), Y2, Y5
-	VFMADD213PD one<>+0(SB), Y2, Y5
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y3, Y2
-	VROUNDPD $0x01, Y2, Y2
-	VSUBPD   Y2, Y3, Y3
-	VADDPD   expMagic<>+0(SB), Y2, Y2
-	VPSLLQ   $0x34, Y2, Y2
-	VADDPD   expMagic<>+0(SB), Y3, Y3
-	VPSLLQ   $0x34, Y3, Y3
-	VMULPD   Y2, Y5, Y5
-	VMULPD   Y3, Y5, Y2
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Y1, Y1, Y3
-	VMOVUPD     tanhP0<>+0(SB), Y5
-	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
-	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
-	VADDPD      tanhQ0<>+0(SB), Y3, Y6
-	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
-	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
-	VMULPD      Y3, Y1, Y3
-	VMULPD      Y5, Y3, Y5
-	VADDPD      one<>+0(SB), Y2, Y2
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
-	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
-	VBLENDVPD Y3, Y2, Y6, Y6
-	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
-	VDIVPD    Y6, Y5, Y5
-	VADDPD    Y5, Y1, Y1
-
-	// x = copysign(t, x)
-	VANDPD  absMask<>+0(SB), Y1, Y1
-	VANDPD  signMask<>+0(SB), Y0, Y0
-	VORPD   Y1, Y0, Y0
-	MOVQ    tc_base+136(FP), R8
-	VMOVUPD Y0, (R8)(CX*8)
-	VMULPD  Y0, Y4, Y4
-	MOVQ    h_base+160(FP), R8
-	VMOVUPD Y4, (R8)(CX*8)
-	ADDQ    $+4, CX
-	JMP     gateStepFixedAVX2_m0_loop
-
-gateStepFixedAVX2_m0_tail:
-	// }
-	VZEROUPPER
-	RET
-
-gateStepFixedAVX2_m1:
-	// fixed = 1
-	XORQ CX, CX
-	ANDQ $-4, AX
-
-gateStepFixedAVX2_m1_loop:
-	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ CX, AX
-	JAE  gateStepFixedAVX2_m1_tail
-
-	// load every input of the blocks before storing anything
-	VMOVUPD (SI)(CX*8), Y0
-	MOVQ    cPrev_base+88(FP), R8
-	VMOVUPD (R8)(CX*8), Y1
-	MOVQ    act_base+32(FP), R8
-	VMOVUPD (R8)(CX*8), Y2
-	VMOVUPD (BX)(CX*8), Y3
-	VMOVUPD (DI)(CX*8), Y4
-	MOVQ    zg_base+64(FP), R8
-	VMOVUPD Y0, (R8)(CX*8)
-
-	// sigmoid: z = exp(-|x|)
-	VORPD signMask<>+0(SB), Y3, Y5
-	VORPD signMask<>+0(SB), Y4, Y6
-
-	// tanh: a = |x|, e = exp(2a)
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Y7
-	VMAXPD  Y5, Y7, Y5
-	VMOVUPD expMinArg<>+0(SB), Y7
-	VMAXPD  Y6, Y7, Y6
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y5, Y7
-	VROUNDPD $0x00, Y7, Y7
-	VMULPD   expLog2E<>+0(SB), Y6, Y8
+	VMULPD   expLog2E<>+0(SB), Y5, Y6
+	VROUNDPD $0x00, Y6, Y6
+	VMULPD   expLog2E<>+0(SB), Y7, Y8
 	VROUNDPD $0x00, Y8, Y8
 
 	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y5
-	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y6
-	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y5
-	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y6
+	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y7
+	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y7
 
 	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
 	VMOVUPD     expC13<>+0(SB), Y9
 	VMOVUPD     expC13<>+0(SB), Y10
 	VFMADD213PD expC12<>+0(SB), Y5, Y9
-	VFMADD213PD expC12<>+0(SB), Y6, Y10
+	VFMADD213PD expC12<>+0(SB), Y7, Y10
 	VFMADD213PD expC11<>+0(SB), Y5, Y9
-	VFMADD213PD expC11<>+0(SB), Y6, Y10
+	VFMADD213PD expC11<>+0(SB), Y7, Y10
 	VFMADD213PD expC10<>+0(SB), Y5, Y9
-	VFMADD213PD expC10<>+0(SB), Y6, Y10
+	VFMADD213PD expC10<>+0(SB), Y7, Y10
 	VFMADD213PD expC9<>+0(SB), Y5, Y9
-	VFMADD213PD expC9<>+0(SB), Y6, Y10
+	VFMADD213PD expC9<>+0(SB), Y7, Y10
 	VFMADD213PD expC8<>+0(SB), Y5, Y9
-	VFMADD213PD expC8<>+0(SB), Y6, Y10
+	VFMADD213PD expC8<>+0(SB), Y7, Y10
 	VFMADD213PD expC7<>+0(SB), Y5, Y9
-	VFMADD213PD expC7<>+0(SB), Y6, Y10
+	VFMADD213PD expC7<>+0(SB), Y7, Y10
 	VFMADD213PD expC6<>+0(SB), Y5, Y9
-	VFMADD213PD expC6<>+0(SB), Y6, Y10
+	VFMADD213PD expC6<>+0(SB), Y7, Y10
 	VFMADD213PD expC5<>+0(SB), Y5, Y9
-	VFMADD213PD expC5<>+0(SB), Y6, Y10
+	VFMADD213PD expC5<>+0(SB), Y7, Y10
 	VFMADD213PD expC4<>+0(SB), Y5, Y9
-	VFMADD213PD expC4<>+0(SB), Y6, Y10
+	VFMADD213PD expC4<>+0(SB), Y7, Y10
 	VFMADD213PD expC3<>+0(SB), Y5, Y9
-	VFMADD213PD expC3<>+0(SB), Y6, Y10
+	VFMADD213PD expC3<>+0(SB), Y7, Y10
 	VFMADD213PD expC2<>+0(SB), Y5, Y9
-	VFMADD213PD expC2<>+0(SB), Y6, Y10
+	VFMADD213PD expC2<>+0(SB), Y7, Y10
 	VFMADD213PD one<>+0(SB), Y5, Y9
-	VFMADD213PD one<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y7, Y10
 	VFMADD213PD one<>+0(SB), Y5, Y9
-	VFMADD213PD one<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y7, Y10
 
 	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y7, Y5
+	VMULPD   half<>+0(SB), Y6, Y5
 	VROUNDPD $0x01, Y5, Y5
-	VSUBPD   Y5, Y7, Y7
+	VSUBPD   Y5, Y6, Y6
 	VADDPD   expMagic<>+0(SB), Y5, Y5
 	VPSLLQ   $0x34, Y5, Y5
-	VADDPD   expMagic<>+0(SB), Y7, Y7
-	VPSLLQ   $0x34, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
 	VMULPD   Y5, Y9, Y9
-	VMULPD   Y7, Y9, Y5
+	VMULPD   Y6, Y9, Y5
 	VMULPD   half<>+0(SB), Y8, Y6
 	VROUNDPD $0x01, Y6, Y6
 	VSUBPD   Y6, Y8, Y8
@@ -1352,601 +1469,61 @@ gateStepFixedAVX2_m1_loop:
 	VADDPD   expMagic<>+0(SB), Y8, Y8
 	VPSLLQ   $0x34, Y8, Y8
 	VMULPD   Y6, Y10, Y10
-	VMULPD   Y8, Y10, Y6
+	VMULPD   Y8, Y10, Y7
 
 	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Y5, Y7
-	VCMPPD    $0x1d, zero<>+0(SB), Y3, Y3
-	VBLENDVPD Y3, one<>+0(SB), Y5, Y5
-	VDIVPD    Y7, Y5, Y3
-	VADDPD    one<>+0(SB), Y6, Y5
-	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
-	VBLENDVPD Y4, one<>+0(SB), Y6, Y6
-	VDIVPD    Y5, Y6, Y4
-
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	// sigmoid: z = exp(-|x|)
-	// tanh: a = |x|, e = exp(2a)
-	VANDPD absMask<>+0(SB), Y0, Y5
-	VADDPD Y5, Y5, Y6
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Y7
-	VMINPD  Y6, Y7, Y6
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y6, Y7
-	VROUNDPD $0x00, Y7, Y7
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y6
-	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y6
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y8
-	VFMADD213PD expC12<>+0(SB), Y6, Y8
-	VFMADD213PD expC11<>+0(SB), Y6, Y8
-	VFMADD213PD expC10<>+0(SB), Y6, Y8
-	VFMADD213PD expC9<>+0(SB), Y6, Y8
-	VFMADD213PD expC8<>+0(SB), Y6, Y8
-	VFMADD213PD expC7<>+0(SB), Y6, Y8
-	VFMADD213PD expC6<>+0(SB), Y6, Y8
-	VFMADD213PD expC5<>+0(SB), Y6, Y8
-	VFMADD213PD expC4<>+0(SB), Y6, Y8
-	VFMADD213PD expC3<>+0(SB), Y6, Y8
-	VFMADD213PD expC2<>+0(SB), Y6, Y8
-	VFMADD213PD one<>+0(SB), Y6, Y8
-	VFMADD213PD one<>+0(SB), Y6, Y8
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y7, Y6
-	VROUNDPD $0x01, Y6, Y6
-	VSUBPD   Y6, Y7, Y7
-	VADDPD   expMagic<>+0(SB), Y6, Y6
-	VPSLLQ   $0x34, Y6, Y6
-	VADDPD   expMagic<>+0(SB), Y7, Y7
-	VPSLLQ   $0x34, Y7, Y7
-	VMULPD   Y6, Y8, Y8
-	VMULPD   Y7, Y8, Y6
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Y5, Y5, Y7
-	VMOVUPD     tanhP0<>+0(SB), Y8
-	VFMADD213PD tanhP1<>+0(SB), Y7, Y8
-	VFMADD213PD tanhP2<>+0(SB), Y7, Y8
-	VADDPD      tanhQ0<>+0(SB), Y7, Y9
-	VFMADD213PD tanhQ1<>+0(SB), Y7, Y9
-	VFMADD213PD tanhQ2<>+0(SB), Y7, Y9
-	VMULPD      Y7, Y5, Y7
-	VMULPD      Y8, Y7, Y8
-	VADDPD      one<>+0(SB), Y6, Y6
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Y5, Y7
-	VBLENDVPD Y7, minusTwo<>+0(SB), Y8, Y8
-	VBLENDVPD Y7, Y6, Y9, Y9
-	VBLENDVPD Y7, one<>+0(SB), Y5, Y5
-	VDIVPD    Y9, Y8, Y8
-	VADDPD    Y8, Y5, Y5
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y5, Y5
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y5, Y0, Y0
-
-	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Y1, Y3, Y1
-	VMULPD  Y0, Y2, Y5
-	VADDPD  Y5, Y1, Y1
-	VMOVUPD Y2, (DX)(CX*8)
-	VMOVUPD Y3, (BX)(CX*8)
-	VMOVUPD Y0, (SI)(CX*8)
-	VMOVUPD Y4, (DI)(CX*8)
-	MOVQ    c_base+112(FP), R8
-	VMOVUPD Y1, (R8)(CX*8)
-	VMOVUPD Y1, Y0
-
-	// tc = tanh(c), h = o*tc
-	// sigmoid: z = exp(-|x|)
-	// tanh: a = |x|, e = exp(2a)
-	VANDPD absMask<>+0(SB), Y0, Y1
-	VADDPD Y1, Y1, Y2
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Y3
-	VMINPD  Y2, Y3, Y2
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y2, Y3
-	VROUNDPD $0x00, Y3, Y3
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
-	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y5
-	VFMADD213PD expC12<>+0(SB), Y2, Y5
-	VFMADD213PD expC11<>+0(SB), Y2, Y5
-	VFMADD213PD expC10<>+0(SB), Y2, Y5
-	VFMADD213PD expC9<>+0(SB), Y2, Y5
-	VFMADD213PD expC8<>+0(SB), Y2, Y5
-	VFMADD213PD expC7<>+0(SB), Y2, Y5
-	VFMADD213PD expC6<>+0(SB), Y2, Y5
-	VFMADD213PD expC5<>+0(SB), Y2, Y5
-	VFMADD213PD expC4<>+0(SB), Y2, Y5
-	VFMADD213PD expC3<>+0(SB), Y2, Y5
-	VFMADD213PD expC2<>+0(SB), Y2, Y5
-	VFMADD213PD one<>+0(SB), Y2, Y5
-	VFMADD213PD one<>+0(SB), Y2, Y5
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y3, Y2
-	VROUNDPD $0x01, Y2, Y2
-	VSUBPD   Y2, Y3, Y3
-	VADDPD   expMagic<>+0(SB), Y2, Y2
-	VPSLLQ   $0x34, Y2, Y2
-	VADDPD   expMagic<>+0(SB), Y3, Y3
-	VPSLLQ   $0x34, Y3, Y3
-	VMULPD   Y2, Y5, Y5
-	VMULPD   Y3, Y5, Y2
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Y1, Y1, Y3
-	VMOVUPD     tanhP0<>+0(SB), Y5
-	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
-	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
-	VADDPD      tanhQ0<>+0(SB), Y3, Y6
-	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
-	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
-	VMULPD      Y3, Y1, Y3
-	VMULPD      Y5, Y3, Y5
-	VADDPD      one<>+0(SB), Y2, Y2
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
-	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
-	VBLENDVPD Y3, Y2, Y6, Y6
-	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
-	VDIVPD    Y6, Y5, Y5
-	VADDPD    Y5, Y1, Y1
-
-	// x = copysign(t, x)
-	VANDPD  absMask<>+0(SB), Y1, Y1
-	VANDPD  signMask<>+0(SB), Y0, Y0
-	VORPD   Y1, Y0, Y0
-	MOVQ    tc_base+136(FP), R8
-	VMOVUPD Y0, (R8)(CX*8)
-	VMULPD  Y0, Y4, Y4
-	MOVQ    h_base+160(FP), R8
-	VMOVUPD Y4, (R8)(CX*8)
-	ADDQ    $+4, CX
-	JMP     gateStepFixedAVX2_m1_loop
-
-gateStepFixedAVX2_m1_tail:
-	// }
-	VZEROUPPER
-	RET
-
-gateStepFixedAVX2_m2:
-	// fixed = 2
-	XORQ R8, R8
-	ANDQ $-4, AX
-
-gateStepFixedAVX2_m2_loop:
-	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ R8, AX
-	JAE  gateStepFixedAVX2_m2_tail
-
-	// load every input of the blocks before storing anything
-	VMOVUPD (SI)(R8*8), Y0
-	MOVQ    cPrev_base+88(FP), R9
-	VMOVUPD (R9)(R8*8), Y1
-	VMOVUPD (DX)(R8*8), Y2
-	MOVQ    act_base+32(FP), R9
-	ADDQ    CX, R9
-	VMOVUPD (R9)(R8*8), Y3
-	VMOVUPD (DI)(R8*8), Y4
-	MOVQ    zg_base+64(FP), R9
-	VMOVUPD Y0, (R9)(R8*8)
-
-	// sigmoid: z = exp(-|x|)
-	VORPD signMask<>+0(SB), Y2, Y5
-	VORPD signMask<>+0(SB), Y4, Y6
-
-	// tanh: a = |x|, e = exp(2a)
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Y7
-	VMAXPD  Y5, Y7, Y5
-	VMOVUPD expMinArg<>+0(SB), Y7
-	VMAXPD  Y6, Y7, Y6
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y5, Y7
-	VROUNDPD $0x00, Y7, Y7
-	VMULPD   expLog2E<>+0(SB), Y6, Y8
-	VROUNDPD $0x00, Y8, Y8
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y5
-	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y6
-	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y5
-	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y6
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y9
-	VMOVUPD     expC13<>+0(SB), Y10
-	VFMADD213PD expC12<>+0(SB), Y5, Y9
-	VFMADD213PD expC12<>+0(SB), Y6, Y10
-	VFMADD213PD expC11<>+0(SB), Y5, Y9
-	VFMADD213PD expC11<>+0(SB), Y6, Y10
-	VFMADD213PD expC10<>+0(SB), Y5, Y9
-	VFMADD213PD expC10<>+0(SB), Y6, Y10
-	VFMADD213PD expC9<>+0(SB), Y5, Y9
-	VFMADD213PD expC9<>+0(SB), Y6, Y10
-	VFMADD213PD expC8<>+0(SB), Y5, Y9
-	VFMADD213PD expC8<>+0(SB), Y6, Y10
-	VFMADD213PD expC7<>+0(SB), Y5, Y9
-	VFMADD213PD expC7<>+0(SB), Y6, Y10
-	VFMADD213PD expC6<>+0(SB), Y5, Y9
-	VFMADD213PD expC6<>+0(SB), Y6, Y10
-	VFMADD213PD expC5<>+0(SB), Y5, Y9
-	VFMADD213PD expC5<>+0(SB), Y6, Y10
-	VFMADD213PD expC4<>+0(SB), Y5, Y9
-	VFMADD213PD expC4<>+0(SB), Y6, Y10
-	VFMADD213PD expC3<>+0(SB), Y5, Y9
-	VFMADD213PD expC3<>+0(SB), Y6, Y10
-	VFMADD213PD expC2<>+0(SB), Y5, Y9
-	VFMADD213PD expC2<>+0(SB), Y6, Y10
-	VFMADD213PD one<>+0(SB), Y5, Y9
-	VFMADD213PD one<>+0(SB), Y6, Y10
-	VFMADD213PD one<>+0(SB), Y5, Y9
-	VFMADD213PD one<>+0(SB), Y6, Y10
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y7, Y5
-	VROUNDPD $0x01, Y5, Y5
-	VSUBPD   Y5, Y7, Y7
-	VADDPD   expMagic<>+0(SB), Y5, Y5
-	VPSLLQ   $0x34, Y5, Y5
-	VADDPD   expMagic<>+0(SB), Y7, Y7
-	VPSLLQ   $0x34, Y7, Y7
-	VMULPD   Y5, Y9, Y9
-	VMULPD   Y7, Y9, Y5
-	VMULPD   half<>+0(SB), Y8, Y6
-	VROUNDPD $0x01, Y6, Y6
-	VSUBPD   Y6, Y8, Y8
-	VADDPD   expMagic<>+0(SB), Y6, Y6
-	VPSLLQ   $0x34, Y6, Y6
-	VADDPD   expMagic<>+0(SB), Y8, Y8
-	VPSLLQ   $0x34, Y8, Y8
-	VMULPD   Y6, Y10, Y10
-	VMULPD   Y8, Y10, Y6
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Y5, Y7
-	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
-	VBLENDVPD Y2, one<>+0(SB), Y5, Y5
-	VDIVPD    Y7, Y5, Y2
-	VADDPD    one<>+0(SB), Y6, Y5
-	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
-	VBLENDVPD Y4, one<>+0(SB), Y6, Y6
-	VDIVPD    Y5, Y6, Y4
-
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	// sigmoid: z = exp(-|x|)
-	// tanh: a = |x|, e = exp(2a)
-	VANDPD absMask<>+0(SB), Y0, Y5
-	VADDPD Y5, Y5, Y6
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Y7
-	VMINPD  Y6, Y7, Y6
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y6, Y7
-	VROUNDPD $0x00, Y7, Y7
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y6
-	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y6
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y8
-	VFMADD213PD expC12<>+0(SB), Y6, Y8
-	VFMADD213PD expC11<>+0(SB), Y6, Y8
-	VFMADD213PD expC10<>+0(SB), Y6, Y8
-	VFMADD213PD expC9<>+0(SB), Y6, Y8
-	VFMADD213PD expC8<>+0(SB), Y6, Y8
-	VFMADD213PD expC7<>+0(SB), Y6, Y8
-	VFMADD213PD expC6<>+0(SB), Y6, Y8
-	VFMADD213PD expC5<>+0(SB), Y6, Y8
-	VFMADD213PD expC4<>+0(SB), Y6, Y8
-	VFMADD213PD expC3<>+0(SB), Y6, Y8
-	VFMADD213PD expC2<>+0(SB), Y6, Y8
-	VFMADD213PD one<>+0(SB), Y6, Y8
-	VFMADD213PD one<>+0(SB), Y6, Y8
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y7, Y6
-	VROUNDPD $0x01, Y6, Y6
-	VSUBPD   Y6, Y7, Y7
-	VADDPD   expMagic<>+0(SB), Y6, Y6
-	VPSLLQ   $0x34, Y6, Y6
-	VADDPD   expMagic<>+0(SB), Y7, Y7
-	VPSLLQ   $0x34, Y7, Y7
-	VMULPD   Y6, Y8, Y8
-	VMULPD   Y7, Y8, Y6
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Y5, Y5, Y7
-	VMOVUPD     tanhP0<>+0(SB), Y8
-	VFMADD213PD tanhP1<>+0(SB), Y7, Y8
-	VFMADD213PD tanhP2<>+0(SB), Y7, Y8
-	VADDPD      tanhQ0<>+0(SB), Y7, Y9
-	VFMADD213PD tanhQ1<>+0(SB), Y7, Y9
-	VFMADD213PD tanhQ2<>+0(SB), Y7, Y9
-	VMULPD      Y7, Y5, Y7
-	VMULPD      Y8, Y7, Y8
-	VADDPD      one<>+0(SB), Y6, Y6
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Y5, Y7
-	VBLENDVPD Y7, minusTwo<>+0(SB), Y8, Y8
-	VBLENDVPD Y7, Y6, Y9, Y9
-	VBLENDVPD Y7, one<>+0(SB), Y5, Y5
-	VDIVPD    Y9, Y8, Y8
-	VADDPD    Y8, Y5, Y5
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y5, Y5
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y5, Y0, Y0
-
-	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Y1, Y3, Y1
-	VMULPD  Y0, Y2, Y5
-	VADDPD  Y5, Y1, Y1
-	VMOVUPD Y2, (DX)(R8*8)
-	VMOVUPD Y3, (BX)(R8*8)
-	VMOVUPD Y0, (SI)(R8*8)
-	VMOVUPD Y4, (DI)(R8*8)
-	MOVQ    c_base+112(FP), R9
-	VMOVUPD Y1, (R9)(R8*8)
-	VMOVUPD Y1, Y0
-
-	// tc = tanh(c), h = o*tc
-	// sigmoid: z = exp(-|x|)
-	// tanh: a = |x|, e = exp(2a)
-	VANDPD absMask<>+0(SB), Y0, Y1
-	VADDPD Y1, Y1, Y2
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Y3
-	VMINPD  Y2, Y3, Y2
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y2, Y3
-	VROUNDPD $0x00, Y3, Y3
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
-	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y5
-	VFMADD213PD expC12<>+0(SB), Y2, Y5
-	VFMADD213PD expC11<>+0(SB), Y2, Y5
-	VFMADD213PD expC10<>+0(SB), Y2, Y5
-	VFMADD213PD expC9<>+0(SB), Y2, Y5
-	VFMADD213PD expC8<>+0(SB), Y2, Y5
-	VFMADD213PD expC7<>+0(SB), Y2, Y5
-	VFMADD213PD expC6<>+0(SB), Y2, Y5
-	VFMADD213PD expC5<>+0(SB), Y2, Y5
-	VFMADD213PD expC4<>+0(SB), Y2, Y5
-	VFMADD213PD expC3<>+0(SB), Y2, Y5
-	VFMADD213PD expC2<>+0(SB), Y2, Y5
-	VFMADD213PD one<>+0(SB), Y2, Y5
-	VFMADD213PD one<>+0(SB), Y2, Y5
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y3, Y2
-	VROUNDPD $0x01, Y2, Y2
-	VSUBPD   Y2, Y3, Y3
-	VADDPD   expMagic<>+0(SB), Y2, Y2
-	VPSLLQ   $0x34, Y2, Y2
-	VADDPD   expMagic<>+0(SB), Y3, Y3
-	VPSLLQ   $0x34, Y3, Y3
-	VMULPD   Y2, Y5, Y5
-	VMULPD   Y3, Y5, Y2
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Y1, Y1, Y3
-	VMOVUPD     tanhP0<>+0(SB), Y5
-	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
-	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
-	VADDPD      tanhQ0<>+0(SB), Y3, Y6
-	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
-	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
-	VMULPD      Y3, Y1, Y3
-	VMULPD      Y5, Y3, Y5
-	VADDPD      one<>+0(SB), Y2, Y2
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
-	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
-	VBLENDVPD Y3, Y2, Y6, Y6
-	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
-	VDIVPD    Y6, Y5, Y5
-	VADDPD    Y5, Y1, Y1
-
-	// x = copysign(t, x)
-	VANDPD  absMask<>+0(SB), Y1, Y1
-	VANDPD  signMask<>+0(SB), Y0, Y0
-	VORPD   Y1, Y0, Y0
-	MOVQ    tc_base+136(FP), R9
-	VMOVUPD Y0, (R9)(R8*8)
-	VMULPD  Y0, Y4, Y4
-	MOVQ    h_base+160(FP), R9
-	VMOVUPD Y4, (R9)(R8*8)
-	ADDQ    $+4, R8
-	JMP     gateStepFixedAVX2_m2_loop
-
-gateStepFixedAVX2_m2_tail:
-	// }
-	VZEROUPPER
-	RET
-
-gateStepFixedAVX2_m3:
-	// fixed = 3
-	XORQ R8, R8
-	ANDQ $-4, AX
-
-gateStepFixedAVX2_m3_loop:
-	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ R8, AX
-	JAE  gateStepFixedAVX2_m3_tail
-
-	// load every input of the blocks before storing anything
-	VMOVUPD (SI)(R8*8), Y0
-	MOVQ    cPrev_base+88(FP), R9
-	VMOVUPD (R9)(R8*8), Y1
-	MOVQ    act_base+32(FP), R9
-	VMOVUPD (R9)(R8*8), Y2
-	MOVQ    act_base+32(FP), R9
-	ADDQ    CX, R9
-	VMOVUPD (R9)(R8*8), Y3
-	VMOVUPD (DI)(R8*8), Y4
-	MOVQ    zg_base+64(FP), R9
-	VMOVUPD Y0, (R9)(R8*8)
-
-	// sigmoid: z = exp(-|x|)
-	VORPD signMask<>+0(SB), Y4, Y5
-
-	// tanh: a = |x|, e = exp(2a)
-	VANDPD absMask<>+0(SB), Y0, Y6
-	VADDPD Y6, Y6, Y7
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Y8
-	VMAXPD  Y5, Y8, Y5
-	VMOVUPD expMaxArg<>+0(SB), Y8
-	VMINPD  Y7, Y8, Y7
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y5, Y8
-	VROUNDPD $0x00, Y8, Y8
-	VMULPD   expLog2E<>+0(SB), Y7, Y9
-	VROUNDPD $0x00, Y9, Y9
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y5
-	VFNMADD231PD expLn2Hi<>+0(SB), Y9, Y7
-	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y5
-	VFNMADD231PD expLn2Lo<>+0(SB), Y9, Y7
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y10
-	VMOVUPD     expC13<>+0(SB), Y11
-	VFMADD213PD expC12<>+0(SB), Y5, Y10
-	VFMADD213PD expC12<>+0(SB), Y7, Y11
-	VFMADD213PD expC11<>+0(SB), Y5, Y10
-	VFMADD213PD expC11<>+0(SB), Y7, Y11
-	VFMADD213PD expC10<>+0(SB), Y5, Y10
-	VFMADD213PD expC10<>+0(SB), Y7, Y11
-	VFMADD213PD expC9<>+0(SB), Y5, Y10
-	VFMADD213PD expC9<>+0(SB), Y7, Y11
-	VFMADD213PD expC8<>+0(SB), Y5, Y10
-	VFMADD213PD expC8<>+0(SB), Y7, Y11
-	VFMADD213PD expC7<>+0(SB), Y5, Y10
-	VFMADD213PD expC7<>+0(SB), Y7, Y11
-	VFMADD213PD expC6<>+0(SB), Y5, Y10
-	VFMADD213PD expC6<>+0(SB), Y7, Y11
-	VFMADD213PD expC5<>+0(SB), Y5, Y10
-	VFMADD213PD expC5<>+0(SB), Y7, Y11
-	VFMADD213PD expC4<>+0(SB), Y5, Y10
-	VFMADD213PD expC4<>+0(SB), Y7, Y11
-	VFMADD213PD expC3<>+0(SB), Y5, Y10
-	VFMADD213PD expC3<>+0(SB), Y7, Y11
-	VFMADD213PD expC2<>+0(SB), Y5, Y10
-	VFMADD213PD expC2<>+0(SB), Y7, Y11
-	VFMADD213PD one<>+0(SB), Y5, Y10
-	VFMADD213PD one<>+0(SB), Y7, Y11
-	VFMADD213PD one<>+0(SB), Y5, Y10
-	VFMADD213PD one<>+0(SB), Y7, Y11
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y8, Y5
-	VROUNDPD $0x01, Y5, Y5
-	VSUBPD   Y5, Y8, Y8
-	VADDPD   expMagic<>+0(SB), Y5, Y5
-	VPSLLQ   $0x34, Y5, Y5
-	VADDPD   expMagic<>+0(SB), Y8, Y8
-	VPSLLQ   $0x34, Y8, Y8
-	VMULPD   Y5, Y10, Y10
-	VMULPD   Y8, Y10, Y5
-	VMULPD   half<>+0(SB), Y9, Y7
-	VROUNDPD $0x01, Y7, Y7
-	VSUBPD   Y7, Y9, Y9
-	VADDPD   expMagic<>+0(SB), Y7, Y7
-	VPSLLQ   $0x34, Y7, Y7
-	VADDPD   expMagic<>+0(SB), Y9, Y9
-	VPSLLQ   $0x34, Y9, Y9
-	VMULPD   Y7, Y11, Y11
-	VMULPD   Y9, Y11, Y7
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Y5, Y8
+	VADDPD    one<>+0(SB), Y5, Y6
 	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
 	VBLENDVPD Y4, one<>+0(SB), Y5, Y5
-	VDIVPD    Y8, Y5, Y4
+	VDIVPD    Y6, Y5, Y4
 
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Y6, Y6, Y5
-	VMOVUPD     tanhP0<>+0(SB), Y8
-	VFMADD213PD tanhP1<>+0(SB), Y5, Y8
-	VFMADD213PD tanhP2<>+0(SB), Y5, Y8
-	VADDPD      tanhQ0<>+0(SB), Y5, Y9
-	VFMADD213PD tanhQ1<>+0(SB), Y5, Y9
-	VFMADD213PD tanhQ2<>+0(SB), Y5, Y9
-	VMULPD      Y5, Y6, Y5
-	VMULPD      Y8, Y5, Y8
-	VADDPD      one<>+0(SB), Y7, Y7
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Y6, Y5
-	VBLENDVPD Y5, minusTwo<>+0(SB), Y8, Y8
-	VBLENDVPD Y5, Y7, Y9, Y9
-	VBLENDVPD Y5, one<>+0(SB), Y6, Y6
-	VDIVPD    Y9, Y8, Y8
-	VADDPD    Y8, Y6, Y6
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y7, Y7
+	VMOVUPD minusTwo<>+0(SB), Y6
+	VDIVPD  Y7, Y6, Y6
+	VADDPD  one<>+0(SB), Y6, Y6
 
 	// x = copysign(t, x)
 	VANDPD absMask<>+0(SB), Y6, Y6
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y6, Y0, Y0
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y6, Y3, Y3
 
+act5AVX2_done:
 	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Y1, Y3, Y1
-	VMULPD  Y0, Y2, Y5
-	VADDPD  Y5, Y1, Y1
-	VMOVUPD Y2, (DX)(R8*8)
-	VMOVUPD Y3, (BX)(R8*8)
-	VMOVUPD Y0, (SI)(R8*8)
-	VMOVUPD Y4, (DI)(R8*8)
-	MOVQ    c_base+112(FP), R9
-	VMOVUPD Y1, (R9)(R8*8)
-	VMOVUPD Y1, Y0
+	VMULPD  Y0, Y2, Y0
+	VMULPD  Y3, Y1, Y5
+	VADDPD  Y5, Y0, Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD Y1, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD Y2, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD Y3, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD Y4, (BX)(DX*8)
+	MOVQ    c_base+88(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, Y0
 
 	// tc = tanh(c), h = o*tc
 	// sigmoid: z = exp(-|x|)
 	// tanh: a = |x|, e = exp(2a)
 	VANDPD absMask<>+0(SB), Y0, Y1
 	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act6AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act6AVX2_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Y3
@@ -2009,550 +1586,125 @@ gateStepFixedAVX2_m3_loop:
 	VADDPD    Y5, Y1, Y1
 
 	// x = copysign(t, x)
-	VANDPD  absMask<>+0(SB), Y1, Y1
-	VANDPD  signMask<>+0(SB), Y0, Y0
-	VORPD   Y1, Y0, Y0
-	MOVQ    tc_base+136(FP), R9
-	VMOVUPD Y0, (R9)(R8*8)
-	VMULPD  Y0, Y4, Y4
-	MOVQ    h_base+160(FP), R9
-	VMOVUPD Y4, (R9)(R8*8)
-	ADDQ    $+4, R8
-	JMP     gateStepFixedAVX2_m3_loop
-
-gateStepFixedAVX2_m3_tail:
-	// }
-	VZEROUPPER
-	RET
-
-gateStepFixedAVX2_m4:
-	// fixed = 4
-	XORQ R8, R8
-	ANDQ $-4, AX
-
-gateStepFixedAVX2_m4_loop:
-	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ R8, AX
-	JAE  gateStepFixedAVX2_m4_tail
-
-	// load every input of the blocks before storing anything
-	VMOVUPD (SI)(R8*8), Y0
-	MOVQ    cPrev_base+88(FP), R9
-	VMOVUPD (R9)(R8*8), Y1
-	VMOVUPD (DX)(R8*8), Y2
-	VMOVUPD (BX)(R8*8), Y3
-	MOVQ    act_base+32(FP), R9
-	LEAQ    (CX)(CX*2), R10
-	ADDQ    R10, R9
-	VMOVUPD (R9)(R8*8), Y4
-	MOVQ    zg_base+64(FP), R9
-	VMOVUPD Y0, (R9)(R8*8)
-
-	// sigmoid: z = exp(-|x|)
-	VORPD signMask<>+0(SB), Y2, Y5
-	VORPD signMask<>+0(SB), Y3, Y6
-
-	// tanh: a = |x|, e = exp(2a)
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Y7
-	VMAXPD  Y5, Y7, Y5
-	VMOVUPD expMinArg<>+0(SB), Y7
-	VMAXPD  Y6, Y7, Y6
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y5, Y7
-	VROUNDPD $0x00, Y7, Y7
-	VMULPD   expLog2E<>+0(SB), Y6, Y8
-	VROUNDPD $0x00, Y8, Y8
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y5
-	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y6
-	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y5
-	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y6
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y9
-	VMOVUPD     expC13<>+0(SB), Y10
-	VFMADD213PD expC12<>+0(SB), Y5, Y9
-	VFMADD213PD expC12<>+0(SB), Y6, Y10
-	VFMADD213PD expC11<>+0(SB), Y5, Y9
-	VFMADD213PD expC11<>+0(SB), Y6, Y10
-	VFMADD213PD expC10<>+0(SB), Y5, Y9
-	VFMADD213PD expC10<>+0(SB), Y6, Y10
-	VFMADD213PD expC9<>+0(SB), Y5, Y9
-	VFMADD213PD expC9<>+0(SB), Y6, Y10
-	VFMADD213PD expC8<>+0(SB), Y5, Y9
-	VFMADD213PD expC8<>+0(SB), Y6, Y10
-	VFMADD213PD expC7<>+0(SB), Y5, Y9
-	VFMADD213PD expC7<>+0(SB), Y6, Y10
-	VFMADD213PD expC6<>+0(SB), Y5, Y9
-	VFMADD213PD expC6<>+0(SB), Y6, Y10
-	VFMADD213PD expC5<>+0(SB), Y5, Y9
-	VFMADD213PD expC5<>+0(SB), Y6, Y10
-	VFMADD213PD expC4<>+0(SB), Y5, Y9
-	VFMADD213PD expC4<>+0(SB), Y6, Y10
-	VFMADD213PD expC3<>+0(SB), Y5, Y9
-	VFMADD213PD expC3<>+0(SB), Y6, Y10
-	VFMADD213PD expC2<>+0(SB), Y5, Y9
-	VFMADD213PD expC2<>+0(SB), Y6, Y10
-	VFMADD213PD one<>+0(SB), Y5, Y9
-	VFMADD213PD one<>+0(SB), Y6, Y10
-	VFMADD213PD one<>+0(SB), Y5, Y9
-	VFMADD213PD one<>+0(SB), Y6, Y10
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y7, Y5
-	VROUNDPD $0x01, Y5, Y5
-	VSUBPD   Y5, Y7, Y7
-	VADDPD   expMagic<>+0(SB), Y5, Y5
-	VPSLLQ   $0x34, Y5, Y5
-	VADDPD   expMagic<>+0(SB), Y7, Y7
-	VPSLLQ   $0x34, Y7, Y7
-	VMULPD   Y5, Y9, Y9
-	VMULPD   Y7, Y9, Y5
-	VMULPD   half<>+0(SB), Y8, Y6
-	VROUNDPD $0x01, Y6, Y6
-	VSUBPD   Y6, Y8, Y8
-	VADDPD   expMagic<>+0(SB), Y6, Y6
-	VPSLLQ   $0x34, Y6, Y6
-	VADDPD   expMagic<>+0(SB), Y8, Y8
-	VPSLLQ   $0x34, Y8, Y8
-	VMULPD   Y6, Y10, Y10
-	VMULPD   Y8, Y10, Y6
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Y5, Y7
-	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
-	VBLENDVPD Y2, one<>+0(SB), Y5, Y5
-	VDIVPD    Y7, Y5, Y2
-	VADDPD    one<>+0(SB), Y6, Y5
-	VCMPPD    $0x1d, zero<>+0(SB), Y3, Y3
-	VBLENDVPD Y3, one<>+0(SB), Y6, Y6
-	VDIVPD    Y5, Y6, Y3
-
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	// sigmoid: z = exp(-|x|)
-	// tanh: a = |x|, e = exp(2a)
-	VANDPD absMask<>+0(SB), Y0, Y5
-	VADDPD Y5, Y5, Y6
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Y7
-	VMINPD  Y6, Y7, Y6
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y6, Y7
-	VROUNDPD $0x00, Y7, Y7
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y6
-	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y6
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y8
-	VFMADD213PD expC12<>+0(SB), Y6, Y8
-	VFMADD213PD expC11<>+0(SB), Y6, Y8
-	VFMADD213PD expC10<>+0(SB), Y6, Y8
-	VFMADD213PD expC9<>+0(SB), Y6, Y8
-	VFMADD213PD expC8<>+0(SB), Y6, Y8
-	VFMADD213PD expC7<>+0(SB), Y6, Y8
-	VFMADD213PD expC6<>+0(SB), Y6, Y8
-	VFMADD213PD expC5<>+0(SB), Y6, Y8
-	VFMADD213PD expC4<>+0(SB), Y6, Y8
-	VFMADD213PD expC3<>+0(SB), Y6, Y8
-	VFMADD213PD expC2<>+0(SB), Y6, Y8
-	VFMADD213PD one<>+0(SB), Y6, Y8
-	VFMADD213PD one<>+0(SB), Y6, Y8
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y7, Y6
-	VROUNDPD $0x01, Y6, Y6
-	VSUBPD   Y6, Y7, Y7
-	VADDPD   expMagic<>+0(SB), Y6, Y6
-	VPSLLQ   $0x34, Y6, Y6
-	VADDPD   expMagic<>+0(SB), Y7, Y7
-	VPSLLQ   $0x34, Y7, Y7
-	VMULPD   Y6, Y8, Y8
-	VMULPD   Y7, Y8, Y6
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Y5, Y5, Y7
-	VMOVUPD     tanhP0<>+0(SB), Y8
-	VFMADD213PD tanhP1<>+0(SB), Y7, Y8
-	VFMADD213PD tanhP2<>+0(SB), Y7, Y8
-	VADDPD      tanhQ0<>+0(SB), Y7, Y9
-	VFMADD213PD tanhQ1<>+0(SB), Y7, Y9
-	VFMADD213PD tanhQ2<>+0(SB), Y7, Y9
-	VMULPD      Y7, Y5, Y7
-	VMULPD      Y8, Y7, Y8
-	VADDPD      one<>+0(SB), Y6, Y6
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Y5, Y7
-	VBLENDVPD Y7, minusTwo<>+0(SB), Y8, Y8
-	VBLENDVPD Y7, Y6, Y9, Y9
-	VBLENDVPD Y7, one<>+0(SB), Y5, Y5
-	VDIVPD    Y9, Y8, Y8
-	VADDPD    Y8, Y5, Y5
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y5, Y5
+	VANDPD absMask<>+0(SB), Y1, Y1
 	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y5, Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act6AVX2_done
 
-	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Y1, Y3, Y1
-	VMULPD  Y0, Y2, Y5
-	VADDPD  Y5, Y1, Y1
-	VMOVUPD Y2, (DX)(R8*8)
-	VMOVUPD Y3, (BX)(R8*8)
-	VMOVUPD Y0, (SI)(R8*8)
-	VMOVUPD Y4, (DI)(R8*8)
-	MOVQ    c_base+112(FP), R9
-	VMOVUPD Y1, (R9)(R8*8)
-	VMOVUPD Y1, Y0
-
-	// tc = tanh(c), h = o*tc
-	// sigmoid: z = exp(-|x|)
-	// tanh: a = |x|, e = exp(2a)
-	VANDPD absMask<>+0(SB), Y0, Y1
-	VADDPD Y1, Y1, Y2
-
+act6AVX2_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Y3
-	VMINPD  Y2, Y3, Y2
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
 
 	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y2, Y3
-	VROUNDPD $0x00, Y3, Y3
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
 
 	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
-	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
 
 	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y5
-	VFMADD213PD expC12<>+0(SB), Y2, Y5
-	VFMADD213PD expC11<>+0(SB), Y2, Y5
-	VFMADD213PD expC10<>+0(SB), Y2, Y5
-	VFMADD213PD expC9<>+0(SB), Y2, Y5
-	VFMADD213PD expC8<>+0(SB), Y2, Y5
-	VFMADD213PD expC7<>+0(SB), Y2, Y5
-	VFMADD213PD expC6<>+0(SB), Y2, Y5
-	VFMADD213PD expC5<>+0(SB), Y2, Y5
-	VFMADD213PD expC4<>+0(SB), Y2, Y5
-	VFMADD213PD expC3<>+0(SB), Y2, Y5
-	VFMADD213PD expC2<>+0(SB), Y2, Y5
-	VFMADD213PD one<>+0(SB), Y2, Y5
-	VFMADD213PD one<>+0(SB), Y2, Y5
+	VMOVUPD     expC13<>+0(SB), Y3
+	VFMADD213PD expC12<>+0(SB), Y2, Y3
+	VFMADD213PD expC11<>+0(SB), Y2, Y3
+	VFMADD213PD expC10<>+0(SB), Y2, Y3
+	VFMADD213PD expC9<>+0(SB), Y2, Y3
+	VFMADD213PD expC8<>+0(SB), Y2, Y3
+	VFMADD213PD expC7<>+0(SB), Y2, Y3
+	VFMADD213PD expC6<>+0(SB), Y2, Y3
+	VFMADD213PD expC5<>+0(SB), Y2, Y3
+	VFMADD213PD expC4<>+0(SB), Y2, Y3
+	VFMADD213PD expC3<>+0(SB), Y2, Y3
+	VFMADD213PD expC2<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
 
 	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y3, Y2
+	VMULPD   half<>+0(SB), Y1, Y2
 	VROUNDPD $0x01, Y2, Y2
-	VSUBPD   Y2, Y3, Y3
+	VSUBPD   Y2, Y1, Y1
 	VADDPD   expMagic<>+0(SB), Y2, Y2
 	VPSLLQ   $0x34, Y2, Y2
-	VADDPD   expMagic<>+0(SB), Y3, Y3
-	VPSLLQ   $0x34, Y3, Y3
-	VMULPD   Y2, Y5, Y5
-	VMULPD   Y3, Y5, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y3, Y3
+	VMULPD   Y1, Y3, Y2
 
 	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Y1, Y1, Y3
-	VMOVUPD     tanhP0<>+0(SB), Y5
-	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
-	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
-	VADDPD      tanhQ0<>+0(SB), Y3, Y6
-	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
-	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
-	VMULPD      Y3, Y1, Y3
-	VMULPD      Y5, Y3, Y5
-	VADDPD      one<>+0(SB), Y2, Y2
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
-	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
-	VBLENDVPD Y3, Y2, Y6, Y6
-	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
-	VDIVPD    Y6, Y5, Y5
-	VADDPD    Y5, Y1, Y1
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
 
 	// x = copysign(t, x)
-	VANDPD  absMask<>+0(SB), Y1, Y1
-	VANDPD  signMask<>+0(SB), Y0, Y0
-	VORPD   Y1, Y0, Y0
-	MOVQ    tc_base+136(FP), R9
-	VMOVUPD Y0, (R9)(R8*8)
-	VMULPD  Y0, Y4, Y4
-	MOVQ    h_base+160(FP), R9
-	VMOVUPD Y4, (R9)(R8*8)
-	ADDQ    $+4, R8
-	JMP     gateStepFixedAVX2_m4_loop
-
-gateStepFixedAVX2_m4_tail:
-	// }
-	VZEROUPPER
-	RET
-
-gateStepFixedAVX2_m5:
-	// fixed = 5
-	XORQ R8, R8
-	ANDQ $-4, AX
-
-gateStepFixedAVX2_m5_loop:
-	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ R8, AX
-	JAE  gateStepFixedAVX2_m5_tail
-
-	// load every input of the blocks before storing anything
-	VMOVUPD (SI)(R8*8), Y0
-	MOVQ    cPrev_base+88(FP), R9
-	VMOVUPD (R9)(R8*8), Y1
-	MOVQ    act_base+32(FP), R9
-	VMOVUPD (R9)(R8*8), Y2
-	VMOVUPD (BX)(R8*8), Y3
-	MOVQ    act_base+32(FP), R9
-	LEAQ    (CX)(CX*2), R10
-	ADDQ    R10, R9
-	VMOVUPD (R9)(R8*8), Y4
-	MOVQ    zg_base+64(FP), R9
-	VMOVUPD Y0, (R9)(R8*8)
-
-	// sigmoid: z = exp(-|x|)
-	VORPD signMask<>+0(SB), Y3, Y5
-
-	// tanh: a = |x|, e = exp(2a)
-	VANDPD absMask<>+0(SB), Y0, Y6
-	VADDPD Y6, Y6, Y7
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Y8
-	VMAXPD  Y5, Y8, Y5
-	VMOVUPD expMaxArg<>+0(SB), Y8
-	VMINPD  Y7, Y8, Y7
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y5, Y8
-	VROUNDPD $0x00, Y8, Y8
-	VMULPD   expLog2E<>+0(SB), Y7, Y9
-	VROUNDPD $0x00, Y9, Y9
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y5
-	VFNMADD231PD expLn2Hi<>+0(SB), Y9, Y7
-	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y5
-	VFNMADD231PD expLn2Lo<>+0(SB), Y9, Y7
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y10
-	VMOVUPD     expC13<>+0(SB), Y11
-	VFMADD213PD expC12<>+0(SB), Y5, Y10
-	VFMADD213PD expC12<>+0(SB), Y7, Y11
-	VFMADD213PD expC11<>+0(SB), Y5, Y10
-	VFMADD213PD expC11<>+0(SB), Y7, Y11
-	VFMADD213PD expC10<>+0(SB), Y5, Y10
-	VFMADD213PD expC10<>+0(SB), Y7, Y11
-	VFMADD213PD expC9<>+0(SB), Y5, Y10
-	VFMADD213PD expC9<>+0(SB), Y7, Y11
-	VFMADD213PD expC8<>+0(SB), Y5, Y10
-	VFMADD213PD expC8<>+0(SB), Y7, Y11
-	VFMADD213PD expC7<>+0(SB), Y5, Y10
-	VFMADD213PD expC7<>+0(SB), Y7, Y11
-	VFMADD213PD expC6<>+0(SB), Y5, Y10
-	VFMADD213PD expC6<>+0(SB), Y7, Y11
-	VFMADD213PD expC5<>+0(SB), Y5, Y10
-	VFMADD213PD expC5<>+0(SB), Y7, Y11
-	VFMADD213PD expC4<>+0(SB), Y5, Y10
-	VFMADD213PD expC4<>+0(SB), Y7, Y11
-	VFMADD213PD expC3<>+0(SB), Y5, Y10
-	VFMADD213PD expC3<>+0(SB), Y7, Y11
-	VFMADD213PD expC2<>+0(SB), Y5, Y10
-	VFMADD213PD expC2<>+0(SB), Y7, Y11
-	VFMADD213PD one<>+0(SB), Y5, Y10
-	VFMADD213PD one<>+0(SB), Y7, Y11
-	VFMADD213PD one<>+0(SB), Y5, Y10
-	VFMADD213PD one<>+0(SB), Y7, Y11
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y8, Y5
-	VROUNDPD $0x01, Y5, Y5
-	VSUBPD   Y5, Y8, Y8
-	VADDPD   expMagic<>+0(SB), Y5, Y5
-	VPSLLQ   $0x34, Y5, Y5
-	VADDPD   expMagic<>+0(SB), Y8, Y8
-	VPSLLQ   $0x34, Y8, Y8
-	VMULPD   Y5, Y10, Y10
-	VMULPD   Y8, Y10, Y5
-	VMULPD   half<>+0(SB), Y9, Y7
-	VROUNDPD $0x01, Y7, Y7
-	VSUBPD   Y7, Y9, Y9
-	VADDPD   expMagic<>+0(SB), Y7, Y7
-	VPSLLQ   $0x34, Y7, Y7
-	VADDPD   expMagic<>+0(SB), Y9, Y9
-	VPSLLQ   $0x34, Y9, Y9
-	VMULPD   Y7, Y11, Y11
-	VMULPD   Y9, Y11, Y7
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Y5, Y8
-	VCMPPD    $0x1d, zero<>+0(SB), Y3, Y3
-	VBLENDVPD Y3, one<>+0(SB), Y5, Y5
-	VDIVPD    Y8, Y5, Y3
-
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Y6, Y6, Y5
-	VMOVUPD     tanhP0<>+0(SB), Y8
-	VFMADD213PD tanhP1<>+0(SB), Y5, Y8
-	VFMADD213PD tanhP2<>+0(SB), Y5, Y8
-	VADDPD      tanhQ0<>+0(SB), Y5, Y9
-	VFMADD213PD tanhQ1<>+0(SB), Y5, Y9
-	VFMADD213PD tanhQ2<>+0(SB), Y5, Y9
-	VMULPD      Y5, Y6, Y5
-	VMULPD      Y8, Y5, Y8
-	VADDPD      one<>+0(SB), Y7, Y7
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Y6, Y5
-	VBLENDVPD Y5, minusTwo<>+0(SB), Y8, Y8
-	VBLENDVPD Y5, Y7, Y9, Y9
-	VBLENDVPD Y5, one<>+0(SB), Y6, Y6
-	VDIVPD    Y9, Y8, Y8
-	VADDPD    Y8, Y6, Y6
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y6, Y6
+	VANDPD absMask<>+0(SB), Y1, Y1
 	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y6, Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act6AVX2_done
 
-	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Y1, Y3, Y1
-	VMULPD  Y0, Y2, Y5
-	VADDPD  Y5, Y1, Y1
-	VMOVUPD Y2, (DX)(R8*8)
-	VMOVUPD Y3, (BX)(R8*8)
-	VMOVUPD Y0, (SI)(R8*8)
-	VMOVUPD Y4, (DI)(R8*8)
-	MOVQ    c_base+112(FP), R9
-	VMOVUPD Y1, (R9)(R8*8)
-	VMOVUPD Y1, Y0
-
-	// tc = tanh(c), h = o*tc
-	// sigmoid: z = exp(-|x|)
-	// tanh: a = |x|, e = exp(2a)
-	VANDPD absMask<>+0(SB), Y0, Y1
-	VADDPD Y1, Y1, Y2
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Y3
-	VMINPD  Y2, Y3, Y2
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y2, Y3
-	VROUNDPD $0x00, Y3, Y3
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
-	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y5
-	VFMADD213PD expC12<>+0(SB), Y2, Y5
-	VFMADD213PD expC11<>+0(SB), Y2, Y5
-	VFMADD213PD expC10<>+0(SB), Y2, Y5
-	VFMADD213PD expC9<>+0(SB), Y2, Y5
-	VFMADD213PD expC8<>+0(SB), Y2, Y5
-	VFMADD213PD expC7<>+0(SB), Y2, Y5
-	VFMADD213PD expC6<>+0(SB), Y2, Y5
-	VFMADD213PD expC5<>+0(SB), Y2, Y5
-	VFMADD213PD expC4<>+0(SB), Y2, Y5
-	VFMADD213PD expC3<>+0(SB), Y2, Y5
-	VFMADD213PD expC2<>+0(SB), Y2, Y5
-	VFMADD213PD one<>+0(SB), Y2, Y5
-	VFMADD213PD one<>+0(SB), Y2, Y5
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y3, Y2
-	VROUNDPD $0x01, Y2, Y2
-	VSUBPD   Y2, Y3, Y3
-	VADDPD   expMagic<>+0(SB), Y2, Y2
-	VPSLLQ   $0x34, Y2, Y2
-	VADDPD   expMagic<>+0(SB), Y3, Y3
-	VPSLLQ   $0x34, Y3, Y3
-	VMULPD   Y2, Y5, Y5
-	VMULPD   Y3, Y5, Y2
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Y1, Y1, Y3
-	VMOVUPD     tanhP0<>+0(SB), Y5
-	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
-	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
-	VADDPD      tanhQ0<>+0(SB), Y3, Y6
-	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
-	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
-	VMULPD      Y3, Y1, Y3
-	VMULPD      Y5, Y3, Y5
-	VADDPD      one<>+0(SB), Y2, Y2
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
-	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
-	VBLENDVPD Y3, Y2, Y6, Y6
-	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
-	VDIVPD    Y6, Y5, Y5
-	VADDPD    Y5, Y1, Y1
+act6AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
 
 	// x = copysign(t, x)
-	VANDPD  absMask<>+0(SB), Y1, Y1
-	VANDPD  signMask<>+0(SB), Y0, Y0
-	VORPD   Y1, Y0, Y0
-	MOVQ    tc_base+136(FP), R9
-	VMOVUPD Y0, (R9)(R8*8)
-	VMULPD  Y0, Y4, Y4
-	MOVQ    h_base+160(FP), R9
-	VMOVUPD Y4, (R9)(R8*8)
-	ADDQ    $+4, R8
-	JMP     gateStepFixedAVX2_m5_loop
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
 
-gateStepFixedAVX2_m5_tail:
+act6AVX2_done:
+	MOVQ    tc_base+112(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+136(FP), BX
+	VMOVUPD Y4, (BX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     gateStepTableAVX2_m0_loop
+
+gateStepTableAVX2_m0_tail:
 	// }
 	VZEROUPPER
 	RET
 
-gateStepFixedAVX2_m6:
-	// fixed = 6
-	XORQ R8, R8
+gateStepTableAVX2_m1:
+	// table = 1
+	XORQ DX, DX
 	ANDQ $-4, AX
 
-gateStepFixedAVX2_m6_loop:
+gateStepTableAVX2_m1_loop:
 	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ R8, AX
-	JAE  gateStepFixedAVX2_m6_tail
+	CMPQ DX, AX
+	JAE  gateStepTableAVX2_m1_tail
 
 	// load every input of the blocks before storing anything
-	VMOVUPD (SI)(R8*8), Y0
-	MOVQ    cPrev_base+88(FP), R9
-	VMOVUPD (R9)(R8*8), Y1
-	VMOVUPD (DX)(R8*8), Y2
-	MOVQ    act_base+32(FP), R9
-	ADDQ    CX, R9
-	VMOVUPD (R9)(R8*8), Y3
-	MOVQ    act_base+32(FP), R9
-	LEAQ    (CX)(CX*2), R10
-	ADDQ    R10, R9
-	VMOVUPD (R9)(R8*8), Y4
-	MOVQ    zg_base+64(FP), R9
-	VMOVUPD Y0, (R9)(R8*8)
+	MOVQ    cPrev_base+64(FP), BX
+	VMOVUPD (BX)(DX*8), Y0
+	MOVQ    act_base+32(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD (BX)(DX*8), Y2
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD (BX)(DX*8), Y3
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD (BX)(DX*8), Y4
 
+	// the computed activations
 	// sigmoid: z = exp(-|x|)
 	VORPD signMask<>+0(SB), Y2, Y5
 
 	// tanh: a = |x|, e = exp(2a)
-	VANDPD absMask<>+0(SB), Y0, Y6
+	VANDPD absMask<>+0(SB), Y3, Y6
 	VADDPD Y6, Y6, Y7
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y6, Y8
+	VTESTPD Y8, Y8
+	JZ      act7AVX2_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Y8
@@ -2650,26 +1802,189 @@ gateStepFixedAVX2_m6_loop:
 
 	// x = copysign(t, x)
 	VANDPD absMask<>+0(SB), Y6, Y6
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y6, Y0, Y0
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y6, Y3, Y3
+	JMP    act7AVX2_done
 
+act7AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y6
+	VMAXPD  Y5, Y6, Y5
+	VMOVUPD expMaxArg<>+0(SB), Y6
+	VMINPD  Y7, Y6, Y7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y6
+	VROUNDPD $0x00, Y6, Y6
+	VMULPD   expLog2E<>+0(SB), Y7, Y8
+	VROUNDPD $0x00, Y8, Y8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y7
+	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y9
+	VMOVUPD     expC13<>+0(SB), Y10
+	VFMADD213PD expC12<>+0(SB), Y5, Y9
+	VFMADD213PD expC12<>+0(SB), Y7, Y10
+	VFMADD213PD expC11<>+0(SB), Y5, Y9
+	VFMADD213PD expC11<>+0(SB), Y7, Y10
+	VFMADD213PD expC10<>+0(SB), Y5, Y9
+	VFMADD213PD expC10<>+0(SB), Y7, Y10
+	VFMADD213PD expC9<>+0(SB), Y5, Y9
+	VFMADD213PD expC9<>+0(SB), Y7, Y10
+	VFMADD213PD expC8<>+0(SB), Y5, Y9
+	VFMADD213PD expC8<>+0(SB), Y7, Y10
+	VFMADD213PD expC7<>+0(SB), Y5, Y9
+	VFMADD213PD expC7<>+0(SB), Y7, Y10
+	VFMADD213PD expC6<>+0(SB), Y5, Y9
+	VFMADD213PD expC6<>+0(SB), Y7, Y10
+	VFMADD213PD expC5<>+0(SB), Y5, Y9
+	VFMADD213PD expC5<>+0(SB), Y7, Y10
+	VFMADD213PD expC4<>+0(SB), Y5, Y9
+	VFMADD213PD expC4<>+0(SB), Y7, Y10
+	VFMADD213PD expC3<>+0(SB), Y5, Y9
+	VFMADD213PD expC3<>+0(SB), Y7, Y10
+	VFMADD213PD expC2<>+0(SB), Y5, Y9
+	VFMADD213PD expC2<>+0(SB), Y7, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y7, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y7, Y10
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y6, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VMULPD   Y5, Y9, Y9
+	VMULPD   Y6, Y9, Y5
+	VMULPD   half<>+0(SB), Y8, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y6, Y10, Y10
+	VMULPD   Y8, Y10, Y7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y6
+	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
+	VBLENDVPD Y2, one<>+0(SB), Y5, Y5
+	VDIVPD    Y6, Y5, Y2
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y7, Y7
+	VMOVUPD minusTwo<>+0(SB), Y6
+	VDIVPD  Y7, Y6, Y6
+	VADDPD  one<>+0(SB), Y6, Y6
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y6, Y6
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y6, Y3, Y3
+
+act7AVX2_done:
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y4, Y5
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y4, Y6
+	VTESTPD Y6, Y6
+	JZ      act8AVX2_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y6
+	VMAXPD  Y5, Y6, Y5
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y6
+	VROUNDPD $0x00, Y6, Y6
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y7
+	VFMADD213PD expC12<>+0(SB), Y5, Y7
+	VFMADD213PD expC11<>+0(SB), Y5, Y7
+	VFMADD213PD expC10<>+0(SB), Y5, Y7
+	VFMADD213PD expC9<>+0(SB), Y5, Y7
+	VFMADD213PD expC8<>+0(SB), Y5, Y7
+	VFMADD213PD expC7<>+0(SB), Y5, Y7
+	VFMADD213PD expC6<>+0(SB), Y5, Y7
+	VFMADD213PD expC5<>+0(SB), Y5, Y7
+	VFMADD213PD expC4<>+0(SB), Y5, Y7
+	VFMADD213PD expC3<>+0(SB), Y5, Y7
+	VFMADD213PD expC2<>+0(SB), Y5, Y7
+	VFMADD213PD one<>+0(SB), Y5, Y7
+	VFMADD213PD one<>+0(SB), Y5, Y7
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y6, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VMULPD   Y5, Y7, Y7
+	VMULPD   Y6, Y7, Y5
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y6
+	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
+	VBLENDVPD Y4, one<>+0(SB), Y5, Y5
+	VDIVPD    Y6, Y5, Y4
+	JMP       act8AVX2_done
+
+act8AVX2_sat:
+	VMOVUPD one<>+0(SB), Y4
+
+act8AVX2_done:
 	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Y1, Y3, Y1
-	VMULPD  Y0, Y2, Y5
-	VADDPD  Y5, Y1, Y1
-	VMOVUPD Y2, (DX)(R8*8)
-	VMOVUPD Y3, (BX)(R8*8)
-	VMOVUPD Y0, (SI)(R8*8)
-	VMOVUPD Y4, (DI)(R8*8)
-	MOVQ    c_base+112(FP), R9
-	VMOVUPD Y1, (R9)(R8*8)
-	VMOVUPD Y1, Y0
+	VMULPD  Y0, Y2, Y0
+	VMULPD  Y3, Y1, Y1
+	VADDPD  Y1, Y0, Y0
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD Y2, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD Y3, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD Y4, (BX)(DX*8)
+	MOVQ    c_base+88(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, Y0
 
 	// tc = tanh(c), h = o*tc
 	// sigmoid: z = exp(-|x|)
 	// tanh: a = |x|, e = exp(2a)
 	VANDPD absMask<>+0(SB), Y0, Y1
 	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act9AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act9AVX2_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Y3
@@ -2732,52 +2047,2287 @@ gateStepFixedAVX2_m6_loop:
 	VADDPD    Y5, Y1, Y1
 
 	// x = copysign(t, x)
-	VANDPD  absMask<>+0(SB), Y1, Y1
-	VANDPD  signMask<>+0(SB), Y0, Y0
-	VORPD   Y1, Y0, Y0
-	MOVQ    tc_base+136(FP), R9
-	VMOVUPD Y0, (R9)(R8*8)
-	VMULPD  Y0, Y4, Y4
-	MOVQ    h_base+160(FP), R9
-	VMOVUPD Y4, (R9)(R8*8)
-	ADDQ    $+4, R8
-	JMP     gateStepFixedAVX2_m6_loop
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act9AVX2_done
 
-gateStepFixedAVX2_m6_tail:
+act9AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y3
+	VFMADD213PD expC12<>+0(SB), Y2, Y3
+	VFMADD213PD expC11<>+0(SB), Y2, Y3
+	VFMADD213PD expC10<>+0(SB), Y2, Y3
+	VFMADD213PD expC9<>+0(SB), Y2, Y3
+	VFMADD213PD expC8<>+0(SB), Y2, Y3
+	VFMADD213PD expC7<>+0(SB), Y2, Y3
+	VFMADD213PD expC6<>+0(SB), Y2, Y3
+	VFMADD213PD expC5<>+0(SB), Y2, Y3
+	VFMADD213PD expC4<>+0(SB), Y2, Y3
+	VFMADD213PD expC3<>+0(SB), Y2, Y3
+	VFMADD213PD expC2<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y1, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y1, Y1
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y3, Y3
+	VMULPD   Y1, Y3, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act9AVX2_done
+
+act9AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+
+act9AVX2_done:
+	MOVQ    tc_base+112(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+136(FP), BX
+	VMOVUPD Y4, (BX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     gateStepTableAVX2_m1_loop
+
+gateStepTableAVX2_m1_tail:
 	// }
 	VZEROUPPER
 	RET
 
-gateStepFixedAVX2_m7:
-	// fixed = 7
-	XORQ R8, R8
+gateStepTableAVX2_m2:
+	// table = 2
+	XORQ DX, DX
 	ANDQ $-4, AX
 
-gateStepFixedAVX2_m7_loop:
+gateStepTableAVX2_m2_loop:
 	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ R8, AX
-	JAE  gateStepFixedAVX2_m7_tail
+	CMPQ DX, AX
+	JAE  gateStepTableAVX2_m2_tail
 
 	// load every input of the blocks before storing anything
-	VMOVUPD (SI)(R8*8), Y0
-	MOVQ    cPrev_base+88(FP), R9
-	VMOVUPD (R9)(R8*8), Y1
-	MOVQ    act_base+32(FP), R9
-	VMOVUPD (R9)(R8*8), Y2
-	MOVQ    act_base+32(FP), R9
-	ADDQ    CX, R9
-	VMOVUPD (R9)(R8*8), Y3
-	MOVQ    act_base+32(FP), R9
-	LEAQ    (CX)(CX*2), R10
-	ADDQ    R10, R9
-	VMOVUPD (R9)(R8*8), Y4
-	MOVQ    zg_base+64(FP), R9
-	VMOVUPD Y0, (R9)(R8*8)
+	MOVQ    cPrev_base+64(FP), BX
+	VMOVUPD (BX)(DX*8), Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    act_base+32(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD (BX)(DX*8), Y2
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD (BX)(DX*8), Y3
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD (BX)(DX*8), Y4
 
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y1, Y5
+
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y3, Y6
+	VADDPD Y6, Y6, Y7
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y6, Y8
+	VTESTPD Y8, Y8
+	JZ      act10AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y8
+	VMAXPD  Y5, Y8, Y5
+	VMOVUPD expMaxArg<>+0(SB), Y8
+	VMINPD  Y7, Y8, Y7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y8
+	VROUNDPD $0x00, Y8, Y8
+	VMULPD   expLog2E<>+0(SB), Y7, Y9
+	VROUNDPD $0x00, Y9, Y9
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y9, Y7
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y9, Y7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y10
+	VMOVUPD     expC13<>+0(SB), Y11
+	VFMADD213PD expC12<>+0(SB), Y5, Y10
+	VFMADD213PD expC12<>+0(SB), Y7, Y11
+	VFMADD213PD expC11<>+0(SB), Y5, Y10
+	VFMADD213PD expC11<>+0(SB), Y7, Y11
+	VFMADD213PD expC10<>+0(SB), Y5, Y10
+	VFMADD213PD expC10<>+0(SB), Y7, Y11
+	VFMADD213PD expC9<>+0(SB), Y5, Y10
+	VFMADD213PD expC9<>+0(SB), Y7, Y11
+	VFMADD213PD expC8<>+0(SB), Y5, Y10
+	VFMADD213PD expC8<>+0(SB), Y7, Y11
+	VFMADD213PD expC7<>+0(SB), Y5, Y10
+	VFMADD213PD expC7<>+0(SB), Y7, Y11
+	VFMADD213PD expC6<>+0(SB), Y5, Y10
+	VFMADD213PD expC6<>+0(SB), Y7, Y11
+	VFMADD213PD expC5<>+0(SB), Y5, Y10
+	VFMADD213PD expC5<>+0(SB), Y7, Y11
+	VFMADD213PD expC4<>+0(SB), Y5, Y10
+	VFMADD213PD expC4<>+0(SB), Y7, Y11
+	VFMADD213PD expC3<>+0(SB), Y5, Y10
+	VFMADD213PD expC3<>+0(SB), Y7, Y11
+	VFMADD213PD expC2<>+0(SB), Y5, Y10
+	VFMADD213PD expC2<>+0(SB), Y7, Y11
+	VFMADD213PD one<>+0(SB), Y5, Y10
+	VFMADD213PD one<>+0(SB), Y7, Y11
+	VFMADD213PD one<>+0(SB), Y5, Y10
+	VFMADD213PD one<>+0(SB), Y7, Y11
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y8, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y5, Y10, Y10
+	VMULPD   Y8, Y10, Y5
+	VMULPD   half<>+0(SB), Y9, Y7
+	VROUNDPD $0x01, Y7, Y7
+	VSUBPD   Y7, Y9, Y9
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y9, Y9
+	VPSLLQ   $0x34, Y9, Y9
+	VMULPD   Y7, Y11, Y11
+	VMULPD   Y9, Y11, Y7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y8
+	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
+	VBLENDVPD Y1, one<>+0(SB), Y5, Y5
+	VDIVPD    Y8, Y5, Y1
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y6, Y6, Y5
+	VMOVUPD     tanhP0<>+0(SB), Y8
+	VFMADD213PD tanhP1<>+0(SB), Y5, Y8
+	VFMADD213PD tanhP2<>+0(SB), Y5, Y8
+	VADDPD      tanhQ0<>+0(SB), Y5, Y9
+	VFMADD213PD tanhQ1<>+0(SB), Y5, Y9
+	VFMADD213PD tanhQ2<>+0(SB), Y5, Y9
+	VMULPD      Y5, Y6, Y5
+	VMULPD      Y8, Y5, Y8
+	VADDPD      one<>+0(SB), Y7, Y7
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y6, Y5
+	VBLENDVPD Y5, minusTwo<>+0(SB), Y8, Y8
+	VBLENDVPD Y5, Y7, Y9, Y9
+	VBLENDVPD Y5, one<>+0(SB), Y6, Y6
+	VDIVPD    Y9, Y8, Y8
+	VADDPD    Y8, Y6, Y6
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y6, Y6
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y6, Y3, Y3
+	JMP    act10AVX2_done
+
+act10AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y6
+	VMAXPD  Y5, Y6, Y5
+	VMOVUPD expMaxArg<>+0(SB), Y6
+	VMINPD  Y7, Y6, Y7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y6
+	VROUNDPD $0x00, Y6, Y6
+	VMULPD   expLog2E<>+0(SB), Y7, Y8
+	VROUNDPD $0x00, Y8, Y8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y7
+	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y9
+	VMOVUPD     expC13<>+0(SB), Y10
+	VFMADD213PD expC12<>+0(SB), Y5, Y9
+	VFMADD213PD expC12<>+0(SB), Y7, Y10
+	VFMADD213PD expC11<>+0(SB), Y5, Y9
+	VFMADD213PD expC11<>+0(SB), Y7, Y10
+	VFMADD213PD expC10<>+0(SB), Y5, Y9
+	VFMADD213PD expC10<>+0(SB), Y7, Y10
+	VFMADD213PD expC9<>+0(SB), Y5, Y9
+	VFMADD213PD expC9<>+0(SB), Y7, Y10
+	VFMADD213PD expC8<>+0(SB), Y5, Y9
+	VFMADD213PD expC8<>+0(SB), Y7, Y10
+	VFMADD213PD expC7<>+0(SB), Y5, Y9
+	VFMADD213PD expC7<>+0(SB), Y7, Y10
+	VFMADD213PD expC6<>+0(SB), Y5, Y9
+	VFMADD213PD expC6<>+0(SB), Y7, Y10
+	VFMADD213PD expC5<>+0(SB), Y5, Y9
+	VFMADD213PD expC5<>+0(SB), Y7, Y10
+	VFMADD213PD expC4<>+0(SB), Y5, Y9
+	VFMADD213PD expC4<>+0(SB), Y7, Y10
+	VFMADD213PD expC3<>+0(SB), Y5, Y9
+	VFMADD213PD expC3<>+0(SB), Y7, Y10
+	VFMADD213PD expC2<>+0(SB), Y5, Y9
+	VFMADD213PD expC2<>+0(SB), Y7, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y7, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y7, Y10
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y6, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VMULPD   Y5, Y9, Y9
+	VMULPD   Y6, Y9, Y5
+	VMULPD   half<>+0(SB), Y8, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y6, Y10, Y10
+	VMULPD   Y8, Y10, Y7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y6
+	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
+	VBLENDVPD Y1, one<>+0(SB), Y5, Y5
+	VDIVPD    Y6, Y5, Y1
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y7, Y7
+	VMOVUPD minusTwo<>+0(SB), Y6
+	VDIVPD  Y7, Y6, Y6
+	VADDPD  one<>+0(SB), Y6, Y6
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y6, Y6
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y6, Y3, Y3
+
+act10AVX2_done:
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y4, Y5
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y4, Y6
+	VTESTPD Y6, Y6
+	JZ      act11AVX2_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y6
+	VMAXPD  Y5, Y6, Y5
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y6
+	VROUNDPD $0x00, Y6, Y6
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y7
+	VFMADD213PD expC12<>+0(SB), Y5, Y7
+	VFMADD213PD expC11<>+0(SB), Y5, Y7
+	VFMADD213PD expC10<>+0(SB), Y5, Y7
+	VFMADD213PD expC9<>+0(SB), Y5, Y7
+	VFMADD213PD expC8<>+0(SB), Y5, Y7
+	VFMADD213PD expC7<>+0(SB), Y5, Y7
+	VFMADD213PD expC6<>+0(SB), Y5, Y7
+	VFMADD213PD expC5<>+0(SB), Y5, Y7
+	VFMADD213PD expC4<>+0(SB), Y5, Y7
+	VFMADD213PD expC3<>+0(SB), Y5, Y7
+	VFMADD213PD expC2<>+0(SB), Y5, Y7
+	VFMADD213PD one<>+0(SB), Y5, Y7
+	VFMADD213PD one<>+0(SB), Y5, Y7
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y6, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VMULPD   Y5, Y7, Y7
+	VMULPD   Y6, Y7, Y5
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y6
+	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
+	VBLENDVPD Y4, one<>+0(SB), Y5, Y5
+	VDIVPD    Y6, Y5, Y4
+	JMP       act11AVX2_done
+
+act11AVX2_sat:
+	VMOVUPD one<>+0(SB), Y4
+
+act11AVX2_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y0, Y2, Y0
+	VMULPD  Y3, Y1, Y2
+	VADDPD  Y2, Y0, Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD Y1, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD Y3, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD Y4, (BX)(DX*8)
+	MOVQ    c_base+88(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, Y0
+
+	// tc = tanh(c), h = o*tc
 	// sigmoid: z = exp(-|x|)
 	// tanh: a = |x|, e = exp(2a)
-	VANDPD absMask<>+0(SB), Y0, Y5
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act12AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act12AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act12AVX2_done
+
+act12AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y3
+	VFMADD213PD expC12<>+0(SB), Y2, Y3
+	VFMADD213PD expC11<>+0(SB), Y2, Y3
+	VFMADD213PD expC10<>+0(SB), Y2, Y3
+	VFMADD213PD expC9<>+0(SB), Y2, Y3
+	VFMADD213PD expC8<>+0(SB), Y2, Y3
+	VFMADD213PD expC7<>+0(SB), Y2, Y3
+	VFMADD213PD expC6<>+0(SB), Y2, Y3
+	VFMADD213PD expC5<>+0(SB), Y2, Y3
+	VFMADD213PD expC4<>+0(SB), Y2, Y3
+	VFMADD213PD expC3<>+0(SB), Y2, Y3
+	VFMADD213PD expC2<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y1, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y1, Y1
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y3, Y3
+	VMULPD   Y1, Y3, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act12AVX2_done
+
+act12AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+
+act12AVX2_done:
+	MOVQ    tc_base+112(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+136(FP), BX
+	VMOVUPD Y4, (BX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     gateStepTableAVX2_m2_loop
+
+gateStepTableAVX2_m2_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepTableAVX2_m3:
+	// table = 3
+	XORQ DX, DX
+	ANDQ $-4, AX
+
+gateStepTableAVX2_m3_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, AX
+	JAE  gateStepTableAVX2_m3_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), BX
+	VMOVUPD (BX)(DX*8), Y0
+	MOVQ    act_base+32(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    act_base+32(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD (BX)(DX*8), Y2
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD (BX)(DX*8), Y3
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD (BX)(DX*8), Y4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y4, Y5
+
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y3, Y6
+	VADDPD Y6, Y6, Y7
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y6, Y8
+	VTESTPD Y8, Y8
+	JZ      act13AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y8
+	VMAXPD  Y5, Y8, Y5
+	VMOVUPD expMaxArg<>+0(SB), Y8
+	VMINPD  Y7, Y8, Y7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y8
+	VROUNDPD $0x00, Y8, Y8
+	VMULPD   expLog2E<>+0(SB), Y7, Y9
+	VROUNDPD $0x00, Y9, Y9
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y9, Y7
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y9, Y7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y10
+	VMOVUPD     expC13<>+0(SB), Y11
+	VFMADD213PD expC12<>+0(SB), Y5, Y10
+	VFMADD213PD expC12<>+0(SB), Y7, Y11
+	VFMADD213PD expC11<>+0(SB), Y5, Y10
+	VFMADD213PD expC11<>+0(SB), Y7, Y11
+	VFMADD213PD expC10<>+0(SB), Y5, Y10
+	VFMADD213PD expC10<>+0(SB), Y7, Y11
+	VFMADD213PD expC9<>+0(SB), Y5, Y10
+	VFMADD213PD expC9<>+0(SB), Y7, Y11
+	VFMADD213PD expC8<>+0(SB), Y5, Y10
+	VFMADD213PD expC8<>+0(SB), Y7, Y11
+	VFMADD213PD expC7<>+0(SB), Y5, Y10
+	VFMADD213PD expC7<>+0(SB), Y7, Y11
+	VFMADD213PD expC6<>+0(SB), Y5, Y10
+	VFMADD213PD expC6<>+0(SB), Y7, Y11
+	VFMADD213PD expC5<>+0(SB), Y5, Y10
+	VFMADD213PD expC5<>+0(SB), Y7, Y11
+	VFMADD213PD expC4<>+0(SB), Y5, Y10
+	VFMADD213PD expC4<>+0(SB), Y7, Y11
+	VFMADD213PD expC3<>+0(SB), Y5, Y10
+	VFMADD213PD expC3<>+0(SB), Y7, Y11
+	VFMADD213PD expC2<>+0(SB), Y5, Y10
+	VFMADD213PD expC2<>+0(SB), Y7, Y11
+	VFMADD213PD one<>+0(SB), Y5, Y10
+	VFMADD213PD one<>+0(SB), Y7, Y11
+	VFMADD213PD one<>+0(SB), Y5, Y10
+	VFMADD213PD one<>+0(SB), Y7, Y11
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y8, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y5, Y10, Y10
+	VMULPD   Y8, Y10, Y5
+	VMULPD   half<>+0(SB), Y9, Y7
+	VROUNDPD $0x01, Y7, Y7
+	VSUBPD   Y7, Y9, Y9
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y9, Y9
+	VPSLLQ   $0x34, Y9, Y9
+	VMULPD   Y7, Y11, Y11
+	VMULPD   Y9, Y11, Y7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y8
+	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
+	VBLENDVPD Y4, one<>+0(SB), Y5, Y5
+	VDIVPD    Y8, Y5, Y4
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y6, Y6, Y5
+	VMOVUPD     tanhP0<>+0(SB), Y8
+	VFMADD213PD tanhP1<>+0(SB), Y5, Y8
+	VFMADD213PD tanhP2<>+0(SB), Y5, Y8
+	VADDPD      tanhQ0<>+0(SB), Y5, Y9
+	VFMADD213PD tanhQ1<>+0(SB), Y5, Y9
+	VFMADD213PD tanhQ2<>+0(SB), Y5, Y9
+	VMULPD      Y5, Y6, Y5
+	VMULPD      Y8, Y5, Y8
+	VADDPD      one<>+0(SB), Y7, Y7
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y6, Y5
+	VBLENDVPD Y5, minusTwo<>+0(SB), Y8, Y8
+	VBLENDVPD Y5, Y7, Y9, Y9
+	VBLENDVPD Y5, one<>+0(SB), Y6, Y6
+	VDIVPD    Y9, Y8, Y8
+	VADDPD    Y8, Y6, Y6
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y6, Y6
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y6, Y3, Y3
+	JMP    act13AVX2_done
+
+act13AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y6
+	VMAXPD  Y5, Y6, Y5
+	VMOVUPD expMaxArg<>+0(SB), Y6
+	VMINPD  Y7, Y6, Y7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y6
+	VROUNDPD $0x00, Y6, Y6
+	VMULPD   expLog2E<>+0(SB), Y7, Y8
+	VROUNDPD $0x00, Y8, Y8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y7
+	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y9
+	VMOVUPD     expC13<>+0(SB), Y10
+	VFMADD213PD expC12<>+0(SB), Y5, Y9
+	VFMADD213PD expC12<>+0(SB), Y7, Y10
+	VFMADD213PD expC11<>+0(SB), Y5, Y9
+	VFMADD213PD expC11<>+0(SB), Y7, Y10
+	VFMADD213PD expC10<>+0(SB), Y5, Y9
+	VFMADD213PD expC10<>+0(SB), Y7, Y10
+	VFMADD213PD expC9<>+0(SB), Y5, Y9
+	VFMADD213PD expC9<>+0(SB), Y7, Y10
+	VFMADD213PD expC8<>+0(SB), Y5, Y9
+	VFMADD213PD expC8<>+0(SB), Y7, Y10
+	VFMADD213PD expC7<>+0(SB), Y5, Y9
+	VFMADD213PD expC7<>+0(SB), Y7, Y10
+	VFMADD213PD expC6<>+0(SB), Y5, Y9
+	VFMADD213PD expC6<>+0(SB), Y7, Y10
+	VFMADD213PD expC5<>+0(SB), Y5, Y9
+	VFMADD213PD expC5<>+0(SB), Y7, Y10
+	VFMADD213PD expC4<>+0(SB), Y5, Y9
+	VFMADD213PD expC4<>+0(SB), Y7, Y10
+	VFMADD213PD expC3<>+0(SB), Y5, Y9
+	VFMADD213PD expC3<>+0(SB), Y7, Y10
+	VFMADD213PD expC2<>+0(SB), Y5, Y9
+	VFMADD213PD expC2<>+0(SB), Y7, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y7, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y7, Y10
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y6, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VMULPD   Y5, Y9, Y9
+	VMULPD   Y6, Y9, Y5
+	VMULPD   half<>+0(SB), Y8, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y6, Y10, Y10
+	VMULPD   Y8, Y10, Y7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y6
+	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
+	VBLENDVPD Y4, one<>+0(SB), Y5, Y5
+	VDIVPD    Y6, Y5, Y4
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y7, Y7
+	VMOVUPD minusTwo<>+0(SB), Y6
+	VDIVPD  Y7, Y6, Y6
+	VADDPD  one<>+0(SB), Y6, Y6
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y6, Y6
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y6, Y3, Y3
+
+act13AVX2_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y0, Y2, Y0
+	VMULPD  Y3, Y1, Y1
+	VADDPD  Y1, Y0, Y0
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD Y3, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD Y4, (BX)(DX*8)
+	MOVQ    c_base+88(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act14AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act14AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act14AVX2_done
+
+act14AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y3
+	VFMADD213PD expC12<>+0(SB), Y2, Y3
+	VFMADD213PD expC11<>+0(SB), Y2, Y3
+	VFMADD213PD expC10<>+0(SB), Y2, Y3
+	VFMADD213PD expC9<>+0(SB), Y2, Y3
+	VFMADD213PD expC8<>+0(SB), Y2, Y3
+	VFMADD213PD expC7<>+0(SB), Y2, Y3
+	VFMADD213PD expC6<>+0(SB), Y2, Y3
+	VFMADD213PD expC5<>+0(SB), Y2, Y3
+	VFMADD213PD expC4<>+0(SB), Y2, Y3
+	VFMADD213PD expC3<>+0(SB), Y2, Y3
+	VFMADD213PD expC2<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y1, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y1, Y1
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y3, Y3
+	VMULPD   Y1, Y3, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act14AVX2_done
+
+act14AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+
+act14AVX2_done:
+	MOVQ    tc_base+112(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+136(FP), BX
+	VMOVUPD Y4, (BX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     gateStepTableAVX2_m3_loop
+
+gateStepTableAVX2_m3_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepTableAVX2_m4:
+	// table = 4
+	XORQ DX, DX
+	ANDQ $-4, AX
+
+gateStepTableAVX2_m4_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, AX
+	JAE  gateStepTableAVX2_m4_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), BX
+	VMOVUPD (BX)(DX*8), Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD (BX)(DX*8), Y2
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD (BX)(DX*8), Y3
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD (BX)(DX*8), Y4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y1, Y5
+	VORPD signMask<>+0(SB), Y2, Y6
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y1, Y7
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y2, Y8
+	VORPD   Y8, Y7, Y7
+	VTESTPD Y7, Y7
+	JZ      act15AVX2_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y5, Y7, Y5
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y6, Y7, Y6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y7
+	VROUNDPD $0x00, Y7, Y7
+	VMULPD   expLog2E<>+0(SB), Y6, Y8
+	VROUNDPD $0x00, Y8, Y8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y6
+	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y9
+	VMOVUPD     expC13<>+0(SB), Y10
+	VFMADD213PD expC12<>+0(SB), Y5, Y9
+	VFMADD213PD expC12<>+0(SB), Y6, Y10
+	VFMADD213PD expC11<>+0(SB), Y5, Y9
+	VFMADD213PD expC11<>+0(SB), Y6, Y10
+	VFMADD213PD expC10<>+0(SB), Y5, Y9
+	VFMADD213PD expC10<>+0(SB), Y6, Y10
+	VFMADD213PD expC9<>+0(SB), Y5, Y9
+	VFMADD213PD expC9<>+0(SB), Y6, Y10
+	VFMADD213PD expC8<>+0(SB), Y5, Y9
+	VFMADD213PD expC8<>+0(SB), Y6, Y10
+	VFMADD213PD expC7<>+0(SB), Y5, Y9
+	VFMADD213PD expC7<>+0(SB), Y6, Y10
+	VFMADD213PD expC6<>+0(SB), Y5, Y9
+	VFMADD213PD expC6<>+0(SB), Y6, Y10
+	VFMADD213PD expC5<>+0(SB), Y5, Y9
+	VFMADD213PD expC5<>+0(SB), Y6, Y10
+	VFMADD213PD expC4<>+0(SB), Y5, Y9
+	VFMADD213PD expC4<>+0(SB), Y6, Y10
+	VFMADD213PD expC3<>+0(SB), Y5, Y9
+	VFMADD213PD expC3<>+0(SB), Y6, Y10
+	VFMADD213PD expC2<>+0(SB), Y5, Y9
+	VFMADD213PD expC2<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y7, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VMULPD   Y5, Y9, Y9
+	VMULPD   Y7, Y9, Y5
+	VMULPD   half<>+0(SB), Y8, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y6, Y10, Y10
+	VMULPD   Y8, Y10, Y6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y7
+	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
+	VBLENDVPD Y1, one<>+0(SB), Y5, Y5
+	VDIVPD    Y7, Y5, Y1
+	VADDPD    one<>+0(SB), Y6, Y5
+	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
+	VBLENDVPD Y2, one<>+0(SB), Y6, Y6
+	VDIVPD    Y5, Y6, Y2
+	JMP       act15AVX2_done
+
+act15AVX2_sat:
+	VMOVUPD one<>+0(SB), Y1
+	VMOVUPD one<>+0(SB), Y2
+
+act15AVX2_done:
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y4, Y5
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y4, Y6
+	VTESTPD Y6, Y6
+	JZ      act16AVX2_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y6
+	VMAXPD  Y5, Y6, Y5
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y6
+	VROUNDPD $0x00, Y6, Y6
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y7
+	VFMADD213PD expC12<>+0(SB), Y5, Y7
+	VFMADD213PD expC11<>+0(SB), Y5, Y7
+	VFMADD213PD expC10<>+0(SB), Y5, Y7
+	VFMADD213PD expC9<>+0(SB), Y5, Y7
+	VFMADD213PD expC8<>+0(SB), Y5, Y7
+	VFMADD213PD expC7<>+0(SB), Y5, Y7
+	VFMADD213PD expC6<>+0(SB), Y5, Y7
+	VFMADD213PD expC5<>+0(SB), Y5, Y7
+	VFMADD213PD expC4<>+0(SB), Y5, Y7
+	VFMADD213PD expC3<>+0(SB), Y5, Y7
+	VFMADD213PD expC2<>+0(SB), Y5, Y7
+	VFMADD213PD one<>+0(SB), Y5, Y7
+	VFMADD213PD one<>+0(SB), Y5, Y7
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y6, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VMULPD   Y5, Y7, Y7
+	VMULPD   Y6, Y7, Y5
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y6
+	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
+	VBLENDVPD Y4, one<>+0(SB), Y5, Y5
+	VDIVPD    Y6, Y5, Y4
+	JMP       act16AVX2_done
+
+act16AVX2_sat:
+	VMOVUPD one<>+0(SB), Y4
+
+act16AVX2_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y0, Y2, Y0
+	VMULPD  Y3, Y1, Y3
+	VADDPD  Y3, Y0, Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD Y1, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD Y2, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD Y4, (BX)(DX*8)
+	MOVQ    c_base+88(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act17AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act17AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act17AVX2_done
+
+act17AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y3
+	VFMADD213PD expC12<>+0(SB), Y2, Y3
+	VFMADD213PD expC11<>+0(SB), Y2, Y3
+	VFMADD213PD expC10<>+0(SB), Y2, Y3
+	VFMADD213PD expC9<>+0(SB), Y2, Y3
+	VFMADD213PD expC8<>+0(SB), Y2, Y3
+	VFMADD213PD expC7<>+0(SB), Y2, Y3
+	VFMADD213PD expC6<>+0(SB), Y2, Y3
+	VFMADD213PD expC5<>+0(SB), Y2, Y3
+	VFMADD213PD expC4<>+0(SB), Y2, Y3
+	VFMADD213PD expC3<>+0(SB), Y2, Y3
+	VFMADD213PD expC2<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y1, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y1, Y1
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y3, Y3
+	VMULPD   Y1, Y3, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act17AVX2_done
+
+act17AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+
+act17AVX2_done:
+	MOVQ    tc_base+112(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+136(FP), BX
+	VMOVUPD Y4, (BX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     gateStepTableAVX2_m4_loop
+
+gateStepTableAVX2_m4_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepTableAVX2_m5:
+	// table = 5
+	XORQ DX, DX
+	ANDQ $-4, AX
+
+gateStepTableAVX2_m5_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, AX
+	JAE  gateStepTableAVX2_m5_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), BX
+	VMOVUPD (BX)(DX*8), Y0
+	MOVQ    act_base+32(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD (BX)(DX*8), Y2
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD (BX)(DX*8), Y3
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD (BX)(DX*8), Y4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y2, Y5
+	VORPD signMask<>+0(SB), Y4, Y6
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y2, Y7
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y4, Y8
+	VORPD   Y8, Y7, Y7
+	VTESTPD Y7, Y7
+	JZ      act18AVX2_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y5, Y7, Y5
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y6, Y7, Y6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y7
+	VROUNDPD $0x00, Y7, Y7
+	VMULPD   expLog2E<>+0(SB), Y6, Y8
+	VROUNDPD $0x00, Y8, Y8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y6
+	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y9
+	VMOVUPD     expC13<>+0(SB), Y10
+	VFMADD213PD expC12<>+0(SB), Y5, Y9
+	VFMADD213PD expC12<>+0(SB), Y6, Y10
+	VFMADD213PD expC11<>+0(SB), Y5, Y9
+	VFMADD213PD expC11<>+0(SB), Y6, Y10
+	VFMADD213PD expC10<>+0(SB), Y5, Y9
+	VFMADD213PD expC10<>+0(SB), Y6, Y10
+	VFMADD213PD expC9<>+0(SB), Y5, Y9
+	VFMADD213PD expC9<>+0(SB), Y6, Y10
+	VFMADD213PD expC8<>+0(SB), Y5, Y9
+	VFMADD213PD expC8<>+0(SB), Y6, Y10
+	VFMADD213PD expC7<>+0(SB), Y5, Y9
+	VFMADD213PD expC7<>+0(SB), Y6, Y10
+	VFMADD213PD expC6<>+0(SB), Y5, Y9
+	VFMADD213PD expC6<>+0(SB), Y6, Y10
+	VFMADD213PD expC5<>+0(SB), Y5, Y9
+	VFMADD213PD expC5<>+0(SB), Y6, Y10
+	VFMADD213PD expC4<>+0(SB), Y5, Y9
+	VFMADD213PD expC4<>+0(SB), Y6, Y10
+	VFMADD213PD expC3<>+0(SB), Y5, Y9
+	VFMADD213PD expC3<>+0(SB), Y6, Y10
+	VFMADD213PD expC2<>+0(SB), Y5, Y9
+	VFMADD213PD expC2<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y7, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VMULPD   Y5, Y9, Y9
+	VMULPD   Y7, Y9, Y5
+	VMULPD   half<>+0(SB), Y8, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y6, Y10, Y10
+	VMULPD   Y8, Y10, Y6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y7
+	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
+	VBLENDVPD Y2, one<>+0(SB), Y5, Y5
+	VDIVPD    Y7, Y5, Y2
+	VADDPD    one<>+0(SB), Y6, Y5
+	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
+	VBLENDVPD Y4, one<>+0(SB), Y6, Y6
+	VDIVPD    Y5, Y6, Y4
+	JMP       act18AVX2_done
+
+act18AVX2_sat:
+	VMOVUPD one<>+0(SB), Y2
+	VMOVUPD one<>+0(SB), Y4
+
+act18AVX2_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y0, Y2, Y0
+	VMULPD  Y3, Y1, Y1
+	VADDPD  Y1, Y0, Y0
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD Y2, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD Y4, (BX)(DX*8)
+	MOVQ    c_base+88(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act19AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act19AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act19AVX2_done
+
+act19AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y3
+	VFMADD213PD expC12<>+0(SB), Y2, Y3
+	VFMADD213PD expC11<>+0(SB), Y2, Y3
+	VFMADD213PD expC10<>+0(SB), Y2, Y3
+	VFMADD213PD expC9<>+0(SB), Y2, Y3
+	VFMADD213PD expC8<>+0(SB), Y2, Y3
+	VFMADD213PD expC7<>+0(SB), Y2, Y3
+	VFMADD213PD expC6<>+0(SB), Y2, Y3
+	VFMADD213PD expC5<>+0(SB), Y2, Y3
+	VFMADD213PD expC4<>+0(SB), Y2, Y3
+	VFMADD213PD expC3<>+0(SB), Y2, Y3
+	VFMADD213PD expC2<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y1, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y1, Y1
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y3, Y3
+	VMULPD   Y1, Y3, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act19AVX2_done
+
+act19AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+
+act19AVX2_done:
+	MOVQ    tc_base+112(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+136(FP), BX
+	VMOVUPD Y4, (BX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     gateStepTableAVX2_m5_loop
+
+gateStepTableAVX2_m5_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepTableAVX2_m6:
+	// table = 6
+	XORQ DX, DX
+	ANDQ $-4, AX
+
+gateStepTableAVX2_m6_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, AX
+	JAE  gateStepTableAVX2_m6_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), BX
+	VMOVUPD (BX)(DX*8), Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    act_base+32(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD (BX)(DX*8), Y2
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD (BX)(DX*8), Y3
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD (BX)(DX*8), Y4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y1, Y5
+	VORPD signMask<>+0(SB), Y4, Y6
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y1, Y7
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y4, Y8
+	VORPD   Y8, Y7, Y7
+	VTESTPD Y7, Y7
+	JZ      act20AVX2_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y5, Y7, Y5
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y6, Y7, Y6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y7
+	VROUNDPD $0x00, Y7, Y7
+	VMULPD   expLog2E<>+0(SB), Y6, Y8
+	VROUNDPD $0x00, Y8, Y8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y6
+	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y9
+	VMOVUPD     expC13<>+0(SB), Y10
+	VFMADD213PD expC12<>+0(SB), Y5, Y9
+	VFMADD213PD expC12<>+0(SB), Y6, Y10
+	VFMADD213PD expC11<>+0(SB), Y5, Y9
+	VFMADD213PD expC11<>+0(SB), Y6, Y10
+	VFMADD213PD expC10<>+0(SB), Y5, Y9
+	VFMADD213PD expC10<>+0(SB), Y6, Y10
+	VFMADD213PD expC9<>+0(SB), Y5, Y9
+	VFMADD213PD expC9<>+0(SB), Y6, Y10
+	VFMADD213PD expC8<>+0(SB), Y5, Y9
+	VFMADD213PD expC8<>+0(SB), Y6, Y10
+	VFMADD213PD expC7<>+0(SB), Y5, Y9
+	VFMADD213PD expC7<>+0(SB), Y6, Y10
+	VFMADD213PD expC6<>+0(SB), Y5, Y9
+	VFMADD213PD expC6<>+0(SB), Y6, Y10
+	VFMADD213PD expC5<>+0(SB), Y5, Y9
+	VFMADD213PD expC5<>+0(SB), Y6, Y10
+	VFMADD213PD expC4<>+0(SB), Y5, Y9
+	VFMADD213PD expC4<>+0(SB), Y6, Y10
+	VFMADD213PD expC3<>+0(SB), Y5, Y9
+	VFMADD213PD expC3<>+0(SB), Y6, Y10
+	VFMADD213PD expC2<>+0(SB), Y5, Y9
+	VFMADD213PD expC2<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y7, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VMULPD   Y5, Y9, Y9
+	VMULPD   Y7, Y9, Y5
+	VMULPD   half<>+0(SB), Y8, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y6, Y10, Y10
+	VMULPD   Y8, Y10, Y6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y7
+	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
+	VBLENDVPD Y1, one<>+0(SB), Y5, Y5
+	VDIVPD    Y7, Y5, Y1
+	VADDPD    one<>+0(SB), Y6, Y5
+	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
+	VBLENDVPD Y4, one<>+0(SB), Y6, Y6
+	VDIVPD    Y5, Y6, Y4
+	JMP       act20AVX2_done
+
+act20AVX2_sat:
+	VMOVUPD one<>+0(SB), Y1
+	VMOVUPD one<>+0(SB), Y4
+
+act20AVX2_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y0, Y2, Y0
+	VMULPD  Y3, Y1, Y2
+	VADDPD  Y2, Y0, Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD Y1, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD Y4, (BX)(DX*8)
+	MOVQ    c_base+88(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act21AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act21AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act21AVX2_done
+
+act21AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y3
+	VFMADD213PD expC12<>+0(SB), Y2, Y3
+	VFMADD213PD expC11<>+0(SB), Y2, Y3
+	VFMADD213PD expC10<>+0(SB), Y2, Y3
+	VFMADD213PD expC9<>+0(SB), Y2, Y3
+	VFMADD213PD expC8<>+0(SB), Y2, Y3
+	VFMADD213PD expC7<>+0(SB), Y2, Y3
+	VFMADD213PD expC6<>+0(SB), Y2, Y3
+	VFMADD213PD expC5<>+0(SB), Y2, Y3
+	VFMADD213PD expC4<>+0(SB), Y2, Y3
+	VFMADD213PD expC3<>+0(SB), Y2, Y3
+	VFMADD213PD expC2<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y1, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y1, Y1
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y3, Y3
+	VMULPD   Y1, Y3, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act21AVX2_done
+
+act21AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+
+act21AVX2_done:
+	MOVQ    tc_base+112(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+136(FP), BX
+	VMOVUPD Y4, (BX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     gateStepTableAVX2_m6_loop
+
+gateStepTableAVX2_m6_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepTableAVX2_m7:
+	// table = 7
+	XORQ DX, DX
+	ANDQ $-4, AX
+
+gateStepTableAVX2_m7_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, AX
+	JAE  gateStepTableAVX2_m7_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), BX
+	VMOVUPD (BX)(DX*8), Y0
+	MOVQ    act_base+32(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    act_base+32(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD (BX)(DX*8), Y2
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD (BX)(DX*8), Y3
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD (BX)(DX*8), Y4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y4, Y5
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y4, Y6
+	VTESTPD Y6, Y6
+	JZ      act22AVX2_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y6
+	VMAXPD  Y5, Y6, Y5
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y6
+	VROUNDPD $0x00, Y6, Y6
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y7
+	VFMADD213PD expC12<>+0(SB), Y5, Y7
+	VFMADD213PD expC11<>+0(SB), Y5, Y7
+	VFMADD213PD expC10<>+0(SB), Y5, Y7
+	VFMADD213PD expC9<>+0(SB), Y5, Y7
+	VFMADD213PD expC8<>+0(SB), Y5, Y7
+	VFMADD213PD expC7<>+0(SB), Y5, Y7
+	VFMADD213PD expC6<>+0(SB), Y5, Y7
+	VFMADD213PD expC5<>+0(SB), Y5, Y7
+	VFMADD213PD expC4<>+0(SB), Y5, Y7
+	VFMADD213PD expC3<>+0(SB), Y5, Y7
+	VFMADD213PD expC2<>+0(SB), Y5, Y7
+	VFMADD213PD one<>+0(SB), Y5, Y7
+	VFMADD213PD one<>+0(SB), Y5, Y7
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y6, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VMULPD   Y5, Y7, Y7
+	VMULPD   Y6, Y7, Y5
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y6
+	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
+	VBLENDVPD Y4, one<>+0(SB), Y5, Y5
+	VDIVPD    Y6, Y5, Y4
+	JMP       act22AVX2_done
+
+act22AVX2_sat:
+	VMOVUPD one<>+0(SB), Y4
+
+act22AVX2_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y0, Y2, Y0
+	VMULPD  Y3, Y1, Y1
+	VADDPD  Y1, Y0, Y0
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD Y4, (BX)(DX*8)
+	MOVQ    c_base+88(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act23AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act23AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act23AVX2_done
+
+act23AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y3
+	VFMADD213PD expC12<>+0(SB), Y2, Y3
+	VFMADD213PD expC11<>+0(SB), Y2, Y3
+	VFMADD213PD expC10<>+0(SB), Y2, Y3
+	VFMADD213PD expC9<>+0(SB), Y2, Y3
+	VFMADD213PD expC8<>+0(SB), Y2, Y3
+	VFMADD213PD expC7<>+0(SB), Y2, Y3
+	VFMADD213PD expC6<>+0(SB), Y2, Y3
+	VFMADD213PD expC5<>+0(SB), Y2, Y3
+	VFMADD213PD expC4<>+0(SB), Y2, Y3
+	VFMADD213PD expC3<>+0(SB), Y2, Y3
+	VFMADD213PD expC2<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y1, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y1, Y1
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y3, Y3
+	VMULPD   Y1, Y3, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act23AVX2_done
+
+act23AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+
+act23AVX2_done:
+	MOVQ    tc_base+112(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+136(FP), BX
+	VMOVUPD Y4, (BX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     gateStepTableAVX2_m7_loop
+
+gateStepTableAVX2_m7_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepTableAVX2_m8:
+	// table = 8
+	XORQ DX, DX
+	ANDQ $-4, AX
+
+gateStepTableAVX2_m8_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, AX
+	JAE  gateStepTableAVX2_m8_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), BX
+	VMOVUPD (BX)(DX*8), Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD (BX)(DX*8), Y2
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD (BX)(DX*8), Y3
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD (BX)(DX*8), Y4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y1, Y5
+	VORPD signMask<>+0(SB), Y2, Y6
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y1, Y7
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y2, Y8
+	VORPD   Y8, Y7, Y7
+	VTESTPD Y7, Y7
+	JZ      act24AVX2_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y5, Y7, Y5
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y6, Y7, Y6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y7
+	VROUNDPD $0x00, Y7, Y7
+	VMULPD   expLog2E<>+0(SB), Y6, Y8
+	VROUNDPD $0x00, Y8, Y8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y6
+	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y9
+	VMOVUPD     expC13<>+0(SB), Y10
+	VFMADD213PD expC12<>+0(SB), Y5, Y9
+	VFMADD213PD expC12<>+0(SB), Y6, Y10
+	VFMADD213PD expC11<>+0(SB), Y5, Y9
+	VFMADD213PD expC11<>+0(SB), Y6, Y10
+	VFMADD213PD expC10<>+0(SB), Y5, Y9
+	VFMADD213PD expC10<>+0(SB), Y6, Y10
+	VFMADD213PD expC9<>+0(SB), Y5, Y9
+	VFMADD213PD expC9<>+0(SB), Y6, Y10
+	VFMADD213PD expC8<>+0(SB), Y5, Y9
+	VFMADD213PD expC8<>+0(SB), Y6, Y10
+	VFMADD213PD expC7<>+0(SB), Y5, Y9
+	VFMADD213PD expC7<>+0(SB), Y6, Y10
+	VFMADD213PD expC6<>+0(SB), Y5, Y9
+	VFMADD213PD expC6<>+0(SB), Y6, Y10
+	VFMADD213PD expC5<>+0(SB), Y5, Y9
+	VFMADD213PD expC5<>+0(SB), Y6, Y10
+	VFMADD213PD expC4<>+0(SB), Y5, Y9
+	VFMADD213PD expC4<>+0(SB), Y6, Y10
+	VFMADD213PD expC3<>+0(SB), Y5, Y9
+	VFMADD213PD expC3<>+0(SB), Y6, Y10
+	VFMADD213PD expC2<>+0(SB), Y5, Y9
+	VFMADD213PD expC2<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y7, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VMULPD   Y5, Y9, Y9
+	VMULPD   Y7, Y9, Y5
+	VMULPD   half<>+0(SB), Y8, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y6, Y10, Y10
+	VMULPD   Y8, Y10, Y6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y7
+	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
+	VBLENDVPD Y1, one<>+0(SB), Y5, Y5
+	VDIVPD    Y7, Y5, Y1
+	VADDPD    one<>+0(SB), Y6, Y5
+	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
+	VBLENDVPD Y2, one<>+0(SB), Y6, Y6
+	VDIVPD    Y5, Y6, Y2
+	JMP       act24AVX2_done
+
+act24AVX2_sat:
+	VMOVUPD one<>+0(SB), Y1
+	VMOVUPD one<>+0(SB), Y2
+
+act24AVX2_done:
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y3, Y5
 	VADDPD Y5, Y5, Y6
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y5, Y7
+	VTESTPD Y7, Y7
+	JZ      act25AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y5, Y7
+	VTESTPD Y7, Y7
+	JZ      act25AVX2_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Y7
@@ -2841,26 +4391,104 @@ gateStepFixedAVX2_m7_loop:
 
 	// x = copysign(t, x)
 	VANDPD absMask<>+0(SB), Y5, Y5
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y5, Y0, Y0
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y5, Y3, Y3
+	JMP    act25AVX2_done
 
+act25AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y5
+	VMINPD  Y6, Y5, Y6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y6, Y5
+	VROUNDPD $0x00, Y5, Y5
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y5, Y6
+	VFNMADD231PD expLn2Lo<>+0(SB), Y5, Y6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y7
+	VFMADD213PD expC12<>+0(SB), Y6, Y7
+	VFMADD213PD expC11<>+0(SB), Y6, Y7
+	VFMADD213PD expC10<>+0(SB), Y6, Y7
+	VFMADD213PD expC9<>+0(SB), Y6, Y7
+	VFMADD213PD expC8<>+0(SB), Y6, Y7
+	VFMADD213PD expC7<>+0(SB), Y6, Y7
+	VFMADD213PD expC6<>+0(SB), Y6, Y7
+	VFMADD213PD expC5<>+0(SB), Y6, Y7
+	VFMADD213PD expC4<>+0(SB), Y6, Y7
+	VFMADD213PD expC3<>+0(SB), Y6, Y7
+	VFMADD213PD expC2<>+0(SB), Y6, Y7
+	VFMADD213PD one<>+0(SB), Y6, Y7
+	VFMADD213PD one<>+0(SB), Y6, Y7
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y5, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VMULPD   Y6, Y7, Y7
+	VMULPD   Y5, Y7, Y6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y6, Y6
+	VMOVUPD minusTwo<>+0(SB), Y5
+	VDIVPD  Y6, Y5, Y5
+	VADDPD  one<>+0(SB), Y5, Y5
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y5, Y5
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y5, Y3, Y3
+	JMP    act25AVX2_done
+
+act25AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y5
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y5, Y5
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y5, Y3, Y3
+
+act25AVX2_done:
 	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Y1, Y3, Y1
-	VMULPD  Y0, Y2, Y5
-	VADDPD  Y5, Y1, Y1
-	VMOVUPD Y2, (DX)(R8*8)
-	VMOVUPD Y3, (BX)(R8*8)
-	VMOVUPD Y0, (SI)(R8*8)
-	VMOVUPD Y4, (DI)(R8*8)
-	MOVQ    c_base+112(FP), R9
-	VMOVUPD Y1, (R9)(R8*8)
-	VMOVUPD Y1, Y0
+	VMULPD  Y0, Y2, Y0
+	VMULPD  Y3, Y1, Y5
+	VADDPD  Y5, Y0, Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD Y1, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD Y2, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD Y3, (BX)(DX*8)
+	MOVQ    c_base+88(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, Y0
 
 	// tc = tanh(c), h = o*tc
 	// sigmoid: z = exp(-|x|)
 	// tanh: a = |x|, e = exp(2a)
 	VANDPD absMask<>+0(SB), Y0, Y1
 	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act26AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act26AVX2_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Y3
@@ -2923,18 +4551,2214 @@ gateStepFixedAVX2_m7_loop:
 	VADDPD    Y5, Y1, Y1
 
 	// x = copysign(t, x)
-	VANDPD  absMask<>+0(SB), Y1, Y1
-	VANDPD  signMask<>+0(SB), Y0, Y0
-	VORPD   Y1, Y0, Y0
-	MOVQ    tc_base+136(FP), R9
-	VMOVUPD Y0, (R9)(R8*8)
-	VMULPD  Y0, Y4, Y4
-	MOVQ    h_base+160(FP), R9
-	VMOVUPD Y4, (R9)(R8*8)
-	ADDQ    $+4, R8
-	JMP     gateStepFixedAVX2_m7_loop
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act26AVX2_done
 
-gateStepFixedAVX2_m7_tail:
+act26AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y3
+	VFMADD213PD expC12<>+0(SB), Y2, Y3
+	VFMADD213PD expC11<>+0(SB), Y2, Y3
+	VFMADD213PD expC10<>+0(SB), Y2, Y3
+	VFMADD213PD expC9<>+0(SB), Y2, Y3
+	VFMADD213PD expC8<>+0(SB), Y2, Y3
+	VFMADD213PD expC7<>+0(SB), Y2, Y3
+	VFMADD213PD expC6<>+0(SB), Y2, Y3
+	VFMADD213PD expC5<>+0(SB), Y2, Y3
+	VFMADD213PD expC4<>+0(SB), Y2, Y3
+	VFMADD213PD expC3<>+0(SB), Y2, Y3
+	VFMADD213PD expC2<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y1, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y1, Y1
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y3, Y3
+	VMULPD   Y1, Y3, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act26AVX2_done
+
+act26AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+
+act26AVX2_done:
+	MOVQ    tc_base+112(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+136(FP), BX
+	VMOVUPD Y4, (BX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     gateStepTableAVX2_m8_loop
+
+gateStepTableAVX2_m8_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepTableAVX2_m9:
+	// table = 9
+	XORQ DX, DX
+	ANDQ $-4, AX
+
+gateStepTableAVX2_m9_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, AX
+	JAE  gateStepTableAVX2_m9_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), BX
+	VMOVUPD (BX)(DX*8), Y0
+	MOVQ    act_base+32(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD (BX)(DX*8), Y2
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD (BX)(DX*8), Y3
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD (BX)(DX*8), Y4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y2, Y5
+
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y3, Y6
+	VADDPD Y6, Y6, Y7
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y6, Y8
+	VTESTPD Y8, Y8
+	JZ      act27AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y8
+	VMAXPD  Y5, Y8, Y5
+	VMOVUPD expMaxArg<>+0(SB), Y8
+	VMINPD  Y7, Y8, Y7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y8
+	VROUNDPD $0x00, Y8, Y8
+	VMULPD   expLog2E<>+0(SB), Y7, Y9
+	VROUNDPD $0x00, Y9, Y9
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y9, Y7
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y9, Y7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y10
+	VMOVUPD     expC13<>+0(SB), Y11
+	VFMADD213PD expC12<>+0(SB), Y5, Y10
+	VFMADD213PD expC12<>+0(SB), Y7, Y11
+	VFMADD213PD expC11<>+0(SB), Y5, Y10
+	VFMADD213PD expC11<>+0(SB), Y7, Y11
+	VFMADD213PD expC10<>+0(SB), Y5, Y10
+	VFMADD213PD expC10<>+0(SB), Y7, Y11
+	VFMADD213PD expC9<>+0(SB), Y5, Y10
+	VFMADD213PD expC9<>+0(SB), Y7, Y11
+	VFMADD213PD expC8<>+0(SB), Y5, Y10
+	VFMADD213PD expC8<>+0(SB), Y7, Y11
+	VFMADD213PD expC7<>+0(SB), Y5, Y10
+	VFMADD213PD expC7<>+0(SB), Y7, Y11
+	VFMADD213PD expC6<>+0(SB), Y5, Y10
+	VFMADD213PD expC6<>+0(SB), Y7, Y11
+	VFMADD213PD expC5<>+0(SB), Y5, Y10
+	VFMADD213PD expC5<>+0(SB), Y7, Y11
+	VFMADD213PD expC4<>+0(SB), Y5, Y10
+	VFMADD213PD expC4<>+0(SB), Y7, Y11
+	VFMADD213PD expC3<>+0(SB), Y5, Y10
+	VFMADD213PD expC3<>+0(SB), Y7, Y11
+	VFMADD213PD expC2<>+0(SB), Y5, Y10
+	VFMADD213PD expC2<>+0(SB), Y7, Y11
+	VFMADD213PD one<>+0(SB), Y5, Y10
+	VFMADD213PD one<>+0(SB), Y7, Y11
+	VFMADD213PD one<>+0(SB), Y5, Y10
+	VFMADD213PD one<>+0(SB), Y7, Y11
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y8, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y5, Y10, Y10
+	VMULPD   Y8, Y10, Y5
+	VMULPD   half<>+0(SB), Y9, Y7
+	VROUNDPD $0x01, Y7, Y7
+	VSUBPD   Y7, Y9, Y9
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y9, Y9
+	VPSLLQ   $0x34, Y9, Y9
+	VMULPD   Y7, Y11, Y11
+	VMULPD   Y9, Y11, Y7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y8
+	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
+	VBLENDVPD Y2, one<>+0(SB), Y5, Y5
+	VDIVPD    Y8, Y5, Y2
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y6, Y6, Y5
+	VMOVUPD     tanhP0<>+0(SB), Y8
+	VFMADD213PD tanhP1<>+0(SB), Y5, Y8
+	VFMADD213PD tanhP2<>+0(SB), Y5, Y8
+	VADDPD      tanhQ0<>+0(SB), Y5, Y9
+	VFMADD213PD tanhQ1<>+0(SB), Y5, Y9
+	VFMADD213PD tanhQ2<>+0(SB), Y5, Y9
+	VMULPD      Y5, Y6, Y5
+	VMULPD      Y8, Y5, Y8
+	VADDPD      one<>+0(SB), Y7, Y7
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y6, Y5
+	VBLENDVPD Y5, minusTwo<>+0(SB), Y8, Y8
+	VBLENDVPD Y5, Y7, Y9, Y9
+	VBLENDVPD Y5, one<>+0(SB), Y6, Y6
+	VDIVPD    Y9, Y8, Y8
+	VADDPD    Y8, Y6, Y6
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y6, Y6
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y6, Y3, Y3
+	JMP    act27AVX2_done
+
+act27AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y6
+	VMAXPD  Y5, Y6, Y5
+	VMOVUPD expMaxArg<>+0(SB), Y6
+	VMINPD  Y7, Y6, Y7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y6
+	VROUNDPD $0x00, Y6, Y6
+	VMULPD   expLog2E<>+0(SB), Y7, Y8
+	VROUNDPD $0x00, Y8, Y8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y7
+	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y9
+	VMOVUPD     expC13<>+0(SB), Y10
+	VFMADD213PD expC12<>+0(SB), Y5, Y9
+	VFMADD213PD expC12<>+0(SB), Y7, Y10
+	VFMADD213PD expC11<>+0(SB), Y5, Y9
+	VFMADD213PD expC11<>+0(SB), Y7, Y10
+	VFMADD213PD expC10<>+0(SB), Y5, Y9
+	VFMADD213PD expC10<>+0(SB), Y7, Y10
+	VFMADD213PD expC9<>+0(SB), Y5, Y9
+	VFMADD213PD expC9<>+0(SB), Y7, Y10
+	VFMADD213PD expC8<>+0(SB), Y5, Y9
+	VFMADD213PD expC8<>+0(SB), Y7, Y10
+	VFMADD213PD expC7<>+0(SB), Y5, Y9
+	VFMADD213PD expC7<>+0(SB), Y7, Y10
+	VFMADD213PD expC6<>+0(SB), Y5, Y9
+	VFMADD213PD expC6<>+0(SB), Y7, Y10
+	VFMADD213PD expC5<>+0(SB), Y5, Y9
+	VFMADD213PD expC5<>+0(SB), Y7, Y10
+	VFMADD213PD expC4<>+0(SB), Y5, Y9
+	VFMADD213PD expC4<>+0(SB), Y7, Y10
+	VFMADD213PD expC3<>+0(SB), Y5, Y9
+	VFMADD213PD expC3<>+0(SB), Y7, Y10
+	VFMADD213PD expC2<>+0(SB), Y5, Y9
+	VFMADD213PD expC2<>+0(SB), Y7, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y7, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y7, Y10
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y6, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VMULPD   Y5, Y9, Y9
+	VMULPD   Y6, Y9, Y5
+	VMULPD   half<>+0(SB), Y8, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y6, Y10, Y10
+	VMULPD   Y8, Y10, Y7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y6
+	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
+	VBLENDVPD Y2, one<>+0(SB), Y5, Y5
+	VDIVPD    Y6, Y5, Y2
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y7, Y7
+	VMOVUPD minusTwo<>+0(SB), Y6
+	VDIVPD  Y7, Y6, Y6
+	VADDPD  one<>+0(SB), Y6, Y6
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y6, Y6
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y6, Y3, Y3
+
+act27AVX2_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y0, Y2, Y0
+	VMULPD  Y3, Y1, Y1
+	VADDPD  Y1, Y0, Y0
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD Y2, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD Y3, (BX)(DX*8)
+	MOVQ    c_base+88(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act28AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act28AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act28AVX2_done
+
+act28AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y3
+	VFMADD213PD expC12<>+0(SB), Y2, Y3
+	VFMADD213PD expC11<>+0(SB), Y2, Y3
+	VFMADD213PD expC10<>+0(SB), Y2, Y3
+	VFMADD213PD expC9<>+0(SB), Y2, Y3
+	VFMADD213PD expC8<>+0(SB), Y2, Y3
+	VFMADD213PD expC7<>+0(SB), Y2, Y3
+	VFMADD213PD expC6<>+0(SB), Y2, Y3
+	VFMADD213PD expC5<>+0(SB), Y2, Y3
+	VFMADD213PD expC4<>+0(SB), Y2, Y3
+	VFMADD213PD expC3<>+0(SB), Y2, Y3
+	VFMADD213PD expC2<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y1, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y1, Y1
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y3, Y3
+	VMULPD   Y1, Y3, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act28AVX2_done
+
+act28AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+
+act28AVX2_done:
+	MOVQ    tc_base+112(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+136(FP), BX
+	VMOVUPD Y4, (BX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     gateStepTableAVX2_m9_loop
+
+gateStepTableAVX2_m9_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepTableAVX2_m10:
+	// table = 10
+	XORQ DX, DX
+	ANDQ $-4, AX
+
+gateStepTableAVX2_m10_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, AX
+	JAE  gateStepTableAVX2_m10_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), BX
+	VMOVUPD (BX)(DX*8), Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    act_base+32(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD (BX)(DX*8), Y2
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD (BX)(DX*8), Y3
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD (BX)(DX*8), Y4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y1, Y5
+
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y3, Y6
+	VADDPD Y6, Y6, Y7
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y6, Y8
+	VTESTPD Y8, Y8
+	JZ      act29AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y8
+	VMAXPD  Y5, Y8, Y5
+	VMOVUPD expMaxArg<>+0(SB), Y8
+	VMINPD  Y7, Y8, Y7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y8
+	VROUNDPD $0x00, Y8, Y8
+	VMULPD   expLog2E<>+0(SB), Y7, Y9
+	VROUNDPD $0x00, Y9, Y9
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y9, Y7
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y9, Y7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y10
+	VMOVUPD     expC13<>+0(SB), Y11
+	VFMADD213PD expC12<>+0(SB), Y5, Y10
+	VFMADD213PD expC12<>+0(SB), Y7, Y11
+	VFMADD213PD expC11<>+0(SB), Y5, Y10
+	VFMADD213PD expC11<>+0(SB), Y7, Y11
+	VFMADD213PD expC10<>+0(SB), Y5, Y10
+	VFMADD213PD expC10<>+0(SB), Y7, Y11
+	VFMADD213PD expC9<>+0(SB), Y5, Y10
+	VFMADD213PD expC9<>+0(SB), Y7, Y11
+	VFMADD213PD expC8<>+0(SB), Y5, Y10
+	VFMADD213PD expC8<>+0(SB), Y7, Y11
+	VFMADD213PD expC7<>+0(SB), Y5, Y10
+	VFMADD213PD expC7<>+0(SB), Y7, Y11
+	VFMADD213PD expC6<>+0(SB), Y5, Y10
+	VFMADD213PD expC6<>+0(SB), Y7, Y11
+	VFMADD213PD expC5<>+0(SB), Y5, Y10
+	VFMADD213PD expC5<>+0(SB), Y7, Y11
+	VFMADD213PD expC4<>+0(SB), Y5, Y10
+	VFMADD213PD expC4<>+0(SB), Y7, Y11
+	VFMADD213PD expC3<>+0(SB), Y5, Y10
+	VFMADD213PD expC3<>+0(SB), Y7, Y11
+	VFMADD213PD expC2<>+0(SB), Y5, Y10
+	VFMADD213PD expC2<>+0(SB), Y7, Y11
+	VFMADD213PD one<>+0(SB), Y5, Y10
+	VFMADD213PD one<>+0(SB), Y7, Y11
+	VFMADD213PD one<>+0(SB), Y5, Y10
+	VFMADD213PD one<>+0(SB), Y7, Y11
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y8, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y5, Y10, Y10
+	VMULPD   Y8, Y10, Y5
+	VMULPD   half<>+0(SB), Y9, Y7
+	VROUNDPD $0x01, Y7, Y7
+	VSUBPD   Y7, Y9, Y9
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y9, Y9
+	VPSLLQ   $0x34, Y9, Y9
+	VMULPD   Y7, Y11, Y11
+	VMULPD   Y9, Y11, Y7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y8
+	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
+	VBLENDVPD Y1, one<>+0(SB), Y5, Y5
+	VDIVPD    Y8, Y5, Y1
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y6, Y6, Y5
+	VMOVUPD     tanhP0<>+0(SB), Y8
+	VFMADD213PD tanhP1<>+0(SB), Y5, Y8
+	VFMADD213PD tanhP2<>+0(SB), Y5, Y8
+	VADDPD      tanhQ0<>+0(SB), Y5, Y9
+	VFMADD213PD tanhQ1<>+0(SB), Y5, Y9
+	VFMADD213PD tanhQ2<>+0(SB), Y5, Y9
+	VMULPD      Y5, Y6, Y5
+	VMULPD      Y8, Y5, Y8
+	VADDPD      one<>+0(SB), Y7, Y7
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y6, Y5
+	VBLENDVPD Y5, minusTwo<>+0(SB), Y8, Y8
+	VBLENDVPD Y5, Y7, Y9, Y9
+	VBLENDVPD Y5, one<>+0(SB), Y6, Y6
+	VDIVPD    Y9, Y8, Y8
+	VADDPD    Y8, Y6, Y6
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y6, Y6
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y6, Y3, Y3
+	JMP    act29AVX2_done
+
+act29AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y6
+	VMAXPD  Y5, Y6, Y5
+	VMOVUPD expMaxArg<>+0(SB), Y6
+	VMINPD  Y7, Y6, Y7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y6
+	VROUNDPD $0x00, Y6, Y6
+	VMULPD   expLog2E<>+0(SB), Y7, Y8
+	VROUNDPD $0x00, Y8, Y8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y7
+	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y9
+	VMOVUPD     expC13<>+0(SB), Y10
+	VFMADD213PD expC12<>+0(SB), Y5, Y9
+	VFMADD213PD expC12<>+0(SB), Y7, Y10
+	VFMADD213PD expC11<>+0(SB), Y5, Y9
+	VFMADD213PD expC11<>+0(SB), Y7, Y10
+	VFMADD213PD expC10<>+0(SB), Y5, Y9
+	VFMADD213PD expC10<>+0(SB), Y7, Y10
+	VFMADD213PD expC9<>+0(SB), Y5, Y9
+	VFMADD213PD expC9<>+0(SB), Y7, Y10
+	VFMADD213PD expC8<>+0(SB), Y5, Y9
+	VFMADD213PD expC8<>+0(SB), Y7, Y10
+	VFMADD213PD expC7<>+0(SB), Y5, Y9
+	VFMADD213PD expC7<>+0(SB), Y7, Y10
+	VFMADD213PD expC6<>+0(SB), Y5, Y9
+	VFMADD213PD expC6<>+0(SB), Y7, Y10
+	VFMADD213PD expC5<>+0(SB), Y5, Y9
+	VFMADD213PD expC5<>+0(SB), Y7, Y10
+	VFMADD213PD expC4<>+0(SB), Y5, Y9
+	VFMADD213PD expC4<>+0(SB), Y7, Y10
+	VFMADD213PD expC3<>+0(SB), Y5, Y9
+	VFMADD213PD expC3<>+0(SB), Y7, Y10
+	VFMADD213PD expC2<>+0(SB), Y5, Y9
+	VFMADD213PD expC2<>+0(SB), Y7, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y7, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y7, Y10
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y6, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VMULPD   Y5, Y9, Y9
+	VMULPD   Y6, Y9, Y5
+	VMULPD   half<>+0(SB), Y8, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y6, Y10, Y10
+	VMULPD   Y8, Y10, Y7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y6
+	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
+	VBLENDVPD Y1, one<>+0(SB), Y5, Y5
+	VDIVPD    Y6, Y5, Y1
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y7, Y7
+	VMOVUPD minusTwo<>+0(SB), Y6
+	VDIVPD  Y7, Y6, Y6
+	VADDPD  one<>+0(SB), Y6, Y6
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y6, Y6
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y6, Y3, Y3
+
+act29AVX2_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y0, Y2, Y0
+	VMULPD  Y3, Y1, Y2
+	VADDPD  Y2, Y0, Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD Y1, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD Y3, (BX)(DX*8)
+	MOVQ    c_base+88(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act30AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act30AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act30AVX2_done
+
+act30AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y3
+	VFMADD213PD expC12<>+0(SB), Y2, Y3
+	VFMADD213PD expC11<>+0(SB), Y2, Y3
+	VFMADD213PD expC10<>+0(SB), Y2, Y3
+	VFMADD213PD expC9<>+0(SB), Y2, Y3
+	VFMADD213PD expC8<>+0(SB), Y2, Y3
+	VFMADD213PD expC7<>+0(SB), Y2, Y3
+	VFMADD213PD expC6<>+0(SB), Y2, Y3
+	VFMADD213PD expC5<>+0(SB), Y2, Y3
+	VFMADD213PD expC4<>+0(SB), Y2, Y3
+	VFMADD213PD expC3<>+0(SB), Y2, Y3
+	VFMADD213PD expC2<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y1, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y1, Y1
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y3, Y3
+	VMULPD   Y1, Y3, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act30AVX2_done
+
+act30AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+
+act30AVX2_done:
+	MOVQ    tc_base+112(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+136(FP), BX
+	VMOVUPD Y4, (BX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     gateStepTableAVX2_m10_loop
+
+gateStepTableAVX2_m10_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepTableAVX2_m11:
+	// table = 11
+	XORQ DX, DX
+	ANDQ $-4, AX
+
+gateStepTableAVX2_m11_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, AX
+	JAE  gateStepTableAVX2_m11_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), BX
+	VMOVUPD (BX)(DX*8), Y0
+	MOVQ    act_base+32(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    act_base+32(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD (BX)(DX*8), Y2
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD (BX)(DX*8), Y3
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD (BX)(DX*8), Y4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y3, Y5
+	VADDPD Y5, Y5, Y6
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y5, Y7
+	VTESTPD Y7, Y7
+	JZ      act31AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y5, Y7
+	VTESTPD Y7, Y7
+	JZ      act31AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y7
+	VMINPD  Y6, Y7, Y6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y6, Y7
+	VROUNDPD $0x00, Y7, Y7
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y6
+	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y8
+	VFMADD213PD expC12<>+0(SB), Y6, Y8
+	VFMADD213PD expC11<>+0(SB), Y6, Y8
+	VFMADD213PD expC10<>+0(SB), Y6, Y8
+	VFMADD213PD expC9<>+0(SB), Y6, Y8
+	VFMADD213PD expC8<>+0(SB), Y6, Y8
+	VFMADD213PD expC7<>+0(SB), Y6, Y8
+	VFMADD213PD expC6<>+0(SB), Y6, Y8
+	VFMADD213PD expC5<>+0(SB), Y6, Y8
+	VFMADD213PD expC4<>+0(SB), Y6, Y8
+	VFMADD213PD expC3<>+0(SB), Y6, Y8
+	VFMADD213PD expC2<>+0(SB), Y6, Y8
+	VFMADD213PD one<>+0(SB), Y6, Y8
+	VFMADD213PD one<>+0(SB), Y6, Y8
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y7, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VMULPD   Y6, Y8, Y8
+	VMULPD   Y7, Y8, Y6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y5, Y5, Y7
+	VMOVUPD     tanhP0<>+0(SB), Y8
+	VFMADD213PD tanhP1<>+0(SB), Y7, Y8
+	VFMADD213PD tanhP2<>+0(SB), Y7, Y8
+	VADDPD      tanhQ0<>+0(SB), Y7, Y9
+	VFMADD213PD tanhQ1<>+0(SB), Y7, Y9
+	VFMADD213PD tanhQ2<>+0(SB), Y7, Y9
+	VMULPD      Y7, Y5, Y7
+	VMULPD      Y8, Y7, Y8
+	VADDPD      one<>+0(SB), Y6, Y6
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y5, Y7
+	VBLENDVPD Y7, minusTwo<>+0(SB), Y8, Y8
+	VBLENDVPD Y7, Y6, Y9, Y9
+	VBLENDVPD Y7, one<>+0(SB), Y5, Y5
+	VDIVPD    Y9, Y8, Y8
+	VADDPD    Y8, Y5, Y5
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y5, Y5
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y5, Y3, Y3
+	JMP    act31AVX2_done
+
+act31AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y5
+	VMINPD  Y6, Y5, Y6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y6, Y5
+	VROUNDPD $0x00, Y5, Y5
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y5, Y6
+	VFNMADD231PD expLn2Lo<>+0(SB), Y5, Y6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y7
+	VFMADD213PD expC12<>+0(SB), Y6, Y7
+	VFMADD213PD expC11<>+0(SB), Y6, Y7
+	VFMADD213PD expC10<>+0(SB), Y6, Y7
+	VFMADD213PD expC9<>+0(SB), Y6, Y7
+	VFMADD213PD expC8<>+0(SB), Y6, Y7
+	VFMADD213PD expC7<>+0(SB), Y6, Y7
+	VFMADD213PD expC6<>+0(SB), Y6, Y7
+	VFMADD213PD expC5<>+0(SB), Y6, Y7
+	VFMADD213PD expC4<>+0(SB), Y6, Y7
+	VFMADD213PD expC3<>+0(SB), Y6, Y7
+	VFMADD213PD expC2<>+0(SB), Y6, Y7
+	VFMADD213PD one<>+0(SB), Y6, Y7
+	VFMADD213PD one<>+0(SB), Y6, Y7
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y5, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VMULPD   Y6, Y7, Y7
+	VMULPD   Y5, Y7, Y6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y6, Y6
+	VMOVUPD minusTwo<>+0(SB), Y5
+	VDIVPD  Y6, Y5, Y5
+	VADDPD  one<>+0(SB), Y5, Y5
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y5, Y5
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y5, Y3, Y3
+	JMP    act31AVX2_done
+
+act31AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y5
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y5, Y5
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y5, Y3, Y3
+
+act31AVX2_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y0, Y2, Y0
+	VMULPD  Y3, Y1, Y1
+	VADDPD  Y1, Y0, Y0
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD Y3, (BX)(DX*8)
+	MOVQ    c_base+88(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act32AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act32AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act32AVX2_done
+
+act32AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y3
+	VFMADD213PD expC12<>+0(SB), Y2, Y3
+	VFMADD213PD expC11<>+0(SB), Y2, Y3
+	VFMADD213PD expC10<>+0(SB), Y2, Y3
+	VFMADD213PD expC9<>+0(SB), Y2, Y3
+	VFMADD213PD expC8<>+0(SB), Y2, Y3
+	VFMADD213PD expC7<>+0(SB), Y2, Y3
+	VFMADD213PD expC6<>+0(SB), Y2, Y3
+	VFMADD213PD expC5<>+0(SB), Y2, Y3
+	VFMADD213PD expC4<>+0(SB), Y2, Y3
+	VFMADD213PD expC3<>+0(SB), Y2, Y3
+	VFMADD213PD expC2<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y1, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y1, Y1
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y3, Y3
+	VMULPD   Y1, Y3, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act32AVX2_done
+
+act32AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+
+act32AVX2_done:
+	MOVQ    tc_base+112(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+136(FP), BX
+	VMOVUPD Y4, (BX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     gateStepTableAVX2_m11_loop
+
+gateStepTableAVX2_m11_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepTableAVX2_m12:
+	// table = 12
+	XORQ DX, DX
+	ANDQ $-4, AX
+
+gateStepTableAVX2_m12_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, AX
+	JAE  gateStepTableAVX2_m12_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), BX
+	VMOVUPD (BX)(DX*8), Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD (BX)(DX*8), Y2
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD (BX)(DX*8), Y3
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD (BX)(DX*8), Y4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y1, Y5
+	VORPD signMask<>+0(SB), Y2, Y6
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y1, Y7
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y2, Y8
+	VORPD   Y8, Y7, Y7
+	VTESTPD Y7, Y7
+	JZ      act33AVX2_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y5, Y7, Y5
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y6, Y7, Y6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y7
+	VROUNDPD $0x00, Y7, Y7
+	VMULPD   expLog2E<>+0(SB), Y6, Y8
+	VROUNDPD $0x00, Y8, Y8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y6
+	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y9
+	VMOVUPD     expC13<>+0(SB), Y10
+	VFMADD213PD expC12<>+0(SB), Y5, Y9
+	VFMADD213PD expC12<>+0(SB), Y6, Y10
+	VFMADD213PD expC11<>+0(SB), Y5, Y9
+	VFMADD213PD expC11<>+0(SB), Y6, Y10
+	VFMADD213PD expC10<>+0(SB), Y5, Y9
+	VFMADD213PD expC10<>+0(SB), Y6, Y10
+	VFMADD213PD expC9<>+0(SB), Y5, Y9
+	VFMADD213PD expC9<>+0(SB), Y6, Y10
+	VFMADD213PD expC8<>+0(SB), Y5, Y9
+	VFMADD213PD expC8<>+0(SB), Y6, Y10
+	VFMADD213PD expC7<>+0(SB), Y5, Y9
+	VFMADD213PD expC7<>+0(SB), Y6, Y10
+	VFMADD213PD expC6<>+0(SB), Y5, Y9
+	VFMADD213PD expC6<>+0(SB), Y6, Y10
+	VFMADD213PD expC5<>+0(SB), Y5, Y9
+	VFMADD213PD expC5<>+0(SB), Y6, Y10
+	VFMADD213PD expC4<>+0(SB), Y5, Y9
+	VFMADD213PD expC4<>+0(SB), Y6, Y10
+	VFMADD213PD expC3<>+0(SB), Y5, Y9
+	VFMADD213PD expC3<>+0(SB), Y6, Y10
+	VFMADD213PD expC2<>+0(SB), Y5, Y9
+	VFMADD213PD expC2<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y7, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VMULPD   Y5, Y9, Y9
+	VMULPD   Y7, Y9, Y5
+	VMULPD   half<>+0(SB), Y8, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y6, Y10, Y10
+	VMULPD   Y8, Y10, Y6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y7
+	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
+	VBLENDVPD Y1, one<>+0(SB), Y5, Y5
+	VDIVPD    Y7, Y5, Y1
+	VADDPD    one<>+0(SB), Y6, Y5
+	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
+	VBLENDVPD Y2, one<>+0(SB), Y6, Y6
+	VDIVPD    Y5, Y6, Y2
+	JMP       act33AVX2_done
+
+act33AVX2_sat:
+	VMOVUPD one<>+0(SB), Y1
+	VMOVUPD one<>+0(SB), Y2
+
+act33AVX2_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y0, Y2, Y0
+	VMULPD  Y3, Y1, Y3
+	VADDPD  Y3, Y0, Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD Y1, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD Y2, (BX)(DX*8)
+	MOVQ    c_base+88(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act34AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act34AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act34AVX2_done
+
+act34AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y3
+	VFMADD213PD expC12<>+0(SB), Y2, Y3
+	VFMADD213PD expC11<>+0(SB), Y2, Y3
+	VFMADD213PD expC10<>+0(SB), Y2, Y3
+	VFMADD213PD expC9<>+0(SB), Y2, Y3
+	VFMADD213PD expC8<>+0(SB), Y2, Y3
+	VFMADD213PD expC7<>+0(SB), Y2, Y3
+	VFMADD213PD expC6<>+0(SB), Y2, Y3
+	VFMADD213PD expC5<>+0(SB), Y2, Y3
+	VFMADD213PD expC4<>+0(SB), Y2, Y3
+	VFMADD213PD expC3<>+0(SB), Y2, Y3
+	VFMADD213PD expC2<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y1, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y1, Y1
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y3, Y3
+	VMULPD   Y1, Y3, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act34AVX2_done
+
+act34AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+
+act34AVX2_done:
+	MOVQ    tc_base+112(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+136(FP), BX
+	VMOVUPD Y4, (BX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     gateStepTableAVX2_m12_loop
+
+gateStepTableAVX2_m12_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepTableAVX2_m13:
+	// table = 13
+	XORQ DX, DX
+	ANDQ $-4, AX
+
+gateStepTableAVX2_m13_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, AX
+	JAE  gateStepTableAVX2_m13_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), BX
+	VMOVUPD (BX)(DX*8), Y0
+	MOVQ    act_base+32(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD (BX)(DX*8), Y2
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD (BX)(DX*8), Y3
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD (BX)(DX*8), Y4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y2, Y5
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y2, Y6
+	VTESTPD Y6, Y6
+	JZ      act35AVX2_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y6
+	VMAXPD  Y5, Y6, Y5
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y6
+	VROUNDPD $0x00, Y6, Y6
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y7
+	VFMADD213PD expC12<>+0(SB), Y5, Y7
+	VFMADD213PD expC11<>+0(SB), Y5, Y7
+	VFMADD213PD expC10<>+0(SB), Y5, Y7
+	VFMADD213PD expC9<>+0(SB), Y5, Y7
+	VFMADD213PD expC8<>+0(SB), Y5, Y7
+	VFMADD213PD expC7<>+0(SB), Y5, Y7
+	VFMADD213PD expC6<>+0(SB), Y5, Y7
+	VFMADD213PD expC5<>+0(SB), Y5, Y7
+	VFMADD213PD expC4<>+0(SB), Y5, Y7
+	VFMADD213PD expC3<>+0(SB), Y5, Y7
+	VFMADD213PD expC2<>+0(SB), Y5, Y7
+	VFMADD213PD one<>+0(SB), Y5, Y7
+	VFMADD213PD one<>+0(SB), Y5, Y7
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y6, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VMULPD   Y5, Y7, Y7
+	VMULPD   Y6, Y7, Y5
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y6
+	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
+	VBLENDVPD Y2, one<>+0(SB), Y5, Y5
+	VDIVPD    Y6, Y5, Y2
+	JMP       act35AVX2_done
+
+act35AVX2_sat:
+	VMOVUPD one<>+0(SB), Y2
+
+act35AVX2_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y0, Y2, Y0
+	VMULPD  Y3, Y1, Y1
+	VADDPD  Y1, Y0, Y0
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD Y2, (BX)(DX*8)
+	MOVQ    c_base+88(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act36AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act36AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act36AVX2_done
+
+act36AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y3
+	VFMADD213PD expC12<>+0(SB), Y2, Y3
+	VFMADD213PD expC11<>+0(SB), Y2, Y3
+	VFMADD213PD expC10<>+0(SB), Y2, Y3
+	VFMADD213PD expC9<>+0(SB), Y2, Y3
+	VFMADD213PD expC8<>+0(SB), Y2, Y3
+	VFMADD213PD expC7<>+0(SB), Y2, Y3
+	VFMADD213PD expC6<>+0(SB), Y2, Y3
+	VFMADD213PD expC5<>+0(SB), Y2, Y3
+	VFMADD213PD expC4<>+0(SB), Y2, Y3
+	VFMADD213PD expC3<>+0(SB), Y2, Y3
+	VFMADD213PD expC2<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y1, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y1, Y1
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y3, Y3
+	VMULPD   Y1, Y3, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act36AVX2_done
+
+act36AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+
+act36AVX2_done:
+	MOVQ    tc_base+112(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+136(FP), BX
+	VMOVUPD Y4, (BX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     gateStepTableAVX2_m13_loop
+
+gateStepTableAVX2_m13_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepTableAVX2_m14:
+	// table = 14
+	XORQ DX, DX
+	ANDQ $-4, AX
+
+gateStepTableAVX2_m14_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, AX
+	JAE  gateStepTableAVX2_m14_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), BX
+	VMOVUPD (BX)(DX*8), Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    act_base+32(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD (BX)(DX*8), Y2
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD (BX)(DX*8), Y3
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD (BX)(DX*8), Y4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y1, Y5
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y1, Y6
+	VTESTPD Y6, Y6
+	JZ      act37AVX2_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y6
+	VMAXPD  Y5, Y6, Y5
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y6
+	VROUNDPD $0x00, Y6, Y6
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y7
+	VFMADD213PD expC12<>+0(SB), Y5, Y7
+	VFMADD213PD expC11<>+0(SB), Y5, Y7
+	VFMADD213PD expC10<>+0(SB), Y5, Y7
+	VFMADD213PD expC9<>+0(SB), Y5, Y7
+	VFMADD213PD expC8<>+0(SB), Y5, Y7
+	VFMADD213PD expC7<>+0(SB), Y5, Y7
+	VFMADD213PD expC6<>+0(SB), Y5, Y7
+	VFMADD213PD expC5<>+0(SB), Y5, Y7
+	VFMADD213PD expC4<>+0(SB), Y5, Y7
+	VFMADD213PD expC3<>+0(SB), Y5, Y7
+	VFMADD213PD expC2<>+0(SB), Y5, Y7
+	VFMADD213PD one<>+0(SB), Y5, Y7
+	VFMADD213PD one<>+0(SB), Y5, Y7
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y6, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VMULPD   Y5, Y7, Y7
+	VMULPD   Y6, Y7, Y5
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y6
+	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
+	VBLENDVPD Y1, one<>+0(SB), Y5, Y5
+	VDIVPD    Y6, Y5, Y1
+	JMP       act37AVX2_done
+
+act37AVX2_sat:
+	VMOVUPD one<>+0(SB), Y1
+
+act37AVX2_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y0, Y2, Y0
+	VMULPD  Y3, Y1, Y2
+	VADDPD  Y2, Y0, Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD Y1, (BX)(DX*8)
+	MOVQ    c_base+88(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act38AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act38AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act38AVX2_done
+
+act38AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y3
+	VFMADD213PD expC12<>+0(SB), Y2, Y3
+	VFMADD213PD expC11<>+0(SB), Y2, Y3
+	VFMADD213PD expC10<>+0(SB), Y2, Y3
+	VFMADD213PD expC9<>+0(SB), Y2, Y3
+	VFMADD213PD expC8<>+0(SB), Y2, Y3
+	VFMADD213PD expC7<>+0(SB), Y2, Y3
+	VFMADD213PD expC6<>+0(SB), Y2, Y3
+	VFMADD213PD expC5<>+0(SB), Y2, Y3
+	VFMADD213PD expC4<>+0(SB), Y2, Y3
+	VFMADD213PD expC3<>+0(SB), Y2, Y3
+	VFMADD213PD expC2<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y1, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y1, Y1
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y3, Y3
+	VMULPD   Y1, Y3, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act38AVX2_done
+
+act38AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+
+act38AVX2_done:
+	MOVQ    tc_base+112(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+136(FP), BX
+	VMOVUPD Y4, (BX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     gateStepTableAVX2_m14_loop
+
+gateStepTableAVX2_m14_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepTableAVX2_m15:
+	// table = 15
+	XORQ DX, DX
+	ANDQ $-4, AX
+
+gateStepTableAVX2_m15_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, AX
+	JAE  gateStepTableAVX2_m15_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), BX
+	VMOVUPD (BX)(DX*8), Y0
+	MOVQ    act_base+32(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    act_base+32(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD (BX)(DX*8), Y2
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD (BX)(DX*8), Y3
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD (BX)(DX*8), Y4
+
+	// the computed activations
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y0, Y2, Y0
+	VMULPD  Y3, Y1, Y1
+	VADDPD  Y1, Y0, Y0
+	MOVQ    c_base+88(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act39AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act39AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act39AVX2_done
+
+act39AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y3
+	VFMADD213PD expC12<>+0(SB), Y2, Y3
+	VFMADD213PD expC11<>+0(SB), Y2, Y3
+	VFMADD213PD expC10<>+0(SB), Y2, Y3
+	VFMADD213PD expC9<>+0(SB), Y2, Y3
+	VFMADD213PD expC8<>+0(SB), Y2, Y3
+	VFMADD213PD expC7<>+0(SB), Y2, Y3
+	VFMADD213PD expC6<>+0(SB), Y2, Y3
+	VFMADD213PD expC5<>+0(SB), Y2, Y3
+	VFMADD213PD expC4<>+0(SB), Y2, Y3
+	VFMADD213PD expC3<>+0(SB), Y2, Y3
+	VFMADD213PD expC2<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y1, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y1, Y1
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y3, Y3
+	VMULPD   Y1, Y3, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act39AVX2_done
+
+act39AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+
+act39AVX2_done:
+	MOVQ    tc_base+112(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+136(FP), BX
+	VMOVUPD Y4, (BX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     gateStepTableAVX2_m15_loop
+
+gateStepTableAVX2_m15_tail:
 	// }
 	VZEROUPPER
 	RET
@@ -3017,6 +6841,103 @@ gateBackwardAVX2_loop:
 	JMP     gateBackwardAVX2_loop
 
 gateBackwardAVX2_tail:
+	// }
+	VZEROUPPER
+	RET
+
+// func gateBackwardTableAVX2(dz []float64, stride int, dcPrev []float64, dh []float64, dc []float64, gates []float64, act []float64, table int, tc []float64, cPrev []float64)
+// Requires: AVX, CMOV
+TEXT ·gateBackwardTableAVX2(SB), NOSPLIT, $0-208
+	MOVQ dh_len+64(FP), AX
+	MOVQ stride+24(FP), CX
+	SHLQ $0x03, CX
+	MOVQ table+152(FP), DX
+	MOVQ dz_base+0(FP), BX
+	LEAQ (BX)(CX*1), SI
+	LEAQ (SI)(CX*1), DI
+	LEAQ (DI)(CX*1), R8
+	MOVQ gates_base+104(FP), R9
+	LEAQ (R9)(CX*1), R10
+	LEAQ (R10)(CX*1), R11
+	LEAQ (R11)(CX*1), R12
+
+	// gate q's activations come from act where bit q of table is set
+	MOVQ    act_base+128(FP), R13
+	BTQ     $0x00, DX
+	CMOVQCS R13, R9
+	ADDQ    CX, R13
+	BTQ     $0x01, DX
+	CMOVQCS R13, R10
+	ADDQ    CX, R13
+	BTQ     $0x02, DX
+	CMOVQCS R13, R11
+	ADDQ    CX, R13
+	BTQ     $0x03, DX
+	CMOVQCS R13, R12
+	XORQ    CX, CX
+	ANDQ    $-4, AX
+
+gateBackwardTableAVX2_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, AX
+	JAE     gateBackwardTableAVX2_tail
+	VMOVUPD one<>+0(SB), Y0
+	VMOVUPD (R9)(CX*8), Y1
+	VMOVUPD (R10)(CX*8), Y2
+	VMOVUPD (R11)(CX*8), Y3
+	VMOVUPD (R12)(CX*8), Y4
+	MOVQ    tc_base+160(FP), DX
+	VMOVUPD (DX)(CX*8), Y5
+	MOVQ    dh_base+56(FP), DX
+	VMOVUPD (DX)(CX*8), Y6
+	MOVQ    dc_base+80(FP), DX
+	VMOVUPD (DX)(CX*8), Y7
+	MOVQ    cPrev_base+184(FP), DX
+	VMOVUPD (DX)(CX*8), Y8
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Y5, Y5, Y9
+	VSUBPD Y9, Y0, Y9
+	VMULPD Y4, Y6, Y10
+	VMULPD Y9, Y10, Y10
+	VADDPD Y7, Y10, Y10
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD Y5, Y6, Y9
+	VSUBPD Y4, Y0, Y5
+	VMULPD Y5, Y9, Y9
+	VMULPD Y4, Y9, Y9
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD Y3, Y10, Y4
+	VSUBPD Y1, Y0, Y5
+	VMULPD Y5, Y4, Y4
+	VMULPD Y1, Y4, Y4
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD Y8, Y10, Y8
+	VSUBPD Y2, Y0, Y5
+	VMULPD Y5, Y8, Y8
+	VMULPD Y2, Y8, Y8
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD Y1, Y10, Y1
+	VMULPD Y3, Y3, Y3
+	VSUBPD Y3, Y0, Y3
+	VMULPD Y3, Y1, Y1
+
+	// dcPrev = dct * f
+	VMULPD  Y2, Y10, Y10
+	VMOVUPD Y9, (R8)(CX*8)
+	VMOVUPD Y4, (BX)(CX*8)
+	VMOVUPD Y8, (SI)(CX*8)
+	VMOVUPD Y1, (DI)(CX*8)
+	MOVQ    dcPrev_base+32(FP), DX
+	VMOVUPD Y10, (DX)(CX*8)
+	ADDQ    $+4, CX
+	JMP     gateBackwardTableAVX2_loop
+
+gateBackwardTableAVX2_tail:
 	// }
 	VZEROUPPER
 	RET
@@ -4221,6 +8142,11 @@ gateStepAVX512_loop:
 	VPANDQ absMask<>+0(SB), Z2, Z8
 	VADDPD Z8, Z8, Z9
 
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z8, K1
+	KORTESTW K1, K1
+	JZ       act40AVX512_large
+
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z10
 	VMAXPD  Z5, Z10, Z5
@@ -4351,7 +8277,127 @@ gateStepAVX512_loop:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z8, Z2
+	JMP        act40AVX512_done
 
+act40AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z5, Z8, Z5
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z6, Z8, Z6
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z7, Z8, Z7
+	VMOVUPD expMaxArg<>+0(SB), Z8
+	VMINPD  Z9, Z8, Z9
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+	VMULPD      expLog2E<>+0(SB), Z6, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
+	VMULPD      expLog2E<>+0(SB), Z7, Z11
+	VRNDSCALEPD $0x00, Z11, Z11
+	VMULPD      expLog2E<>+0(SB), Z9, Z12
+	VRNDSCALEPD $0x00, Z12, Z12
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Hi<>+0(SB), Z11, Z7
+	VFNMADD231PD expLn2Hi<>+0(SB), Z12, Z9
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z11, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z12, Z9
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z13
+	VMOVUPD     expC13<>+0(SB), Z14
+	VMOVUPD     expC13<>+0(SB), Z15
+	VMOVUPD     expC13<>+0(SB), Z16
+	VFMADD213PD expC12<>+0(SB), Z5, Z13
+	VFMADD213PD expC12<>+0(SB), Z6, Z14
+	VFMADD213PD expC12<>+0(SB), Z7, Z15
+	VFMADD213PD expC12<>+0(SB), Z9, Z16
+	VFMADD213PD expC11<>+0(SB), Z5, Z13
+	VFMADD213PD expC11<>+0(SB), Z6, Z14
+	VFMADD213PD expC11<>+0(SB), Z7, Z15
+	VFMADD213PD expC11<>+0(SB), Z9, Z16
+	VFMADD213PD expC10<>+0(SB), Z5, Z13
+	VFMADD213PD expC10<>+0(SB), Z6, Z14
+	VFMADD213PD expC10<>+0(SB), Z7, Z15
+	VFMADD213PD expC10<>+0(SB), Z9, Z16
+	VFMADD213PD expC9<>+0(SB), Z5, Z13
+	VFMADD213PD expC9<>+0(SB), Z6, Z14
+	VFMADD213PD expC9<>+0(SB), Z7, Z15
+	VFMADD213PD expC9<>+0(SB), Z9, Z16
+	VFMADD213PD expC8<>+0(SB), Z5, Z13
+	VFMADD213PD expC8<>+0(SB), Z6, Z14
+	VFMADD213PD expC8<>+0(SB), Z7, Z15
+	VFMADD213PD expC8<>+0(SB), Z9, Z16
+	VFMADD213PD expC7<>+0(SB), Z5, Z13
+	VFMADD213PD expC7<>+0(SB), Z6, Z14
+	VFMADD213PD expC7<>+0(SB), Z7, Z15
+	VFMADD213PD expC7<>+0(SB), Z9, Z16
+	VFMADD213PD expC6<>+0(SB), Z5, Z13
+	VFMADD213PD expC6<>+0(SB), Z6, Z14
+	VFMADD213PD expC6<>+0(SB), Z7, Z15
+	VFMADD213PD expC6<>+0(SB), Z9, Z16
+	VFMADD213PD expC5<>+0(SB), Z5, Z13
+	VFMADD213PD expC5<>+0(SB), Z6, Z14
+	VFMADD213PD expC5<>+0(SB), Z7, Z15
+	VFMADD213PD expC5<>+0(SB), Z9, Z16
+	VFMADD213PD expC4<>+0(SB), Z5, Z13
+	VFMADD213PD expC4<>+0(SB), Z6, Z14
+	VFMADD213PD expC4<>+0(SB), Z7, Z15
+	VFMADD213PD expC4<>+0(SB), Z9, Z16
+	VFMADD213PD expC3<>+0(SB), Z5, Z13
+	VFMADD213PD expC3<>+0(SB), Z6, Z14
+	VFMADD213PD expC3<>+0(SB), Z7, Z15
+	VFMADD213PD expC3<>+0(SB), Z9, Z16
+	VFMADD213PD expC2<>+0(SB), Z5, Z13
+	VFMADD213PD expC2<>+0(SB), Z6, Z14
+	VFMADD213PD expC2<>+0(SB), Z7, Z15
+	VFMADD213PD expC2<>+0(SB), Z9, Z16
+	VFMADD213PD one<>+0(SB), Z5, Z13
+	VFMADD213PD one<>+0(SB), Z6, Z14
+	VFMADD213PD one<>+0(SB), Z7, Z15
+	VFMADD213PD one<>+0(SB), Z9, Z16
+	VFMADD213PD one<>+0(SB), Z5, Z13
+	VFMADD213PD one<>+0(SB), Z6, Z14
+	VFMADD213PD one<>+0(SB), Z7, Z15
+	VFMADD213PD one<>+0(SB), Z9, Z16
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z8, Z13, Z5
+	VSCALEFPD Z10, Z14, Z6
+	VSCALEFPD Z11, Z15, Z7
+	VSCALEFPD Z12, Z16, Z9
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z8
+	VCMPPD    $0x1d, zero<>+0(SB), Z0, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z8, Z5, Z0
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K1
+	VBLENDMPD one<>+0(SB), Z6, K1, Z6
+	VDIVPD    Z5, Z6, Z1
+	VADDPD    one<>+0(SB), Z7, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z3, K1
+	VBLENDMPD one<>+0(SB), Z7, K1, Z7
+	VDIVPD    Z5, Z7, Z3
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z9, Z9
+	VMOVUPD minusTwo<>+0(SB), Z8
+	VDIVPD  Z9, Z8, Z8
+	VADDPD  one<>+0(SB), Z8, Z8
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z8, Z2
+
+act40AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z4, Z1, Z4
 	VMULPD  Z2, Z0, Z5
@@ -4369,6 +8415,16 @@ gateStepAVX512_loop:
 	// tanh: a = |x|, e = exp(2a)
 	VPANDQ absMask<>+0(SB), Z0, Z1
 	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act41AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act41AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z4
@@ -4424,11 +8480,64 @@ gateStepAVX512_loop:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	VMOVUPD    Z0, (R10)(R12*8)
-	VMULPD     Z0, Z3, Z3
-	VMOVUPD    Z3, (R11)(R12*8)
-	ADDQ       $+8, R12
-	JMP        gateStepAVX512_loop
+	JMP        act41AVX512_done
+
+act41AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z4
+	VFMADD213PD expC12<>+0(SB), Z2, Z4
+	VFMADD213PD expC11<>+0(SB), Z2, Z4
+	VFMADD213PD expC10<>+0(SB), Z2, Z4
+	VFMADD213PD expC9<>+0(SB), Z2, Z4
+	VFMADD213PD expC8<>+0(SB), Z2, Z4
+	VFMADD213PD expC7<>+0(SB), Z2, Z4
+	VFMADD213PD expC6<>+0(SB), Z2, Z4
+	VFMADD213PD expC5<>+0(SB), Z2, Z4
+	VFMADD213PD expC4<>+0(SB), Z2, Z4
+	VFMADD213PD expC3<>+0(SB), Z2, Z4
+	VFMADD213PD expC2<>+0(SB), Z2, Z4
+	VFMADD213PD one<>+0(SB), Z2, Z4
+	VFMADD213PD one<>+0(SB), Z2, Z4
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z4, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act41AVX512_done
+
+act41AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act41AVX512_done:
+	VMOVUPD Z0, (R10)(R12*8)
+	VMULPD  Z0, Z3, Z3
+	VMOVUPD Z3, (R11)(R12*8)
+	ADDQ    $+8, R12
+	JMP     gateStepAVX512_loop
 
 gateStepAVX512_tail:
 	// }
@@ -4454,6 +8563,11 @@ gateStepAVX512_tail:
 	// tanh: a = |x|, e = exp(2a)
 	VPANDQ absMask<>+0(SB), Z2, Z8
 	VADDPD Z8, Z8, Z9
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z8, K2
+	KORTESTW K2, K2
+	JZ       act42AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z10
@@ -4585,7 +8699,127 @@ gateStepAVX512_tail:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z8, Z2
+	JMP        act42AVX512_done
 
+act42AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z5, Z8, Z5
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z6, Z8, Z6
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z7, Z8, Z7
+	VMOVUPD expMaxArg<>+0(SB), Z8
+	VMINPD  Z9, Z8, Z9
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+	VMULPD      expLog2E<>+0(SB), Z6, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
+	VMULPD      expLog2E<>+0(SB), Z7, Z11
+	VRNDSCALEPD $0x00, Z11, Z11
+	VMULPD      expLog2E<>+0(SB), Z9, Z12
+	VRNDSCALEPD $0x00, Z12, Z12
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Hi<>+0(SB), Z11, Z7
+	VFNMADD231PD expLn2Hi<>+0(SB), Z12, Z9
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z11, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z12, Z9
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z13
+	VMOVUPD     expC13<>+0(SB), Z14
+	VMOVUPD     expC13<>+0(SB), Z15
+	VMOVUPD     expC13<>+0(SB), Z16
+	VFMADD213PD expC12<>+0(SB), Z5, Z13
+	VFMADD213PD expC12<>+0(SB), Z6, Z14
+	VFMADD213PD expC12<>+0(SB), Z7, Z15
+	VFMADD213PD expC12<>+0(SB), Z9, Z16
+	VFMADD213PD expC11<>+0(SB), Z5, Z13
+	VFMADD213PD expC11<>+0(SB), Z6, Z14
+	VFMADD213PD expC11<>+0(SB), Z7, Z15
+	VFMADD213PD expC11<>+0(SB), Z9, Z16
+	VFMADD213PD expC10<>+0(SB), Z5, Z13
+	VFMADD213PD expC10<>+0(SB), Z6, Z14
+	VFMADD213PD expC10<>+0(SB), Z7, Z15
+	VFMADD213PD expC10<>+0(SB), Z9, Z16
+	VFMADD213PD expC9<>+0(SB), Z5, Z13
+	VFMADD213PD expC9<>+0(SB), Z6, Z14
+	VFMADD213PD expC9<>+0(SB), Z7, Z15
+	VFMADD213PD expC9<>+0(SB), Z9, Z16
+	VFMADD213PD expC8<>+0(SB), Z5, Z13
+	VFMADD213PD expC8<>+0(SB), Z6, Z14
+	VFMADD213PD expC8<>+0(SB), Z7, Z15
+	VFMADD213PD expC8<>+0(SB), Z9, Z16
+	VFMADD213PD expC7<>+0(SB), Z5, Z13
+	VFMADD213PD expC7<>+0(SB), Z6, Z14
+	VFMADD213PD expC7<>+0(SB), Z7, Z15
+	VFMADD213PD expC7<>+0(SB), Z9, Z16
+	VFMADD213PD expC6<>+0(SB), Z5, Z13
+	VFMADD213PD expC6<>+0(SB), Z6, Z14
+	VFMADD213PD expC6<>+0(SB), Z7, Z15
+	VFMADD213PD expC6<>+0(SB), Z9, Z16
+	VFMADD213PD expC5<>+0(SB), Z5, Z13
+	VFMADD213PD expC5<>+0(SB), Z6, Z14
+	VFMADD213PD expC5<>+0(SB), Z7, Z15
+	VFMADD213PD expC5<>+0(SB), Z9, Z16
+	VFMADD213PD expC4<>+0(SB), Z5, Z13
+	VFMADD213PD expC4<>+0(SB), Z6, Z14
+	VFMADD213PD expC4<>+0(SB), Z7, Z15
+	VFMADD213PD expC4<>+0(SB), Z9, Z16
+	VFMADD213PD expC3<>+0(SB), Z5, Z13
+	VFMADD213PD expC3<>+0(SB), Z6, Z14
+	VFMADD213PD expC3<>+0(SB), Z7, Z15
+	VFMADD213PD expC3<>+0(SB), Z9, Z16
+	VFMADD213PD expC2<>+0(SB), Z5, Z13
+	VFMADD213PD expC2<>+0(SB), Z6, Z14
+	VFMADD213PD expC2<>+0(SB), Z7, Z15
+	VFMADD213PD expC2<>+0(SB), Z9, Z16
+	VFMADD213PD one<>+0(SB), Z5, Z13
+	VFMADD213PD one<>+0(SB), Z6, Z14
+	VFMADD213PD one<>+0(SB), Z7, Z15
+	VFMADD213PD one<>+0(SB), Z9, Z16
+	VFMADD213PD one<>+0(SB), Z5, Z13
+	VFMADD213PD one<>+0(SB), Z6, Z14
+	VFMADD213PD one<>+0(SB), Z7, Z15
+	VFMADD213PD one<>+0(SB), Z9, Z16
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z8, Z13, Z5
+	VSCALEFPD Z10, Z14, Z6
+	VSCALEFPD Z11, Z15, Z7
+	VSCALEFPD Z12, Z16, Z9
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z8
+	VCMPPD    $0x1d, zero<>+0(SB), Z0, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z8, Z5, Z0
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K2
+	VBLENDMPD one<>+0(SB), Z6, K2, Z6
+	VDIVPD    Z5, Z6, Z1
+	VADDPD    one<>+0(SB), Z7, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z3, K2
+	VBLENDMPD one<>+0(SB), Z7, K2, Z7
+	VDIVPD    Z5, Z7, Z3
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z9, Z9
+	VMOVUPD minusTwo<>+0(SB), Z8
+	VDIVPD  Z9, Z8, Z8
+	VADDPD  one<>+0(SB), Z8, Z8
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z8, Z2
+
+act42AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z4, Z1, Z4
 	VMULPD  Z2, Z0, Z5
@@ -4603,6 +8837,16 @@ gateStepAVX512_tail:
 	// tanh: a = |x|, e = exp(2a)
 	VPANDQ absMask<>+0(SB), Z0, Z1
 	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act43AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act43AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z4
@@ -4658,70 +8902,147 @@ gateStepAVX512_tail:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	VMOVUPD    Z0, K1, (R10)(R12*8)
-	VMULPD     Z0, Z3, Z3
-	VMOVUPD    Z3, K1, (R11)(R12*8)
+	JMP        act43AVX512_done
+
+act43AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z4
+	VFMADD213PD expC12<>+0(SB), Z2, Z4
+	VFMADD213PD expC11<>+0(SB), Z2, Z4
+	VFMADD213PD expC10<>+0(SB), Z2, Z4
+	VFMADD213PD expC9<>+0(SB), Z2, Z4
+	VFMADD213PD expC8<>+0(SB), Z2, Z4
+	VFMADD213PD expC7<>+0(SB), Z2, Z4
+	VFMADD213PD expC6<>+0(SB), Z2, Z4
+	VFMADD213PD expC5<>+0(SB), Z2, Z4
+	VFMADD213PD expC4<>+0(SB), Z2, Z4
+	VFMADD213PD expC3<>+0(SB), Z2, Z4
+	VFMADD213PD expC2<>+0(SB), Z2, Z4
+	VFMADD213PD one<>+0(SB), Z2, Z4
+	VFMADD213PD one<>+0(SB), Z2, Z4
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z4, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act43AVX512_done
+
+act43AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act43AVX512_done:
+	VMOVUPD Z0, K1, (R10)(R12*8)
+	VMULPD  Z0, Z3, Z3
+	VMOVUPD Z3, K1, (R11)(R12*8)
 
 gateStepAVX512_done:
 	VZEROUPPER
 	RET
 
-// func gateStepFixedAVX512(gates []float64, stride int, act []float64, fixed int, zg []float64, cPrev []float64, c []float64, tc []float64, h []float64)
+// func gateStepTableAVX512(gates []float64, stride int, act []float64, table int, cPrev []float64, c []float64, tc []float64, h []float64)
 // Requires: AVX, AVX512F
-TEXT ·gateStepFixedAVX512(SB), NOSPLIT, $0-184
-	MOVQ c_len+120(FP), AX
+TEXT ·gateStepTableAVX512(SB), NOSPLIT, $0-160
+	MOVQ c_len+96(FP), AX
 	MOVQ stride+24(FP), CX
 	SHLQ $0x03, CX
-	MOVQ gates_base+0(FP), DX
-	LEAQ (DX)(CX*1), BX
-	LEAQ (BX)(CX*1), SI
-	LEAQ (SI)(CX*1), DI
-	MOVQ fixed+56(FP), R8
+	MOVQ table+56(FP), DX
 
-	// one loop per fixed set
-	CMPQ R8, $0x01
-	JE   gateStepFixedAVX512_m1
-	CMPQ R8, $0x02
-	JE   gateStepFixedAVX512_m2
-	CMPQ R8, $0x03
-	JE   gateStepFixedAVX512_m3
-	CMPQ R8, $0x04
-	JE   gateStepFixedAVX512_m4
-	CMPQ R8, $0x05
-	JE   gateStepFixedAVX512_m5
-	CMPQ R8, $0x06
-	JE   gateStepFixedAVX512_m6
-	CMPQ R8, $0x07
-	JE   gateStepFixedAVX512_m7
+	// one loop per table set
+	CMPQ DX, $0x01
+	JE   gateStepTableAVX512_m1
+	CMPQ DX, $0x02
+	JE   gateStepTableAVX512_m2
+	CMPQ DX, $0x03
+	JE   gateStepTableAVX512_m3
+	CMPQ DX, $0x04
+	JE   gateStepTableAVX512_m4
+	CMPQ DX, $0x05
+	JE   gateStepTableAVX512_m5
+	CMPQ DX, $0x06
+	JE   gateStepTableAVX512_m6
+	CMPQ DX, $0x07
+	JE   gateStepTableAVX512_m7
+	CMPQ DX, $0x08
+	JE   gateStepTableAVX512_m8
+	CMPQ DX, $0x09
+	JE   gateStepTableAVX512_m9
+	CMPQ DX, $0x0a
+	JE   gateStepTableAVX512_m10
+	CMPQ DX, $0x0b
+	JE   gateStepTableAVX512_m11
+	CMPQ DX, $0x0c
+	JE   gateStepTableAVX512_m12
+	CMPQ DX, $0x0d
+	JE   gateStepTableAVX512_m13
+	CMPQ DX, $0x0e
+	JE   gateStepTableAVX512_m14
+	CMPQ DX, $0x0f
+	JE   gateStepTableAVX512_m15
 
-	// fixed = 0
-	XORQ CX, CX
-	MOVQ AX, R8
-	ANDQ $-8, R8
+	// table = 0
+	XORQ DX, DX
+	MOVQ AX, BX
+	ANDQ $-8, BX
 
-gateStepFixedAVX512_m0_loop:
+gateStepTableAVX512_m0_loop:
 	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ CX, R8
-	JAE  gateStepFixedAVX512_m0_tail
+	CMPQ DX, BX
+	JAE  gateStepTableAVX512_m0_tail
 
 	// load every input of the blocks before storing anything
-	VMOVUPD (SI)(CX*8), Z0
-	MOVQ    cPrev_base+88(FP), R9
-	VMOVUPD (R9)(CX*8), Z1
-	VMOVUPD (DX)(CX*8), Z2
-	VMOVUPD (BX)(CX*8), Z3
-	VMOVUPD (DI)(CX*8), Z4
-	MOVQ    zg_base+64(FP), R9
-	VMOVUPD Z0, (R9)(CX*8)
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD (SI)(DX*8), Z0
+	MOVQ    gates_base+0(FP), SI
+	VMOVUPD (SI)(DX*8), Z1
+	MOVQ    gates_base+0(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD (SI)(DX*8), Z2
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD (SI)(DX*8), Z3
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD (SI)(DX*8), Z4
 
+	// the computed activations
 	// sigmoid: z = exp(-|x|)
-	VPORQ signMask<>+0(SB), Z2, Z5
-	VPORQ signMask<>+0(SB), Z3, Z6
+	VPORQ signMask<>+0(SB), Z1, Z5
+	VPORQ signMask<>+0(SB), Z2, Z6
 	VPORQ signMask<>+0(SB), Z4, Z7
 
 	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z8
+	VPANDQ absMask<>+0(SB), Z3, Z8
 	VADDPD Z8, Z8, Z9
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z8, K1
+	KORTESTW K1, K1
+	JZ       act44AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z10
@@ -4819,13 +9140,13 @@ gateStepFixedAVX512_m0_loop:
 
 	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
 	VADDPD    one<>+0(SB), Z5, Z10
-	VCMPPD    $0x1d, zero<>+0(SB), Z2, K1
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K1
 	VBLENDMPD one<>+0(SB), Z5, K1, Z5
-	VDIVPD    Z10, Z5, Z2
+	VDIVPD    Z10, Z5, Z1
 	VADDPD    one<>+0(SB), Z6, Z5
-	VCMPPD    $0x1d, zero<>+0(SB), Z3, K1
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K1
 	VBLENDMPD one<>+0(SB), Z6, K1, Z6
-	VDIVPD    Z5, Z6, Z3
+	VDIVPD    Z5, Z6, Z2
 	VADDPD    one<>+0(SB), Z7, Z5
 	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
 	VBLENDMPD one<>+0(SB), Z7, K1, Z7
@@ -4852,25 +9173,163 @@ gateStepFixedAVX512_m0_loop:
 	VADDPD    Z6, Z8, Z8
 
 	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z8, Z0
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z8, Z3
+	JMP        act44AVX512_done
 
+act44AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z5, Z8, Z5
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z6, Z8, Z6
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z7, Z8, Z7
+	VMOVUPD expMaxArg<>+0(SB), Z8
+	VMINPD  Z9, Z8, Z9
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+	VMULPD      expLog2E<>+0(SB), Z6, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
+	VMULPD      expLog2E<>+0(SB), Z7, Z11
+	VRNDSCALEPD $0x00, Z11, Z11
+	VMULPD      expLog2E<>+0(SB), Z9, Z12
+	VRNDSCALEPD $0x00, Z12, Z12
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Hi<>+0(SB), Z11, Z7
+	VFNMADD231PD expLn2Hi<>+0(SB), Z12, Z9
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z11, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z12, Z9
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z13
+	VMOVUPD     expC13<>+0(SB), Z14
+	VMOVUPD     expC13<>+0(SB), Z15
+	VMOVUPD     expC13<>+0(SB), Z16
+	VFMADD213PD expC12<>+0(SB), Z5, Z13
+	VFMADD213PD expC12<>+0(SB), Z6, Z14
+	VFMADD213PD expC12<>+0(SB), Z7, Z15
+	VFMADD213PD expC12<>+0(SB), Z9, Z16
+	VFMADD213PD expC11<>+0(SB), Z5, Z13
+	VFMADD213PD expC11<>+0(SB), Z6, Z14
+	VFMADD213PD expC11<>+0(SB), Z7, Z15
+	VFMADD213PD expC11<>+0(SB), Z9, Z16
+	VFMADD213PD expC10<>+0(SB), Z5, Z13
+	VFMADD213PD expC10<>+0(SB), Z6, Z14
+	VFMADD213PD expC10<>+0(SB), Z7, Z15
+	VFMADD213PD expC10<>+0(SB), Z9, Z16
+	VFMADD213PD expC9<>+0(SB), Z5, Z13
+	VFMADD213PD expC9<>+0(SB), Z6, Z14
+	VFMADD213PD expC9<>+0(SB), Z7, Z15
+	VFMADD213PD expC9<>+0(SB), Z9, Z16
+	VFMADD213PD expC8<>+0(SB), Z5, Z13
+	VFMADD213PD expC8<>+0(SB), Z6, Z14
+	VFMADD213PD expC8<>+0(SB), Z7, Z15
+	VFMADD213PD expC8<>+0(SB), Z9, Z16
+	VFMADD213PD expC7<>+0(SB), Z5, Z13
+	VFMADD213PD expC7<>+0(SB), Z6, Z14
+	VFMADD213PD expC7<>+0(SB), Z7, Z15
+	VFMADD213PD expC7<>+0(SB), Z9, Z16
+	VFMADD213PD expC6<>+0(SB), Z5, Z13
+	VFMADD213PD expC6<>+0(SB), Z6, Z14
+	VFMADD213PD expC6<>+0(SB), Z7, Z15
+	VFMADD213PD expC6<>+0(SB), Z9, Z16
+	VFMADD213PD expC5<>+0(SB), Z5, Z13
+	VFMADD213PD expC5<>+0(SB), Z6, Z14
+	VFMADD213PD expC5<>+0(SB), Z7, Z15
+	VFMADD213PD expC5<>+0(SB), Z9, Z16
+	VFMADD213PD expC4<>+0(SB), Z5, Z13
+	VFMADD213PD expC4<>+0(SB), Z6, Z14
+	VFMADD213PD expC4<>+0(SB), Z7, Z15
+	VFMADD213PD expC4<>+0(SB), Z9, Z16
+	VFMADD213PD expC3<>+0(SB), Z5, Z13
+	VFMADD213PD expC3<>+0(SB), Z6, Z14
+	VFMADD213PD expC3<>+0(SB), Z7, Z15
+	VFMADD213PD expC3<>+0(SB), Z9, Z16
+	VFMADD213PD expC2<>+0(SB), Z5, Z13
+	VFMADD213PD expC2<>+0(SB), Z6, Z14
+	VFMADD213PD expC2<>+0(SB), Z7, Z15
+	VFMADD213PD expC2<>+0(SB), Z9, Z16
+	VFMADD213PD one<>+0(SB), Z5, Z13
+	VFMADD213PD one<>+0(SB), Z6, Z14
+	VFMADD213PD one<>+0(SB), Z7, Z15
+	VFMADD213PD one<>+0(SB), Z9, Z16
+	VFMADD213PD one<>+0(SB), Z5, Z13
+	VFMADD213PD one<>+0(SB), Z6, Z14
+	VFMADD213PD one<>+0(SB), Z7, Z15
+	VFMADD213PD one<>+0(SB), Z9, Z16
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z8, Z13, Z5
+	VSCALEFPD Z10, Z14, Z6
+	VSCALEFPD Z11, Z15, Z7
+	VSCALEFPD Z12, Z16, Z9
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z8
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z8, Z5, Z1
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K1
+	VBLENDMPD one<>+0(SB), Z6, K1, Z6
+	VDIVPD    Z5, Z6, Z2
+	VADDPD    one<>+0(SB), Z7, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
+	VBLENDMPD one<>+0(SB), Z7, K1, Z7
+	VDIVPD    Z5, Z7, Z4
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z9, Z9
+	VMOVUPD minusTwo<>+0(SB), Z8
+	VDIVPD  Z9, Z8, Z8
+	VADDPD  one<>+0(SB), Z8, Z8
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z8, Z3
+
+act44AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z1, Z3, Z1
-	VMULPD  Z0, Z2, Z5
-	VADDPD  Z5, Z1, Z1
-	VMOVUPD Z2, (DX)(CX*8)
-	VMOVUPD Z3, (BX)(CX*8)
-	VMOVUPD Z0, (SI)(CX*8)
-	VMOVUPD Z4, (DI)(CX*8)
-	MOVQ    c_base+112(FP), R9
-	VMOVUPD Z1, (R9)(CX*8)
-	VMOVUPD Z1, Z0
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z5
+	VADDPD  Z5, Z0, Z0
+	MOVQ    gates_base+0(FP), SI
+	VMOVUPD Z1, (SI)(DX*8)
+	MOVQ    gates_base+0(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD Z2, (SI)(DX*8)
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD Z3, (SI)(DX*8)
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD Z4, (SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, Z0
 
 	// tc = tanh(c), h = o*tc
 	// sigmoid: z = exp(-|x|)
 	// tanh: a = |x|, e = exp(2a)
 	VPANDQ absMask<>+0(SB), Z0, Z1
 	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act45AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act45AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -4926,40 +9385,105 @@ gateStepFixedAVX512_m0_loop:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	MOVQ       tc_base+136(FP), R9
-	VMOVUPD    Z0, (R9)(CX*8)
-	VMULPD     Z0, Z4, Z4
-	MOVQ       h_base+160(FP), R9
-	VMOVUPD    Z4, (R9)(CX*8)
-	ADDQ       $+8, CX
-	JMP        gateStepFixedAVX512_m0_loop
+	JMP        act45AVX512_done
 
-gateStepFixedAVX512_m0_tail:
+act45AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act45AVX512_done
+
+act45AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act45AVX512_done:
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z4, (SI)(DX*8)
+	ADDQ    $+8, DX
+	JMP     gateStepTableAVX512_m0_loop
+
+gateStepTableAVX512_m0_tail:
 	// }
 	// the last n-i < 8 elements, masked
-	SUBQ  CX, AX
-	JZ    gateStepFixedAVX512_m0_done
-	LEAQ  tailMask<>+0(SB), R8
-	KMOVW (R8)(AX*2), K1
+	SUBQ  DX, AX
+	JZ    gateStepTableAVX512_m0_done
+	LEAQ  tailMask<>+0(SB), BX
+	KMOVW (BX)(AX*2), K1
 
 	// load every input of the blocks before storing anything
-	VMOVUPD.Z (SI)(CX*8), K1, Z0
-	MOVQ      cPrev_base+88(FP), AX
-	VMOVUPD.Z (AX)(CX*8), K1, Z1
-	VMOVUPD.Z (DX)(CX*8), K1, Z2
-	VMOVUPD.Z (BX)(CX*8), K1, Z3
-	VMOVUPD.Z (DI)(CX*8), K1, Z4
-	MOVQ      zg_base+64(FP), AX
-	VMOVUPD   Z0, K1, (AX)(CX*8)
+	MOVQ      cPrev_base+64(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z0
+	MOVQ      gates_base+0(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z1
+	MOVQ      gates_base+0(FP), AX
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z2
+	MOVQ      gates_base+0(FP), AX
+	LEAQ      (AX)(CX*2), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z3
+	MOVQ      gates_base+0(FP), AX
+	LEAQ      (CX)(CX*2), BX
+	ADDQ      BX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z4
 
+	// the computed activations
 	// sigmoid: z = exp(-|x|)
-	VPORQ signMask<>+0(SB), Z2, Z5
-	VPORQ signMask<>+0(SB), Z3, Z6
+	VPORQ signMask<>+0(SB), Z1, Z5
+	VPORQ signMask<>+0(SB), Z2, Z6
 	VPORQ signMask<>+0(SB), Z4, Z7
 
 	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z8
+	VPANDQ absMask<>+0(SB), Z3, Z8
 	VADDPD Z8, Z8, Z9
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z8, K2
+	KORTESTW K2, K2
+	JZ       act46AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z10
@@ -5057,13 +9581,13 @@ gateStepFixedAVX512_m0_tail:
 
 	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
 	VADDPD    one<>+0(SB), Z5, Z10
-	VCMPPD    $0x1d, zero<>+0(SB), Z2, K2
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K2
 	VBLENDMPD one<>+0(SB), Z5, K2, Z5
-	VDIVPD    Z10, Z5, Z2
+	VDIVPD    Z10, Z5, Z1
 	VADDPD    one<>+0(SB), Z6, Z5
-	VCMPPD    $0x1d, zero<>+0(SB), Z3, K2
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K2
 	VBLENDMPD one<>+0(SB), Z6, K2, Z6
-	VDIVPD    Z5, Z6, Z3
+	VDIVPD    Z5, Z6, Z2
 	VADDPD    one<>+0(SB), Z7, Z5
 	VCMPPD    $0x1d, zero<>+0(SB), Z4, K2
 	VBLENDMPD one<>+0(SB), Z7, K2, Z7
@@ -5090,456 +9614,163 @@ gateStepFixedAVX512_m0_tail:
 	VADDPD    Z6, Z8, Z8
 
 	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z8, Z0
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z8, Z3
+	JMP        act46AVX512_done
 
-	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z1, Z3, Z1
-	VMULPD  Z0, Z2, Z5
-	VADDPD  Z5, Z1, Z1
-	VMOVUPD Z2, K1, (DX)(CX*8)
-	VMOVUPD Z3, K1, (BX)(CX*8)
-	VMOVUPD Z0, K1, (SI)(CX*8)
-	VMOVUPD Z4, K1, (DI)(CX*8)
-	MOVQ    c_base+112(FP), AX
-	VMOVUPD Z1, K1, (AX)(CX*8)
-	VMOVUPD Z1, Z0
-
-	// tc = tanh(c), h = o*tc
-	// sigmoid: z = exp(-|x|)
-	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z1
-	VADDPD Z1, Z1, Z2
-
+act46AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Z3
-	VMINPD  Z2, Z3, Z2
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z5, Z8, Z5
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z6, Z8, Z6
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z7, Z8, Z7
+	VMOVUPD expMaxArg<>+0(SB), Z8
+	VMINPD  Z9, Z8, Z9
 
 	// k = roundEven(float64(x*log2e))
-	VMULPD      expLog2E<>+0(SB), Z2, Z3
-	VRNDSCALEPD $0x00, Z3, Z3
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
-	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Z5
-	VFMADD213PD expC12<>+0(SB), Z2, Z5
-	VFMADD213PD expC11<>+0(SB), Z2, Z5
-	VFMADD213PD expC10<>+0(SB), Z2, Z5
-	VFMADD213PD expC9<>+0(SB), Z2, Z5
-	VFMADD213PD expC8<>+0(SB), Z2, Z5
-	VFMADD213PD expC7<>+0(SB), Z2, Z5
-	VFMADD213PD expC6<>+0(SB), Z2, Z5
-	VFMADD213PD expC5<>+0(SB), Z2, Z5
-	VFMADD213PD expC4<>+0(SB), Z2, Z5
-	VFMADD213PD expC3<>+0(SB), Z2, Z5
-	VFMADD213PD expC2<>+0(SB), Z2, Z5
-	VFMADD213PD one<>+0(SB), Z2, Z5
-	VFMADD213PD one<>+0(SB), Z2, Z5
-
-	// x = p * 2^k, rounded once (VSCALEFPD)
-	VSCALEFPD Z3, Z5, Z2
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Z1, Z1, Z3
-	VMOVUPD     tanhP0<>+0(SB), Z5
-	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
-	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
-	VADDPD      tanhQ0<>+0(SB), Z3, Z6
-	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
-	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
-	VMULPD      Z3, Z1, Z3
-	VMULPD      Z5, Z3, Z5
-	VADDPD      one<>+0(SB), Z2, Z2
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K2
-	VBLENDMPD minusTwo<>+0(SB), Z5, K2, Z5
-	VBLENDMPD Z2, Z6, K2, Z6
-	VBLENDMPD one<>+0(SB), Z1, K2, Z1
-	VDIVPD    Z6, Z5, Z5
-	VADDPD    Z5, Z1, Z1
-
-	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	MOVQ       tc_base+136(FP), AX
-	VMOVUPD    Z0, K1, (AX)(CX*8)
-	VMULPD     Z0, Z4, Z4
-	MOVQ       h_base+160(FP), AX
-	VMOVUPD    Z4, K1, (AX)(CX*8)
-
-gateStepFixedAVX512_m0_done:
-	VZEROUPPER
-	RET
-
-gateStepFixedAVX512_m1:
-	// fixed = 1
-	XORQ CX, CX
-	MOVQ AX, R8
-	ANDQ $-8, R8
-
-gateStepFixedAVX512_m1_loop:
-	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ CX, R8
-	JAE  gateStepFixedAVX512_m1_tail
-
-	// load every input of the blocks before storing anything
-	VMOVUPD (SI)(CX*8), Z0
-	MOVQ    cPrev_base+88(FP), R9
-	VMOVUPD (R9)(CX*8), Z1
-	MOVQ    act_base+32(FP), R9
-	VMOVUPD (R9)(CX*8), Z2
-	VMOVUPD (BX)(CX*8), Z3
-	VMOVUPD (DI)(CX*8), Z4
-	MOVQ    zg_base+64(FP), R9
-	VMOVUPD Z0, (R9)(CX*8)
-
-	// sigmoid: z = exp(-|x|)
-	VPORQ signMask<>+0(SB), Z3, Z5
-	VPORQ signMask<>+0(SB), Z4, Z6
-
-	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z7
-	VADDPD Z7, Z7, Z8
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Z9
-	VMAXPD  Z5, Z9, Z5
-	VMOVUPD expMinArg<>+0(SB), Z9
-	VMAXPD  Z6, Z9, Z6
-	VMOVUPD expMaxArg<>+0(SB), Z9
-	VMINPD  Z8, Z9, Z8
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD      expLog2E<>+0(SB), Z5, Z9
-	VRNDSCALEPD $0x00, Z9, Z9
+	VMULPD      expLog2E<>+0(SB), Z5, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
 	VMULPD      expLog2E<>+0(SB), Z6, Z10
 	VRNDSCALEPD $0x00, Z10, Z10
-	VMULPD      expLog2E<>+0(SB), Z8, Z11
+	VMULPD      expLog2E<>+0(SB), Z7, Z11
 	VRNDSCALEPD $0x00, Z11, Z11
+	VMULPD      expLog2E<>+0(SB), Z9, Z12
+	VRNDSCALEPD $0x00, Z12, Z12
 
 	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
 	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z6
-	VFNMADD231PD expLn2Hi<>+0(SB), Z11, Z8
-	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z11, Z7
+	VFNMADD231PD expLn2Hi<>+0(SB), Z12, Z9
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
 	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z6
-	VFNMADD231PD expLn2Lo<>+0(SB), Z11, Z8
+	VFNMADD231PD expLn2Lo<>+0(SB), Z11, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z12, Z9
 
 	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Z12
 	VMOVUPD     expC13<>+0(SB), Z13
 	VMOVUPD     expC13<>+0(SB), Z14
-	VFMADD213PD expC12<>+0(SB), Z5, Z12
-	VFMADD213PD expC12<>+0(SB), Z6, Z13
-	VFMADD213PD expC12<>+0(SB), Z8, Z14
-	VFMADD213PD expC11<>+0(SB), Z5, Z12
-	VFMADD213PD expC11<>+0(SB), Z6, Z13
-	VFMADD213PD expC11<>+0(SB), Z8, Z14
-	VFMADD213PD expC10<>+0(SB), Z5, Z12
-	VFMADD213PD expC10<>+0(SB), Z6, Z13
-	VFMADD213PD expC10<>+0(SB), Z8, Z14
-	VFMADD213PD expC9<>+0(SB), Z5, Z12
-	VFMADD213PD expC9<>+0(SB), Z6, Z13
-	VFMADD213PD expC9<>+0(SB), Z8, Z14
-	VFMADD213PD expC8<>+0(SB), Z5, Z12
-	VFMADD213PD expC8<>+0(SB), Z6, Z13
-	VFMADD213PD expC8<>+0(SB), Z8, Z14
-	VFMADD213PD expC7<>+0(SB), Z5, Z12
-	VFMADD213PD expC7<>+0(SB), Z6, Z13
-	VFMADD213PD expC7<>+0(SB), Z8, Z14
-	VFMADD213PD expC6<>+0(SB), Z5, Z12
-	VFMADD213PD expC6<>+0(SB), Z6, Z13
-	VFMADD213PD expC6<>+0(SB), Z8, Z14
-	VFMADD213PD expC5<>+0(SB), Z5, Z12
-	VFMADD213PD expC5<>+0(SB), Z6, Z13
-	VFMADD213PD expC5<>+0(SB), Z8, Z14
-	VFMADD213PD expC4<>+0(SB), Z5, Z12
-	VFMADD213PD expC4<>+0(SB), Z6, Z13
-	VFMADD213PD expC4<>+0(SB), Z8, Z14
-	VFMADD213PD expC3<>+0(SB), Z5, Z12
-	VFMADD213PD expC3<>+0(SB), Z6, Z13
-	VFMADD213PD expC3<>+0(SB), Z8, Z14
-	VFMADD213PD expC2<>+0(SB), Z5, Z12
-	VFMADD213PD expC2<>+0(SB), Z6, Z13
-	VFMADD213PD expC2<>+0(SB), Z8, Z14
-	VFMADD213PD one<>+0(SB), Z5, Z12
-	VFMADD213PD one<>+0(SB), Z6, Z13
-	VFMADD213PD one<>+0(SB), Z8, Z14
-	VFMADD213PD one<>+0(SB), Z5, Z12
-	VFMADD213PD one<>+0(SB), Z6, Z13
-	VFMADD213PD one<>+0(SB), Z8, Z14
+	VMOVUPD     expC13<>+0(SB), Z15
+	VMOVUPD     expC13<>+0(SB), Z16
+	VFMADD213PD expC12<>+0(SB), Z5, Z13
+	VFMADD213PD expC12<>+0(SB), Z6, Z14
+	VFMADD213PD expC12<>+0(SB), Z7, Z15
+	VFMADD213PD expC12<>+0(SB), Z9, Z16
+	VFMADD213PD expC11<>+0(SB), Z5, Z13
+	VFMADD213PD expC11<>+0(SB), Z6, Z14
+	VFMADD213PD expC11<>+0(SB), Z7, Z15
+	VFMADD213PD expC11<>+0(SB), Z9, Z16
+	VFMADD213PD expC10<>+0(SB), Z5, Z13
+	VFMADD213PD expC10<>+0(SB), Z6, Z14
+	VFMADD213PD expC10<>+0(SB), Z7, Z15
+	VFMADD213PD expC10<>+0(SB), Z9, Z16
+	VFMADD213PD expC9<>+0(SB), Z5, Z13
+	VFMADD213PD expC9<>+0(SB), Z6, Z14
+	VFMADD213PD expC9<>+0(SB), Z7, Z15
+	VFMADD213PD expC9<>+0(SB), Z9, Z16
+	VFMADD213PD expC8<>+0(SB), Z5, Z13
+	VFMADD213PD expC8<>+0(SB), Z6, Z14
+	VFMADD213PD expC8<>+0(SB), Z7, Z15
+	VFMADD213PD expC8<>+0(SB), Z9, Z16
+	VFMADD213PD expC7<>+0(SB), Z5, Z13
+	VFMADD213PD expC7<>+0(SB), Z6, Z14
+	VFMADD213PD expC7<>+0(SB), Z7, Z15
+	VFMADD213PD expC7<>+0(SB), Z9, Z16
+	VFMADD213PD expC6<>+0(SB), Z5, Z13
+	VFMADD213PD expC6<>+0(SB), Z6, Z14
+	VFMADD213PD expC6<>+0(SB), Z7, Z15
+	VFMADD213PD expC6<>+0(SB), Z9, Z16
+	VFMADD213PD expC5<>+0(SB), Z5, Z13
+	VFMADD213PD expC5<>+0(SB), Z6, Z14
+	VFMADD213PD expC5<>+0(SB), Z7, Z15
+	VFMADD213PD expC5<>+0(SB), Z9, Z16
+	VFMADD213PD expC4<>+0(SB), Z5, Z13
+	VFMADD213PD expC4<>+0(SB), Z6, Z14
+	VFMADD213PD expC4<>+0(SB), Z7, Z15
+	VFMADD213PD expC4<>+0(SB), Z9, Z16
+	VFMADD213PD expC3<>+0(SB), Z5, Z13
+	VFMADD213PD expC3<>+0(SB), Z6, Z14
+	VFMADD213PD expC3<>+0(SB), Z7, Z15
+	VFMADD213PD expC3<>+0(SB), Z9, Z16
+	VFMADD213PD expC2<>+0(SB), Z5, Z13
+	VFMADD213PD expC2<>+0(SB), Z6, Z14
+	VFMADD213PD expC2<>+0(SB), Z7, Z15
+	VFMADD213PD expC2<>+0(SB), Z9, Z16
+	VFMADD213PD one<>+0(SB), Z5, Z13
+	VFMADD213PD one<>+0(SB), Z6, Z14
+	VFMADD213PD one<>+0(SB), Z7, Z15
+	VFMADD213PD one<>+0(SB), Z9, Z16
+	VFMADD213PD one<>+0(SB), Z5, Z13
+	VFMADD213PD one<>+0(SB), Z6, Z14
+	VFMADD213PD one<>+0(SB), Z7, Z15
+	VFMADD213PD one<>+0(SB), Z9, Z16
 
 	// x = p * 2^k, rounded once (VSCALEFPD)
-	VSCALEFPD Z9, Z12, Z5
-	VSCALEFPD Z10, Z13, Z6
-	VSCALEFPD Z11, Z14, Z8
+	VSCALEFPD Z8, Z13, Z5
+	VSCALEFPD Z10, Z14, Z6
+	VSCALEFPD Z11, Z15, Z7
+	VSCALEFPD Z12, Z16, Z9
 
 	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Z5, Z9
-	VCMPPD    $0x1d, zero<>+0(SB), Z3, K1
-	VBLENDMPD one<>+0(SB), Z5, K1, Z5
-	VDIVPD    Z9, Z5, Z3
-	VADDPD    one<>+0(SB), Z6, Z5
-	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
-	VBLENDMPD one<>+0(SB), Z6, K1, Z6
-	VDIVPD    Z5, Z6, Z4
-
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Z7, Z7, Z5
-	VMOVUPD     tanhP0<>+0(SB), Z6
-	VFMADD213PD tanhP1<>+0(SB), Z5, Z6
-	VFMADD213PD tanhP2<>+0(SB), Z5, Z6
-	VADDPD      tanhQ0<>+0(SB), Z5, Z9
-	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
-	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
-	VMULPD      Z5, Z7, Z5
-	VMULPD      Z6, Z5, Z6
-	VADDPD      one<>+0(SB), Z8, Z8
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Z7, K1
-	VBLENDMPD minusTwo<>+0(SB), Z6, K1, Z6
-	VBLENDMPD Z8, Z9, K1, Z9
-	VBLENDMPD one<>+0(SB), Z7, K1, Z7
-	VDIVPD    Z9, Z6, Z6
-	VADDPD    Z6, Z7, Z7
-
-	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z0
-
-	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z1, Z3, Z1
-	VMULPD  Z0, Z2, Z5
-	VADDPD  Z5, Z1, Z1
-	VMOVUPD Z2, (DX)(CX*8)
-	VMOVUPD Z3, (BX)(CX*8)
-	VMOVUPD Z0, (SI)(CX*8)
-	VMOVUPD Z4, (DI)(CX*8)
-	MOVQ    c_base+112(FP), R9
-	VMOVUPD Z1, (R9)(CX*8)
-	VMOVUPD Z1, Z0
-
-	// tc = tanh(c), h = o*tc
-	// sigmoid: z = exp(-|x|)
-	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z1
-	VADDPD Z1, Z1, Z2
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Z3
-	VMINPD  Z2, Z3, Z2
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD      expLog2E<>+0(SB), Z2, Z3
-	VRNDSCALEPD $0x00, Z3, Z3
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
-	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Z5
-	VFMADD213PD expC12<>+0(SB), Z2, Z5
-	VFMADD213PD expC11<>+0(SB), Z2, Z5
-	VFMADD213PD expC10<>+0(SB), Z2, Z5
-	VFMADD213PD expC9<>+0(SB), Z2, Z5
-	VFMADD213PD expC8<>+0(SB), Z2, Z5
-	VFMADD213PD expC7<>+0(SB), Z2, Z5
-	VFMADD213PD expC6<>+0(SB), Z2, Z5
-	VFMADD213PD expC5<>+0(SB), Z2, Z5
-	VFMADD213PD expC4<>+0(SB), Z2, Z5
-	VFMADD213PD expC3<>+0(SB), Z2, Z5
-	VFMADD213PD expC2<>+0(SB), Z2, Z5
-	VFMADD213PD one<>+0(SB), Z2, Z5
-	VFMADD213PD one<>+0(SB), Z2, Z5
-
-	// x = p * 2^k, rounded once (VSCALEFPD)
-	VSCALEFPD Z3, Z5, Z2
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Z1, Z1, Z3
-	VMOVUPD     tanhP0<>+0(SB), Z5
-	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
-	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
-	VADDPD      tanhQ0<>+0(SB), Z3, Z6
-	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
-	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
-	VMULPD      Z3, Z1, Z3
-	VMULPD      Z5, Z3, Z5
-	VADDPD      one<>+0(SB), Z2, Z2
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K1
-	VBLENDMPD minusTwo<>+0(SB), Z5, K1, Z5
-	VBLENDMPD Z2, Z6, K1, Z6
-	VBLENDMPD one<>+0(SB), Z1, K1, Z1
-	VDIVPD    Z6, Z5, Z5
-	VADDPD    Z5, Z1, Z1
-
-	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	MOVQ       tc_base+136(FP), R9
-	VMOVUPD    Z0, (R9)(CX*8)
-	VMULPD     Z0, Z4, Z4
-	MOVQ       h_base+160(FP), R9
-	VMOVUPD    Z4, (R9)(CX*8)
-	ADDQ       $+8, CX
-	JMP        gateStepFixedAVX512_m1_loop
-
-gateStepFixedAVX512_m1_tail:
-	// }
-	// the last n-i < 8 elements, masked
-	SUBQ  CX, AX
-	JZ    gateStepFixedAVX512_m1_done
-	LEAQ  tailMask<>+0(SB), R8
-	KMOVW (R8)(AX*2), K1
-
-	// load every input of the blocks before storing anything
-	VMOVUPD.Z (SI)(CX*8), K1, Z0
-	MOVQ      cPrev_base+88(FP), AX
-	VMOVUPD.Z (AX)(CX*8), K1, Z1
-	MOVQ      act_base+32(FP), AX
-	VMOVUPD.Z (AX)(CX*8), K1, Z2
-	VMOVUPD.Z (BX)(CX*8), K1, Z3
-	VMOVUPD.Z (DI)(CX*8), K1, Z4
-	MOVQ      zg_base+64(FP), AX
-	VMOVUPD   Z0, K1, (AX)(CX*8)
-
-	// sigmoid: z = exp(-|x|)
-	VPORQ signMask<>+0(SB), Z3, Z5
-	VPORQ signMask<>+0(SB), Z4, Z6
-
-	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z7
-	VADDPD Z7, Z7, Z8
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Z9
-	VMAXPD  Z5, Z9, Z5
-	VMOVUPD expMinArg<>+0(SB), Z9
-	VMAXPD  Z6, Z9, Z6
-	VMOVUPD expMaxArg<>+0(SB), Z9
-	VMINPD  Z8, Z9, Z8
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD      expLog2E<>+0(SB), Z5, Z9
-	VRNDSCALEPD $0x00, Z9, Z9
-	VMULPD      expLog2E<>+0(SB), Z6, Z10
-	VRNDSCALEPD $0x00, Z10, Z10
-	VMULPD      expLog2E<>+0(SB), Z8, Z11
-	VRNDSCALEPD $0x00, Z11, Z11
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z5
-	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z6
-	VFNMADD231PD expLn2Hi<>+0(SB), Z11, Z8
-	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z5
-	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z6
-	VFNMADD231PD expLn2Lo<>+0(SB), Z11, Z8
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Z12
-	VMOVUPD     expC13<>+0(SB), Z13
-	VMOVUPD     expC13<>+0(SB), Z14
-	VFMADD213PD expC12<>+0(SB), Z5, Z12
-	VFMADD213PD expC12<>+0(SB), Z6, Z13
-	VFMADD213PD expC12<>+0(SB), Z8, Z14
-	VFMADD213PD expC11<>+0(SB), Z5, Z12
-	VFMADD213PD expC11<>+0(SB), Z6, Z13
-	VFMADD213PD expC11<>+0(SB), Z8, Z14
-	VFMADD213PD expC10<>+0(SB), Z5, Z12
-	VFMADD213PD expC10<>+0(SB), Z6, Z13
-	VFMADD213PD expC10<>+0(SB), Z8, Z14
-	VFMADD213PD expC9<>+0(SB), Z5, Z12
-	VFMADD213PD expC9<>+0(SB), Z6, Z13
-	VFMADD213PD expC9<>+0(SB), Z8, Z14
-	VFMADD213PD expC8<>+0(SB), Z5, Z12
-	VFMADD213PD expC8<>+0(SB), Z6, Z13
-	VFMADD213PD expC8<>+0(SB), Z8, Z14
-	VFMADD213PD expC7<>+0(SB), Z5, Z12
-	VFMADD213PD expC7<>+0(SB), Z6, Z13
-	VFMADD213PD expC7<>+0(SB), Z8, Z14
-	VFMADD213PD expC6<>+0(SB), Z5, Z12
-	VFMADD213PD expC6<>+0(SB), Z6, Z13
-	VFMADD213PD expC6<>+0(SB), Z8, Z14
-	VFMADD213PD expC5<>+0(SB), Z5, Z12
-	VFMADD213PD expC5<>+0(SB), Z6, Z13
-	VFMADD213PD expC5<>+0(SB), Z8, Z14
-	VFMADD213PD expC4<>+0(SB), Z5, Z12
-	VFMADD213PD expC4<>+0(SB), Z6, Z13
-	VFMADD213PD expC4<>+0(SB), Z8, Z14
-	VFMADD213PD expC3<>+0(SB), Z5, Z12
-	VFMADD213PD expC3<>+0(SB), Z6, Z13
-	VFMADD213PD expC3<>+0(SB), Z8, Z14
-	VFMADD213PD expC2<>+0(SB), Z5, Z12
-	VFMADD213PD expC2<>+0(SB), Z6, Z13
-	VFMADD213PD expC2<>+0(SB), Z8, Z14
-	VFMADD213PD one<>+0(SB), Z5, Z12
-	VFMADD213PD one<>+0(SB), Z6, Z13
-	VFMADD213PD one<>+0(SB), Z8, Z14
-	VFMADD213PD one<>+0(SB), Z5, Z12
-	VFMADD213PD one<>+0(SB), Z6, Z13
-	VFMADD213PD one<>+0(SB), Z8, Z14
-
-	// x = p * 2^k, rounded once (VSCALEFPD)
-	VSCALEFPD Z9, Z12, Z5
-	VSCALEFPD Z10, Z13, Z6
-	VSCALEFPD Z11, Z14, Z8
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Z5, Z9
-	VCMPPD    $0x1d, zero<>+0(SB), Z3, K2
+	VADDPD    one<>+0(SB), Z5, Z8
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K2
 	VBLENDMPD one<>+0(SB), Z5, K2, Z5
-	VDIVPD    Z9, Z5, Z3
+	VDIVPD    Z8, Z5, Z1
 	VADDPD    one<>+0(SB), Z6, Z5
-	VCMPPD    $0x1d, zero<>+0(SB), Z4, K2
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K2
 	VBLENDMPD one<>+0(SB), Z6, K2, Z6
-	VDIVPD    Z5, Z6, Z4
-
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Z7, Z7, Z5
-	VMOVUPD     tanhP0<>+0(SB), Z6
-	VFMADD213PD tanhP1<>+0(SB), Z5, Z6
-	VFMADD213PD tanhP2<>+0(SB), Z5, Z6
-	VADDPD      tanhQ0<>+0(SB), Z5, Z9
-	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
-	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
-	VMULPD      Z5, Z7, Z5
-	VMULPD      Z6, Z5, Z6
-	VADDPD      one<>+0(SB), Z8, Z8
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Z7, K2
-	VBLENDMPD minusTwo<>+0(SB), Z6, K2, Z6
-	VBLENDMPD Z8, Z9, K2, Z9
+	VDIVPD    Z5, Z6, Z2
+	VADDPD    one<>+0(SB), Z7, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K2
 	VBLENDMPD one<>+0(SB), Z7, K2, Z7
-	VDIVPD    Z9, Z6, Z6
-	VADDPD    Z6, Z7, Z7
+	VDIVPD    Z5, Z7, Z4
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z9, Z9
+	VMOVUPD minusTwo<>+0(SB), Z8
+	VDIVPD  Z9, Z8, Z8
+	VADDPD  one<>+0(SB), Z8, Z8
 
 	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z0
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z8, Z3
 
+act46AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z1, Z3, Z1
-	VMULPD  Z0, Z2, Z5
-	VADDPD  Z5, Z1, Z1
-	VMOVUPD Z2, K1, (DX)(CX*8)
-	VMOVUPD Z3, K1, (BX)(CX*8)
-	VMOVUPD Z0, K1, (SI)(CX*8)
-	VMOVUPD Z4, K1, (DI)(CX*8)
-	MOVQ    c_base+112(FP), AX
-	VMOVUPD Z1, K1, (AX)(CX*8)
-	VMOVUPD Z1, Z0
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z5
+	VADDPD  Z5, Z0, Z0
+	MOVQ    gates_base+0(FP), AX
+	VMOVUPD Z1, K1, (AX)(DX*8)
+	MOVQ    gates_base+0(FP), AX
+	ADDQ    CX, AX
+	VMOVUPD Z2, K1, (AX)(DX*8)
+	MOVQ    gates_base+0(FP), AX
+	LEAQ    (AX)(CX*2), AX
+	VMOVUPD Z3, K1, (AX)(DX*8)
+	MOVQ    gates_base+0(FP), AX
+	LEAQ    (CX)(CX*2), CX
+	ADDQ    CX, AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+	MOVQ    c_base+88(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMOVUPD Z0, Z0
 
 	// tc = tanh(c), h = o*tc
 	// sigmoid: z = exp(-|x|)
 	// tanh: a = |x|, e = exp(2a)
 	VPANDQ absMask<>+0(SB), Z0, Z1
 	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act47AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act47AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -5595,46 +9826,109 @@ gateStepFixedAVX512_m1_tail:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	MOVQ       tc_base+136(FP), AX
-	VMOVUPD    Z0, K1, (AX)(CX*8)
-	VMULPD     Z0, Z4, Z4
-	MOVQ       h_base+160(FP), AX
-	VMOVUPD    Z4, K1, (AX)(CX*8)
+	JMP        act47AVX512_done
 
-gateStepFixedAVX512_m1_done:
+act47AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act47AVX512_done
+
+act47AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act47AVX512_done:
+	MOVQ    tc_base+112(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+
+gateStepTableAVX512_m0_done:
 	VZEROUPPER
 	RET
 
-gateStepFixedAVX512_m2:
-	// fixed = 2
-	XORQ R8, R8
-	MOVQ AX, R9
-	ANDQ $-8, R9
+gateStepTableAVX512_m1:
+	// table = 1
+	XORQ DX, DX
+	MOVQ AX, BX
+	ANDQ $-8, BX
 
-gateStepFixedAVX512_m2_loop:
+gateStepTableAVX512_m1_loop:
 	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ R8, R9
-	JAE  gateStepFixedAVX512_m2_tail
+	CMPQ DX, BX
+	JAE  gateStepTableAVX512_m1_tail
 
 	// load every input of the blocks before storing anything
-	VMOVUPD (SI)(R8*8), Z0
-	MOVQ    cPrev_base+88(FP), R10
-	VMOVUPD (R10)(R8*8), Z1
-	VMOVUPD (DX)(R8*8), Z2
-	MOVQ    act_base+32(FP), R10
-	ADDQ    CX, R10
-	VMOVUPD (R10)(R8*8), Z3
-	VMOVUPD (DI)(R8*8), Z4
-	MOVQ    zg_base+64(FP), R10
-	VMOVUPD Z0, (R10)(R8*8)
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD (SI)(DX*8), Z0
+	MOVQ    act_base+32(FP), SI
+	VMOVUPD (SI)(DX*8), Z1
+	MOVQ    gates_base+0(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD (SI)(DX*8), Z2
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD (SI)(DX*8), Z3
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD (SI)(DX*8), Z4
 
+	// the computed activations
 	// sigmoid: z = exp(-|x|)
 	VPORQ signMask<>+0(SB), Z2, Z5
 	VPORQ signMask<>+0(SB), Z4, Z6
 
 	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z7
+	VPANDQ absMask<>+0(SB), Z3, Z7
 	VADDPD Z7, Z7, Z8
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z7, K1
+	KORTESTW K1, K1
+	JZ       act48AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z9
@@ -5740,25 +10034,136 @@ gateStepFixedAVX512_m2_loop:
 	VADDPD    Z6, Z7, Z7
 
 	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z0
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
+	JMP        act48AVX512_done
 
+act48AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z5, Z7, Z5
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z6, Z7, Z6
+	VMOVUPD expMaxArg<>+0(SB), Z7
+	VMINPD  Z8, Z7, Z8
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+	VMULPD      expLog2E<>+0(SB), Z6, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+	VMULPD      expLog2E<>+0(SB), Z8, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z6
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z8
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z8
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z11
+	VMOVUPD     expC13<>+0(SB), Z12
+	VMOVUPD     expC13<>+0(SB), Z13
+	VFMADD213PD expC12<>+0(SB), Z5, Z11
+	VFMADD213PD expC12<>+0(SB), Z6, Z12
+	VFMADD213PD expC12<>+0(SB), Z8, Z13
+	VFMADD213PD expC11<>+0(SB), Z5, Z11
+	VFMADD213PD expC11<>+0(SB), Z6, Z12
+	VFMADD213PD expC11<>+0(SB), Z8, Z13
+	VFMADD213PD expC10<>+0(SB), Z5, Z11
+	VFMADD213PD expC10<>+0(SB), Z6, Z12
+	VFMADD213PD expC10<>+0(SB), Z8, Z13
+	VFMADD213PD expC9<>+0(SB), Z5, Z11
+	VFMADD213PD expC9<>+0(SB), Z6, Z12
+	VFMADD213PD expC9<>+0(SB), Z8, Z13
+	VFMADD213PD expC8<>+0(SB), Z5, Z11
+	VFMADD213PD expC8<>+0(SB), Z6, Z12
+	VFMADD213PD expC8<>+0(SB), Z8, Z13
+	VFMADD213PD expC7<>+0(SB), Z5, Z11
+	VFMADD213PD expC7<>+0(SB), Z6, Z12
+	VFMADD213PD expC7<>+0(SB), Z8, Z13
+	VFMADD213PD expC6<>+0(SB), Z5, Z11
+	VFMADD213PD expC6<>+0(SB), Z6, Z12
+	VFMADD213PD expC6<>+0(SB), Z8, Z13
+	VFMADD213PD expC5<>+0(SB), Z5, Z11
+	VFMADD213PD expC5<>+0(SB), Z6, Z12
+	VFMADD213PD expC5<>+0(SB), Z8, Z13
+	VFMADD213PD expC4<>+0(SB), Z5, Z11
+	VFMADD213PD expC4<>+0(SB), Z6, Z12
+	VFMADD213PD expC4<>+0(SB), Z8, Z13
+	VFMADD213PD expC3<>+0(SB), Z5, Z11
+	VFMADD213PD expC3<>+0(SB), Z6, Z12
+	VFMADD213PD expC3<>+0(SB), Z8, Z13
+	VFMADD213PD expC2<>+0(SB), Z5, Z11
+	VFMADD213PD expC2<>+0(SB), Z6, Z12
+	VFMADD213PD expC2<>+0(SB), Z8, Z13
+	VFMADD213PD one<>+0(SB), Z5, Z11
+	VFMADD213PD one<>+0(SB), Z6, Z12
+	VFMADD213PD one<>+0(SB), Z8, Z13
+	VFMADD213PD one<>+0(SB), Z5, Z11
+	VFMADD213PD one<>+0(SB), Z6, Z12
+	VFMADD213PD one<>+0(SB), Z8, Z13
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z11, Z5
+	VSCALEFPD Z9, Z12, Z6
+	VSCALEFPD Z10, Z13, Z8
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z7
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z7, Z5, Z2
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
+	VBLENDMPD one<>+0(SB), Z6, K1, Z6
+	VDIVPD    Z5, Z6, Z4
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z8, Z8
+	VMOVUPD minusTwo<>+0(SB), Z7
+	VDIVPD  Z8, Z7, Z7
+	VADDPD  one<>+0(SB), Z7, Z7
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
+
+act48AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z1, Z3, Z1
-	VMULPD  Z0, Z2, Z5
-	VADDPD  Z5, Z1, Z1
-	VMOVUPD Z2, (DX)(R8*8)
-	VMOVUPD Z3, (BX)(R8*8)
-	VMOVUPD Z0, (SI)(R8*8)
-	VMOVUPD Z4, (DI)(R8*8)
-	MOVQ    c_base+112(FP), R10
-	VMOVUPD Z1, (R10)(R8*8)
-	VMOVUPD Z1, Z0
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z1
+	VADDPD  Z1, Z0, Z0
+	MOVQ    gates_base+0(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD Z2, (SI)(DX*8)
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD Z3, (SI)(DX*8)
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD Z4, (SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, Z0
 
 	// tc = tanh(c), h = o*tc
 	// sigmoid: z = exp(-|x|)
 	// tanh: a = |x|, e = exp(2a)
 	VPANDQ absMask<>+0(SB), Z0, Z1
 	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act49AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act49AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -5814,41 +10219,104 @@ gateStepFixedAVX512_m2_loop:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	MOVQ       tc_base+136(FP), R10
-	VMOVUPD    Z0, (R10)(R8*8)
-	VMULPD     Z0, Z4, Z4
-	MOVQ       h_base+160(FP), R10
-	VMOVUPD    Z4, (R10)(R8*8)
-	ADDQ       $+8, R8
-	JMP        gateStepFixedAVX512_m2_loop
+	JMP        act49AVX512_done
 
-gateStepFixedAVX512_m2_tail:
+act49AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act49AVX512_done
+
+act49AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act49AVX512_done:
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z4, (SI)(DX*8)
+	ADDQ    $+8, DX
+	JMP     gateStepTableAVX512_m1_loop
+
+gateStepTableAVX512_m1_tail:
 	// }
 	// the last n-i < 8 elements, masked
-	SUBQ  R8, AX
-	JZ    gateStepFixedAVX512_m2_done
-	LEAQ  tailMask<>+0(SB), R9
-	KMOVW (R9)(AX*2), K1
+	SUBQ  DX, AX
+	JZ    gateStepTableAVX512_m1_done
+	LEAQ  tailMask<>+0(SB), BX
+	KMOVW (BX)(AX*2), K1
 
 	// load every input of the blocks before storing anything
-	VMOVUPD.Z (SI)(R8*8), K1, Z0
-	MOVQ      cPrev_base+88(FP), AX
-	VMOVUPD.Z (AX)(R8*8), K1, Z1
-	VMOVUPD.Z (DX)(R8*8), K1, Z2
+	MOVQ      cPrev_base+64(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z0
 	MOVQ      act_base+32(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z1
+	MOVQ      gates_base+0(FP), AX
 	ADDQ      CX, AX
-	VMOVUPD.Z (AX)(R8*8), K1, Z3
-	VMOVUPD.Z (DI)(R8*8), K1, Z4
-	MOVQ      zg_base+64(FP), AX
-	VMOVUPD   Z0, K1, (AX)(R8*8)
+	VMOVUPD.Z (AX)(DX*8), K1, Z2
+	MOVQ      gates_base+0(FP), AX
+	LEAQ      (AX)(CX*2), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z3
+	MOVQ      gates_base+0(FP), AX
+	LEAQ      (CX)(CX*2), BX
+	ADDQ      BX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z4
 
+	// the computed activations
 	// sigmoid: z = exp(-|x|)
 	VPORQ signMask<>+0(SB), Z2, Z5
 	VPORQ signMask<>+0(SB), Z4, Z6
 
 	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z7
+	VPANDQ absMask<>+0(SB), Z3, Z7
 	VADDPD Z7, Z7, Z8
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z7, K2
+	KORTESTW K2, K2
+	JZ       act50AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z9
@@ -5954,25 +10422,136 @@ gateStepFixedAVX512_m2_tail:
 	VADDPD    Z6, Z7, Z7
 
 	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z0
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
+	JMP        act50AVX512_done
 
+act50AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z5, Z7, Z5
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z6, Z7, Z6
+	VMOVUPD expMaxArg<>+0(SB), Z7
+	VMINPD  Z8, Z7, Z8
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+	VMULPD      expLog2E<>+0(SB), Z6, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+	VMULPD      expLog2E<>+0(SB), Z8, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z6
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z8
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z8
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z11
+	VMOVUPD     expC13<>+0(SB), Z12
+	VMOVUPD     expC13<>+0(SB), Z13
+	VFMADD213PD expC12<>+0(SB), Z5, Z11
+	VFMADD213PD expC12<>+0(SB), Z6, Z12
+	VFMADD213PD expC12<>+0(SB), Z8, Z13
+	VFMADD213PD expC11<>+0(SB), Z5, Z11
+	VFMADD213PD expC11<>+0(SB), Z6, Z12
+	VFMADD213PD expC11<>+0(SB), Z8, Z13
+	VFMADD213PD expC10<>+0(SB), Z5, Z11
+	VFMADD213PD expC10<>+0(SB), Z6, Z12
+	VFMADD213PD expC10<>+0(SB), Z8, Z13
+	VFMADD213PD expC9<>+0(SB), Z5, Z11
+	VFMADD213PD expC9<>+0(SB), Z6, Z12
+	VFMADD213PD expC9<>+0(SB), Z8, Z13
+	VFMADD213PD expC8<>+0(SB), Z5, Z11
+	VFMADD213PD expC8<>+0(SB), Z6, Z12
+	VFMADD213PD expC8<>+0(SB), Z8, Z13
+	VFMADD213PD expC7<>+0(SB), Z5, Z11
+	VFMADD213PD expC7<>+0(SB), Z6, Z12
+	VFMADD213PD expC7<>+0(SB), Z8, Z13
+	VFMADD213PD expC6<>+0(SB), Z5, Z11
+	VFMADD213PD expC6<>+0(SB), Z6, Z12
+	VFMADD213PD expC6<>+0(SB), Z8, Z13
+	VFMADD213PD expC5<>+0(SB), Z5, Z11
+	VFMADD213PD expC5<>+0(SB), Z6, Z12
+	VFMADD213PD expC5<>+0(SB), Z8, Z13
+	VFMADD213PD expC4<>+0(SB), Z5, Z11
+	VFMADD213PD expC4<>+0(SB), Z6, Z12
+	VFMADD213PD expC4<>+0(SB), Z8, Z13
+	VFMADD213PD expC3<>+0(SB), Z5, Z11
+	VFMADD213PD expC3<>+0(SB), Z6, Z12
+	VFMADD213PD expC3<>+0(SB), Z8, Z13
+	VFMADD213PD expC2<>+0(SB), Z5, Z11
+	VFMADD213PD expC2<>+0(SB), Z6, Z12
+	VFMADD213PD expC2<>+0(SB), Z8, Z13
+	VFMADD213PD one<>+0(SB), Z5, Z11
+	VFMADD213PD one<>+0(SB), Z6, Z12
+	VFMADD213PD one<>+0(SB), Z8, Z13
+	VFMADD213PD one<>+0(SB), Z5, Z11
+	VFMADD213PD one<>+0(SB), Z6, Z12
+	VFMADD213PD one<>+0(SB), Z8, Z13
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z11, Z5
+	VSCALEFPD Z9, Z12, Z6
+	VSCALEFPD Z10, Z13, Z8
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z7
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z7, Z5, Z2
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K2
+	VBLENDMPD one<>+0(SB), Z6, K2, Z6
+	VDIVPD    Z5, Z6, Z4
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z8, Z8
+	VMOVUPD minusTwo<>+0(SB), Z7
+	VDIVPD  Z8, Z7, Z7
+	VADDPD  one<>+0(SB), Z7, Z7
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
+
+act50AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z1, Z3, Z1
-	VMULPD  Z0, Z2, Z5
-	VADDPD  Z5, Z1, Z1
-	VMOVUPD Z2, K1, (DX)(R8*8)
-	VMOVUPD Z3, K1, (BX)(R8*8)
-	VMOVUPD Z0, K1, (SI)(R8*8)
-	VMOVUPD Z4, K1, (DI)(R8*8)
-	MOVQ    c_base+112(FP), AX
-	VMOVUPD Z1, K1, (AX)(R8*8)
-	VMOVUPD Z1, Z0
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z1
+	VADDPD  Z1, Z0, Z0
+	MOVQ    gates_base+0(FP), AX
+	ADDQ    CX, AX
+	VMOVUPD Z2, K1, (AX)(DX*8)
+	MOVQ    gates_base+0(FP), AX
+	LEAQ    (AX)(CX*2), AX
+	VMOVUPD Z3, K1, (AX)(DX*8)
+	MOVQ    gates_base+0(FP), AX
+	LEAQ    (CX)(CX*2), CX
+	ADDQ    CX, AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+	MOVQ    c_base+88(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMOVUPD Z0, Z0
 
 	// tc = tanh(c), h = o*tc
 	// sigmoid: z = exp(-|x|)
 	// tanh: a = |x|, e = exp(2a)
 	VPANDQ absMask<>+0(SB), Z0, Z1
 	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act51AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act51AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -6028,232 +10607,3247 @@ gateStepFixedAVX512_m2_tail:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	MOVQ       tc_base+136(FP), AX
-	VMOVUPD    Z0, K1, (AX)(R8*8)
-	VMULPD     Z0, Z4, Z4
-	MOVQ       h_base+160(FP), AX
-	VMOVUPD    Z4, K1, (AX)(R8*8)
+	JMP        act51AVX512_done
 
-gateStepFixedAVX512_m2_done:
+act51AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act51AVX512_done
+
+act51AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act51AVX512_done:
+	MOVQ    tc_base+112(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+
+gateStepTableAVX512_m1_done:
 	VZEROUPPER
 	RET
 
-gateStepFixedAVX512_m3:
-	// fixed = 3
-	XORQ R8, R8
-	MOVQ AX, R9
-	ANDQ $-16, R9
+gateStepTableAVX512_m2:
+	// table = 2
+	XORQ DX, DX
+	MOVQ AX, BX
+	ANDQ $-8, BX
 
-gateStepFixedAVX512_m3_loopk:
-	// for ; i < n&^(16-1); i += 16 {
-	CMPQ R8, R9
-	JAE  gateStepFixedAVX512_m3_loopk_end
+gateStepTableAVX512_m2_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, BX
+	JAE  gateStepTableAVX512_m2_tail
 
 	// load every input of the blocks before storing anything
-	VMOVUPD (SI)(R8*8), Z0
-	MOVQ    cPrev_base+88(FP), R10
-	VMOVUPD (R10)(R8*8), Z1
-	MOVQ    act_base+32(FP), R10
-	VMOVUPD (R10)(R8*8), Z2
-	MOVQ    act_base+32(FP), R10
-	ADDQ    CX, R10
-	VMOVUPD (R10)(R8*8), Z3
-	VMOVUPD (DI)(R8*8), Z4
-	VMOVUPD 64(SI)(R8*8), Z5
-	MOVQ    cPrev_base+88(FP), R10
-	VMOVUPD 64(R10)(R8*8), Z6
-	MOVQ    act_base+32(FP), R10
-	VMOVUPD 64(R10)(R8*8), Z7
-	MOVQ    act_base+32(FP), R10
-	ADDQ    CX, R10
-	VMOVUPD 64(R10)(R8*8), Z8
-	VMOVUPD 64(DI)(R8*8), Z9
-	MOVQ    zg_base+64(FP), R10
-	VMOVUPD Z0, (R10)(R8*8)
-	MOVQ    zg_base+64(FP), R10
-	VMOVUPD Z5, 64(R10)(R8*8)
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD (SI)(DX*8), Z0
+	MOVQ    gates_base+0(FP), SI
+	VMOVUPD (SI)(DX*8), Z1
+	MOVQ    act_base+32(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD (SI)(DX*8), Z2
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD (SI)(DX*8), Z3
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD (SI)(DX*8), Z4
 
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z1, Z5
+	VPORQ signMask<>+0(SB), Z4, Z6
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z3, Z7
+	VADDPD Z7, Z7, Z8
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z7, K1
+	KORTESTW K1, K1
+	JZ       act52AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z9
+	VMAXPD  Z5, Z9, Z5
+	VMOVUPD expMinArg<>+0(SB), Z9
+	VMAXPD  Z6, Z9, Z6
+	VMOVUPD expMaxArg<>+0(SB), Z9
+	VMINPD  Z8, Z9, Z8
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+	VMULPD      expLog2E<>+0(SB), Z6, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
+	VMULPD      expLog2E<>+0(SB), Z8, Z11
+	VRNDSCALEPD $0x00, Z11, Z11
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Hi<>+0(SB), Z11, Z8
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z11, Z8
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z12
+	VMOVUPD     expC13<>+0(SB), Z13
+	VMOVUPD     expC13<>+0(SB), Z14
+	VFMADD213PD expC12<>+0(SB), Z5, Z12
+	VFMADD213PD expC12<>+0(SB), Z6, Z13
+	VFMADD213PD expC12<>+0(SB), Z8, Z14
+	VFMADD213PD expC11<>+0(SB), Z5, Z12
+	VFMADD213PD expC11<>+0(SB), Z6, Z13
+	VFMADD213PD expC11<>+0(SB), Z8, Z14
+	VFMADD213PD expC10<>+0(SB), Z5, Z12
+	VFMADD213PD expC10<>+0(SB), Z6, Z13
+	VFMADD213PD expC10<>+0(SB), Z8, Z14
+	VFMADD213PD expC9<>+0(SB), Z5, Z12
+	VFMADD213PD expC9<>+0(SB), Z6, Z13
+	VFMADD213PD expC9<>+0(SB), Z8, Z14
+	VFMADD213PD expC8<>+0(SB), Z5, Z12
+	VFMADD213PD expC8<>+0(SB), Z6, Z13
+	VFMADD213PD expC8<>+0(SB), Z8, Z14
+	VFMADD213PD expC7<>+0(SB), Z5, Z12
+	VFMADD213PD expC7<>+0(SB), Z6, Z13
+	VFMADD213PD expC7<>+0(SB), Z8, Z14
+	VFMADD213PD expC6<>+0(SB), Z5, Z12
+	VFMADD213PD expC6<>+0(SB), Z6, Z13
+	VFMADD213PD expC6<>+0(SB), Z8, Z14
+	VFMADD213PD expC5<>+0(SB), Z5, Z12
+	VFMADD213PD expC5<>+0(SB), Z6, Z13
+	VFMADD213PD expC5<>+0(SB), Z8, Z14
+	VFMADD213PD expC4<>+0(SB), Z5, Z12
+	VFMADD213PD expC4<>+0(SB), Z6, Z13
+	VFMADD213PD expC4<>+0(SB), Z8, Z14
+	VFMADD213PD expC3<>+0(SB), Z5, Z12
+	VFMADD213PD expC3<>+0(SB), Z6, Z13
+	VFMADD213PD expC3<>+0(SB), Z8, Z14
+	VFMADD213PD expC2<>+0(SB), Z5, Z12
+	VFMADD213PD expC2<>+0(SB), Z6, Z13
+	VFMADD213PD expC2<>+0(SB), Z8, Z14
+	VFMADD213PD one<>+0(SB), Z5, Z12
+	VFMADD213PD one<>+0(SB), Z6, Z13
+	VFMADD213PD one<>+0(SB), Z8, Z14
+	VFMADD213PD one<>+0(SB), Z5, Z12
+	VFMADD213PD one<>+0(SB), Z6, Z13
+	VFMADD213PD one<>+0(SB), Z8, Z14
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z9, Z12, Z5
+	VSCALEFPD Z10, Z13, Z6
+	VSCALEFPD Z11, Z14, Z8
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z9
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z9, Z5, Z1
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
+	VBLENDMPD one<>+0(SB), Z6, K1, Z6
+	VDIVPD    Z5, Z6, Z4
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z7, Z7, Z5
+	VMOVUPD     tanhP0<>+0(SB), Z6
+	VFMADD213PD tanhP1<>+0(SB), Z5, Z6
+	VFMADD213PD tanhP2<>+0(SB), Z5, Z6
+	VADDPD      tanhQ0<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
+	VMULPD      Z5, Z7, Z5
+	VMULPD      Z6, Z5, Z6
+	VADDPD      one<>+0(SB), Z8, Z8
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z7, K1
+	VBLENDMPD minusTwo<>+0(SB), Z6, K1, Z6
+	VBLENDMPD Z8, Z9, K1, Z9
+	VBLENDMPD one<>+0(SB), Z7, K1, Z7
+	VDIVPD    Z9, Z6, Z6
+	VADDPD    Z6, Z7, Z7
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
+	JMP        act52AVX512_done
+
+act52AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z5, Z7, Z5
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z6, Z7, Z6
+	VMOVUPD expMaxArg<>+0(SB), Z7
+	VMINPD  Z8, Z7, Z8
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+	VMULPD      expLog2E<>+0(SB), Z6, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+	VMULPD      expLog2E<>+0(SB), Z8, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z6
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z8
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z8
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z11
+	VMOVUPD     expC13<>+0(SB), Z12
+	VMOVUPD     expC13<>+0(SB), Z13
+	VFMADD213PD expC12<>+0(SB), Z5, Z11
+	VFMADD213PD expC12<>+0(SB), Z6, Z12
+	VFMADD213PD expC12<>+0(SB), Z8, Z13
+	VFMADD213PD expC11<>+0(SB), Z5, Z11
+	VFMADD213PD expC11<>+0(SB), Z6, Z12
+	VFMADD213PD expC11<>+0(SB), Z8, Z13
+	VFMADD213PD expC10<>+0(SB), Z5, Z11
+	VFMADD213PD expC10<>+0(SB), Z6, Z12
+	VFMADD213PD expC10<>+0(SB), Z8, Z13
+	VFMADD213PD expC9<>+0(SB), Z5, Z11
+	VFMADD213PD expC9<>+0(SB), Z6, Z12
+	VFMADD213PD expC9<>+0(SB), Z8, Z13
+	VFMADD213PD expC8<>+0(SB), Z5, Z11
+	VFMADD213PD expC8<>+0(SB), Z6, Z12
+	VFMADD213PD expC8<>+0(SB), Z8, Z13
+	VFMADD213PD expC7<>+0(SB), Z5, Z11
+	VFMADD213PD expC7<>+0(SB), Z6, Z12
+	VFMADD213PD expC7<>+0(SB), Z8, Z13
+	VFMADD213PD expC6<>+0(SB), Z5, Z11
+	VFMADD213PD expC6<>+0(SB), Z6, Z12
+	VFMADD213PD expC6<>+0(SB), Z8, Z13
+	VFMADD213PD expC5<>+0(SB), Z5, Z11
+	VFMADD213PD expC5<>+0(SB), Z6, Z12
+	VFMADD213PD expC5<>+0(SB), Z8, Z13
+	VFMADD213PD expC4<>+0(SB), Z5, Z11
+	VFMADD213PD expC4<>+0(SB), Z6, Z12
+	VFMADD213PD expC4<>+0(SB), Z8, Z13
+	VFMADD213PD expC3<>+0(SB), Z5, Z11
+	VFMADD213PD expC3<>+0(SB), Z6, Z12
+	VFMADD213PD expC3<>+0(SB), Z8, Z13
+	VFMADD213PD expC2<>+0(SB), Z5, Z11
+	VFMADD213PD expC2<>+0(SB), Z6, Z12
+	VFMADD213PD expC2<>+0(SB), Z8, Z13
+	VFMADD213PD one<>+0(SB), Z5, Z11
+	VFMADD213PD one<>+0(SB), Z6, Z12
+	VFMADD213PD one<>+0(SB), Z8, Z13
+	VFMADD213PD one<>+0(SB), Z5, Z11
+	VFMADD213PD one<>+0(SB), Z6, Z12
+	VFMADD213PD one<>+0(SB), Z8, Z13
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z11, Z5
+	VSCALEFPD Z9, Z12, Z6
+	VSCALEFPD Z10, Z13, Z8
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z7
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z7, Z5, Z1
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
+	VBLENDMPD one<>+0(SB), Z6, K1, Z6
+	VDIVPD    Z5, Z6, Z4
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z8, Z8
+	VMOVUPD minusTwo<>+0(SB), Z7
+	VDIVPD  Z8, Z7, Z7
+	VADDPD  one<>+0(SB), Z7, Z7
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
+
+act52AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z2
+	VADDPD  Z2, Z0, Z0
+	MOVQ    gates_base+0(FP), SI
+	VMOVUPD Z1, (SI)(DX*8)
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD Z3, (SI)(DX*8)
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD Z4, (SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act53AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act53AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K1
+	VBLENDMPD minusTwo<>+0(SB), Z5, K1, Z5
+	VBLENDMPD Z2, Z6, K1, Z6
+	VBLENDMPD one<>+0(SB), Z1, K1, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act53AVX512_done
+
+act53AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act53AVX512_done
+
+act53AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act53AVX512_done:
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z4, (SI)(DX*8)
+	ADDQ    $+8, DX
+	JMP     gateStepTableAVX512_m2_loop
+
+gateStepTableAVX512_m2_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ  DX, AX
+	JZ    gateStepTableAVX512_m2_done
+	LEAQ  tailMask<>+0(SB), BX
+	KMOVW (BX)(AX*2), K1
+
+	// load every input of the blocks before storing anything
+	MOVQ      cPrev_base+64(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z0
+	MOVQ      gates_base+0(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z1
+	MOVQ      act_base+32(FP), AX
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z2
+	MOVQ      gates_base+0(FP), AX
+	LEAQ      (AX)(CX*2), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z3
+	MOVQ      gates_base+0(FP), AX
+	LEAQ      (CX)(CX*2), BX
+	ADDQ      BX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z1, Z5
+	VPORQ signMask<>+0(SB), Z4, Z6
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z3, Z7
+	VADDPD Z7, Z7, Z8
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z7, K2
+	KORTESTW K2, K2
+	JZ       act54AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z9
+	VMAXPD  Z5, Z9, Z5
+	VMOVUPD expMinArg<>+0(SB), Z9
+	VMAXPD  Z6, Z9, Z6
+	VMOVUPD expMaxArg<>+0(SB), Z9
+	VMINPD  Z8, Z9, Z8
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+	VMULPD      expLog2E<>+0(SB), Z6, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
+	VMULPD      expLog2E<>+0(SB), Z8, Z11
+	VRNDSCALEPD $0x00, Z11, Z11
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Hi<>+0(SB), Z11, Z8
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z11, Z8
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z12
+	VMOVUPD     expC13<>+0(SB), Z13
+	VMOVUPD     expC13<>+0(SB), Z14
+	VFMADD213PD expC12<>+0(SB), Z5, Z12
+	VFMADD213PD expC12<>+0(SB), Z6, Z13
+	VFMADD213PD expC12<>+0(SB), Z8, Z14
+	VFMADD213PD expC11<>+0(SB), Z5, Z12
+	VFMADD213PD expC11<>+0(SB), Z6, Z13
+	VFMADD213PD expC11<>+0(SB), Z8, Z14
+	VFMADD213PD expC10<>+0(SB), Z5, Z12
+	VFMADD213PD expC10<>+0(SB), Z6, Z13
+	VFMADD213PD expC10<>+0(SB), Z8, Z14
+	VFMADD213PD expC9<>+0(SB), Z5, Z12
+	VFMADD213PD expC9<>+0(SB), Z6, Z13
+	VFMADD213PD expC9<>+0(SB), Z8, Z14
+	VFMADD213PD expC8<>+0(SB), Z5, Z12
+	VFMADD213PD expC8<>+0(SB), Z6, Z13
+	VFMADD213PD expC8<>+0(SB), Z8, Z14
+	VFMADD213PD expC7<>+0(SB), Z5, Z12
+	VFMADD213PD expC7<>+0(SB), Z6, Z13
+	VFMADD213PD expC7<>+0(SB), Z8, Z14
+	VFMADD213PD expC6<>+0(SB), Z5, Z12
+	VFMADD213PD expC6<>+0(SB), Z6, Z13
+	VFMADD213PD expC6<>+0(SB), Z8, Z14
+	VFMADD213PD expC5<>+0(SB), Z5, Z12
+	VFMADD213PD expC5<>+0(SB), Z6, Z13
+	VFMADD213PD expC5<>+0(SB), Z8, Z14
+	VFMADD213PD expC4<>+0(SB), Z5, Z12
+	VFMADD213PD expC4<>+0(SB), Z6, Z13
+	VFMADD213PD expC4<>+0(SB), Z8, Z14
+	VFMADD213PD expC3<>+0(SB), Z5, Z12
+	VFMADD213PD expC3<>+0(SB), Z6, Z13
+	VFMADD213PD expC3<>+0(SB), Z8, Z14
+	VFMADD213PD expC2<>+0(SB), Z5, Z12
+	VFMADD213PD expC2<>+0(SB), Z6, Z13
+	VFMADD213PD expC2<>+0(SB), Z8, Z14
+	VFMADD213PD one<>+0(SB), Z5, Z12
+	VFMADD213PD one<>+0(SB), Z6, Z13
+	VFMADD213PD one<>+0(SB), Z8, Z14
+	VFMADD213PD one<>+0(SB), Z5, Z12
+	VFMADD213PD one<>+0(SB), Z6, Z13
+	VFMADD213PD one<>+0(SB), Z8, Z14
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z9, Z12, Z5
+	VSCALEFPD Z10, Z13, Z6
+	VSCALEFPD Z11, Z14, Z8
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z9
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z9, Z5, Z1
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K2
+	VBLENDMPD one<>+0(SB), Z6, K2, Z6
+	VDIVPD    Z5, Z6, Z4
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z7, Z7, Z5
+	VMOVUPD     tanhP0<>+0(SB), Z6
+	VFMADD213PD tanhP1<>+0(SB), Z5, Z6
+	VFMADD213PD tanhP2<>+0(SB), Z5, Z6
+	VADDPD      tanhQ0<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
+	VMULPD      Z5, Z7, Z5
+	VMULPD      Z6, Z5, Z6
+	VADDPD      one<>+0(SB), Z8, Z8
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z7, K2
+	VBLENDMPD minusTwo<>+0(SB), Z6, K2, Z6
+	VBLENDMPD Z8, Z9, K2, Z9
+	VBLENDMPD one<>+0(SB), Z7, K2, Z7
+	VDIVPD    Z9, Z6, Z6
+	VADDPD    Z6, Z7, Z7
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
+	JMP        act54AVX512_done
+
+act54AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z5, Z7, Z5
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z6, Z7, Z6
+	VMOVUPD expMaxArg<>+0(SB), Z7
+	VMINPD  Z8, Z7, Z8
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+	VMULPD      expLog2E<>+0(SB), Z6, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+	VMULPD      expLog2E<>+0(SB), Z8, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z6
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z8
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z8
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z11
+	VMOVUPD     expC13<>+0(SB), Z12
+	VMOVUPD     expC13<>+0(SB), Z13
+	VFMADD213PD expC12<>+0(SB), Z5, Z11
+	VFMADD213PD expC12<>+0(SB), Z6, Z12
+	VFMADD213PD expC12<>+0(SB), Z8, Z13
+	VFMADD213PD expC11<>+0(SB), Z5, Z11
+	VFMADD213PD expC11<>+0(SB), Z6, Z12
+	VFMADD213PD expC11<>+0(SB), Z8, Z13
+	VFMADD213PD expC10<>+0(SB), Z5, Z11
+	VFMADD213PD expC10<>+0(SB), Z6, Z12
+	VFMADD213PD expC10<>+0(SB), Z8, Z13
+	VFMADD213PD expC9<>+0(SB), Z5, Z11
+	VFMADD213PD expC9<>+0(SB), Z6, Z12
+	VFMADD213PD expC9<>+0(SB), Z8, Z13
+	VFMADD213PD expC8<>+0(SB), Z5, Z11
+	VFMADD213PD expC8<>+0(SB), Z6, Z12
+	VFMADD213PD expC8<>+0(SB), Z8, Z13
+	VFMADD213PD expC7<>+0(SB), Z5, Z11
+	VFMADD213PD expC7<>+0(SB), Z6, Z12
+	VFMADD213PD expC7<>+0(SB), Z8, Z13
+	VFMADD213PD expC6<>+0(SB), Z5, Z11
+	VFMADD213PD expC6<>+0(SB), Z6, Z12
+	VFMADD213PD expC6<>+0(SB), Z8, Z13
+	VFMADD213PD expC5<>+0(SB), Z5, Z11
+	VFMADD213PD expC5<>+0(SB), Z6, Z12
+	VFMADD213PD expC5<>+0(SB), Z8, Z13
+	VFMADD213PD expC4<>+0(SB), Z5, Z11
+	VFMADD213PD expC4<>+0(SB), Z6, Z12
+	VFMADD213PD expC4<>+0(SB), Z8, Z13
+	VFMADD213PD expC3<>+0(SB), Z5, Z11
+	VFMADD213PD expC3<>+0(SB), Z6, Z12
+	VFMADD213PD expC3<>+0(SB), Z8, Z13
+	VFMADD213PD expC2<>+0(SB), Z5, Z11
+	VFMADD213PD expC2<>+0(SB), Z6, Z12
+	VFMADD213PD expC2<>+0(SB), Z8, Z13
+	VFMADD213PD one<>+0(SB), Z5, Z11
+	VFMADD213PD one<>+0(SB), Z6, Z12
+	VFMADD213PD one<>+0(SB), Z8, Z13
+	VFMADD213PD one<>+0(SB), Z5, Z11
+	VFMADD213PD one<>+0(SB), Z6, Z12
+	VFMADD213PD one<>+0(SB), Z8, Z13
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z11, Z5
+	VSCALEFPD Z9, Z12, Z6
+	VSCALEFPD Z10, Z13, Z8
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z7
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z7, Z5, Z1
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K2
+	VBLENDMPD one<>+0(SB), Z6, K2, Z6
+	VDIVPD    Z5, Z6, Z4
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z8, Z8
+	VMOVUPD minusTwo<>+0(SB), Z7
+	VDIVPD  Z8, Z7, Z7
+	VADDPD  one<>+0(SB), Z7, Z7
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
+
+act54AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z2
+	VADDPD  Z2, Z0, Z0
+	MOVQ    gates_base+0(FP), AX
+	VMOVUPD Z1, K1, (AX)(DX*8)
+	MOVQ    gates_base+0(FP), AX
+	LEAQ    (AX)(CX*2), AX
+	VMOVUPD Z3, K1, (AX)(DX*8)
+	MOVQ    gates_base+0(FP), AX
+	LEAQ    (CX)(CX*2), CX
+	ADDQ    CX, AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+	MOVQ    c_base+88(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act55AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act55AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K2
+	VBLENDMPD minusTwo<>+0(SB), Z5, K2, Z5
+	VBLENDMPD Z2, Z6, K2, Z6
+	VBLENDMPD one<>+0(SB), Z1, K2, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act55AVX512_done
+
+act55AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act55AVX512_done
+
+act55AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act55AVX512_done:
+	MOVQ    tc_base+112(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+
+gateStepTableAVX512_m2_done:
+	VZEROUPPER
+	RET
+
+gateStepTableAVX512_m3:
+	// table = 3
+	XORQ DX, DX
+	MOVQ AX, BX
+	ANDQ $-8, BX
+
+gateStepTableAVX512_m3_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, BX
+	JAE  gateStepTableAVX512_m3_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD (SI)(DX*8), Z0
+	MOVQ    act_base+32(FP), SI
+	VMOVUPD (SI)(DX*8), Z1
+	MOVQ    act_base+32(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD (SI)(DX*8), Z2
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD (SI)(DX*8), Z3
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD (SI)(DX*8), Z4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z4, Z5
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z3, Z6
+	VADDPD Z6, Z6, Z7
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z6, K1
+	KORTESTW K1, K1
+	JZ       act56AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z5, Z8, Z5
+	VMOVUPD expMaxArg<>+0(SB), Z8
+	VMINPD  Z7, Z8, Z7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+	VMULPD      expLog2E<>+0(SB), Z7, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z10
+	VMOVUPD     expC13<>+0(SB), Z11
+	VFMADD213PD expC12<>+0(SB), Z5, Z10
+	VFMADD213PD expC12<>+0(SB), Z7, Z11
+	VFMADD213PD expC11<>+0(SB), Z5, Z10
+	VFMADD213PD expC11<>+0(SB), Z7, Z11
+	VFMADD213PD expC10<>+0(SB), Z5, Z10
+	VFMADD213PD expC10<>+0(SB), Z7, Z11
+	VFMADD213PD expC9<>+0(SB), Z5, Z10
+	VFMADD213PD expC9<>+0(SB), Z7, Z11
+	VFMADD213PD expC8<>+0(SB), Z5, Z10
+	VFMADD213PD expC8<>+0(SB), Z7, Z11
+	VFMADD213PD expC7<>+0(SB), Z5, Z10
+	VFMADD213PD expC7<>+0(SB), Z7, Z11
+	VFMADD213PD expC6<>+0(SB), Z5, Z10
+	VFMADD213PD expC6<>+0(SB), Z7, Z11
+	VFMADD213PD expC5<>+0(SB), Z5, Z10
+	VFMADD213PD expC5<>+0(SB), Z7, Z11
+	VFMADD213PD expC4<>+0(SB), Z5, Z10
+	VFMADD213PD expC4<>+0(SB), Z7, Z11
+	VFMADD213PD expC3<>+0(SB), Z5, Z10
+	VFMADD213PD expC3<>+0(SB), Z7, Z11
+	VFMADD213PD expC2<>+0(SB), Z5, Z10
+	VFMADD213PD expC2<>+0(SB), Z7, Z11
+	VFMADD213PD one<>+0(SB), Z5, Z10
+	VFMADD213PD one<>+0(SB), Z7, Z11
+	VFMADD213PD one<>+0(SB), Z5, Z10
+	VFMADD213PD one<>+0(SB), Z7, Z11
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z8, Z10, Z5
+	VSCALEFPD Z9, Z11, Z7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z8
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z8, Z5, Z4
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z6, Z6, Z5
+	VMOVUPD     tanhP0<>+0(SB), Z8
+	VFMADD213PD tanhP1<>+0(SB), Z5, Z8
+	VFMADD213PD tanhP2<>+0(SB), Z5, Z8
+	VADDPD      tanhQ0<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
+	VMULPD      Z5, Z6, Z5
+	VMULPD      Z8, Z5, Z8
+	VADDPD      one<>+0(SB), Z7, Z7
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z6, K1
+	VBLENDMPD minusTwo<>+0(SB), Z8, K1, Z8
+	VBLENDMPD Z7, Z9, K1, Z9
+	VBLENDMPD one<>+0(SB), Z6, K1, Z6
+	VDIVPD    Z9, Z8, Z8
+	VADDPD    Z8, Z6, Z6
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
+	JMP        act56AVX512_done
+
+act56AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z6
+	VMAXPD  Z5, Z6, Z5
+	VMOVUPD expMaxArg<>+0(SB), Z6
+	VMINPD  Z7, Z6, Z7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z6
+	VRNDSCALEPD $0x00, Z6, Z6
+	VMULPD      expLog2E<>+0(SB), Z7, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z6, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z6, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z9
+	VMOVUPD     expC13<>+0(SB), Z10
+	VFMADD213PD expC12<>+0(SB), Z5, Z9
+	VFMADD213PD expC12<>+0(SB), Z7, Z10
+	VFMADD213PD expC11<>+0(SB), Z5, Z9
+	VFMADD213PD expC11<>+0(SB), Z7, Z10
+	VFMADD213PD expC10<>+0(SB), Z5, Z9
+	VFMADD213PD expC10<>+0(SB), Z7, Z10
+	VFMADD213PD expC9<>+0(SB), Z5, Z9
+	VFMADD213PD expC9<>+0(SB), Z7, Z10
+	VFMADD213PD expC8<>+0(SB), Z5, Z9
+	VFMADD213PD expC8<>+0(SB), Z7, Z10
+	VFMADD213PD expC7<>+0(SB), Z5, Z9
+	VFMADD213PD expC7<>+0(SB), Z7, Z10
+	VFMADD213PD expC6<>+0(SB), Z5, Z9
+	VFMADD213PD expC6<>+0(SB), Z7, Z10
+	VFMADD213PD expC5<>+0(SB), Z5, Z9
+	VFMADD213PD expC5<>+0(SB), Z7, Z10
+	VFMADD213PD expC4<>+0(SB), Z5, Z9
+	VFMADD213PD expC4<>+0(SB), Z7, Z10
+	VFMADD213PD expC3<>+0(SB), Z5, Z9
+	VFMADD213PD expC3<>+0(SB), Z7, Z10
+	VFMADD213PD expC2<>+0(SB), Z5, Z9
+	VFMADD213PD expC2<>+0(SB), Z7, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z7, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z7, Z10
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z6, Z9, Z5
+	VSCALEFPD Z8, Z10, Z7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z6
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z6, Z5, Z4
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z7, Z7
+	VMOVUPD minusTwo<>+0(SB), Z6
+	VDIVPD  Z7, Z6, Z6
+	VADDPD  one<>+0(SB), Z6, Z6
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
+
+act56AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z1
+	VADDPD  Z1, Z0, Z0
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD Z3, (SI)(DX*8)
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD Z4, (SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act57AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act57AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K1
+	VBLENDMPD minusTwo<>+0(SB), Z5, K1, Z5
+	VBLENDMPD Z2, Z6, K1, Z6
+	VBLENDMPD one<>+0(SB), Z1, K1, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act57AVX512_done
+
+act57AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act57AVX512_done
+
+act57AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act57AVX512_done:
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z4, (SI)(DX*8)
+	ADDQ    $+8, DX
+	JMP     gateStepTableAVX512_m3_loop
+
+gateStepTableAVX512_m3_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ  DX, AX
+	JZ    gateStepTableAVX512_m3_done
+	LEAQ  tailMask<>+0(SB), BX
+	KMOVW (BX)(AX*2), K1
+
+	// load every input of the blocks before storing anything
+	MOVQ      cPrev_base+64(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z0
+	MOVQ      act_base+32(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z1
+	MOVQ      act_base+32(FP), AX
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z2
+	MOVQ      gates_base+0(FP), AX
+	LEAQ      (AX)(CX*2), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z3
+	MOVQ      gates_base+0(FP), AX
+	LEAQ      (CX)(CX*2), BX
+	ADDQ      BX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z4, Z5
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z3, Z6
+	VADDPD Z6, Z6, Z7
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z6, K2
+	KORTESTW K2, K2
+	JZ       act58AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z5, Z8, Z5
+	VMOVUPD expMaxArg<>+0(SB), Z8
+	VMINPD  Z7, Z8, Z7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+	VMULPD      expLog2E<>+0(SB), Z7, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z10
+	VMOVUPD     expC13<>+0(SB), Z11
+	VFMADD213PD expC12<>+0(SB), Z5, Z10
+	VFMADD213PD expC12<>+0(SB), Z7, Z11
+	VFMADD213PD expC11<>+0(SB), Z5, Z10
+	VFMADD213PD expC11<>+0(SB), Z7, Z11
+	VFMADD213PD expC10<>+0(SB), Z5, Z10
+	VFMADD213PD expC10<>+0(SB), Z7, Z11
+	VFMADD213PD expC9<>+0(SB), Z5, Z10
+	VFMADD213PD expC9<>+0(SB), Z7, Z11
+	VFMADD213PD expC8<>+0(SB), Z5, Z10
+	VFMADD213PD expC8<>+0(SB), Z7, Z11
+	VFMADD213PD expC7<>+0(SB), Z5, Z10
+	VFMADD213PD expC7<>+0(SB), Z7, Z11
+	VFMADD213PD expC6<>+0(SB), Z5, Z10
+	VFMADD213PD expC6<>+0(SB), Z7, Z11
+	VFMADD213PD expC5<>+0(SB), Z5, Z10
+	VFMADD213PD expC5<>+0(SB), Z7, Z11
+	VFMADD213PD expC4<>+0(SB), Z5, Z10
+	VFMADD213PD expC4<>+0(SB), Z7, Z11
+	VFMADD213PD expC3<>+0(SB), Z5, Z10
+	VFMADD213PD expC3<>+0(SB), Z7, Z11
+	VFMADD213PD expC2<>+0(SB), Z5, Z10
+	VFMADD213PD expC2<>+0(SB), Z7, Z11
+	VFMADD213PD one<>+0(SB), Z5, Z10
+	VFMADD213PD one<>+0(SB), Z7, Z11
+	VFMADD213PD one<>+0(SB), Z5, Z10
+	VFMADD213PD one<>+0(SB), Z7, Z11
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z8, Z10, Z5
+	VSCALEFPD Z9, Z11, Z7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z8
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z8, Z5, Z4
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z6, Z6, Z5
+	VMOVUPD     tanhP0<>+0(SB), Z8
+	VFMADD213PD tanhP1<>+0(SB), Z5, Z8
+	VFMADD213PD tanhP2<>+0(SB), Z5, Z8
+	VADDPD      tanhQ0<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
+	VMULPD      Z5, Z6, Z5
+	VMULPD      Z8, Z5, Z8
+	VADDPD      one<>+0(SB), Z7, Z7
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z6, K2
+	VBLENDMPD minusTwo<>+0(SB), Z8, K2, Z8
+	VBLENDMPD Z7, Z9, K2, Z9
+	VBLENDMPD one<>+0(SB), Z6, K2, Z6
+	VDIVPD    Z9, Z8, Z8
+	VADDPD    Z8, Z6, Z6
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
+	JMP        act58AVX512_done
+
+act58AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z6
+	VMAXPD  Z5, Z6, Z5
+	VMOVUPD expMaxArg<>+0(SB), Z6
+	VMINPD  Z7, Z6, Z7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z6
+	VRNDSCALEPD $0x00, Z6, Z6
+	VMULPD      expLog2E<>+0(SB), Z7, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z6, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z6, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z9
+	VMOVUPD     expC13<>+0(SB), Z10
+	VFMADD213PD expC12<>+0(SB), Z5, Z9
+	VFMADD213PD expC12<>+0(SB), Z7, Z10
+	VFMADD213PD expC11<>+0(SB), Z5, Z9
+	VFMADD213PD expC11<>+0(SB), Z7, Z10
+	VFMADD213PD expC10<>+0(SB), Z5, Z9
+	VFMADD213PD expC10<>+0(SB), Z7, Z10
+	VFMADD213PD expC9<>+0(SB), Z5, Z9
+	VFMADD213PD expC9<>+0(SB), Z7, Z10
+	VFMADD213PD expC8<>+0(SB), Z5, Z9
+	VFMADD213PD expC8<>+0(SB), Z7, Z10
+	VFMADD213PD expC7<>+0(SB), Z5, Z9
+	VFMADD213PD expC7<>+0(SB), Z7, Z10
+	VFMADD213PD expC6<>+0(SB), Z5, Z9
+	VFMADD213PD expC6<>+0(SB), Z7, Z10
+	VFMADD213PD expC5<>+0(SB), Z5, Z9
+	VFMADD213PD expC5<>+0(SB), Z7, Z10
+	VFMADD213PD expC4<>+0(SB), Z5, Z9
+	VFMADD213PD expC4<>+0(SB), Z7, Z10
+	VFMADD213PD expC3<>+0(SB), Z5, Z9
+	VFMADD213PD expC3<>+0(SB), Z7, Z10
+	VFMADD213PD expC2<>+0(SB), Z5, Z9
+	VFMADD213PD expC2<>+0(SB), Z7, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z7, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z7, Z10
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z6, Z9, Z5
+	VSCALEFPD Z8, Z10, Z7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z6
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z6, Z5, Z4
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z7, Z7
+	VMOVUPD minusTwo<>+0(SB), Z6
+	VDIVPD  Z7, Z6, Z6
+	VADDPD  one<>+0(SB), Z6, Z6
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
+
+act58AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z1
+	VADDPD  Z1, Z0, Z0
+	MOVQ    gates_base+0(FP), AX
+	LEAQ    (AX)(CX*2), AX
+	VMOVUPD Z3, K1, (AX)(DX*8)
+	MOVQ    gates_base+0(FP), AX
+	LEAQ    (CX)(CX*2), CX
+	ADDQ    CX, AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+	MOVQ    c_base+88(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act59AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act59AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K2
+	VBLENDMPD minusTwo<>+0(SB), Z5, K2, Z5
+	VBLENDMPD Z2, Z6, K2, Z6
+	VBLENDMPD one<>+0(SB), Z1, K2, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act59AVX512_done
+
+act59AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act59AVX512_done
+
+act59AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act59AVX512_done:
+	MOVQ    tc_base+112(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+
+gateStepTableAVX512_m3_done:
+	VZEROUPPER
+	RET
+
+gateStepTableAVX512_m4:
+	// table = 4
+	XORQ DX, DX
+	MOVQ AX, BX
+	ANDQ $-8, BX
+
+gateStepTableAVX512_m4_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, BX
+	JAE  gateStepTableAVX512_m4_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD (SI)(DX*8), Z0
+	MOVQ    gates_base+0(FP), SI
+	VMOVUPD (SI)(DX*8), Z1
+	MOVQ    gates_base+0(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD (SI)(DX*8), Z2
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD (SI)(DX*8), Z3
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD (SI)(DX*8), Z4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z1, Z5
+	VPORQ signMask<>+0(SB), Z2, Z6
+	VPORQ signMask<>+0(SB), Z4, Z7
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z1, K1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z2, K2
+	KORW     K2, K1, K1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z4, K2
+	KORW     K2, K1, K1
+	KORTESTW K1, K1
+	JZ       act60AVX512_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z5, Z8, Z5
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z6, Z8, Z6
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z7, Z8, Z7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+	VMULPD      expLog2E<>+0(SB), Z6, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+	VMULPD      expLog2E<>+0(SB), Z7, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z6
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z11
+	VMOVUPD     expC13<>+0(SB), Z12
+	VMOVUPD     expC13<>+0(SB), Z13
+	VFMADD213PD expC12<>+0(SB), Z5, Z11
+	VFMADD213PD expC12<>+0(SB), Z6, Z12
+	VFMADD213PD expC12<>+0(SB), Z7, Z13
+	VFMADD213PD expC11<>+0(SB), Z5, Z11
+	VFMADD213PD expC11<>+0(SB), Z6, Z12
+	VFMADD213PD expC11<>+0(SB), Z7, Z13
+	VFMADD213PD expC10<>+0(SB), Z5, Z11
+	VFMADD213PD expC10<>+0(SB), Z6, Z12
+	VFMADD213PD expC10<>+0(SB), Z7, Z13
+	VFMADD213PD expC9<>+0(SB), Z5, Z11
+	VFMADD213PD expC9<>+0(SB), Z6, Z12
+	VFMADD213PD expC9<>+0(SB), Z7, Z13
+	VFMADD213PD expC8<>+0(SB), Z5, Z11
+	VFMADD213PD expC8<>+0(SB), Z6, Z12
+	VFMADD213PD expC8<>+0(SB), Z7, Z13
+	VFMADD213PD expC7<>+0(SB), Z5, Z11
+	VFMADD213PD expC7<>+0(SB), Z6, Z12
+	VFMADD213PD expC7<>+0(SB), Z7, Z13
+	VFMADD213PD expC6<>+0(SB), Z5, Z11
+	VFMADD213PD expC6<>+0(SB), Z6, Z12
+	VFMADD213PD expC6<>+0(SB), Z7, Z13
+	VFMADD213PD expC5<>+0(SB), Z5, Z11
+	VFMADD213PD expC5<>+0(SB), Z6, Z12
+	VFMADD213PD expC5<>+0(SB), Z7, Z13
+	VFMADD213PD expC4<>+0(SB), Z5, Z11
+	VFMADD213PD expC4<>+0(SB), Z6, Z12
+	VFMADD213PD expC4<>+0(SB), Z7, Z13
+	VFMADD213PD expC3<>+0(SB), Z5, Z11
+	VFMADD213PD expC3<>+0(SB), Z6, Z12
+	VFMADD213PD expC3<>+0(SB), Z7, Z13
+	VFMADD213PD expC2<>+0(SB), Z5, Z11
+	VFMADD213PD expC2<>+0(SB), Z6, Z12
+	VFMADD213PD expC2<>+0(SB), Z7, Z13
+	VFMADD213PD one<>+0(SB), Z5, Z11
+	VFMADD213PD one<>+0(SB), Z6, Z12
+	VFMADD213PD one<>+0(SB), Z7, Z13
+	VFMADD213PD one<>+0(SB), Z5, Z11
+	VFMADD213PD one<>+0(SB), Z6, Z12
+	VFMADD213PD one<>+0(SB), Z7, Z13
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z8, Z11, Z5
+	VSCALEFPD Z9, Z12, Z6
+	VSCALEFPD Z10, Z13, Z7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z8
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z8, Z5, Z1
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K1
+	VBLENDMPD one<>+0(SB), Z6, K1, Z6
+	VDIVPD    Z5, Z6, Z2
+	VADDPD    one<>+0(SB), Z7, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
+	VBLENDMPD one<>+0(SB), Z7, K1, Z7
+	VDIVPD    Z5, Z7, Z4
+	JMP       act60AVX512_done
+
+act60AVX512_sat:
+	VMOVUPD one<>+0(SB), Z1
+	VMOVUPD one<>+0(SB), Z2
+	VMOVUPD one<>+0(SB), Z4
+
+act60AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z3
+	VADDPD  Z3, Z0, Z0
+	MOVQ    gates_base+0(FP), SI
+	VMOVUPD Z1, (SI)(DX*8)
+	MOVQ    gates_base+0(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD Z2, (SI)(DX*8)
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD Z4, (SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act61AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act61AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K1
+	VBLENDMPD minusTwo<>+0(SB), Z5, K1, Z5
+	VBLENDMPD Z2, Z6, K1, Z6
+	VBLENDMPD one<>+0(SB), Z1, K1, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act61AVX512_done
+
+act61AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act61AVX512_done
+
+act61AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act61AVX512_done:
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z4, (SI)(DX*8)
+	ADDQ    $+8, DX
+	JMP     gateStepTableAVX512_m4_loop
+
+gateStepTableAVX512_m4_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ  DX, AX
+	JZ    gateStepTableAVX512_m4_done
+	LEAQ  tailMask<>+0(SB), BX
+	KMOVW (BX)(AX*2), K1
+
+	// load every input of the blocks before storing anything
+	MOVQ      cPrev_base+64(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z0
+	MOVQ      gates_base+0(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z1
+	MOVQ      gates_base+0(FP), AX
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z2
+	MOVQ      act_base+32(FP), AX
+	LEAQ      (AX)(CX*2), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z3
+	MOVQ      gates_base+0(FP), AX
+	LEAQ      (CX)(CX*2), BX
+	ADDQ      BX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z1, Z5
+	VPORQ signMask<>+0(SB), Z2, Z6
+	VPORQ signMask<>+0(SB), Z4, Z7
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z1, K2
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z2, K3
+	KORW     K3, K2, K2
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z4, K3
+	KORW     K3, K2, K2
+	KORTESTW K2, K2
+	JZ       act62AVX512_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z5, Z8, Z5
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z6, Z8, Z6
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z7, Z8, Z7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+	VMULPD      expLog2E<>+0(SB), Z6, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+	VMULPD      expLog2E<>+0(SB), Z7, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z6
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z11
+	VMOVUPD     expC13<>+0(SB), Z12
+	VMOVUPD     expC13<>+0(SB), Z13
+	VFMADD213PD expC12<>+0(SB), Z5, Z11
+	VFMADD213PD expC12<>+0(SB), Z6, Z12
+	VFMADD213PD expC12<>+0(SB), Z7, Z13
+	VFMADD213PD expC11<>+0(SB), Z5, Z11
+	VFMADD213PD expC11<>+0(SB), Z6, Z12
+	VFMADD213PD expC11<>+0(SB), Z7, Z13
+	VFMADD213PD expC10<>+0(SB), Z5, Z11
+	VFMADD213PD expC10<>+0(SB), Z6, Z12
+	VFMADD213PD expC10<>+0(SB), Z7, Z13
+	VFMADD213PD expC9<>+0(SB), Z5, Z11
+	VFMADD213PD expC9<>+0(SB), Z6, Z12
+	VFMADD213PD expC9<>+0(SB), Z7, Z13
+	VFMADD213PD expC8<>+0(SB), Z5, Z11
+	VFMADD213PD expC8<>+0(SB), Z6, Z12
+	VFMADD213PD expC8<>+0(SB), Z7, Z13
+	VFMADD213PD expC7<>+0(SB), Z5, Z11
+	VFMADD213PD expC7<>+0(SB), Z6, Z12
+	VFMADD213PD expC7<>+0(SB), Z7, Z13
+	VFMADD213PD expC6<>+0(SB), Z5, Z11
+	VFMADD213PD expC6<>+0(SB), Z6, Z12
+	VFMADD213PD expC6<>+0(SB), Z7, Z13
+	VFMADD213PD expC5<>+0(SB), Z5, Z11
+	VFMADD213PD expC5<>+0(SB), Z6, Z12
+	VFMADD213PD expC5<>+0(SB), Z7, Z13
+	VFMADD213PD expC4<>+0(SB), Z5, Z11
+	VFMADD213PD expC4<>+0(SB), Z6, Z12
+	VFMADD213PD expC4<>+0(SB), Z7, Z13
+	VFMADD213PD expC3<>+0(SB), Z5, Z11
+	VFMADD213PD expC3<>+0(SB), Z6, Z12
+	VFMADD213PD expC3<>+0(SB), Z7, Z13
+	VFMADD213PD expC2<>+0(SB), Z5, Z11
+	VFMADD213PD expC2<>+0(SB), Z6, Z12
+	VFMADD213PD expC2<>+0(SB), Z7, Z13
+	VFMADD213PD one<>+0(SB), Z5, Z11
+	VFMADD213PD one<>+0(SB), Z6, Z12
+	VFMADD213PD one<>+0(SB), Z7, Z13
+	VFMADD213PD one<>+0(SB), Z5, Z11
+	VFMADD213PD one<>+0(SB), Z6, Z12
+	VFMADD213PD one<>+0(SB), Z7, Z13
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z8, Z11, Z5
+	VSCALEFPD Z9, Z12, Z6
+	VSCALEFPD Z10, Z13, Z7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z8
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z8, Z5, Z1
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K2
+	VBLENDMPD one<>+0(SB), Z6, K2, Z6
+	VDIVPD    Z5, Z6, Z2
+	VADDPD    one<>+0(SB), Z7, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K2
+	VBLENDMPD one<>+0(SB), Z7, K2, Z7
+	VDIVPD    Z5, Z7, Z4
+	JMP       act62AVX512_done
+
+act62AVX512_sat:
+	VMOVUPD one<>+0(SB), Z1
+	VMOVUPD one<>+0(SB), Z2
+	VMOVUPD one<>+0(SB), Z4
+
+act62AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z3
+	VADDPD  Z3, Z0, Z0
+	MOVQ    gates_base+0(FP), AX
+	VMOVUPD Z1, K1, (AX)(DX*8)
+	MOVQ    gates_base+0(FP), AX
+	ADDQ    CX, AX
+	VMOVUPD Z2, K1, (AX)(DX*8)
+	MOVQ    gates_base+0(FP), AX
+	LEAQ    (CX)(CX*2), CX
+	ADDQ    CX, AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+	MOVQ    c_base+88(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act63AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act63AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K2
+	VBLENDMPD minusTwo<>+0(SB), Z5, K2, Z5
+	VBLENDMPD Z2, Z6, K2, Z6
+	VBLENDMPD one<>+0(SB), Z1, K2, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act63AVX512_done
+
+act63AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act63AVX512_done
+
+act63AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act63AVX512_done:
+	MOVQ    tc_base+112(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+
+gateStepTableAVX512_m4_done:
+	VZEROUPPER
+	RET
+
+gateStepTableAVX512_m5:
+	// table = 5
+	XORQ DX, DX
+	MOVQ AX, BX
+	ANDQ $-8, BX
+
+gateStepTableAVX512_m5_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, BX
+	JAE  gateStepTableAVX512_m5_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD (SI)(DX*8), Z0
+	MOVQ    act_base+32(FP), SI
+	VMOVUPD (SI)(DX*8), Z1
+	MOVQ    gates_base+0(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD (SI)(DX*8), Z2
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD (SI)(DX*8), Z3
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD (SI)(DX*8), Z4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z2, Z5
+	VPORQ signMask<>+0(SB), Z4, Z6
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z2, K1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z4, K2
+	KORW     K2, K1, K1
+	KORTESTW K1, K1
+	JZ       act64AVX512_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z5, Z7, Z5
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z6, Z7, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+	VMULPD      expLog2E<>+0(SB), Z6, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z9
+	VMOVUPD     expC13<>+0(SB), Z10
+	VFMADD213PD expC12<>+0(SB), Z5, Z9
+	VFMADD213PD expC12<>+0(SB), Z6, Z10
+	VFMADD213PD expC11<>+0(SB), Z5, Z9
+	VFMADD213PD expC11<>+0(SB), Z6, Z10
+	VFMADD213PD expC10<>+0(SB), Z5, Z9
+	VFMADD213PD expC10<>+0(SB), Z6, Z10
+	VFMADD213PD expC9<>+0(SB), Z5, Z9
+	VFMADD213PD expC9<>+0(SB), Z6, Z10
+	VFMADD213PD expC8<>+0(SB), Z5, Z9
+	VFMADD213PD expC8<>+0(SB), Z6, Z10
+	VFMADD213PD expC7<>+0(SB), Z5, Z9
+	VFMADD213PD expC7<>+0(SB), Z6, Z10
+	VFMADD213PD expC6<>+0(SB), Z5, Z9
+	VFMADD213PD expC6<>+0(SB), Z6, Z10
+	VFMADD213PD expC5<>+0(SB), Z5, Z9
+	VFMADD213PD expC5<>+0(SB), Z6, Z10
+	VFMADD213PD expC4<>+0(SB), Z5, Z9
+	VFMADD213PD expC4<>+0(SB), Z6, Z10
+	VFMADD213PD expC3<>+0(SB), Z5, Z9
+	VFMADD213PD expC3<>+0(SB), Z6, Z10
+	VFMADD213PD expC2<>+0(SB), Z5, Z9
+	VFMADD213PD expC2<>+0(SB), Z6, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z6, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z6, Z10
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z9, Z5
+	VSCALEFPD Z8, Z10, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z7
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z7, Z5, Z2
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
+	VBLENDMPD one<>+0(SB), Z6, K1, Z6
+	VDIVPD    Z5, Z6, Z4
+	JMP       act64AVX512_done
+
+act64AVX512_sat:
+	VMOVUPD one<>+0(SB), Z2
+	VMOVUPD one<>+0(SB), Z4
+
+act64AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z1
+	VADDPD  Z1, Z0, Z0
+	MOVQ    gates_base+0(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD Z2, (SI)(DX*8)
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD Z4, (SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act65AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act65AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K1
+	VBLENDMPD minusTwo<>+0(SB), Z5, K1, Z5
+	VBLENDMPD Z2, Z6, K1, Z6
+	VBLENDMPD one<>+0(SB), Z1, K1, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act65AVX512_done
+
+act65AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act65AVX512_done
+
+act65AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act65AVX512_done:
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z4, (SI)(DX*8)
+	ADDQ    $+8, DX
+	JMP     gateStepTableAVX512_m5_loop
+
+gateStepTableAVX512_m5_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ  DX, AX
+	JZ    gateStepTableAVX512_m5_done
+	LEAQ  tailMask<>+0(SB), BX
+	KMOVW (BX)(AX*2), K1
+
+	// load every input of the blocks before storing anything
+	MOVQ      cPrev_base+64(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z0
+	MOVQ      act_base+32(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z1
+	MOVQ      gates_base+0(FP), AX
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z2
+	MOVQ      act_base+32(FP), AX
+	LEAQ      (AX)(CX*2), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z3
+	MOVQ      gates_base+0(FP), AX
+	LEAQ      (CX)(CX*2), BX
+	ADDQ      BX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z2, Z5
+	VPORQ signMask<>+0(SB), Z4, Z6
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z2, K2
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z4, K3
+	KORW     K3, K2, K2
+	KORTESTW K2, K2
+	JZ       act66AVX512_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z5, Z7, Z5
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z6, Z7, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+	VMULPD      expLog2E<>+0(SB), Z6, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z9
+	VMOVUPD     expC13<>+0(SB), Z10
+	VFMADD213PD expC12<>+0(SB), Z5, Z9
+	VFMADD213PD expC12<>+0(SB), Z6, Z10
+	VFMADD213PD expC11<>+0(SB), Z5, Z9
+	VFMADD213PD expC11<>+0(SB), Z6, Z10
+	VFMADD213PD expC10<>+0(SB), Z5, Z9
+	VFMADD213PD expC10<>+0(SB), Z6, Z10
+	VFMADD213PD expC9<>+0(SB), Z5, Z9
+	VFMADD213PD expC9<>+0(SB), Z6, Z10
+	VFMADD213PD expC8<>+0(SB), Z5, Z9
+	VFMADD213PD expC8<>+0(SB), Z6, Z10
+	VFMADD213PD expC7<>+0(SB), Z5, Z9
+	VFMADD213PD expC7<>+0(SB), Z6, Z10
+	VFMADD213PD expC6<>+0(SB), Z5, Z9
+	VFMADD213PD expC6<>+0(SB), Z6, Z10
+	VFMADD213PD expC5<>+0(SB), Z5, Z9
+	VFMADD213PD expC5<>+0(SB), Z6, Z10
+	VFMADD213PD expC4<>+0(SB), Z5, Z9
+	VFMADD213PD expC4<>+0(SB), Z6, Z10
+	VFMADD213PD expC3<>+0(SB), Z5, Z9
+	VFMADD213PD expC3<>+0(SB), Z6, Z10
+	VFMADD213PD expC2<>+0(SB), Z5, Z9
+	VFMADD213PD expC2<>+0(SB), Z6, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z6, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z6, Z10
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z9, Z5
+	VSCALEFPD Z8, Z10, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z7
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z7, Z5, Z2
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K2
+	VBLENDMPD one<>+0(SB), Z6, K2, Z6
+	VDIVPD    Z5, Z6, Z4
+	JMP       act66AVX512_done
+
+act66AVX512_sat:
+	VMOVUPD one<>+0(SB), Z2
+	VMOVUPD one<>+0(SB), Z4
+
+act66AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z1
+	VADDPD  Z1, Z0, Z0
+	MOVQ    gates_base+0(FP), AX
+	ADDQ    CX, AX
+	VMOVUPD Z2, K1, (AX)(DX*8)
+	MOVQ    gates_base+0(FP), AX
+	LEAQ    (CX)(CX*2), CX
+	ADDQ    CX, AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+	MOVQ    c_base+88(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act67AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act67AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K2
+	VBLENDMPD minusTwo<>+0(SB), Z5, K2, Z5
+	VBLENDMPD Z2, Z6, K2, Z6
+	VBLENDMPD one<>+0(SB), Z1, K2, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act67AVX512_done
+
+act67AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act67AVX512_done
+
+act67AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act67AVX512_done:
+	MOVQ    tc_base+112(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+
+gateStepTableAVX512_m5_done:
+	VZEROUPPER
+	RET
+
+gateStepTableAVX512_m6:
+	// table = 6
+	XORQ DX, DX
+	MOVQ AX, BX
+	ANDQ $-8, BX
+
+gateStepTableAVX512_m6_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, BX
+	JAE  gateStepTableAVX512_m6_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD (SI)(DX*8), Z0
+	MOVQ    gates_base+0(FP), SI
+	VMOVUPD (SI)(DX*8), Z1
+	MOVQ    act_base+32(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD (SI)(DX*8), Z2
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD (SI)(DX*8), Z3
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD (SI)(DX*8), Z4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z1, Z5
+	VPORQ signMask<>+0(SB), Z4, Z6
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z1, K1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z4, K2
+	KORW     K2, K1, K1
+	KORTESTW K1, K1
+	JZ       act68AVX512_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z5, Z7, Z5
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z6, Z7, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+	VMULPD      expLog2E<>+0(SB), Z6, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z9
+	VMOVUPD     expC13<>+0(SB), Z10
+	VFMADD213PD expC12<>+0(SB), Z5, Z9
+	VFMADD213PD expC12<>+0(SB), Z6, Z10
+	VFMADD213PD expC11<>+0(SB), Z5, Z9
+	VFMADD213PD expC11<>+0(SB), Z6, Z10
+	VFMADD213PD expC10<>+0(SB), Z5, Z9
+	VFMADD213PD expC10<>+0(SB), Z6, Z10
+	VFMADD213PD expC9<>+0(SB), Z5, Z9
+	VFMADD213PD expC9<>+0(SB), Z6, Z10
+	VFMADD213PD expC8<>+0(SB), Z5, Z9
+	VFMADD213PD expC8<>+0(SB), Z6, Z10
+	VFMADD213PD expC7<>+0(SB), Z5, Z9
+	VFMADD213PD expC7<>+0(SB), Z6, Z10
+	VFMADD213PD expC6<>+0(SB), Z5, Z9
+	VFMADD213PD expC6<>+0(SB), Z6, Z10
+	VFMADD213PD expC5<>+0(SB), Z5, Z9
+	VFMADD213PD expC5<>+0(SB), Z6, Z10
+	VFMADD213PD expC4<>+0(SB), Z5, Z9
+	VFMADD213PD expC4<>+0(SB), Z6, Z10
+	VFMADD213PD expC3<>+0(SB), Z5, Z9
+	VFMADD213PD expC3<>+0(SB), Z6, Z10
+	VFMADD213PD expC2<>+0(SB), Z5, Z9
+	VFMADD213PD expC2<>+0(SB), Z6, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z6, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z6, Z10
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z9, Z5
+	VSCALEFPD Z8, Z10, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z7
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z7, Z5, Z1
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
+	VBLENDMPD one<>+0(SB), Z6, K1, Z6
+	VDIVPD    Z5, Z6, Z4
+	JMP       act68AVX512_done
+
+act68AVX512_sat:
+	VMOVUPD one<>+0(SB), Z1
+	VMOVUPD one<>+0(SB), Z4
+
+act68AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z2
+	VADDPD  Z2, Z0, Z0
+	MOVQ    gates_base+0(FP), SI
+	VMOVUPD Z1, (SI)(DX*8)
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD Z4, (SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act69AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act69AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K1
+	VBLENDMPD minusTwo<>+0(SB), Z5, K1, Z5
+	VBLENDMPD Z2, Z6, K1, Z6
+	VBLENDMPD one<>+0(SB), Z1, K1, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act69AVX512_done
+
+act69AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act69AVX512_done
+
+act69AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act69AVX512_done:
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z4, (SI)(DX*8)
+	ADDQ    $+8, DX
+	JMP     gateStepTableAVX512_m6_loop
+
+gateStepTableAVX512_m6_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ  DX, AX
+	JZ    gateStepTableAVX512_m6_done
+	LEAQ  tailMask<>+0(SB), BX
+	KMOVW (BX)(AX*2), K1
+
+	// load every input of the blocks before storing anything
+	MOVQ      cPrev_base+64(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z0
+	MOVQ      gates_base+0(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z1
+	MOVQ      act_base+32(FP), AX
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z2
+	MOVQ      act_base+32(FP), AX
+	LEAQ      (AX)(CX*2), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z3
+	MOVQ      gates_base+0(FP), AX
+	LEAQ      (CX)(CX*2), BX
+	ADDQ      BX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z1, Z5
+	VPORQ signMask<>+0(SB), Z4, Z6
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z1, K2
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z4, K3
+	KORW     K3, K2, K2
+	KORTESTW K2, K2
+	JZ       act70AVX512_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z5, Z7, Z5
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z6, Z7, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+	VMULPD      expLog2E<>+0(SB), Z6, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z9
+	VMOVUPD     expC13<>+0(SB), Z10
+	VFMADD213PD expC12<>+0(SB), Z5, Z9
+	VFMADD213PD expC12<>+0(SB), Z6, Z10
+	VFMADD213PD expC11<>+0(SB), Z5, Z9
+	VFMADD213PD expC11<>+0(SB), Z6, Z10
+	VFMADD213PD expC10<>+0(SB), Z5, Z9
+	VFMADD213PD expC10<>+0(SB), Z6, Z10
+	VFMADD213PD expC9<>+0(SB), Z5, Z9
+	VFMADD213PD expC9<>+0(SB), Z6, Z10
+	VFMADD213PD expC8<>+0(SB), Z5, Z9
+	VFMADD213PD expC8<>+0(SB), Z6, Z10
+	VFMADD213PD expC7<>+0(SB), Z5, Z9
+	VFMADD213PD expC7<>+0(SB), Z6, Z10
+	VFMADD213PD expC6<>+0(SB), Z5, Z9
+	VFMADD213PD expC6<>+0(SB), Z6, Z10
+	VFMADD213PD expC5<>+0(SB), Z5, Z9
+	VFMADD213PD expC5<>+0(SB), Z6, Z10
+	VFMADD213PD expC4<>+0(SB), Z5, Z9
+	VFMADD213PD expC4<>+0(SB), Z6, Z10
+	VFMADD213PD expC3<>+0(SB), Z5, Z9
+	VFMADD213PD expC3<>+0(SB), Z6, Z10
+	VFMADD213PD expC2<>+0(SB), Z5, Z9
+	VFMADD213PD expC2<>+0(SB), Z6, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z6, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z6, Z10
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z9, Z5
+	VSCALEFPD Z8, Z10, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z7
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z7, Z5, Z1
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z4, K2
+	VBLENDMPD one<>+0(SB), Z6, K2, Z6
+	VDIVPD    Z5, Z6, Z4
+	JMP       act70AVX512_done
+
+act70AVX512_sat:
+	VMOVUPD one<>+0(SB), Z1
+	VMOVUPD one<>+0(SB), Z4
+
+act70AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z2
+	VADDPD  Z2, Z0, Z0
+	MOVQ    gates_base+0(FP), AX
+	VMOVUPD Z1, K1, (AX)(DX*8)
+	MOVQ    gates_base+0(FP), AX
+	LEAQ    (CX)(CX*2), CX
+	ADDQ    CX, AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+	MOVQ    c_base+88(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act71AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act71AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K2
+	VBLENDMPD minusTwo<>+0(SB), Z5, K2, Z5
+	VBLENDMPD Z2, Z6, K2, Z6
+	VBLENDMPD one<>+0(SB), Z1, K2, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act71AVX512_done
+
+act71AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act71AVX512_done
+
+act71AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act71AVX512_done:
+	MOVQ    tc_base+112(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+
+gateStepTableAVX512_m6_done:
+	VZEROUPPER
+	RET
+
+gateStepTableAVX512_m7:
+	// table = 7
+	XORQ DX, DX
+	MOVQ AX, BX
+	ANDQ $-16, BX
+
+gateStepTableAVX512_m7_loopk:
+	// for ; i < n&^(16-1); i += 16 {
+	CMPQ DX, BX
+	JAE  gateStepTableAVX512_m7_loopk_end
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD (SI)(DX*8), Z0
+	MOVQ    act_base+32(FP), SI
+	VMOVUPD (SI)(DX*8), Z1
+	MOVQ    act_base+32(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD (SI)(DX*8), Z2
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD (SI)(DX*8), Z3
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD (SI)(DX*8), Z4
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD 64(SI)(DX*8), Z5
+	MOVQ    act_base+32(FP), SI
+	VMOVUPD 64(SI)(DX*8), Z6
+	MOVQ    act_base+32(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD 64(SI)(DX*8), Z7
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD 64(SI)(DX*8), Z8
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD 64(SI)(DX*8), Z9
+
+	// the computed activations
 	// sigmoid: z = exp(-|x|)
 	VPORQ signMask<>+0(SB), Z4, Z10
 	VPORQ signMask<>+0(SB), Z9, Z11
 
 	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z12
-	VADDPD Z12, Z12, Z13
-	VPANDQ absMask<>+0(SB), Z5, Z14
-	VADDPD Z14, Z14, Z15
+	// every lane saturated: sigmoid = 1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z4, K1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z9, K2
+	KORW     K2, K1, K1
+	KORTESTW K1, K1
+	JZ       act72AVX512_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Z16
-	VMAXPD  Z10, Z16, Z10
-	VMOVUPD expMinArg<>+0(SB), Z16
-	VMAXPD  Z11, Z16, Z11
-	VMOVUPD expMaxArg<>+0(SB), Z16
-	VMINPD  Z13, Z16, Z13
-	VMOVUPD expMaxArg<>+0(SB), Z16
-	VMINPD  Z15, Z16, Z15
+	VMOVUPD expMinArg<>+0(SB), Z12
+	VMAXPD  Z10, Z12, Z10
+	VMOVUPD expMinArg<>+0(SB), Z12
+	VMAXPD  Z11, Z12, Z11
 
 	// k = roundEven(float64(x*log2e))
-	VMULPD      expLog2E<>+0(SB), Z10, Z16
-	VRNDSCALEPD $0x00, Z16, Z16
-	VMULPD      expLog2E<>+0(SB), Z11, Z17
-	VRNDSCALEPD $0x00, Z17, Z17
-	VMULPD      expLog2E<>+0(SB), Z13, Z18
-	VRNDSCALEPD $0x00, Z18, Z18
-	VMULPD      expLog2E<>+0(SB), Z15, Z19
-	VRNDSCALEPD $0x00, Z19, Z19
+	VMULPD      expLog2E<>+0(SB), Z10, Z12
+	VRNDSCALEPD $0x00, Z12, Z12
+	VMULPD      expLog2E<>+0(SB), Z11, Z13
+	VRNDSCALEPD $0x00, Z13, Z13
 
 	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Z16, Z10
-	VFNMADD231PD expLn2Hi<>+0(SB), Z17, Z11
-	VFNMADD231PD expLn2Hi<>+0(SB), Z18, Z13
-	VFNMADD231PD expLn2Hi<>+0(SB), Z19, Z15
-	VFNMADD231PD expLn2Lo<>+0(SB), Z16, Z10
-	VFNMADD231PD expLn2Lo<>+0(SB), Z17, Z11
-	VFNMADD231PD expLn2Lo<>+0(SB), Z18, Z13
-	VFNMADD231PD expLn2Lo<>+0(SB), Z19, Z15
+	VFNMADD231PD expLn2Hi<>+0(SB), Z12, Z10
+	VFNMADD231PD expLn2Hi<>+0(SB), Z13, Z11
+	VFNMADD231PD expLn2Lo<>+0(SB), Z12, Z10
+	VFNMADD231PD expLn2Lo<>+0(SB), Z13, Z11
 
 	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Z20
-	VMOVUPD     expC13<>+0(SB), Z21
-	VMOVUPD     expC13<>+0(SB), Z22
-	VMOVUPD     expC13<>+0(SB), Z23
-	VFMADD213PD expC12<>+0(SB), Z10, Z20
-	VFMADD213PD expC12<>+0(SB), Z11, Z21
-	VFMADD213PD expC12<>+0(SB), Z13, Z22
-	VFMADD213PD expC12<>+0(SB), Z15, Z23
-	VFMADD213PD expC11<>+0(SB), Z10, Z20
-	VFMADD213PD expC11<>+0(SB), Z11, Z21
-	VFMADD213PD expC11<>+0(SB), Z13, Z22
-	VFMADD213PD expC11<>+0(SB), Z15, Z23
-	VFMADD213PD expC10<>+0(SB), Z10, Z20
-	VFMADD213PD expC10<>+0(SB), Z11, Z21
-	VFMADD213PD expC10<>+0(SB), Z13, Z22
-	VFMADD213PD expC10<>+0(SB), Z15, Z23
-	VFMADD213PD expC9<>+0(SB), Z10, Z20
-	VFMADD213PD expC9<>+0(SB), Z11, Z21
-	VFMADD213PD expC9<>+0(SB), Z13, Z22
-	VFMADD213PD expC9<>+0(SB), Z15, Z23
-	VFMADD213PD expC8<>+0(SB), Z10, Z20
-	VFMADD213PD expC8<>+0(SB), Z11, Z21
-	VFMADD213PD expC8<>+0(SB), Z13, Z22
-	VFMADD213PD expC8<>+0(SB), Z15, Z23
-	VFMADD213PD expC7<>+0(SB), Z10, Z20
-	VFMADD213PD expC7<>+0(SB), Z11, Z21
-	VFMADD213PD expC7<>+0(SB), Z13, Z22
-	VFMADD213PD expC7<>+0(SB), Z15, Z23
-	VFMADD213PD expC6<>+0(SB), Z10, Z20
-	VFMADD213PD expC6<>+0(SB), Z11, Z21
-	VFMADD213PD expC6<>+0(SB), Z13, Z22
-	VFMADD213PD expC6<>+0(SB), Z15, Z23
-	VFMADD213PD expC5<>+0(SB), Z10, Z20
-	VFMADD213PD expC5<>+0(SB), Z11, Z21
-	VFMADD213PD expC5<>+0(SB), Z13, Z22
-	VFMADD213PD expC5<>+0(SB), Z15, Z23
-	VFMADD213PD expC4<>+0(SB), Z10, Z20
-	VFMADD213PD expC4<>+0(SB), Z11, Z21
-	VFMADD213PD expC4<>+0(SB), Z13, Z22
-	VFMADD213PD expC4<>+0(SB), Z15, Z23
-	VFMADD213PD expC3<>+0(SB), Z10, Z20
-	VFMADD213PD expC3<>+0(SB), Z11, Z21
-	VFMADD213PD expC3<>+0(SB), Z13, Z22
-	VFMADD213PD expC3<>+0(SB), Z15, Z23
-	VFMADD213PD expC2<>+0(SB), Z10, Z20
-	VFMADD213PD expC2<>+0(SB), Z11, Z21
-	VFMADD213PD expC2<>+0(SB), Z13, Z22
-	VFMADD213PD expC2<>+0(SB), Z15, Z23
-	VFMADD213PD one<>+0(SB), Z10, Z20
-	VFMADD213PD one<>+0(SB), Z11, Z21
-	VFMADD213PD one<>+0(SB), Z13, Z22
-	VFMADD213PD one<>+0(SB), Z15, Z23
-	VFMADD213PD one<>+0(SB), Z10, Z20
-	VFMADD213PD one<>+0(SB), Z11, Z21
-	VFMADD213PD one<>+0(SB), Z13, Z22
-	VFMADD213PD one<>+0(SB), Z15, Z23
+	VMOVUPD     expC13<>+0(SB), Z14
+	VMOVUPD     expC13<>+0(SB), Z15
+	VFMADD213PD expC12<>+0(SB), Z10, Z14
+	VFMADD213PD expC12<>+0(SB), Z11, Z15
+	VFMADD213PD expC11<>+0(SB), Z10, Z14
+	VFMADD213PD expC11<>+0(SB), Z11, Z15
+	VFMADD213PD expC10<>+0(SB), Z10, Z14
+	VFMADD213PD expC10<>+0(SB), Z11, Z15
+	VFMADD213PD expC9<>+0(SB), Z10, Z14
+	VFMADD213PD expC9<>+0(SB), Z11, Z15
+	VFMADD213PD expC8<>+0(SB), Z10, Z14
+	VFMADD213PD expC8<>+0(SB), Z11, Z15
+	VFMADD213PD expC7<>+0(SB), Z10, Z14
+	VFMADD213PD expC7<>+0(SB), Z11, Z15
+	VFMADD213PD expC6<>+0(SB), Z10, Z14
+	VFMADD213PD expC6<>+0(SB), Z11, Z15
+	VFMADD213PD expC5<>+0(SB), Z10, Z14
+	VFMADD213PD expC5<>+0(SB), Z11, Z15
+	VFMADD213PD expC4<>+0(SB), Z10, Z14
+	VFMADD213PD expC4<>+0(SB), Z11, Z15
+	VFMADD213PD expC3<>+0(SB), Z10, Z14
+	VFMADD213PD expC3<>+0(SB), Z11, Z15
+	VFMADD213PD expC2<>+0(SB), Z10, Z14
+	VFMADD213PD expC2<>+0(SB), Z11, Z15
+	VFMADD213PD one<>+0(SB), Z10, Z14
+	VFMADD213PD one<>+0(SB), Z11, Z15
+	VFMADD213PD one<>+0(SB), Z10, Z14
+	VFMADD213PD one<>+0(SB), Z11, Z15
 
 	// x = p * 2^k, rounded once (VSCALEFPD)
-	VSCALEFPD Z16, Z20, Z10
-	VSCALEFPD Z17, Z21, Z11
-	VSCALEFPD Z18, Z22, Z13
-	VSCALEFPD Z19, Z23, Z15
+	VSCALEFPD Z12, Z14, Z10
+	VSCALEFPD Z13, Z15, Z11
 
 	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Z10, Z16
+	VADDPD    one<>+0(SB), Z10, Z12
 	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
 	VBLENDMPD one<>+0(SB), Z10, K1, Z10
-	VDIVPD    Z16, Z10, Z4
+	VDIVPD    Z12, Z10, Z4
 	VADDPD    one<>+0(SB), Z11, Z10
 	VCMPPD    $0x1d, zero<>+0(SB), Z9, K1
 	VBLENDMPD one<>+0(SB), Z11, K1, Z11
 	VDIVPD    Z10, Z11, Z9
+	JMP       act72AVX512_done
 
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Z12, Z12, Z10
-	VMOVUPD     tanhP0<>+0(SB), Z11
-	VFMADD213PD tanhP1<>+0(SB), Z10, Z11
-	VFMADD213PD tanhP2<>+0(SB), Z10, Z11
-	VADDPD      tanhQ0<>+0(SB), Z10, Z16
-	VFMADD213PD tanhQ1<>+0(SB), Z10, Z16
-	VFMADD213PD tanhQ2<>+0(SB), Z10, Z16
-	VMULPD      Z10, Z12, Z10
-	VMULPD      Z11, Z10, Z11
-	VADDPD      one<>+0(SB), Z13, Z13
+act72AVX512_sat:
+	VMOVUPD one<>+0(SB), Z4
+	VMOVUPD one<>+0(SB), Z9
 
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Z12, K1
-	VBLENDMPD minusTwo<>+0(SB), Z11, K1, Z11
-	VBLENDMPD Z13, Z16, K1, Z16
-	VBLENDMPD one<>+0(SB), Z12, K1, Z12
-	VDIVPD    Z16, Z11, Z11
-	VADDPD    Z11, Z12, Z12
-
-	// x = copysign(t, x)
-	VPTERNLOGQ  $0xe4, signMask<>+0(SB), Z12, Z0
-	VMULPD      Z14, Z14, Z10
-	VMOVUPD     tanhP0<>+0(SB), Z11
-	VFMADD213PD tanhP1<>+0(SB), Z10, Z11
-	VFMADD213PD tanhP2<>+0(SB), Z10, Z11
-	VADDPD      tanhQ0<>+0(SB), Z10, Z12
-	VFMADD213PD tanhQ1<>+0(SB), Z10, Z12
-	VFMADD213PD tanhQ2<>+0(SB), Z10, Z12
-	VMULPD      Z10, Z14, Z10
-	VMULPD      Z11, Z10, Z11
-	VADDPD      one<>+0(SB), Z15, Z15
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Z14, K1
-	VBLENDMPD minusTwo<>+0(SB), Z11, K1, Z11
-	VBLENDMPD Z15, Z12, K1, Z12
-	VBLENDMPD one<>+0(SB), Z14, K1, Z14
-	VDIVPD    Z12, Z11, Z11
-	VADDPD    Z11, Z14, Z14
-
-	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z14, Z5
+act72AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z1
+	VADDPD  Z1, Z0, Z0
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD Z4, (SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, Z0
 
 	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z1, Z3, Z1
-	VMULPD  Z0, Z2, Z10
-	VADDPD  Z10, Z1, Z1
-	VMOVUPD Z2, (DX)(R8*8)
-	VMOVUPD Z3, (BX)(R8*8)
-	VMOVUPD Z0, (SI)(R8*8)
-	VMOVUPD Z4, (DI)(R8*8)
-	MOVQ    c_base+112(FP), R10
-	VMOVUPD Z1, (R10)(R8*8)
-	VMOVUPD Z1, Z0
-
-	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z6, Z8, Z1
-	VMULPD  Z5, Z7, Z2
-	VADDPD  Z2, Z1, Z6
-	VMOVUPD Z7, 64(DX)(R8*8)
-	VMOVUPD Z8, 64(BX)(R8*8)
-	VMOVUPD Z5, 64(SI)(R8*8)
-	VMOVUPD Z9, 64(DI)(R8*8)
-	MOVQ    c_base+112(FP), R10
-	VMOVUPD Z6, 64(R10)(R8*8)
-	VMOVUPD Z6, Z1
+	VMULPD  Z5, Z7, Z1
+	VMULPD  Z8, Z6, Z2
+	VADDPD  Z2, Z1, Z5
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD Z9, 64(SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z5, 64(SI)(DX*8)
+	VMOVUPD Z5, Z1
 
 	// tc = tanh(c), h = o*tc
 	// sigmoid: z = exp(-|x|)
@@ -6262,6 +13856,20 @@ gateStepFixedAVX512_m3_loopk:
 	VADDPD Z2, Z2, Z3
 	VPANDQ absMask<>+0(SB), Z1, Z5
 	VADDPD Z5, Z5, Z6
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z2, K1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z5, K2
+	KORW     K2, K1, K1
+	KORTESTW K1, K1
+	JZ       act73AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z2, K1
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z5, K2
+	KORW     K2, K1, K1
+	KORTESTW K1, K1
+	JZ       act73AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z7
@@ -6359,146 +13967,208 @@ gateStepFixedAVX512_m3_loopk:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
-	MOVQ       tc_base+136(FP), R10
-	VMOVUPD    Z0, (R10)(R8*8)
-	VMULPD     Z0, Z4, Z4
-	MOVQ       h_base+160(FP), R10
-	VMOVUPD    Z4, (R10)(R8*8)
-	MOVQ       tc_base+136(FP), R10
-	VMOVUPD    Z1, 64(R10)(R8*8)
-	VMULPD     Z1, Z9, Z9
-	MOVQ       h_base+160(FP), R10
-	VMOVUPD    Z9, 64(R10)(R8*8)
-	ADDQ       $+16, R8
-	JMP        gateStepFixedAVX512_m3_loopk
+	JMP        act73AVX512_done
 
-gateStepFixedAVX512_m3_loopk_end:
-	MOVQ AX, R9
-	ANDQ $-8, R9
+act73AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z2
+	VMINPD  Z3, Z2, Z3
+	VMOVUPD expMaxArg<>+0(SB), Z2
+	VMINPD  Z6, Z2, Z6
 
-gateStepFixedAVX512_m3_loop:
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z3, Z2
+	VRNDSCALEPD $0x00, Z2, Z2
+	VMULPD      expLog2E<>+0(SB), Z6, Z5
+	VRNDSCALEPD $0x00, Z5, Z5
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z2, Z3
+	VFNMADD231PD expLn2Hi<>+0(SB), Z5, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z2, Z3
+	VFNMADD231PD expLn2Lo<>+0(SB), Z5, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z7
+	VMOVUPD     expC13<>+0(SB), Z8
+	VFMADD213PD expC12<>+0(SB), Z3, Z7
+	VFMADD213PD expC12<>+0(SB), Z6, Z8
+	VFMADD213PD expC11<>+0(SB), Z3, Z7
+	VFMADD213PD expC11<>+0(SB), Z6, Z8
+	VFMADD213PD expC10<>+0(SB), Z3, Z7
+	VFMADD213PD expC10<>+0(SB), Z6, Z8
+	VFMADD213PD expC9<>+0(SB), Z3, Z7
+	VFMADD213PD expC9<>+0(SB), Z6, Z8
+	VFMADD213PD expC8<>+0(SB), Z3, Z7
+	VFMADD213PD expC8<>+0(SB), Z6, Z8
+	VFMADD213PD expC7<>+0(SB), Z3, Z7
+	VFMADD213PD expC7<>+0(SB), Z6, Z8
+	VFMADD213PD expC6<>+0(SB), Z3, Z7
+	VFMADD213PD expC6<>+0(SB), Z6, Z8
+	VFMADD213PD expC5<>+0(SB), Z3, Z7
+	VFMADD213PD expC5<>+0(SB), Z6, Z8
+	VFMADD213PD expC4<>+0(SB), Z3, Z7
+	VFMADD213PD expC4<>+0(SB), Z6, Z8
+	VFMADD213PD expC3<>+0(SB), Z3, Z7
+	VFMADD213PD expC3<>+0(SB), Z6, Z8
+	VFMADD213PD expC2<>+0(SB), Z3, Z7
+	VFMADD213PD expC2<>+0(SB), Z6, Z8
+	VFMADD213PD one<>+0(SB), Z3, Z7
+	VFMADD213PD one<>+0(SB), Z6, Z8
+	VFMADD213PD one<>+0(SB), Z3, Z7
+	VFMADD213PD one<>+0(SB), Z6, Z8
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z2, Z7, Z3
+	VSCALEFPD Z5, Z8, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z3, Z3
+	VMOVUPD minusTwo<>+0(SB), Z2
+	VDIVPD  Z3, Z2, Z2
+	VADDPD  one<>+0(SB), Z2, Z2
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z2, Z0
+	VADDPD     one<>+0(SB), Z6, Z6
+	VMOVUPD    minusTwo<>+0(SB), Z5
+	VDIVPD     Z6, Z5, Z5
+	VADDPD     one<>+0(SB), Z5, Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
+	JMP        act73AVX512_done
+
+act73AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z2
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z2, Z0
+	VMOVUPD    one<>+0(SB), Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
+
+act73AVX512_done:
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z4, (SI)(DX*8)
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z1, 64(SI)(DX*8)
+	VMULPD  Z1, Z9, Z9
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z9, 64(SI)(DX*8)
+	ADDQ    $+16, DX
+	JMP     gateStepTableAVX512_m7_loopk
+
+gateStepTableAVX512_m7_loopk_end:
+	MOVQ AX, BX
+	ANDQ $-8, BX
+
+gateStepTableAVX512_m7_loop:
 	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ R8, R9
-	JAE  gateStepFixedAVX512_m3_tail
+	CMPQ DX, BX
+	JAE  gateStepTableAVX512_m7_tail
 
 	// load every input of the blocks before storing anything
-	VMOVUPD (SI)(R8*8), Z0
-	MOVQ    cPrev_base+88(FP), R10
-	VMOVUPD (R10)(R8*8), Z1
-	MOVQ    act_base+32(FP), R10
-	VMOVUPD (R10)(R8*8), Z2
-	MOVQ    act_base+32(FP), R10
-	ADDQ    CX, R10
-	VMOVUPD (R10)(R8*8), Z3
-	VMOVUPD (DI)(R8*8), Z4
-	MOVQ    zg_base+64(FP), R10
-	VMOVUPD Z0, (R10)(R8*8)
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD (SI)(DX*8), Z0
+	MOVQ    act_base+32(FP), SI
+	VMOVUPD (SI)(DX*8), Z1
+	MOVQ    act_base+32(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD (SI)(DX*8), Z2
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD (SI)(DX*8), Z3
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD (SI)(DX*8), Z4
 
+	// the computed activations
 	// sigmoid: z = exp(-|x|)
 	VPORQ signMask<>+0(SB), Z4, Z5
 
 	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z6
-	VADDPD Z6, Z6, Z7
+	// every lane saturated: sigmoid = 1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z4, K1
+	KORTESTW K1, K1
+	JZ       act74AVX512_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Z8
-	VMAXPD  Z5, Z8, Z5
-	VMOVUPD expMaxArg<>+0(SB), Z8
-	VMINPD  Z7, Z8, Z7
+	VMOVUPD expMinArg<>+0(SB), Z6
+	VMAXPD  Z5, Z6, Z5
 
 	// k = roundEven(float64(x*log2e))
-	VMULPD      expLog2E<>+0(SB), Z5, Z8
-	VRNDSCALEPD $0x00, Z8, Z8
-	VMULPD      expLog2E<>+0(SB), Z7, Z9
-	VRNDSCALEPD $0x00, Z9, Z9
+	VMULPD      expLog2E<>+0(SB), Z5, Z6
+	VRNDSCALEPD $0x00, Z6, Z6
 
 	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
-	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z7
-	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
-	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z7
+	VFNMADD231PD expLn2Hi<>+0(SB), Z6, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z6, Z5
 
 	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Z10
-	VMOVUPD     expC13<>+0(SB), Z11
-	VFMADD213PD expC12<>+0(SB), Z5, Z10
-	VFMADD213PD expC12<>+0(SB), Z7, Z11
-	VFMADD213PD expC11<>+0(SB), Z5, Z10
-	VFMADD213PD expC11<>+0(SB), Z7, Z11
-	VFMADD213PD expC10<>+0(SB), Z5, Z10
-	VFMADD213PD expC10<>+0(SB), Z7, Z11
-	VFMADD213PD expC9<>+0(SB), Z5, Z10
-	VFMADD213PD expC9<>+0(SB), Z7, Z11
-	VFMADD213PD expC8<>+0(SB), Z5, Z10
-	VFMADD213PD expC8<>+0(SB), Z7, Z11
-	VFMADD213PD expC7<>+0(SB), Z5, Z10
-	VFMADD213PD expC7<>+0(SB), Z7, Z11
-	VFMADD213PD expC6<>+0(SB), Z5, Z10
-	VFMADD213PD expC6<>+0(SB), Z7, Z11
-	VFMADD213PD expC5<>+0(SB), Z5, Z10
-	VFMADD213PD expC5<>+0(SB), Z7, Z11
-	VFMADD213PD expC4<>+0(SB), Z5, Z10
-	VFMADD213PD expC4<>+0(SB), Z7, Z11
-	VFMADD213PD expC3<>+0(SB), Z5, Z10
-	VFMADD213PD expC3<>+0(SB), Z7, Z11
-	VFMADD213PD expC2<>+0(SB), Z5, Z10
-	VFMADD213PD expC2<>+0(SB), Z7, Z11
-	VFMADD213PD one<>+0(SB), Z5, Z10
-	VFMADD213PD one<>+0(SB), Z7, Z11
-	VFMADD213PD one<>+0(SB), Z5, Z10
-	VFMADD213PD one<>+0(SB), Z7, Z11
+	VMOVUPD     expC13<>+0(SB), Z7
+	VFMADD213PD expC12<>+0(SB), Z5, Z7
+	VFMADD213PD expC11<>+0(SB), Z5, Z7
+	VFMADD213PD expC10<>+0(SB), Z5, Z7
+	VFMADD213PD expC9<>+0(SB), Z5, Z7
+	VFMADD213PD expC8<>+0(SB), Z5, Z7
+	VFMADD213PD expC7<>+0(SB), Z5, Z7
+	VFMADD213PD expC6<>+0(SB), Z5, Z7
+	VFMADD213PD expC5<>+0(SB), Z5, Z7
+	VFMADD213PD expC4<>+0(SB), Z5, Z7
+	VFMADD213PD expC3<>+0(SB), Z5, Z7
+	VFMADD213PD expC2<>+0(SB), Z5, Z7
+	VFMADD213PD one<>+0(SB), Z5, Z7
+	VFMADD213PD one<>+0(SB), Z5, Z7
 
 	// x = p * 2^k, rounded once (VSCALEFPD)
-	VSCALEFPD Z8, Z10, Z5
-	VSCALEFPD Z9, Z11, Z7
+	VSCALEFPD Z6, Z7, Z5
 
 	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Z5, Z8
+	VADDPD    one<>+0(SB), Z5, Z6
 	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
 	VBLENDMPD one<>+0(SB), Z5, K1, Z5
-	VDIVPD    Z8, Z5, Z4
+	VDIVPD    Z6, Z5, Z4
+	JMP       act74AVX512_done
 
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Z6, Z6, Z5
-	VMOVUPD     tanhP0<>+0(SB), Z8
-	VFMADD213PD tanhP1<>+0(SB), Z5, Z8
-	VFMADD213PD tanhP2<>+0(SB), Z5, Z8
-	VADDPD      tanhQ0<>+0(SB), Z5, Z9
-	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
-	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
-	VMULPD      Z5, Z6, Z5
-	VMULPD      Z8, Z5, Z8
-	VADDPD      one<>+0(SB), Z7, Z7
+act74AVX512_sat:
+	VMOVUPD one<>+0(SB), Z4
 
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Z6, K1
-	VBLENDMPD minusTwo<>+0(SB), Z8, K1, Z8
-	VBLENDMPD Z7, Z9, K1, Z9
-	VBLENDMPD one<>+0(SB), Z6, K1, Z6
-	VDIVPD    Z9, Z8, Z8
-	VADDPD    Z8, Z6, Z6
-
-	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z0
-
+act74AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z1, Z3, Z1
-	VMULPD  Z0, Z2, Z5
-	VADDPD  Z5, Z1, Z1
-	VMOVUPD Z2, (DX)(R8*8)
-	VMOVUPD Z3, (BX)(R8*8)
-	VMOVUPD Z0, (SI)(R8*8)
-	VMOVUPD Z4, (DI)(R8*8)
-	MOVQ    c_base+112(FP), R10
-	VMOVUPD Z1, (R10)(R8*8)
-	VMOVUPD Z1, Z0
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z1
+	VADDPD  Z1, Z0, Z0
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD Z4, (SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, Z0
 
 	// tc = tanh(c), h = o*tc
 	// sigmoid: z = exp(-|x|)
 	// tanh: a = |x|, e = exp(2a)
 	VPANDQ absMask<>+0(SB), Z0, Z1
 	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act75AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act75AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -6554,140 +14224,170 @@ gateStepFixedAVX512_m3_loop:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	MOVQ       tc_base+136(FP), R10
-	VMOVUPD    Z0, (R10)(R8*8)
-	VMULPD     Z0, Z4, Z4
-	MOVQ       h_base+160(FP), R10
-	VMOVUPD    Z4, (R10)(R8*8)
-	ADDQ       $+8, R8
-	JMP        gateStepFixedAVX512_m3_loop
+	JMP        act75AVX512_done
 
-gateStepFixedAVX512_m3_tail:
+act75AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act75AVX512_done
+
+act75AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act75AVX512_done:
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z4, (SI)(DX*8)
+	ADDQ    $+8, DX
+	JMP     gateStepTableAVX512_m7_loop
+
+gateStepTableAVX512_m7_tail:
 	// }
 	// the last n-i < 8 elements, masked
-	SUBQ  R8, AX
-	JZ    gateStepFixedAVX512_m3_done
-	LEAQ  tailMask<>+0(SB), R9
-	KMOVW (R9)(AX*2), K1
+	SUBQ  DX, AX
+	JZ    gateStepTableAVX512_m7_done
+	LEAQ  tailMask<>+0(SB), BX
+	KMOVW (BX)(AX*2), K1
 
 	// load every input of the blocks before storing anything
-	VMOVUPD.Z (SI)(R8*8), K1, Z0
-	MOVQ      cPrev_base+88(FP), AX
-	VMOVUPD.Z (AX)(R8*8), K1, Z1
+	MOVQ      cPrev_base+64(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z0
 	MOVQ      act_base+32(FP), AX
-	VMOVUPD.Z (AX)(R8*8), K1, Z2
+	VMOVUPD.Z (AX)(DX*8), K1, Z1
 	MOVQ      act_base+32(FP), AX
 	ADDQ      CX, AX
-	VMOVUPD.Z (AX)(R8*8), K1, Z3
-	VMOVUPD.Z (DI)(R8*8), K1, Z4
-	MOVQ      zg_base+64(FP), AX
-	VMOVUPD   Z0, K1, (AX)(R8*8)
+	VMOVUPD.Z (AX)(DX*8), K1, Z2
+	MOVQ      act_base+32(FP), AX
+	LEAQ      (AX)(CX*2), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z3
+	MOVQ      gates_base+0(FP), AX
+	LEAQ      (CX)(CX*2), BX
+	ADDQ      BX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z4
 
+	// the computed activations
 	// sigmoid: z = exp(-|x|)
 	VPORQ signMask<>+0(SB), Z4, Z5
 
 	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z6
-	VADDPD Z6, Z6, Z7
+	// every lane saturated: sigmoid = 1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z4, K2
+	KORTESTW K2, K2
+	JZ       act76AVX512_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Z8
-	VMAXPD  Z5, Z8, Z5
-	VMOVUPD expMaxArg<>+0(SB), Z8
-	VMINPD  Z7, Z8, Z7
+	VMOVUPD expMinArg<>+0(SB), Z6
+	VMAXPD  Z5, Z6, Z5
 
 	// k = roundEven(float64(x*log2e))
-	VMULPD      expLog2E<>+0(SB), Z5, Z8
-	VRNDSCALEPD $0x00, Z8, Z8
-	VMULPD      expLog2E<>+0(SB), Z7, Z9
-	VRNDSCALEPD $0x00, Z9, Z9
+	VMULPD      expLog2E<>+0(SB), Z5, Z6
+	VRNDSCALEPD $0x00, Z6, Z6
 
 	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
-	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z7
-	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
-	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z7
+	VFNMADD231PD expLn2Hi<>+0(SB), Z6, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z6, Z5
 
 	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Z10
-	VMOVUPD     expC13<>+0(SB), Z11
-	VFMADD213PD expC12<>+0(SB), Z5, Z10
-	VFMADD213PD expC12<>+0(SB), Z7, Z11
-	VFMADD213PD expC11<>+0(SB), Z5, Z10
-	VFMADD213PD expC11<>+0(SB), Z7, Z11
-	VFMADD213PD expC10<>+0(SB), Z5, Z10
-	VFMADD213PD expC10<>+0(SB), Z7, Z11
-	VFMADD213PD expC9<>+0(SB), Z5, Z10
-	VFMADD213PD expC9<>+0(SB), Z7, Z11
-	VFMADD213PD expC8<>+0(SB), Z5, Z10
-	VFMADD213PD expC8<>+0(SB), Z7, Z11
-	VFMADD213PD expC7<>+0(SB), Z5, Z10
-	VFMADD213PD expC7<>+0(SB), Z7, Z11
-	VFMADD213PD expC6<>+0(SB), Z5, Z10
-	VFMADD213PD expC6<>+0(SB), Z7, Z11
-	VFMADD213PD expC5<>+0(SB), Z5, Z10
-	VFMADD213PD expC5<>+0(SB), Z7, Z11
-	VFMADD213PD expC4<>+0(SB), Z5, Z10
-	VFMADD213PD expC4<>+0(SB), Z7, Z11
-	VFMADD213PD expC3<>+0(SB), Z5, Z10
-	VFMADD213PD expC3<>+0(SB), Z7, Z11
-	VFMADD213PD expC2<>+0(SB), Z5, Z10
-	VFMADD213PD expC2<>+0(SB), Z7, Z11
-	VFMADD213PD one<>+0(SB), Z5, Z10
-	VFMADD213PD one<>+0(SB), Z7, Z11
-	VFMADD213PD one<>+0(SB), Z5, Z10
-	VFMADD213PD one<>+0(SB), Z7, Z11
+	VMOVUPD     expC13<>+0(SB), Z7
+	VFMADD213PD expC12<>+0(SB), Z5, Z7
+	VFMADD213PD expC11<>+0(SB), Z5, Z7
+	VFMADD213PD expC10<>+0(SB), Z5, Z7
+	VFMADD213PD expC9<>+0(SB), Z5, Z7
+	VFMADD213PD expC8<>+0(SB), Z5, Z7
+	VFMADD213PD expC7<>+0(SB), Z5, Z7
+	VFMADD213PD expC6<>+0(SB), Z5, Z7
+	VFMADD213PD expC5<>+0(SB), Z5, Z7
+	VFMADD213PD expC4<>+0(SB), Z5, Z7
+	VFMADD213PD expC3<>+0(SB), Z5, Z7
+	VFMADD213PD expC2<>+0(SB), Z5, Z7
+	VFMADD213PD one<>+0(SB), Z5, Z7
+	VFMADD213PD one<>+0(SB), Z5, Z7
 
 	// x = p * 2^k, rounded once (VSCALEFPD)
-	VSCALEFPD Z8, Z10, Z5
-	VSCALEFPD Z9, Z11, Z7
+	VSCALEFPD Z6, Z7, Z5
 
 	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Z5, Z8
+	VADDPD    one<>+0(SB), Z5, Z6
 	VCMPPD    $0x1d, zero<>+0(SB), Z4, K2
 	VBLENDMPD one<>+0(SB), Z5, K2, Z5
-	VDIVPD    Z8, Z5, Z4
+	VDIVPD    Z6, Z5, Z4
+	JMP       act76AVX512_done
 
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Z6, Z6, Z5
-	VMOVUPD     tanhP0<>+0(SB), Z8
-	VFMADD213PD tanhP1<>+0(SB), Z5, Z8
-	VFMADD213PD tanhP2<>+0(SB), Z5, Z8
-	VADDPD      tanhQ0<>+0(SB), Z5, Z9
-	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
-	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
-	VMULPD      Z5, Z6, Z5
-	VMULPD      Z8, Z5, Z8
-	VADDPD      one<>+0(SB), Z7, Z7
+act76AVX512_sat:
+	VMOVUPD one<>+0(SB), Z4
 
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Z6, K2
-	VBLENDMPD minusTwo<>+0(SB), Z8, K2, Z8
-	VBLENDMPD Z7, Z9, K2, Z9
-	VBLENDMPD one<>+0(SB), Z6, K2, Z6
-	VDIVPD    Z9, Z8, Z8
-	VADDPD    Z8, Z6, Z6
-
-	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z0
-
+act76AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z1, Z3, Z1
-	VMULPD  Z0, Z2, Z5
-	VADDPD  Z5, Z1, Z1
-	VMOVUPD Z2, K1, (DX)(R8*8)
-	VMOVUPD Z3, K1, (BX)(R8*8)
-	VMOVUPD Z0, K1, (SI)(R8*8)
-	VMOVUPD Z4, K1, (DI)(R8*8)
-	MOVQ    c_base+112(FP), AX
-	VMOVUPD Z1, K1, (AX)(R8*8)
-	VMOVUPD Z1, Z0
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z1
+	VADDPD  Z1, Z0, Z0
+	MOVQ    gates_base+0(FP), AX
+	LEAQ    (CX)(CX*2), CX
+	ADDQ    CX, AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+	MOVQ    c_base+88(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMOVUPD Z0, Z0
 
 	// tc = tanh(c), h = o*tc
 	// sigmoid: z = exp(-|x|)
 	// tanh: a = |x|, e = exp(2a)
 	VPANDQ absMask<>+0(SB), Z0, Z1
 	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act77AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act77AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -6743,47 +14443,109 @@ gateStepFixedAVX512_m3_tail:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	MOVQ       tc_base+136(FP), AX
-	VMOVUPD    Z0, K1, (AX)(R8*8)
-	VMULPD     Z0, Z4, Z4
-	MOVQ       h_base+160(FP), AX
-	VMOVUPD    Z4, K1, (AX)(R8*8)
+	JMP        act77AVX512_done
 
-gateStepFixedAVX512_m3_done:
+act77AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act77AVX512_done
+
+act77AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act77AVX512_done:
+	MOVQ    tc_base+112(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+
+gateStepTableAVX512_m7_done:
 	VZEROUPPER
 	RET
 
-gateStepFixedAVX512_m4:
-	// fixed = 4
-	XORQ R8, R8
-	MOVQ AX, R9
-	ANDQ $-8, R9
+gateStepTableAVX512_m8:
+	// table = 8
+	XORQ DX, DX
+	MOVQ AX, BX
+	ANDQ $-8, BX
 
-gateStepFixedAVX512_m4_loop:
+gateStepTableAVX512_m8_loop:
 	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ R8, R9
-	JAE  gateStepFixedAVX512_m4_tail
+	CMPQ DX, BX
+	JAE  gateStepTableAVX512_m8_tail
 
 	// load every input of the blocks before storing anything
-	VMOVUPD (SI)(R8*8), Z0
-	MOVQ    cPrev_base+88(FP), R10
-	VMOVUPD (R10)(R8*8), Z1
-	VMOVUPD (DX)(R8*8), Z2
-	VMOVUPD (BX)(R8*8), Z3
-	MOVQ    act_base+32(FP), R10
-	LEAQ    (CX)(CX*2), R11
-	ADDQ    R11, R10
-	VMOVUPD (R10)(R8*8), Z4
-	MOVQ    zg_base+64(FP), R10
-	VMOVUPD Z0, (R10)(R8*8)
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD (SI)(DX*8), Z0
+	MOVQ    gates_base+0(FP), SI
+	VMOVUPD (SI)(DX*8), Z1
+	MOVQ    gates_base+0(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD (SI)(DX*8), Z2
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD (SI)(DX*8), Z3
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD (SI)(DX*8), Z4
 
+	// the computed activations
 	// sigmoid: z = exp(-|x|)
-	VPORQ signMask<>+0(SB), Z2, Z5
-	VPORQ signMask<>+0(SB), Z3, Z6
+	VPORQ signMask<>+0(SB), Z1, Z5
+	VPORQ signMask<>+0(SB), Z2, Z6
 
 	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z7
+	VPANDQ absMask<>+0(SB), Z3, Z7
 	VADDPD Z7, Z7, Z8
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z7, K1
+	KORTESTW K1, K1
+	JZ       act78AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z9
@@ -6860,13 +14622,13 @@ gateStepFixedAVX512_m4_loop:
 
 	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
 	VADDPD    one<>+0(SB), Z5, Z9
-	VCMPPD    $0x1d, zero<>+0(SB), Z2, K1
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K1
 	VBLENDMPD one<>+0(SB), Z5, K1, Z5
-	VDIVPD    Z9, Z5, Z2
+	VDIVPD    Z9, Z5, Z1
 	VADDPD    one<>+0(SB), Z6, Z5
-	VCMPPD    $0x1d, zero<>+0(SB), Z3, K1
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K1
 	VBLENDMPD one<>+0(SB), Z6, K1, Z6
-	VDIVPD    Z5, Z6, Z3
+	VDIVPD    Z5, Z6, Z2
 
 	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
 	VMULPD      Z7, Z7, Z5
@@ -6889,25 +14651,134 @@ gateStepFixedAVX512_m4_loop:
 	VADDPD    Z6, Z7, Z7
 
 	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z0
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
+	JMP        act78AVX512_done
 
+act78AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z5, Z7, Z5
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z6, Z7, Z6
+	VMOVUPD expMaxArg<>+0(SB), Z7
+	VMINPD  Z8, Z7, Z8
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+	VMULPD      expLog2E<>+0(SB), Z6, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+	VMULPD      expLog2E<>+0(SB), Z8, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z6
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z8
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z8
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z11
+	VMOVUPD     expC13<>+0(SB), Z12
+	VMOVUPD     expC13<>+0(SB), Z13
+	VFMADD213PD expC12<>+0(SB), Z5, Z11
+	VFMADD213PD expC12<>+0(SB), Z6, Z12
+	VFMADD213PD expC12<>+0(SB), Z8, Z13
+	VFMADD213PD expC11<>+0(SB), Z5, Z11
+	VFMADD213PD expC11<>+0(SB), Z6, Z12
+	VFMADD213PD expC11<>+0(SB), Z8, Z13
+	VFMADD213PD expC10<>+0(SB), Z5, Z11
+	VFMADD213PD expC10<>+0(SB), Z6, Z12
+	VFMADD213PD expC10<>+0(SB), Z8, Z13
+	VFMADD213PD expC9<>+0(SB), Z5, Z11
+	VFMADD213PD expC9<>+0(SB), Z6, Z12
+	VFMADD213PD expC9<>+0(SB), Z8, Z13
+	VFMADD213PD expC8<>+0(SB), Z5, Z11
+	VFMADD213PD expC8<>+0(SB), Z6, Z12
+	VFMADD213PD expC8<>+0(SB), Z8, Z13
+	VFMADD213PD expC7<>+0(SB), Z5, Z11
+	VFMADD213PD expC7<>+0(SB), Z6, Z12
+	VFMADD213PD expC7<>+0(SB), Z8, Z13
+	VFMADD213PD expC6<>+0(SB), Z5, Z11
+	VFMADD213PD expC6<>+0(SB), Z6, Z12
+	VFMADD213PD expC6<>+0(SB), Z8, Z13
+	VFMADD213PD expC5<>+0(SB), Z5, Z11
+	VFMADD213PD expC5<>+0(SB), Z6, Z12
+	VFMADD213PD expC5<>+0(SB), Z8, Z13
+	VFMADD213PD expC4<>+0(SB), Z5, Z11
+	VFMADD213PD expC4<>+0(SB), Z6, Z12
+	VFMADD213PD expC4<>+0(SB), Z8, Z13
+	VFMADD213PD expC3<>+0(SB), Z5, Z11
+	VFMADD213PD expC3<>+0(SB), Z6, Z12
+	VFMADD213PD expC3<>+0(SB), Z8, Z13
+	VFMADD213PD expC2<>+0(SB), Z5, Z11
+	VFMADD213PD expC2<>+0(SB), Z6, Z12
+	VFMADD213PD expC2<>+0(SB), Z8, Z13
+	VFMADD213PD one<>+0(SB), Z5, Z11
+	VFMADD213PD one<>+0(SB), Z6, Z12
+	VFMADD213PD one<>+0(SB), Z8, Z13
+	VFMADD213PD one<>+0(SB), Z5, Z11
+	VFMADD213PD one<>+0(SB), Z6, Z12
+	VFMADD213PD one<>+0(SB), Z8, Z13
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z11, Z5
+	VSCALEFPD Z9, Z12, Z6
+	VSCALEFPD Z10, Z13, Z8
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z7
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z7, Z5, Z1
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K1
+	VBLENDMPD one<>+0(SB), Z6, K1, Z6
+	VDIVPD    Z5, Z6, Z2
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z8, Z8
+	VMOVUPD minusTwo<>+0(SB), Z7
+	VDIVPD  Z8, Z7, Z7
+	VADDPD  one<>+0(SB), Z7, Z7
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
+
+act78AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z1, Z3, Z1
-	VMULPD  Z0, Z2, Z5
-	VADDPD  Z5, Z1, Z1
-	VMOVUPD Z2, (DX)(R8*8)
-	VMOVUPD Z3, (BX)(R8*8)
-	VMOVUPD Z0, (SI)(R8*8)
-	VMOVUPD Z4, (DI)(R8*8)
-	MOVQ    c_base+112(FP), R10
-	VMOVUPD Z1, (R10)(R8*8)
-	VMOVUPD Z1, Z0
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z5
+	VADDPD  Z5, Z0, Z0
+	MOVQ    gates_base+0(FP), SI
+	VMOVUPD Z1, (SI)(DX*8)
+	MOVQ    gates_base+0(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD Z2, (SI)(DX*8)
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD Z3, (SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, Z0
 
 	// tc = tanh(c), h = o*tc
 	// sigmoid: z = exp(-|x|)
 	// tanh: a = |x|, e = exp(2a)
 	VPANDQ absMask<>+0(SB), Z0, Z1
 	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act79AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act79AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -6963,42 +14834,104 @@ gateStepFixedAVX512_m4_loop:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	MOVQ       tc_base+136(FP), R10
-	VMOVUPD    Z0, (R10)(R8*8)
-	VMULPD     Z0, Z4, Z4
-	MOVQ       h_base+160(FP), R10
-	VMOVUPD    Z4, (R10)(R8*8)
-	ADDQ       $+8, R8
-	JMP        gateStepFixedAVX512_m4_loop
+	JMP        act79AVX512_done
 
-gateStepFixedAVX512_m4_tail:
+act79AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act79AVX512_done
+
+act79AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act79AVX512_done:
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z4, (SI)(DX*8)
+	ADDQ    $+8, DX
+	JMP     gateStepTableAVX512_m8_loop
+
+gateStepTableAVX512_m8_tail:
 	// }
 	// the last n-i < 8 elements, masked
-	SUBQ  R8, AX
-	JZ    gateStepFixedAVX512_m4_done
-	LEAQ  tailMask<>+0(SB), R9
-	KMOVW (R9)(AX*2), K1
+	SUBQ  DX, AX
+	JZ    gateStepTableAVX512_m8_done
+	LEAQ  tailMask<>+0(SB), BX
+	KMOVW (BX)(AX*2), K1
 
 	// load every input of the blocks before storing anything
-	VMOVUPD.Z (SI)(R8*8), K1, Z0
-	MOVQ      cPrev_base+88(FP), AX
-	VMOVUPD.Z (AX)(R8*8), K1, Z1
-	VMOVUPD.Z (DX)(R8*8), K1, Z2
-	VMOVUPD.Z (BX)(R8*8), K1, Z3
-	MOVQ      act_base+32(FP), AX
-	LEAQ      (CX)(CX*2), CX
+	MOVQ      cPrev_base+64(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z0
+	MOVQ      gates_base+0(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z1
+	MOVQ      gates_base+0(FP), AX
 	ADDQ      CX, AX
-	VMOVUPD.Z (AX)(R8*8), K1, Z4
-	MOVQ      zg_base+64(FP), AX
-	VMOVUPD   Z0, K1, (AX)(R8*8)
+	VMOVUPD.Z (AX)(DX*8), K1, Z2
+	MOVQ      gates_base+0(FP), AX
+	LEAQ      (AX)(CX*2), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z3
+	MOVQ      act_base+32(FP), AX
+	LEAQ      (CX)(CX*2), BX
+	ADDQ      BX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z4
 
+	// the computed activations
 	// sigmoid: z = exp(-|x|)
-	VPORQ signMask<>+0(SB), Z2, Z5
-	VPORQ signMask<>+0(SB), Z3, Z6
+	VPORQ signMask<>+0(SB), Z1, Z5
+	VPORQ signMask<>+0(SB), Z2, Z6
 
 	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z7
+	VPANDQ absMask<>+0(SB), Z3, Z7
 	VADDPD Z7, Z7, Z8
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z7, K2
+	KORTESTW K2, K2
+	JZ       act80AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z9
@@ -7075,13 +15008,13 @@ gateStepFixedAVX512_m4_tail:
 
 	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
 	VADDPD    one<>+0(SB), Z5, Z9
-	VCMPPD    $0x1d, zero<>+0(SB), Z2, K2
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K2
 	VBLENDMPD one<>+0(SB), Z5, K2, Z5
-	VDIVPD    Z9, Z5, Z2
+	VDIVPD    Z9, Z5, Z1
 	VADDPD    one<>+0(SB), Z6, Z5
-	VCMPPD    $0x1d, zero<>+0(SB), Z3, K2
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K2
 	VBLENDMPD one<>+0(SB), Z6, K2, Z6
-	VDIVPD    Z5, Z6, Z3
+	VDIVPD    Z5, Z6, Z2
 
 	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
 	VMULPD      Z7, Z7, Z5
@@ -7104,744 +15037,134 @@ gateStepFixedAVX512_m4_tail:
 	VADDPD    Z6, Z7, Z7
 
 	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z0
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
+	JMP        act80AVX512_done
 
-	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z1, Z3, Z1
-	VMULPD  Z0, Z2, Z5
-	VADDPD  Z5, Z1, Z1
-	VMOVUPD Z2, K1, (DX)(R8*8)
-	VMOVUPD Z3, K1, (BX)(R8*8)
-	VMOVUPD Z0, K1, (SI)(R8*8)
-	VMOVUPD Z4, K1, (DI)(R8*8)
-	MOVQ    c_base+112(FP), AX
-	VMOVUPD Z1, K1, (AX)(R8*8)
-	VMOVUPD Z1, Z0
-
-	// tc = tanh(c), h = o*tc
-	// sigmoid: z = exp(-|x|)
-	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z1
-	VADDPD Z1, Z1, Z2
-
+act80AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Z3
-	VMINPD  Z2, Z3, Z2
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD      expLog2E<>+0(SB), Z2, Z3
-	VRNDSCALEPD $0x00, Z3, Z3
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
-	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Z5
-	VFMADD213PD expC12<>+0(SB), Z2, Z5
-	VFMADD213PD expC11<>+0(SB), Z2, Z5
-	VFMADD213PD expC10<>+0(SB), Z2, Z5
-	VFMADD213PD expC9<>+0(SB), Z2, Z5
-	VFMADD213PD expC8<>+0(SB), Z2, Z5
-	VFMADD213PD expC7<>+0(SB), Z2, Z5
-	VFMADD213PD expC6<>+0(SB), Z2, Z5
-	VFMADD213PD expC5<>+0(SB), Z2, Z5
-	VFMADD213PD expC4<>+0(SB), Z2, Z5
-	VFMADD213PD expC3<>+0(SB), Z2, Z5
-	VFMADD213PD expC2<>+0(SB), Z2, Z5
-	VFMADD213PD one<>+0(SB), Z2, Z5
-	VFMADD213PD one<>+0(SB), Z2, Z5
-
-	// x = p * 2^k, rounded once (VSCALEFPD)
-	VSCALEFPD Z3, Z5, Z2
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Z1, Z1, Z3
-	VMOVUPD     tanhP0<>+0(SB), Z5
-	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
-	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
-	VADDPD      tanhQ0<>+0(SB), Z3, Z6
-	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
-	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
-	VMULPD      Z3, Z1, Z3
-	VMULPD      Z5, Z3, Z5
-	VADDPD      one<>+0(SB), Z2, Z2
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K2
-	VBLENDMPD minusTwo<>+0(SB), Z5, K2, Z5
-	VBLENDMPD Z2, Z6, K2, Z6
-	VBLENDMPD one<>+0(SB), Z1, K2, Z1
-	VDIVPD    Z6, Z5, Z5
-	VADDPD    Z5, Z1, Z1
-
-	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	MOVQ       tc_base+136(FP), AX
-	VMOVUPD    Z0, K1, (AX)(R8*8)
-	VMULPD     Z0, Z4, Z4
-	MOVQ       h_base+160(FP), AX
-	VMOVUPD    Z4, K1, (AX)(R8*8)
-
-gateStepFixedAVX512_m4_done:
-	VZEROUPPER
-	RET
-
-gateStepFixedAVX512_m5:
-	// fixed = 5
-	XORQ R8, R8
-	MOVQ AX, R9
-	ANDQ $-16, R9
-
-gateStepFixedAVX512_m5_loopk:
-	// for ; i < n&^(16-1); i += 16 {
-	CMPQ R8, R9
-	JAE  gateStepFixedAVX512_m5_loopk_end
-
-	// load every input of the blocks before storing anything
-	VMOVUPD (SI)(R8*8), Z0
-	MOVQ    cPrev_base+88(FP), R10
-	VMOVUPD (R10)(R8*8), Z1
-	MOVQ    act_base+32(FP), R10
-	VMOVUPD (R10)(R8*8), Z2
-	VMOVUPD (BX)(R8*8), Z3
-	MOVQ    act_base+32(FP), R10
-	LEAQ    (CX)(CX*2), R11
-	ADDQ    R11, R10
-	VMOVUPD (R10)(R8*8), Z4
-	VMOVUPD 64(SI)(R8*8), Z5
-	MOVQ    cPrev_base+88(FP), R10
-	VMOVUPD 64(R10)(R8*8), Z6
-	MOVQ    act_base+32(FP), R10
-	VMOVUPD 64(R10)(R8*8), Z7
-	VMOVUPD 64(BX)(R8*8), Z8
-	MOVQ    act_base+32(FP), R10
-	LEAQ    (CX)(CX*2), R11
-	ADDQ    R11, R10
-	VMOVUPD 64(R10)(R8*8), Z9
-	MOVQ    zg_base+64(FP), R10
-	VMOVUPD Z0, (R10)(R8*8)
-	MOVQ    zg_base+64(FP), R10
-	VMOVUPD Z5, 64(R10)(R8*8)
-
-	// sigmoid: z = exp(-|x|)
-	VPORQ signMask<>+0(SB), Z3, Z10
-	VPORQ signMask<>+0(SB), Z8, Z11
-
-	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z12
-	VADDPD Z12, Z12, Z13
-	VPANDQ absMask<>+0(SB), Z5, Z14
-	VADDPD Z14, Z14, Z15
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Z16
-	VMAXPD  Z10, Z16, Z10
-	VMOVUPD expMinArg<>+0(SB), Z16
-	VMAXPD  Z11, Z16, Z11
-	VMOVUPD expMaxArg<>+0(SB), Z16
-	VMINPD  Z13, Z16, Z13
-	VMOVUPD expMaxArg<>+0(SB), Z16
-	VMINPD  Z15, Z16, Z15
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD      expLog2E<>+0(SB), Z10, Z16
-	VRNDSCALEPD $0x00, Z16, Z16
-	VMULPD      expLog2E<>+0(SB), Z11, Z17
-	VRNDSCALEPD $0x00, Z17, Z17
-	VMULPD      expLog2E<>+0(SB), Z13, Z18
-	VRNDSCALEPD $0x00, Z18, Z18
-	VMULPD      expLog2E<>+0(SB), Z15, Z19
-	VRNDSCALEPD $0x00, Z19, Z19
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Z16, Z10
-	VFNMADD231PD expLn2Hi<>+0(SB), Z17, Z11
-	VFNMADD231PD expLn2Hi<>+0(SB), Z18, Z13
-	VFNMADD231PD expLn2Hi<>+0(SB), Z19, Z15
-	VFNMADD231PD expLn2Lo<>+0(SB), Z16, Z10
-	VFNMADD231PD expLn2Lo<>+0(SB), Z17, Z11
-	VFNMADD231PD expLn2Lo<>+0(SB), Z18, Z13
-	VFNMADD231PD expLn2Lo<>+0(SB), Z19, Z15
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Z20
-	VMOVUPD     expC13<>+0(SB), Z21
-	VMOVUPD     expC13<>+0(SB), Z22
-	VMOVUPD     expC13<>+0(SB), Z23
-	VFMADD213PD expC12<>+0(SB), Z10, Z20
-	VFMADD213PD expC12<>+0(SB), Z11, Z21
-	VFMADD213PD expC12<>+0(SB), Z13, Z22
-	VFMADD213PD expC12<>+0(SB), Z15, Z23
-	VFMADD213PD expC11<>+0(SB), Z10, Z20
-	VFMADD213PD expC11<>+0(SB), Z11, Z21
-	VFMADD213PD expC11<>+0(SB), Z13, Z22
-	VFMADD213PD expC11<>+0(SB), Z15, Z23
-	VFMADD213PD expC10<>+0(SB), Z10, Z20
-	VFMADD213PD expC10<>+0(SB), Z11, Z21
-	VFMADD213PD expC10<>+0(SB), Z13, Z22
-	VFMADD213PD expC10<>+0(SB), Z15, Z23
-	VFMADD213PD expC9<>+0(SB), Z10, Z20
-	VFMADD213PD expC9<>+0(SB), Z11, Z21
-	VFMADD213PD expC9<>+0(SB), Z13, Z22
-	VFMADD213PD expC9<>+0(SB), Z15, Z23
-	VFMADD213PD expC8<>+0(SB), Z10, Z20
-	VFMADD213PD expC8<>+0(SB), Z11, Z21
-	VFMADD213PD expC8<>+0(SB), Z13, Z22
-	VFMADD213PD expC8<>+0(SB), Z15, Z23
-	VFMADD213PD expC7<>+0(SB), Z10, Z20
-	VFMADD213PD expC7<>+0(SB), Z11, Z21
-	VFMADD213PD expC7<>+0(SB), Z13, Z22
-	VFMADD213PD expC7<>+0(SB), Z15, Z23
-	VFMADD213PD expC6<>+0(SB), Z10, Z20
-	VFMADD213PD expC6<>+0(SB), Z11, Z21
-	VFMADD213PD expC6<>+0(SB), Z13, Z22
-	VFMADD213PD expC6<>+0(SB), Z15, Z23
-	VFMADD213PD expC5<>+0(SB), Z10, Z20
-	VFMADD213PD expC5<>+0(SB), Z11, Z21
-	VFMADD213PD expC5<>+0(SB), Z13, Z22
-	VFMADD213PD expC5<>+0(SB), Z15, Z23
-	VFMADD213PD expC4<>+0(SB), Z10, Z20
-	VFMADD213PD expC4<>+0(SB), Z11, Z21
-	VFMADD213PD expC4<>+0(SB), Z13, Z22
-	VFMADD213PD expC4<>+0(SB), Z15, Z23
-	VFMADD213PD expC3<>+0(SB), Z10, Z20
-	VFMADD213PD expC3<>+0(SB), Z11, Z21
-	VFMADD213PD expC3<>+0(SB), Z13, Z22
-	VFMADD213PD expC3<>+0(SB), Z15, Z23
-	VFMADD213PD expC2<>+0(SB), Z10, Z20
-	VFMADD213PD expC2<>+0(SB), Z11, Z21
-	VFMADD213PD expC2<>+0(SB), Z13, Z22
-	VFMADD213PD expC2<>+0(SB), Z15, Z23
-	VFMADD213PD one<>+0(SB), Z10, Z20
-	VFMADD213PD one<>+0(SB), Z11, Z21
-	VFMADD213PD one<>+0(SB), Z13, Z22
-	VFMADD213PD one<>+0(SB), Z15, Z23
-	VFMADD213PD one<>+0(SB), Z10, Z20
-	VFMADD213PD one<>+0(SB), Z11, Z21
-	VFMADD213PD one<>+0(SB), Z13, Z22
-	VFMADD213PD one<>+0(SB), Z15, Z23
-
-	// x = p * 2^k, rounded once (VSCALEFPD)
-	VSCALEFPD Z16, Z20, Z10
-	VSCALEFPD Z17, Z21, Z11
-	VSCALEFPD Z18, Z22, Z13
-	VSCALEFPD Z19, Z23, Z15
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Z10, Z16
-	VCMPPD    $0x1d, zero<>+0(SB), Z3, K1
-	VBLENDMPD one<>+0(SB), Z10, K1, Z10
-	VDIVPD    Z16, Z10, Z3
-	VADDPD    one<>+0(SB), Z11, Z10
-	VCMPPD    $0x1d, zero<>+0(SB), Z8, K1
-	VBLENDMPD one<>+0(SB), Z11, K1, Z11
-	VDIVPD    Z10, Z11, Z8
-
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Z12, Z12, Z10
-	VMOVUPD     tanhP0<>+0(SB), Z11
-	VFMADD213PD tanhP1<>+0(SB), Z10, Z11
-	VFMADD213PD tanhP2<>+0(SB), Z10, Z11
-	VADDPD      tanhQ0<>+0(SB), Z10, Z16
-	VFMADD213PD tanhQ1<>+0(SB), Z10, Z16
-	VFMADD213PD tanhQ2<>+0(SB), Z10, Z16
-	VMULPD      Z10, Z12, Z10
-	VMULPD      Z11, Z10, Z11
-	VADDPD      one<>+0(SB), Z13, Z13
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Z12, K1
-	VBLENDMPD minusTwo<>+0(SB), Z11, K1, Z11
-	VBLENDMPD Z13, Z16, K1, Z16
-	VBLENDMPD one<>+0(SB), Z12, K1, Z12
-	VDIVPD    Z16, Z11, Z11
-	VADDPD    Z11, Z12, Z12
-
-	// x = copysign(t, x)
-	VPTERNLOGQ  $0xe4, signMask<>+0(SB), Z12, Z0
-	VMULPD      Z14, Z14, Z10
-	VMOVUPD     tanhP0<>+0(SB), Z11
-	VFMADD213PD tanhP1<>+0(SB), Z10, Z11
-	VFMADD213PD tanhP2<>+0(SB), Z10, Z11
-	VADDPD      tanhQ0<>+0(SB), Z10, Z12
-	VFMADD213PD tanhQ1<>+0(SB), Z10, Z12
-	VFMADD213PD tanhQ2<>+0(SB), Z10, Z12
-	VMULPD      Z10, Z14, Z10
-	VMULPD      Z11, Z10, Z11
-	VADDPD      one<>+0(SB), Z15, Z15
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Z14, K1
-	VBLENDMPD minusTwo<>+0(SB), Z11, K1, Z11
-	VBLENDMPD Z15, Z12, K1, Z12
-	VBLENDMPD one<>+0(SB), Z14, K1, Z14
-	VDIVPD    Z12, Z11, Z11
-	VADDPD    Z11, Z14, Z14
-
-	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z14, Z5
-
-	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z1, Z3, Z1
-	VMULPD  Z0, Z2, Z10
-	VADDPD  Z10, Z1, Z1
-	VMOVUPD Z2, (DX)(R8*8)
-	VMOVUPD Z3, (BX)(R8*8)
-	VMOVUPD Z0, (SI)(R8*8)
-	VMOVUPD Z4, (DI)(R8*8)
-	MOVQ    c_base+112(FP), R10
-	VMOVUPD Z1, (R10)(R8*8)
-	VMOVUPD Z1, Z0
-
-	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z6, Z8, Z1
-	VMULPD  Z5, Z7, Z2
-	VADDPD  Z2, Z1, Z6
-	VMOVUPD Z7, 64(DX)(R8*8)
-	VMOVUPD Z8, 64(BX)(R8*8)
-	VMOVUPD Z5, 64(SI)(R8*8)
-	VMOVUPD Z9, 64(DI)(R8*8)
-	MOVQ    c_base+112(FP), R10
-	VMOVUPD Z6, 64(R10)(R8*8)
-	VMOVUPD Z6, Z1
-
-	// tc = tanh(c), h = o*tc
-	// sigmoid: z = exp(-|x|)
-	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z2
-	VADDPD Z2, Z2, Z3
-	VPANDQ absMask<>+0(SB), Z1, Z5
-	VADDPD Z5, Z5, Z6
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z5, Z7, Z5
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z6, Z7, Z6
 	VMOVUPD expMaxArg<>+0(SB), Z7
-	VMINPD  Z3, Z7, Z3
-	VMOVUPD expMaxArg<>+0(SB), Z7
-	VMINPD  Z6, Z7, Z6
+	VMINPD  Z8, Z7, Z8
 
 	// k = roundEven(float64(x*log2e))
-	VMULPD      expLog2E<>+0(SB), Z3, Z7
+	VMULPD      expLog2E<>+0(SB), Z5, Z7
 	VRNDSCALEPD $0x00, Z7, Z7
-	VMULPD      expLog2E<>+0(SB), Z6, Z8
-	VRNDSCALEPD $0x00, Z8, Z8
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z3
-	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z6
-	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z3
-	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z6
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Z10
-	VMOVUPD     expC13<>+0(SB), Z11
-	VFMADD213PD expC12<>+0(SB), Z3, Z10
-	VFMADD213PD expC12<>+0(SB), Z6, Z11
-	VFMADD213PD expC11<>+0(SB), Z3, Z10
-	VFMADD213PD expC11<>+0(SB), Z6, Z11
-	VFMADD213PD expC10<>+0(SB), Z3, Z10
-	VFMADD213PD expC10<>+0(SB), Z6, Z11
-	VFMADD213PD expC9<>+0(SB), Z3, Z10
-	VFMADD213PD expC9<>+0(SB), Z6, Z11
-	VFMADD213PD expC8<>+0(SB), Z3, Z10
-	VFMADD213PD expC8<>+0(SB), Z6, Z11
-	VFMADD213PD expC7<>+0(SB), Z3, Z10
-	VFMADD213PD expC7<>+0(SB), Z6, Z11
-	VFMADD213PD expC6<>+0(SB), Z3, Z10
-	VFMADD213PD expC6<>+0(SB), Z6, Z11
-	VFMADD213PD expC5<>+0(SB), Z3, Z10
-	VFMADD213PD expC5<>+0(SB), Z6, Z11
-	VFMADD213PD expC4<>+0(SB), Z3, Z10
-	VFMADD213PD expC4<>+0(SB), Z6, Z11
-	VFMADD213PD expC3<>+0(SB), Z3, Z10
-	VFMADD213PD expC3<>+0(SB), Z6, Z11
-	VFMADD213PD expC2<>+0(SB), Z3, Z10
-	VFMADD213PD expC2<>+0(SB), Z6, Z11
-	VFMADD213PD one<>+0(SB), Z3, Z10
-	VFMADD213PD one<>+0(SB), Z6, Z11
-	VFMADD213PD one<>+0(SB), Z3, Z10
-	VFMADD213PD one<>+0(SB), Z6, Z11
-
-	// x = p * 2^k, rounded once (VSCALEFPD)
-	VSCALEFPD Z7, Z10, Z3
-	VSCALEFPD Z8, Z11, Z6
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Z2, Z2, Z7
-	VMOVUPD     tanhP0<>+0(SB), Z8
-	VFMADD213PD tanhP1<>+0(SB), Z7, Z8
-	VFMADD213PD tanhP2<>+0(SB), Z7, Z8
-	VADDPD      tanhQ0<>+0(SB), Z7, Z10
-	VFMADD213PD tanhQ1<>+0(SB), Z7, Z10
-	VFMADD213PD tanhQ2<>+0(SB), Z7, Z10
-	VMULPD      Z7, Z2, Z7
-	VMULPD      Z8, Z7, Z8
-	VADDPD      one<>+0(SB), Z3, Z3
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Z2, K1
-	VBLENDMPD minusTwo<>+0(SB), Z8, K1, Z8
-	VBLENDMPD Z3, Z10, K1, Z10
-	VBLENDMPD one<>+0(SB), Z2, K1, Z2
-	VDIVPD    Z10, Z8, Z8
-	VADDPD    Z8, Z2, Z2
-
-	// x = copysign(t, x)
-	VPTERNLOGQ  $0xe4, signMask<>+0(SB), Z2, Z0
-	VMULPD      Z5, Z5, Z2
-	VMOVUPD     tanhP0<>+0(SB), Z3
-	VFMADD213PD tanhP1<>+0(SB), Z2, Z3
-	VFMADD213PD tanhP2<>+0(SB), Z2, Z3
-	VADDPD      tanhQ0<>+0(SB), Z2, Z7
-	VFMADD213PD tanhQ1<>+0(SB), Z2, Z7
-	VFMADD213PD tanhQ2<>+0(SB), Z2, Z7
-	VMULPD      Z2, Z5, Z2
-	VMULPD      Z3, Z2, Z3
-	VADDPD      one<>+0(SB), Z6, Z6
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Z5, K1
-	VBLENDMPD minusTwo<>+0(SB), Z3, K1, Z3
-	VBLENDMPD Z6, Z7, K1, Z7
-	VBLENDMPD one<>+0(SB), Z5, K1, Z5
-	VDIVPD    Z7, Z3, Z3
-	VADDPD    Z3, Z5, Z5
-
-	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
-	MOVQ       tc_base+136(FP), R10
-	VMOVUPD    Z0, (R10)(R8*8)
-	VMULPD     Z0, Z4, Z4
-	MOVQ       h_base+160(FP), R10
-	VMOVUPD    Z4, (R10)(R8*8)
-	MOVQ       tc_base+136(FP), R10
-	VMOVUPD    Z1, 64(R10)(R8*8)
-	VMULPD     Z1, Z9, Z9
-	MOVQ       h_base+160(FP), R10
-	VMOVUPD    Z9, 64(R10)(R8*8)
-	ADDQ       $+16, R8
-	JMP        gateStepFixedAVX512_m5_loopk
-
-gateStepFixedAVX512_m5_loopk_end:
-	MOVQ AX, R9
-	ANDQ $-8, R9
-
-gateStepFixedAVX512_m5_loop:
-	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ R8, R9
-	JAE  gateStepFixedAVX512_m5_tail
-
-	// load every input of the blocks before storing anything
-	VMOVUPD (SI)(R8*8), Z0
-	MOVQ    cPrev_base+88(FP), R10
-	VMOVUPD (R10)(R8*8), Z1
-	MOVQ    act_base+32(FP), R10
-	VMOVUPD (R10)(R8*8), Z2
-	VMOVUPD (BX)(R8*8), Z3
-	MOVQ    act_base+32(FP), R10
-	LEAQ    (CX)(CX*2), R11
-	ADDQ    R11, R10
-	VMOVUPD (R10)(R8*8), Z4
-	MOVQ    zg_base+64(FP), R10
-	VMOVUPD Z0, (R10)(R8*8)
-
-	// sigmoid: z = exp(-|x|)
-	VPORQ signMask<>+0(SB), Z3, Z5
-
-	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z6
-	VADDPD Z6, Z6, Z7
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Z8
-	VMAXPD  Z5, Z8, Z5
-	VMOVUPD expMaxArg<>+0(SB), Z8
-	VMINPD  Z7, Z8, Z7
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD      expLog2E<>+0(SB), Z5, Z8
-	VRNDSCALEPD $0x00, Z8, Z8
-	VMULPD      expLog2E<>+0(SB), Z7, Z9
+	VMULPD      expLog2E<>+0(SB), Z6, Z9
 	VRNDSCALEPD $0x00, Z9, Z9
+	VMULPD      expLog2E<>+0(SB), Z8, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
 
 	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
-	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z7
-	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
-	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z7
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z6
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z8
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z8
 
 	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Z10
 	VMOVUPD     expC13<>+0(SB), Z11
-	VFMADD213PD expC12<>+0(SB), Z5, Z10
-	VFMADD213PD expC12<>+0(SB), Z7, Z11
-	VFMADD213PD expC11<>+0(SB), Z5, Z10
-	VFMADD213PD expC11<>+0(SB), Z7, Z11
-	VFMADD213PD expC10<>+0(SB), Z5, Z10
-	VFMADD213PD expC10<>+0(SB), Z7, Z11
-	VFMADD213PD expC9<>+0(SB), Z5, Z10
-	VFMADD213PD expC9<>+0(SB), Z7, Z11
-	VFMADD213PD expC8<>+0(SB), Z5, Z10
-	VFMADD213PD expC8<>+0(SB), Z7, Z11
-	VFMADD213PD expC7<>+0(SB), Z5, Z10
-	VFMADD213PD expC7<>+0(SB), Z7, Z11
-	VFMADD213PD expC6<>+0(SB), Z5, Z10
-	VFMADD213PD expC6<>+0(SB), Z7, Z11
-	VFMADD213PD expC5<>+0(SB), Z5, Z10
-	VFMADD213PD expC5<>+0(SB), Z7, Z11
-	VFMADD213PD expC4<>+0(SB), Z5, Z10
-	VFMADD213PD expC4<>+0(SB), Z7, Z11
-	VFMADD213PD expC3<>+0(SB), Z5, Z10
-	VFMADD213PD expC3<>+0(SB), Z7, Z11
-	VFMADD213PD expC2<>+0(SB), Z5, Z10
-	VFMADD213PD expC2<>+0(SB), Z7, Z11
-	VFMADD213PD one<>+0(SB), Z5, Z10
-	VFMADD213PD one<>+0(SB), Z7, Z11
-	VFMADD213PD one<>+0(SB), Z5, Z10
-	VFMADD213PD one<>+0(SB), Z7, Z11
+	VMOVUPD     expC13<>+0(SB), Z12
+	VMOVUPD     expC13<>+0(SB), Z13
+	VFMADD213PD expC12<>+0(SB), Z5, Z11
+	VFMADD213PD expC12<>+0(SB), Z6, Z12
+	VFMADD213PD expC12<>+0(SB), Z8, Z13
+	VFMADD213PD expC11<>+0(SB), Z5, Z11
+	VFMADD213PD expC11<>+0(SB), Z6, Z12
+	VFMADD213PD expC11<>+0(SB), Z8, Z13
+	VFMADD213PD expC10<>+0(SB), Z5, Z11
+	VFMADD213PD expC10<>+0(SB), Z6, Z12
+	VFMADD213PD expC10<>+0(SB), Z8, Z13
+	VFMADD213PD expC9<>+0(SB), Z5, Z11
+	VFMADD213PD expC9<>+0(SB), Z6, Z12
+	VFMADD213PD expC9<>+0(SB), Z8, Z13
+	VFMADD213PD expC8<>+0(SB), Z5, Z11
+	VFMADD213PD expC8<>+0(SB), Z6, Z12
+	VFMADD213PD expC8<>+0(SB), Z8, Z13
+	VFMADD213PD expC7<>+0(SB), Z5, Z11
+	VFMADD213PD expC7<>+0(SB), Z6, Z12
+	VFMADD213PD expC7<>+0(SB), Z8, Z13
+	VFMADD213PD expC6<>+0(SB), Z5, Z11
+	VFMADD213PD expC6<>+0(SB), Z6, Z12
+	VFMADD213PD expC6<>+0(SB), Z8, Z13
+	VFMADD213PD expC5<>+0(SB), Z5, Z11
+	VFMADD213PD expC5<>+0(SB), Z6, Z12
+	VFMADD213PD expC5<>+0(SB), Z8, Z13
+	VFMADD213PD expC4<>+0(SB), Z5, Z11
+	VFMADD213PD expC4<>+0(SB), Z6, Z12
+	VFMADD213PD expC4<>+0(SB), Z8, Z13
+	VFMADD213PD expC3<>+0(SB), Z5, Z11
+	VFMADD213PD expC3<>+0(SB), Z6, Z12
+	VFMADD213PD expC3<>+0(SB), Z8, Z13
+	VFMADD213PD expC2<>+0(SB), Z5, Z11
+	VFMADD213PD expC2<>+0(SB), Z6, Z12
+	VFMADD213PD expC2<>+0(SB), Z8, Z13
+	VFMADD213PD one<>+0(SB), Z5, Z11
+	VFMADD213PD one<>+0(SB), Z6, Z12
+	VFMADD213PD one<>+0(SB), Z8, Z13
+	VFMADD213PD one<>+0(SB), Z5, Z11
+	VFMADD213PD one<>+0(SB), Z6, Z12
+	VFMADD213PD one<>+0(SB), Z8, Z13
 
 	// x = p * 2^k, rounded once (VSCALEFPD)
-	VSCALEFPD Z8, Z10, Z5
-	VSCALEFPD Z9, Z11, Z7
+	VSCALEFPD Z7, Z11, Z5
+	VSCALEFPD Z9, Z12, Z6
+	VSCALEFPD Z10, Z13, Z8
 
 	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Z5, Z8
-	VCMPPD    $0x1d, zero<>+0(SB), Z3, K1
-	VBLENDMPD one<>+0(SB), Z5, K1, Z5
-	VDIVPD    Z8, Z5, Z3
-
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Z6, Z6, Z5
-	VMOVUPD     tanhP0<>+0(SB), Z8
-	VFMADD213PD tanhP1<>+0(SB), Z5, Z8
-	VFMADD213PD tanhP2<>+0(SB), Z5, Z8
-	VADDPD      tanhQ0<>+0(SB), Z5, Z9
-	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
-	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
-	VMULPD      Z5, Z6, Z5
-	VMULPD      Z8, Z5, Z8
-	VADDPD      one<>+0(SB), Z7, Z7
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Z6, K1
-	VBLENDMPD minusTwo<>+0(SB), Z8, K1, Z8
-	VBLENDMPD Z7, Z9, K1, Z9
-	VBLENDMPD one<>+0(SB), Z6, K1, Z6
-	VDIVPD    Z9, Z8, Z8
-	VADDPD    Z8, Z6, Z6
-
-	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z0
-
-	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z1, Z3, Z1
-	VMULPD  Z0, Z2, Z5
-	VADDPD  Z5, Z1, Z1
-	VMOVUPD Z2, (DX)(R8*8)
-	VMOVUPD Z3, (BX)(R8*8)
-	VMOVUPD Z0, (SI)(R8*8)
-	VMOVUPD Z4, (DI)(R8*8)
-	MOVQ    c_base+112(FP), R10
-	VMOVUPD Z1, (R10)(R8*8)
-	VMOVUPD Z1, Z0
-
-	// tc = tanh(c), h = o*tc
-	// sigmoid: z = exp(-|x|)
-	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z1
-	VADDPD Z1, Z1, Z2
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Z3
-	VMINPD  Z2, Z3, Z2
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD      expLog2E<>+0(SB), Z2, Z3
-	VRNDSCALEPD $0x00, Z3, Z3
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
-	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Z5
-	VFMADD213PD expC12<>+0(SB), Z2, Z5
-	VFMADD213PD expC11<>+0(SB), Z2, Z5
-	VFMADD213PD expC10<>+0(SB), Z2, Z5
-	VFMADD213PD expC9<>+0(SB), Z2, Z5
-	VFMADD213PD expC8<>+0(SB), Z2, Z5
-	VFMADD213PD expC7<>+0(SB), Z2, Z5
-	VFMADD213PD expC6<>+0(SB), Z2, Z5
-	VFMADD213PD expC5<>+0(SB), Z2, Z5
-	VFMADD213PD expC4<>+0(SB), Z2, Z5
-	VFMADD213PD expC3<>+0(SB), Z2, Z5
-	VFMADD213PD expC2<>+0(SB), Z2, Z5
-	VFMADD213PD one<>+0(SB), Z2, Z5
-	VFMADD213PD one<>+0(SB), Z2, Z5
-
-	// x = p * 2^k, rounded once (VSCALEFPD)
-	VSCALEFPD Z3, Z5, Z2
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Z1, Z1, Z3
-	VMOVUPD     tanhP0<>+0(SB), Z5
-	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
-	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
-	VADDPD      tanhQ0<>+0(SB), Z3, Z6
-	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
-	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
-	VMULPD      Z3, Z1, Z3
-	VMULPD      Z5, Z3, Z5
-	VADDPD      one<>+0(SB), Z2, Z2
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K1
-	VBLENDMPD minusTwo<>+0(SB), Z5, K1, Z5
-	VBLENDMPD Z2, Z6, K1, Z6
-	VBLENDMPD one<>+0(SB), Z1, K1, Z1
-	VDIVPD    Z6, Z5, Z5
-	VADDPD    Z5, Z1, Z1
-
-	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	MOVQ       tc_base+136(FP), R10
-	VMOVUPD    Z0, (R10)(R8*8)
-	VMULPD     Z0, Z4, Z4
-	MOVQ       h_base+160(FP), R10
-	VMOVUPD    Z4, (R10)(R8*8)
-	ADDQ       $+8, R8
-	JMP        gateStepFixedAVX512_m5_loop
-
-gateStepFixedAVX512_m5_tail:
-	// }
-	// the last n-i < 8 elements, masked
-	SUBQ  R8, AX
-	JZ    gateStepFixedAVX512_m5_done
-	LEAQ  tailMask<>+0(SB), R9
-	KMOVW (R9)(AX*2), K1
-
-	// load every input of the blocks before storing anything
-	VMOVUPD.Z (SI)(R8*8), K1, Z0
-	MOVQ      cPrev_base+88(FP), AX
-	VMOVUPD.Z (AX)(R8*8), K1, Z1
-	MOVQ      act_base+32(FP), AX
-	VMOVUPD.Z (AX)(R8*8), K1, Z2
-	VMOVUPD.Z (BX)(R8*8), K1, Z3
-	MOVQ      act_base+32(FP), AX
-	LEAQ      (CX)(CX*2), CX
-	ADDQ      CX, AX
-	VMOVUPD.Z (AX)(R8*8), K1, Z4
-	MOVQ      zg_base+64(FP), AX
-	VMOVUPD   Z0, K1, (AX)(R8*8)
-
-	// sigmoid: z = exp(-|x|)
-	VPORQ signMask<>+0(SB), Z3, Z5
-
-	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z6
-	VADDPD Z6, Z6, Z7
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Z8
-	VMAXPD  Z5, Z8, Z5
-	VMOVUPD expMaxArg<>+0(SB), Z8
-	VMINPD  Z7, Z8, Z7
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD      expLog2E<>+0(SB), Z5, Z8
-	VRNDSCALEPD $0x00, Z8, Z8
-	VMULPD      expLog2E<>+0(SB), Z7, Z9
-	VRNDSCALEPD $0x00, Z9, Z9
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
-	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z7
-	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
-	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z7
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Z10
-	VMOVUPD     expC13<>+0(SB), Z11
-	VFMADD213PD expC12<>+0(SB), Z5, Z10
-	VFMADD213PD expC12<>+0(SB), Z7, Z11
-	VFMADD213PD expC11<>+0(SB), Z5, Z10
-	VFMADD213PD expC11<>+0(SB), Z7, Z11
-	VFMADD213PD expC10<>+0(SB), Z5, Z10
-	VFMADD213PD expC10<>+0(SB), Z7, Z11
-	VFMADD213PD expC9<>+0(SB), Z5, Z10
-	VFMADD213PD expC9<>+0(SB), Z7, Z11
-	VFMADD213PD expC8<>+0(SB), Z5, Z10
-	VFMADD213PD expC8<>+0(SB), Z7, Z11
-	VFMADD213PD expC7<>+0(SB), Z5, Z10
-	VFMADD213PD expC7<>+0(SB), Z7, Z11
-	VFMADD213PD expC6<>+0(SB), Z5, Z10
-	VFMADD213PD expC6<>+0(SB), Z7, Z11
-	VFMADD213PD expC5<>+0(SB), Z5, Z10
-	VFMADD213PD expC5<>+0(SB), Z7, Z11
-	VFMADD213PD expC4<>+0(SB), Z5, Z10
-	VFMADD213PD expC4<>+0(SB), Z7, Z11
-	VFMADD213PD expC3<>+0(SB), Z5, Z10
-	VFMADD213PD expC3<>+0(SB), Z7, Z11
-	VFMADD213PD expC2<>+0(SB), Z5, Z10
-	VFMADD213PD expC2<>+0(SB), Z7, Z11
-	VFMADD213PD one<>+0(SB), Z5, Z10
-	VFMADD213PD one<>+0(SB), Z7, Z11
-	VFMADD213PD one<>+0(SB), Z5, Z10
-	VFMADD213PD one<>+0(SB), Z7, Z11
-
-	// x = p * 2^k, rounded once (VSCALEFPD)
-	VSCALEFPD Z8, Z10, Z5
-	VSCALEFPD Z9, Z11, Z7
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Z5, Z8
-	VCMPPD    $0x1d, zero<>+0(SB), Z3, K2
+	VADDPD    one<>+0(SB), Z5, Z7
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K2
 	VBLENDMPD one<>+0(SB), Z5, K2, Z5
-	VDIVPD    Z8, Z5, Z3
-
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Z6, Z6, Z5
-	VMOVUPD     tanhP0<>+0(SB), Z8
-	VFMADD213PD tanhP1<>+0(SB), Z5, Z8
-	VFMADD213PD tanhP2<>+0(SB), Z5, Z8
-	VADDPD      tanhQ0<>+0(SB), Z5, Z9
-	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
-	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
-	VMULPD      Z5, Z6, Z5
-	VMULPD      Z8, Z5, Z8
-	VADDPD      one<>+0(SB), Z7, Z7
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Z6, K2
-	VBLENDMPD minusTwo<>+0(SB), Z8, K2, Z8
-	VBLENDMPD Z7, Z9, K2, Z9
+	VDIVPD    Z7, Z5, Z1
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K2
 	VBLENDMPD one<>+0(SB), Z6, K2, Z6
-	VDIVPD    Z9, Z8, Z8
-	VADDPD    Z8, Z6, Z6
+	VDIVPD    Z5, Z6, Z2
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z8, Z8
+	VMOVUPD minusTwo<>+0(SB), Z7
+	VDIVPD  Z8, Z7, Z7
+	VADDPD  one<>+0(SB), Z7, Z7
 
 	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z0
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
 
+act80AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z1, Z3, Z1
-	VMULPD  Z0, Z2, Z5
-	VADDPD  Z5, Z1, Z1
-	VMOVUPD Z2, K1, (DX)(R8*8)
-	VMOVUPD Z3, K1, (BX)(R8*8)
-	VMOVUPD Z0, K1, (SI)(R8*8)
-	VMOVUPD Z4, K1, (DI)(R8*8)
-	MOVQ    c_base+112(FP), AX
-	VMOVUPD Z1, K1, (AX)(R8*8)
-	VMOVUPD Z1, Z0
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z5
+	VADDPD  Z5, Z0, Z0
+	MOVQ    gates_base+0(FP), AX
+	VMOVUPD Z1, K1, (AX)(DX*8)
+	MOVQ    gates_base+0(FP), AX
+	ADDQ    CX, AX
+	VMOVUPD Z2, K1, (AX)(DX*8)
+	MOVQ    gates_base+0(FP), AX
+	LEAQ    (AX)(CX*2), AX
+	VMOVUPD Z3, K1, (AX)(DX*8)
+	MOVQ    c_base+88(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMOVUPD Z0, Z0
 
 	// tc = tanh(c), h = o*tc
 	// sigmoid: z = exp(-|x|)
 	// tanh: a = |x|, e = exp(2a)
 	VPANDQ absMask<>+0(SB), Z0, Z1
 	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act81AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act81AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -7897,384 +15220,108 @@ gateStepFixedAVX512_m5_tail:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	MOVQ       tc_base+136(FP), AX
-	VMOVUPD    Z0, K1, (AX)(R8*8)
-	VMULPD     Z0, Z4, Z4
-	MOVQ       h_base+160(FP), AX
-	VMOVUPD    Z4, K1, (AX)(R8*8)
+	JMP        act81AVX512_done
 
-gateStepFixedAVX512_m5_done:
+act81AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act81AVX512_done
+
+act81AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act81AVX512_done:
+	MOVQ    tc_base+112(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+
+gateStepTableAVX512_m8_done:
 	VZEROUPPER
 	RET
 
-gateStepFixedAVX512_m6:
-	// fixed = 6
-	XORQ R8, R8
-	MOVQ AX, R9
-	ANDQ $-16, R9
+gateStepTableAVX512_m9:
+	// table = 9
+	XORQ DX, DX
+	MOVQ AX, BX
+	ANDQ $-8, BX
 
-gateStepFixedAVX512_m6_loopk:
-	// for ; i < n&^(16-1); i += 16 {
-	CMPQ R8, R9
-	JAE  gateStepFixedAVX512_m6_loopk_end
-
-	// load every input of the blocks before storing anything
-	VMOVUPD (SI)(R8*8), Z0
-	MOVQ    cPrev_base+88(FP), R10
-	VMOVUPD (R10)(R8*8), Z1
-	VMOVUPD (DX)(R8*8), Z2
-	MOVQ    act_base+32(FP), R10
-	ADDQ    CX, R10
-	VMOVUPD (R10)(R8*8), Z3
-	MOVQ    act_base+32(FP), R10
-	LEAQ    (CX)(CX*2), R11
-	ADDQ    R11, R10
-	VMOVUPD (R10)(R8*8), Z4
-	VMOVUPD 64(SI)(R8*8), Z5
-	MOVQ    cPrev_base+88(FP), R10
-	VMOVUPD 64(R10)(R8*8), Z6
-	VMOVUPD 64(DX)(R8*8), Z7
-	MOVQ    act_base+32(FP), R10
-	ADDQ    CX, R10
-	VMOVUPD 64(R10)(R8*8), Z8
-	MOVQ    act_base+32(FP), R10
-	LEAQ    (CX)(CX*2), R11
-	ADDQ    R11, R10
-	VMOVUPD 64(R10)(R8*8), Z9
-	MOVQ    zg_base+64(FP), R10
-	VMOVUPD Z0, (R10)(R8*8)
-	MOVQ    zg_base+64(FP), R10
-	VMOVUPD Z5, 64(R10)(R8*8)
-
-	// sigmoid: z = exp(-|x|)
-	VPORQ signMask<>+0(SB), Z2, Z10
-	VPORQ signMask<>+0(SB), Z7, Z11
-
-	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z12
-	VADDPD Z12, Z12, Z13
-	VPANDQ absMask<>+0(SB), Z5, Z14
-	VADDPD Z14, Z14, Z15
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Z16
-	VMAXPD  Z10, Z16, Z10
-	VMOVUPD expMinArg<>+0(SB), Z16
-	VMAXPD  Z11, Z16, Z11
-	VMOVUPD expMaxArg<>+0(SB), Z16
-	VMINPD  Z13, Z16, Z13
-	VMOVUPD expMaxArg<>+0(SB), Z16
-	VMINPD  Z15, Z16, Z15
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD      expLog2E<>+0(SB), Z10, Z16
-	VRNDSCALEPD $0x00, Z16, Z16
-	VMULPD      expLog2E<>+0(SB), Z11, Z17
-	VRNDSCALEPD $0x00, Z17, Z17
-	VMULPD      expLog2E<>+0(SB), Z13, Z18
-	VRNDSCALEPD $0x00, Z18, Z18
-	VMULPD      expLog2E<>+0(SB), Z15, Z19
-	VRNDSCALEPD $0x00, Z19, Z19
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Z16, Z10
-	VFNMADD231PD expLn2Hi<>+0(SB), Z17, Z11
-	VFNMADD231PD expLn2Hi<>+0(SB), Z18, Z13
-	VFNMADD231PD expLn2Hi<>+0(SB), Z19, Z15
-	VFNMADD231PD expLn2Lo<>+0(SB), Z16, Z10
-	VFNMADD231PD expLn2Lo<>+0(SB), Z17, Z11
-	VFNMADD231PD expLn2Lo<>+0(SB), Z18, Z13
-	VFNMADD231PD expLn2Lo<>+0(SB), Z19, Z15
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Z20
-	VMOVUPD     expC13<>+0(SB), Z21
-	VMOVUPD     expC13<>+0(SB), Z22
-	VMOVUPD     expC13<>+0(SB), Z23
-	VFMADD213PD expC12<>+0(SB), Z10, Z20
-	VFMADD213PD expC12<>+0(SB), Z11, Z21
-	VFMADD213PD expC12<>+0(SB), Z13, Z22
-	VFMADD213PD expC12<>+0(SB), Z15, Z23
-	VFMADD213PD expC11<>+0(SB), Z10, Z20
-	VFMADD213PD expC11<>+0(SB), Z11, Z21
-	VFMADD213PD expC11<>+0(SB), Z13, Z22
-	VFMADD213PD expC11<>+0(SB), Z15, Z23
-	VFMADD213PD expC10<>+0(SB), Z10, Z20
-	VFMADD213PD expC10<>+0(SB), Z11, Z21
-	VFMADD213PD expC10<>+0(SB), Z13, Z22
-	VFMADD213PD expC10<>+0(SB), Z15, Z23
-	VFMADD213PD expC9<>+0(SB), Z10, Z20
-	VFMADD213PD expC9<>+0(SB), Z11, Z21
-	VFMADD213PD expC9<>+0(SB), Z13, Z22
-	VFMADD213PD expC9<>+0(SB), Z15, Z23
-	VFMADD213PD expC8<>+0(SB), Z10, Z20
-	VFMADD213PD expC8<>+0(SB), Z11, Z21
-	VFMADD213PD expC8<>+0(SB), Z13, Z22
-	VFMADD213PD expC8<>+0(SB), Z15, Z23
-	VFMADD213PD expC7<>+0(SB), Z10, Z20
-	VFMADD213PD expC7<>+0(SB), Z11, Z21
-	VFMADD213PD expC7<>+0(SB), Z13, Z22
-	VFMADD213PD expC7<>+0(SB), Z15, Z23
-	VFMADD213PD expC6<>+0(SB), Z10, Z20
-	VFMADD213PD expC6<>+0(SB), Z11, Z21
-	VFMADD213PD expC6<>+0(SB), Z13, Z22
-	VFMADD213PD expC6<>+0(SB), Z15, Z23
-	VFMADD213PD expC5<>+0(SB), Z10, Z20
-	VFMADD213PD expC5<>+0(SB), Z11, Z21
-	VFMADD213PD expC5<>+0(SB), Z13, Z22
-	VFMADD213PD expC5<>+0(SB), Z15, Z23
-	VFMADD213PD expC4<>+0(SB), Z10, Z20
-	VFMADD213PD expC4<>+0(SB), Z11, Z21
-	VFMADD213PD expC4<>+0(SB), Z13, Z22
-	VFMADD213PD expC4<>+0(SB), Z15, Z23
-	VFMADD213PD expC3<>+0(SB), Z10, Z20
-	VFMADD213PD expC3<>+0(SB), Z11, Z21
-	VFMADD213PD expC3<>+0(SB), Z13, Z22
-	VFMADD213PD expC3<>+0(SB), Z15, Z23
-	VFMADD213PD expC2<>+0(SB), Z10, Z20
-	VFMADD213PD expC2<>+0(SB), Z11, Z21
-	VFMADD213PD expC2<>+0(SB), Z13, Z22
-	VFMADD213PD expC2<>+0(SB), Z15, Z23
-	VFMADD213PD one<>+0(SB), Z10, Z20
-	VFMADD213PD one<>+0(SB), Z11, Z21
-	VFMADD213PD one<>+0(SB), Z13, Z22
-	VFMADD213PD one<>+0(SB), Z15, Z23
-	VFMADD213PD one<>+0(SB), Z10, Z20
-	VFMADD213PD one<>+0(SB), Z11, Z21
-	VFMADD213PD one<>+0(SB), Z13, Z22
-	VFMADD213PD one<>+0(SB), Z15, Z23
-
-	// x = p * 2^k, rounded once (VSCALEFPD)
-	VSCALEFPD Z16, Z20, Z10
-	VSCALEFPD Z17, Z21, Z11
-	VSCALEFPD Z18, Z22, Z13
-	VSCALEFPD Z19, Z23, Z15
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Z10, Z16
-	VCMPPD    $0x1d, zero<>+0(SB), Z2, K1
-	VBLENDMPD one<>+0(SB), Z10, K1, Z10
-	VDIVPD    Z16, Z10, Z2
-	VADDPD    one<>+0(SB), Z11, Z10
-	VCMPPD    $0x1d, zero<>+0(SB), Z7, K1
-	VBLENDMPD one<>+0(SB), Z11, K1, Z11
-	VDIVPD    Z10, Z11, Z7
-
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Z12, Z12, Z10
-	VMOVUPD     tanhP0<>+0(SB), Z11
-	VFMADD213PD tanhP1<>+0(SB), Z10, Z11
-	VFMADD213PD tanhP2<>+0(SB), Z10, Z11
-	VADDPD      tanhQ0<>+0(SB), Z10, Z16
-	VFMADD213PD tanhQ1<>+0(SB), Z10, Z16
-	VFMADD213PD tanhQ2<>+0(SB), Z10, Z16
-	VMULPD      Z10, Z12, Z10
-	VMULPD      Z11, Z10, Z11
-	VADDPD      one<>+0(SB), Z13, Z13
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Z12, K1
-	VBLENDMPD minusTwo<>+0(SB), Z11, K1, Z11
-	VBLENDMPD Z13, Z16, K1, Z16
-	VBLENDMPD one<>+0(SB), Z12, K1, Z12
-	VDIVPD    Z16, Z11, Z11
-	VADDPD    Z11, Z12, Z12
-
-	// x = copysign(t, x)
-	VPTERNLOGQ  $0xe4, signMask<>+0(SB), Z12, Z0
-	VMULPD      Z14, Z14, Z10
-	VMOVUPD     tanhP0<>+0(SB), Z11
-	VFMADD213PD tanhP1<>+0(SB), Z10, Z11
-	VFMADD213PD tanhP2<>+0(SB), Z10, Z11
-	VADDPD      tanhQ0<>+0(SB), Z10, Z12
-	VFMADD213PD tanhQ1<>+0(SB), Z10, Z12
-	VFMADD213PD tanhQ2<>+0(SB), Z10, Z12
-	VMULPD      Z10, Z14, Z10
-	VMULPD      Z11, Z10, Z11
-	VADDPD      one<>+0(SB), Z15, Z15
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Z14, K1
-	VBLENDMPD minusTwo<>+0(SB), Z11, K1, Z11
-	VBLENDMPD Z15, Z12, K1, Z12
-	VBLENDMPD one<>+0(SB), Z14, K1, Z14
-	VDIVPD    Z12, Z11, Z11
-	VADDPD    Z11, Z14, Z14
-
-	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z14, Z5
-
-	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z1, Z3, Z1
-	VMULPD  Z0, Z2, Z10
-	VADDPD  Z10, Z1, Z1
-	VMOVUPD Z2, (DX)(R8*8)
-	VMOVUPD Z3, (BX)(R8*8)
-	VMOVUPD Z0, (SI)(R8*8)
-	VMOVUPD Z4, (DI)(R8*8)
-	MOVQ    c_base+112(FP), R10
-	VMOVUPD Z1, (R10)(R8*8)
-	VMOVUPD Z1, Z0
-
-	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z6, Z8, Z1
-	VMULPD  Z5, Z7, Z2
-	VADDPD  Z2, Z1, Z6
-	VMOVUPD Z7, 64(DX)(R8*8)
-	VMOVUPD Z8, 64(BX)(R8*8)
-	VMOVUPD Z5, 64(SI)(R8*8)
-	VMOVUPD Z9, 64(DI)(R8*8)
-	MOVQ    c_base+112(FP), R10
-	VMOVUPD Z6, 64(R10)(R8*8)
-	VMOVUPD Z6, Z1
-
-	// tc = tanh(c), h = o*tc
-	// sigmoid: z = exp(-|x|)
-	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z2
-	VADDPD Z2, Z2, Z3
-	VPANDQ absMask<>+0(SB), Z1, Z5
-	VADDPD Z5, Z5, Z6
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Z7
-	VMINPD  Z3, Z7, Z3
-	VMOVUPD expMaxArg<>+0(SB), Z7
-	VMINPD  Z6, Z7, Z6
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD      expLog2E<>+0(SB), Z3, Z7
-	VRNDSCALEPD $0x00, Z7, Z7
-	VMULPD      expLog2E<>+0(SB), Z6, Z8
-	VRNDSCALEPD $0x00, Z8, Z8
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z3
-	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z6
-	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z3
-	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z6
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Z10
-	VMOVUPD     expC13<>+0(SB), Z11
-	VFMADD213PD expC12<>+0(SB), Z3, Z10
-	VFMADD213PD expC12<>+0(SB), Z6, Z11
-	VFMADD213PD expC11<>+0(SB), Z3, Z10
-	VFMADD213PD expC11<>+0(SB), Z6, Z11
-	VFMADD213PD expC10<>+0(SB), Z3, Z10
-	VFMADD213PD expC10<>+0(SB), Z6, Z11
-	VFMADD213PD expC9<>+0(SB), Z3, Z10
-	VFMADD213PD expC9<>+0(SB), Z6, Z11
-	VFMADD213PD expC8<>+0(SB), Z3, Z10
-	VFMADD213PD expC8<>+0(SB), Z6, Z11
-	VFMADD213PD expC7<>+0(SB), Z3, Z10
-	VFMADD213PD expC7<>+0(SB), Z6, Z11
-	VFMADD213PD expC6<>+0(SB), Z3, Z10
-	VFMADD213PD expC6<>+0(SB), Z6, Z11
-	VFMADD213PD expC5<>+0(SB), Z3, Z10
-	VFMADD213PD expC5<>+0(SB), Z6, Z11
-	VFMADD213PD expC4<>+0(SB), Z3, Z10
-	VFMADD213PD expC4<>+0(SB), Z6, Z11
-	VFMADD213PD expC3<>+0(SB), Z3, Z10
-	VFMADD213PD expC3<>+0(SB), Z6, Z11
-	VFMADD213PD expC2<>+0(SB), Z3, Z10
-	VFMADD213PD expC2<>+0(SB), Z6, Z11
-	VFMADD213PD one<>+0(SB), Z3, Z10
-	VFMADD213PD one<>+0(SB), Z6, Z11
-	VFMADD213PD one<>+0(SB), Z3, Z10
-	VFMADD213PD one<>+0(SB), Z6, Z11
-
-	// x = p * 2^k, rounded once (VSCALEFPD)
-	VSCALEFPD Z7, Z10, Z3
-	VSCALEFPD Z8, Z11, Z6
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Z2, Z2, Z7
-	VMOVUPD     tanhP0<>+0(SB), Z8
-	VFMADD213PD tanhP1<>+0(SB), Z7, Z8
-	VFMADD213PD tanhP2<>+0(SB), Z7, Z8
-	VADDPD      tanhQ0<>+0(SB), Z7, Z10
-	VFMADD213PD tanhQ1<>+0(SB), Z7, Z10
-	VFMADD213PD tanhQ2<>+0(SB), Z7, Z10
-	VMULPD      Z7, Z2, Z7
-	VMULPD      Z8, Z7, Z8
-	VADDPD      one<>+0(SB), Z3, Z3
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Z2, K1
-	VBLENDMPD minusTwo<>+0(SB), Z8, K1, Z8
-	VBLENDMPD Z3, Z10, K1, Z10
-	VBLENDMPD one<>+0(SB), Z2, K1, Z2
-	VDIVPD    Z10, Z8, Z8
-	VADDPD    Z8, Z2, Z2
-
-	// x = copysign(t, x)
-	VPTERNLOGQ  $0xe4, signMask<>+0(SB), Z2, Z0
-	VMULPD      Z5, Z5, Z2
-	VMOVUPD     tanhP0<>+0(SB), Z3
-	VFMADD213PD tanhP1<>+0(SB), Z2, Z3
-	VFMADD213PD tanhP2<>+0(SB), Z2, Z3
-	VADDPD      tanhQ0<>+0(SB), Z2, Z7
-	VFMADD213PD tanhQ1<>+0(SB), Z2, Z7
-	VFMADD213PD tanhQ2<>+0(SB), Z2, Z7
-	VMULPD      Z2, Z5, Z2
-	VMULPD      Z3, Z2, Z3
-	VADDPD      one<>+0(SB), Z6, Z6
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Z5, K1
-	VBLENDMPD minusTwo<>+0(SB), Z3, K1, Z3
-	VBLENDMPD Z6, Z7, K1, Z7
-	VBLENDMPD one<>+0(SB), Z5, K1, Z5
-	VDIVPD    Z7, Z3, Z3
-	VADDPD    Z3, Z5, Z5
-
-	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
-	MOVQ       tc_base+136(FP), R10
-	VMOVUPD    Z0, (R10)(R8*8)
-	VMULPD     Z0, Z4, Z4
-	MOVQ       h_base+160(FP), R10
-	VMOVUPD    Z4, (R10)(R8*8)
-	MOVQ       tc_base+136(FP), R10
-	VMOVUPD    Z1, 64(R10)(R8*8)
-	VMULPD     Z1, Z9, Z9
-	MOVQ       h_base+160(FP), R10
-	VMOVUPD    Z9, 64(R10)(R8*8)
-	ADDQ       $+16, R8
-	JMP        gateStepFixedAVX512_m6_loopk
-
-gateStepFixedAVX512_m6_loopk_end:
-	MOVQ AX, R9
-	ANDQ $-8, R9
-
-gateStepFixedAVX512_m6_loop:
+gateStepTableAVX512_m9_loop:
 	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ R8, R9
-	JAE  gateStepFixedAVX512_m6_tail
+	CMPQ DX, BX
+	JAE  gateStepTableAVX512_m9_tail
 
 	// load every input of the blocks before storing anything
-	VMOVUPD (SI)(R8*8), Z0
-	MOVQ    cPrev_base+88(FP), R10
-	VMOVUPD (R10)(R8*8), Z1
-	VMOVUPD (DX)(R8*8), Z2
-	MOVQ    act_base+32(FP), R10
-	ADDQ    CX, R10
-	VMOVUPD (R10)(R8*8), Z3
-	MOVQ    act_base+32(FP), R10
-	LEAQ    (CX)(CX*2), R11
-	ADDQ    R11, R10
-	VMOVUPD (R10)(R8*8), Z4
-	MOVQ    zg_base+64(FP), R10
-	VMOVUPD Z0, (R10)(R8*8)
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD (SI)(DX*8), Z0
+	MOVQ    act_base+32(FP), SI
+	VMOVUPD (SI)(DX*8), Z1
+	MOVQ    gates_base+0(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD (SI)(DX*8), Z2
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD (SI)(DX*8), Z3
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD (SI)(DX*8), Z4
 
+	// the computed activations
 	// sigmoid: z = exp(-|x|)
 	VPORQ signMask<>+0(SB), Z2, Z5
 
 	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z6
+	VPANDQ absMask<>+0(SB), Z3, Z6
 	VADDPD Z6, Z6, Z7
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z6, K1
+	KORTESTW K1, K1
+	JZ       act82AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z8
@@ -8355,25 +15402,107 @@ gateStepFixedAVX512_m6_loop:
 	VADDPD    Z8, Z6, Z6
 
 	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z0
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
+	JMP        act82AVX512_done
 
+act82AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z6
+	VMAXPD  Z5, Z6, Z5
+	VMOVUPD expMaxArg<>+0(SB), Z6
+	VMINPD  Z7, Z6, Z7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z6
+	VRNDSCALEPD $0x00, Z6, Z6
+	VMULPD      expLog2E<>+0(SB), Z7, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z6, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z6, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z9
+	VMOVUPD     expC13<>+0(SB), Z10
+	VFMADD213PD expC12<>+0(SB), Z5, Z9
+	VFMADD213PD expC12<>+0(SB), Z7, Z10
+	VFMADD213PD expC11<>+0(SB), Z5, Z9
+	VFMADD213PD expC11<>+0(SB), Z7, Z10
+	VFMADD213PD expC10<>+0(SB), Z5, Z9
+	VFMADD213PD expC10<>+0(SB), Z7, Z10
+	VFMADD213PD expC9<>+0(SB), Z5, Z9
+	VFMADD213PD expC9<>+0(SB), Z7, Z10
+	VFMADD213PD expC8<>+0(SB), Z5, Z9
+	VFMADD213PD expC8<>+0(SB), Z7, Z10
+	VFMADD213PD expC7<>+0(SB), Z5, Z9
+	VFMADD213PD expC7<>+0(SB), Z7, Z10
+	VFMADD213PD expC6<>+0(SB), Z5, Z9
+	VFMADD213PD expC6<>+0(SB), Z7, Z10
+	VFMADD213PD expC5<>+0(SB), Z5, Z9
+	VFMADD213PD expC5<>+0(SB), Z7, Z10
+	VFMADD213PD expC4<>+0(SB), Z5, Z9
+	VFMADD213PD expC4<>+0(SB), Z7, Z10
+	VFMADD213PD expC3<>+0(SB), Z5, Z9
+	VFMADD213PD expC3<>+0(SB), Z7, Z10
+	VFMADD213PD expC2<>+0(SB), Z5, Z9
+	VFMADD213PD expC2<>+0(SB), Z7, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z7, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z7, Z10
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z6, Z9, Z5
+	VSCALEFPD Z8, Z10, Z7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z6
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z6, Z5, Z2
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z7, Z7
+	VMOVUPD minusTwo<>+0(SB), Z6
+	VDIVPD  Z7, Z6, Z6
+	VADDPD  one<>+0(SB), Z6, Z6
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
+
+act82AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z1, Z3, Z1
-	VMULPD  Z0, Z2, Z5
-	VADDPD  Z5, Z1, Z1
-	VMOVUPD Z2, (DX)(R8*8)
-	VMOVUPD Z3, (BX)(R8*8)
-	VMOVUPD Z0, (SI)(R8*8)
-	VMOVUPD Z4, (DI)(R8*8)
-	MOVQ    c_base+112(FP), R10
-	VMOVUPD Z1, (R10)(R8*8)
-	VMOVUPD Z1, Z0
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z1
+	VADDPD  Z1, Z0, Z0
+	MOVQ    gates_base+0(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD Z2, (SI)(DX*8)
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD Z3, (SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, Z0
 
 	// tc = tanh(c), h = o*tc
 	// sigmoid: z = exp(-|x|)
 	// tanh: a = |x|, e = exp(2a)
 	VPANDQ absMask<>+0(SB), Z0, Z1
 	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act83AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act83AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -8429,43 +15558,103 @@ gateStepFixedAVX512_m6_loop:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	MOVQ       tc_base+136(FP), R10
-	VMOVUPD    Z0, (R10)(R8*8)
-	VMULPD     Z0, Z4, Z4
-	MOVQ       h_base+160(FP), R10
-	VMOVUPD    Z4, (R10)(R8*8)
-	ADDQ       $+8, R8
-	JMP        gateStepFixedAVX512_m6_loop
+	JMP        act83AVX512_done
 
-gateStepFixedAVX512_m6_tail:
+act83AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act83AVX512_done
+
+act83AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act83AVX512_done:
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z4, (SI)(DX*8)
+	ADDQ    $+8, DX
+	JMP     gateStepTableAVX512_m9_loop
+
+gateStepTableAVX512_m9_tail:
 	// }
 	// the last n-i < 8 elements, masked
-	SUBQ  R8, AX
-	JZ    gateStepFixedAVX512_m6_done
-	LEAQ  tailMask<>+0(SB), R9
-	KMOVW (R9)(AX*2), K1
+	SUBQ  DX, AX
+	JZ    gateStepTableAVX512_m9_done
+	LEAQ  tailMask<>+0(SB), BX
+	KMOVW (BX)(AX*2), K1
 
 	// load every input of the blocks before storing anything
-	VMOVUPD.Z (SI)(R8*8), K1, Z0
-	MOVQ      cPrev_base+88(FP), AX
-	VMOVUPD.Z (AX)(R8*8), K1, Z1
-	VMOVUPD.Z (DX)(R8*8), K1, Z2
+	MOVQ      cPrev_base+64(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z0
 	MOVQ      act_base+32(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z1
+	MOVQ      gates_base+0(FP), AX
 	ADDQ      CX, AX
-	VMOVUPD.Z (AX)(R8*8), K1, Z3
+	VMOVUPD.Z (AX)(DX*8), K1, Z2
+	MOVQ      gates_base+0(FP), AX
+	LEAQ      (AX)(CX*2), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z3
 	MOVQ      act_base+32(FP), AX
-	LEAQ      (CX)(CX*2), CX
-	ADDQ      CX, AX
-	VMOVUPD.Z (AX)(R8*8), K1, Z4
-	MOVQ      zg_base+64(FP), AX
-	VMOVUPD   Z0, K1, (AX)(R8*8)
+	LEAQ      (CX)(CX*2), BX
+	ADDQ      BX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z4
 
+	// the computed activations
 	// sigmoid: z = exp(-|x|)
 	VPORQ signMask<>+0(SB), Z2, Z5
 
 	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z6
+	VPANDQ absMask<>+0(SB), Z3, Z6
 	VADDPD Z6, Z6, Z7
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z6, K2
+	KORTESTW K2, K2
+	JZ       act84AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z8
@@ -8546,25 +15735,107 @@ gateStepFixedAVX512_m6_tail:
 	VADDPD    Z8, Z6, Z6
 
 	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z0
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
+	JMP        act84AVX512_done
 
+act84AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z6
+	VMAXPD  Z5, Z6, Z5
+	VMOVUPD expMaxArg<>+0(SB), Z6
+	VMINPD  Z7, Z6, Z7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z6
+	VRNDSCALEPD $0x00, Z6, Z6
+	VMULPD      expLog2E<>+0(SB), Z7, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z6, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z6, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z9
+	VMOVUPD     expC13<>+0(SB), Z10
+	VFMADD213PD expC12<>+0(SB), Z5, Z9
+	VFMADD213PD expC12<>+0(SB), Z7, Z10
+	VFMADD213PD expC11<>+0(SB), Z5, Z9
+	VFMADD213PD expC11<>+0(SB), Z7, Z10
+	VFMADD213PD expC10<>+0(SB), Z5, Z9
+	VFMADD213PD expC10<>+0(SB), Z7, Z10
+	VFMADD213PD expC9<>+0(SB), Z5, Z9
+	VFMADD213PD expC9<>+0(SB), Z7, Z10
+	VFMADD213PD expC8<>+0(SB), Z5, Z9
+	VFMADD213PD expC8<>+0(SB), Z7, Z10
+	VFMADD213PD expC7<>+0(SB), Z5, Z9
+	VFMADD213PD expC7<>+0(SB), Z7, Z10
+	VFMADD213PD expC6<>+0(SB), Z5, Z9
+	VFMADD213PD expC6<>+0(SB), Z7, Z10
+	VFMADD213PD expC5<>+0(SB), Z5, Z9
+	VFMADD213PD expC5<>+0(SB), Z7, Z10
+	VFMADD213PD expC4<>+0(SB), Z5, Z9
+	VFMADD213PD expC4<>+0(SB), Z7, Z10
+	VFMADD213PD expC3<>+0(SB), Z5, Z9
+	VFMADD213PD expC3<>+0(SB), Z7, Z10
+	VFMADD213PD expC2<>+0(SB), Z5, Z9
+	VFMADD213PD expC2<>+0(SB), Z7, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z7, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z7, Z10
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z6, Z9, Z5
+	VSCALEFPD Z8, Z10, Z7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z6
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z6, Z5, Z2
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z7, Z7
+	VMOVUPD minusTwo<>+0(SB), Z6
+	VDIVPD  Z7, Z6, Z6
+	VADDPD  one<>+0(SB), Z6, Z6
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
+
+act84AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z1, Z3, Z1
-	VMULPD  Z0, Z2, Z5
-	VADDPD  Z5, Z1, Z1
-	VMOVUPD Z2, K1, (DX)(R8*8)
-	VMOVUPD Z3, K1, (BX)(R8*8)
-	VMOVUPD Z0, K1, (SI)(R8*8)
-	VMOVUPD Z4, K1, (DI)(R8*8)
-	MOVQ    c_base+112(FP), AX
-	VMOVUPD Z1, K1, (AX)(R8*8)
-	VMOVUPD Z1, Z0
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z1
+	VADDPD  Z1, Z0, Z0
+	MOVQ    gates_base+0(FP), AX
+	ADDQ    CX, AX
+	VMOVUPD Z2, K1, (AX)(DX*8)
+	MOVQ    gates_base+0(FP), AX
+	LEAQ    (AX)(CX*2), AX
+	VMOVUPD Z3, K1, (AX)(DX*8)
+	MOVQ    c_base+88(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMOVUPD Z0, Z0
 
 	// tc = tanh(c), h = o*tc
 	// sigmoid: z = exp(-|x|)
 	// tanh: a = |x|, e = exp(2a)
 	VPANDQ absMask<>+0(SB), Z0, Z1
 	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act85AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act85AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -8620,63 +15891,800 @@ gateStepFixedAVX512_m6_tail:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	MOVQ       tc_base+136(FP), AX
-	VMOVUPD    Z0, K1, (AX)(R8*8)
-	VMULPD     Z0, Z4, Z4
-	MOVQ       h_base+160(FP), AX
-	VMOVUPD    Z4, K1, (AX)(R8*8)
+	JMP        act85AVX512_done
 
-gateStepFixedAVX512_m6_done:
+act85AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act85AVX512_done
+
+act85AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act85AVX512_done:
+	MOVQ    tc_base+112(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+
+gateStepTableAVX512_m9_done:
 	VZEROUPPER
 	RET
 
-gateStepFixedAVX512_m7:
-	// fixed = 7
-	XORQ R8, R8
-	MOVQ AX, R9
-	ANDQ $-16, R9
+gateStepTableAVX512_m10:
+	// table = 10
+	XORQ DX, DX
+	MOVQ AX, BX
+	ANDQ $-8, BX
 
-gateStepFixedAVX512_m7_loopk:
-	// for ; i < n&^(16-1); i += 16 {
-	CMPQ R8, R9
-	JAE  gateStepFixedAVX512_m7_loopk_end
+gateStepTableAVX512_m10_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, BX
+	JAE  gateStepTableAVX512_m10_tail
 
 	// load every input of the blocks before storing anything
-	VMOVUPD (SI)(R8*8), Z0
-	MOVQ    cPrev_base+88(FP), R10
-	VMOVUPD (R10)(R8*8), Z1
-	MOVQ    act_base+32(FP), R10
-	VMOVUPD (R10)(R8*8), Z2
-	MOVQ    act_base+32(FP), R10
-	ADDQ    CX, R10
-	VMOVUPD (R10)(R8*8), Z3
-	MOVQ    act_base+32(FP), R10
-	LEAQ    (CX)(CX*2), R11
-	ADDQ    R11, R10
-	VMOVUPD (R10)(R8*8), Z4
-	VMOVUPD 64(SI)(R8*8), Z5
-	MOVQ    cPrev_base+88(FP), R10
-	VMOVUPD 64(R10)(R8*8), Z6
-	MOVQ    act_base+32(FP), R10
-	VMOVUPD 64(R10)(R8*8), Z7
-	MOVQ    act_base+32(FP), R10
-	ADDQ    CX, R10
-	VMOVUPD 64(R10)(R8*8), Z8
-	MOVQ    act_base+32(FP), R10
-	LEAQ    (CX)(CX*2), R11
-	ADDQ    R11, R10
-	VMOVUPD 64(R10)(R8*8), Z9
-	MOVQ    zg_base+64(FP), R10
-	VMOVUPD Z0, (R10)(R8*8)
-	MOVQ    zg_base+64(FP), R10
-	VMOVUPD Z5, 64(R10)(R8*8)
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD (SI)(DX*8), Z0
+	MOVQ    gates_base+0(FP), SI
+	VMOVUPD (SI)(DX*8), Z1
+	MOVQ    act_base+32(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD (SI)(DX*8), Z2
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD (SI)(DX*8), Z3
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD (SI)(DX*8), Z4
 
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z1, Z5
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z3, Z6
+	VADDPD Z6, Z6, Z7
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z6, K1
+	KORTESTW K1, K1
+	JZ       act86AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z5, Z8, Z5
+	VMOVUPD expMaxArg<>+0(SB), Z8
+	VMINPD  Z7, Z8, Z7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+	VMULPD      expLog2E<>+0(SB), Z7, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z10
+	VMOVUPD     expC13<>+0(SB), Z11
+	VFMADD213PD expC12<>+0(SB), Z5, Z10
+	VFMADD213PD expC12<>+0(SB), Z7, Z11
+	VFMADD213PD expC11<>+0(SB), Z5, Z10
+	VFMADD213PD expC11<>+0(SB), Z7, Z11
+	VFMADD213PD expC10<>+0(SB), Z5, Z10
+	VFMADD213PD expC10<>+0(SB), Z7, Z11
+	VFMADD213PD expC9<>+0(SB), Z5, Z10
+	VFMADD213PD expC9<>+0(SB), Z7, Z11
+	VFMADD213PD expC8<>+0(SB), Z5, Z10
+	VFMADD213PD expC8<>+0(SB), Z7, Z11
+	VFMADD213PD expC7<>+0(SB), Z5, Z10
+	VFMADD213PD expC7<>+0(SB), Z7, Z11
+	VFMADD213PD expC6<>+0(SB), Z5, Z10
+	VFMADD213PD expC6<>+0(SB), Z7, Z11
+	VFMADD213PD expC5<>+0(SB), Z5, Z10
+	VFMADD213PD expC5<>+0(SB), Z7, Z11
+	VFMADD213PD expC4<>+0(SB), Z5, Z10
+	VFMADD213PD expC4<>+0(SB), Z7, Z11
+	VFMADD213PD expC3<>+0(SB), Z5, Z10
+	VFMADD213PD expC3<>+0(SB), Z7, Z11
+	VFMADD213PD expC2<>+0(SB), Z5, Z10
+	VFMADD213PD expC2<>+0(SB), Z7, Z11
+	VFMADD213PD one<>+0(SB), Z5, Z10
+	VFMADD213PD one<>+0(SB), Z7, Z11
+	VFMADD213PD one<>+0(SB), Z5, Z10
+	VFMADD213PD one<>+0(SB), Z7, Z11
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z8, Z10, Z5
+	VSCALEFPD Z9, Z11, Z7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z8
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z8, Z5, Z1
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z6, Z6, Z5
+	VMOVUPD     tanhP0<>+0(SB), Z8
+	VFMADD213PD tanhP1<>+0(SB), Z5, Z8
+	VFMADD213PD tanhP2<>+0(SB), Z5, Z8
+	VADDPD      tanhQ0<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
+	VMULPD      Z5, Z6, Z5
+	VMULPD      Z8, Z5, Z8
+	VADDPD      one<>+0(SB), Z7, Z7
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z6, K1
+	VBLENDMPD minusTwo<>+0(SB), Z8, K1, Z8
+	VBLENDMPD Z7, Z9, K1, Z9
+	VBLENDMPD one<>+0(SB), Z6, K1, Z6
+	VDIVPD    Z9, Z8, Z8
+	VADDPD    Z8, Z6, Z6
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
+	JMP        act86AVX512_done
+
+act86AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z6
+	VMAXPD  Z5, Z6, Z5
+	VMOVUPD expMaxArg<>+0(SB), Z6
+	VMINPD  Z7, Z6, Z7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z6
+	VRNDSCALEPD $0x00, Z6, Z6
+	VMULPD      expLog2E<>+0(SB), Z7, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z6, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z6, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z9
+	VMOVUPD     expC13<>+0(SB), Z10
+	VFMADD213PD expC12<>+0(SB), Z5, Z9
+	VFMADD213PD expC12<>+0(SB), Z7, Z10
+	VFMADD213PD expC11<>+0(SB), Z5, Z9
+	VFMADD213PD expC11<>+0(SB), Z7, Z10
+	VFMADD213PD expC10<>+0(SB), Z5, Z9
+	VFMADD213PD expC10<>+0(SB), Z7, Z10
+	VFMADD213PD expC9<>+0(SB), Z5, Z9
+	VFMADD213PD expC9<>+0(SB), Z7, Z10
+	VFMADD213PD expC8<>+0(SB), Z5, Z9
+	VFMADD213PD expC8<>+0(SB), Z7, Z10
+	VFMADD213PD expC7<>+0(SB), Z5, Z9
+	VFMADD213PD expC7<>+0(SB), Z7, Z10
+	VFMADD213PD expC6<>+0(SB), Z5, Z9
+	VFMADD213PD expC6<>+0(SB), Z7, Z10
+	VFMADD213PD expC5<>+0(SB), Z5, Z9
+	VFMADD213PD expC5<>+0(SB), Z7, Z10
+	VFMADD213PD expC4<>+0(SB), Z5, Z9
+	VFMADD213PD expC4<>+0(SB), Z7, Z10
+	VFMADD213PD expC3<>+0(SB), Z5, Z9
+	VFMADD213PD expC3<>+0(SB), Z7, Z10
+	VFMADD213PD expC2<>+0(SB), Z5, Z9
+	VFMADD213PD expC2<>+0(SB), Z7, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z7, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z7, Z10
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z6, Z9, Z5
+	VSCALEFPD Z8, Z10, Z7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z6
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z6, Z5, Z1
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z7, Z7
+	VMOVUPD minusTwo<>+0(SB), Z6
+	VDIVPD  Z7, Z6, Z6
+	VADDPD  one<>+0(SB), Z6, Z6
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
+
+act86AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z2
+	VADDPD  Z2, Z0, Z0
+	MOVQ    gates_base+0(FP), SI
+	VMOVUPD Z1, (SI)(DX*8)
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD Z3, (SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// tc = tanh(c), h = o*tc
 	// sigmoid: z = exp(-|x|)
 	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z10
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act87AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act87AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K1
+	VBLENDMPD minusTwo<>+0(SB), Z5, K1, Z5
+	VBLENDMPD Z2, Z6, K1, Z6
+	VBLENDMPD one<>+0(SB), Z1, K1, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act87AVX512_done
+
+act87AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act87AVX512_done
+
+act87AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act87AVX512_done:
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z4, (SI)(DX*8)
+	ADDQ    $+8, DX
+	JMP     gateStepTableAVX512_m10_loop
+
+gateStepTableAVX512_m10_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ  DX, AX
+	JZ    gateStepTableAVX512_m10_done
+	LEAQ  tailMask<>+0(SB), BX
+	KMOVW (BX)(AX*2), K1
+
+	// load every input of the blocks before storing anything
+	MOVQ      cPrev_base+64(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z0
+	MOVQ      gates_base+0(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z1
+	MOVQ      act_base+32(FP), AX
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z2
+	MOVQ      gates_base+0(FP), AX
+	LEAQ      (AX)(CX*2), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z3
+	MOVQ      act_base+32(FP), AX
+	LEAQ      (CX)(CX*2), BX
+	ADDQ      BX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z1, Z5
+
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z3, Z6
+	VADDPD Z6, Z6, Z7
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z6, K2
+	KORTESTW K2, K2
+	JZ       act88AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z8
+	VMAXPD  Z5, Z8, Z5
+	VMOVUPD expMaxArg<>+0(SB), Z8
+	VMINPD  Z7, Z8, Z7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+	VMULPD      expLog2E<>+0(SB), Z7, Z9
+	VRNDSCALEPD $0x00, Z9, Z9
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z9, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z9, Z7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z10
+	VMOVUPD     expC13<>+0(SB), Z11
+	VFMADD213PD expC12<>+0(SB), Z5, Z10
+	VFMADD213PD expC12<>+0(SB), Z7, Z11
+	VFMADD213PD expC11<>+0(SB), Z5, Z10
+	VFMADD213PD expC11<>+0(SB), Z7, Z11
+	VFMADD213PD expC10<>+0(SB), Z5, Z10
+	VFMADD213PD expC10<>+0(SB), Z7, Z11
+	VFMADD213PD expC9<>+0(SB), Z5, Z10
+	VFMADD213PD expC9<>+0(SB), Z7, Z11
+	VFMADD213PD expC8<>+0(SB), Z5, Z10
+	VFMADD213PD expC8<>+0(SB), Z7, Z11
+	VFMADD213PD expC7<>+0(SB), Z5, Z10
+	VFMADD213PD expC7<>+0(SB), Z7, Z11
+	VFMADD213PD expC6<>+0(SB), Z5, Z10
+	VFMADD213PD expC6<>+0(SB), Z7, Z11
+	VFMADD213PD expC5<>+0(SB), Z5, Z10
+	VFMADD213PD expC5<>+0(SB), Z7, Z11
+	VFMADD213PD expC4<>+0(SB), Z5, Z10
+	VFMADD213PD expC4<>+0(SB), Z7, Z11
+	VFMADD213PD expC3<>+0(SB), Z5, Z10
+	VFMADD213PD expC3<>+0(SB), Z7, Z11
+	VFMADD213PD expC2<>+0(SB), Z5, Z10
+	VFMADD213PD expC2<>+0(SB), Z7, Z11
+	VFMADD213PD one<>+0(SB), Z5, Z10
+	VFMADD213PD one<>+0(SB), Z7, Z11
+	VFMADD213PD one<>+0(SB), Z5, Z10
+	VFMADD213PD one<>+0(SB), Z7, Z11
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z8, Z10, Z5
+	VSCALEFPD Z9, Z11, Z7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z8
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z8, Z5, Z1
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z6, Z6, Z5
+	VMOVUPD     tanhP0<>+0(SB), Z8
+	VFMADD213PD tanhP1<>+0(SB), Z5, Z8
+	VFMADD213PD tanhP2<>+0(SB), Z5, Z8
+	VADDPD      tanhQ0<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ1<>+0(SB), Z5, Z9
+	VFMADD213PD tanhQ2<>+0(SB), Z5, Z9
+	VMULPD      Z5, Z6, Z5
+	VMULPD      Z8, Z5, Z8
+	VADDPD      one<>+0(SB), Z7, Z7
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z6, K2
+	VBLENDMPD minusTwo<>+0(SB), Z8, K2, Z8
+	VBLENDMPD Z7, Z9, K2, Z9
+	VBLENDMPD one<>+0(SB), Z6, K2, Z6
+	VDIVPD    Z9, Z8, Z8
+	VADDPD    Z8, Z6, Z6
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
+	JMP        act88AVX512_done
+
+act88AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z6
+	VMAXPD  Z5, Z6, Z5
+	VMOVUPD expMaxArg<>+0(SB), Z6
+	VMINPD  Z7, Z6, Z7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z6
+	VRNDSCALEPD $0x00, Z6, Z6
+	VMULPD      expLog2E<>+0(SB), Z7, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z6, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z7
+	VFNMADD231PD expLn2Lo<>+0(SB), Z6, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z9
+	VMOVUPD     expC13<>+0(SB), Z10
+	VFMADD213PD expC12<>+0(SB), Z5, Z9
+	VFMADD213PD expC12<>+0(SB), Z7, Z10
+	VFMADD213PD expC11<>+0(SB), Z5, Z9
+	VFMADD213PD expC11<>+0(SB), Z7, Z10
+	VFMADD213PD expC10<>+0(SB), Z5, Z9
+	VFMADD213PD expC10<>+0(SB), Z7, Z10
+	VFMADD213PD expC9<>+0(SB), Z5, Z9
+	VFMADD213PD expC9<>+0(SB), Z7, Z10
+	VFMADD213PD expC8<>+0(SB), Z5, Z9
+	VFMADD213PD expC8<>+0(SB), Z7, Z10
+	VFMADD213PD expC7<>+0(SB), Z5, Z9
+	VFMADD213PD expC7<>+0(SB), Z7, Z10
+	VFMADD213PD expC6<>+0(SB), Z5, Z9
+	VFMADD213PD expC6<>+0(SB), Z7, Z10
+	VFMADD213PD expC5<>+0(SB), Z5, Z9
+	VFMADD213PD expC5<>+0(SB), Z7, Z10
+	VFMADD213PD expC4<>+0(SB), Z5, Z9
+	VFMADD213PD expC4<>+0(SB), Z7, Z10
+	VFMADD213PD expC3<>+0(SB), Z5, Z9
+	VFMADD213PD expC3<>+0(SB), Z7, Z10
+	VFMADD213PD expC2<>+0(SB), Z5, Z9
+	VFMADD213PD expC2<>+0(SB), Z7, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z7, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z7, Z10
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z6, Z9, Z5
+	VSCALEFPD Z8, Z10, Z7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z6
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z6, Z5, Z1
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z7, Z7
+	VMOVUPD minusTwo<>+0(SB), Z6
+	VDIVPD  Z7, Z6, Z6
+	VADDPD  one<>+0(SB), Z6, Z6
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
+
+act88AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z2
+	VADDPD  Z2, Z0, Z0
+	MOVQ    gates_base+0(FP), AX
+	VMOVUPD Z1, K1, (AX)(DX*8)
+	MOVQ    gates_base+0(FP), AX
+	LEAQ    (AX)(CX*2), AX
+	VMOVUPD Z3, K1, (AX)(DX*8)
+	MOVQ    c_base+88(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act89AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act89AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K2
+	VBLENDMPD minusTwo<>+0(SB), Z5, K2, Z5
+	VBLENDMPD Z2, Z6, K2, Z6
+	VBLENDMPD one<>+0(SB), Z1, K2, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act89AVX512_done
+
+act89AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act89AVX512_done
+
+act89AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act89AVX512_done:
+	MOVQ    tc_base+112(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+
+gateStepTableAVX512_m10_done:
+	VZEROUPPER
+	RET
+
+gateStepTableAVX512_m11:
+	// table = 11
+	XORQ DX, DX
+	MOVQ AX, BX
+	ANDQ $-16, BX
+
+gateStepTableAVX512_m11_loopk:
+	// for ; i < n&^(16-1); i += 16 {
+	CMPQ DX, BX
+	JAE  gateStepTableAVX512_m11_loopk_end
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD (SI)(DX*8), Z0
+	MOVQ    act_base+32(FP), SI
+	VMOVUPD (SI)(DX*8), Z1
+	MOVQ    act_base+32(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD (SI)(DX*8), Z2
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD (SI)(DX*8), Z3
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD (SI)(DX*8), Z4
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD 64(SI)(DX*8), Z5
+	MOVQ    act_base+32(FP), SI
+	VMOVUPD 64(SI)(DX*8), Z6
+	MOVQ    act_base+32(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD 64(SI)(DX*8), Z7
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD 64(SI)(DX*8), Z8
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD 64(SI)(DX*8), Z9
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z3, Z10
 	VADDPD Z10, Z10, Z11
-	VPANDQ absMask<>+0(SB), Z5, Z12
+	VPANDQ absMask<>+0(SB), Z8, Z12
 	VADDPD Z12, Z12, Z13
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z10, K1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z12, K2
+	KORW     K2, K1, K1
+	KORTESTW K1, K1
+	JZ       act90AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z10, K1
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z12, K2
+	KORW     K2, K1, K1
+	KORTESTW K1, K1
+	JZ       act90AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z14
@@ -8752,7 +16760,7 @@ gateStepFixedAVX512_m7_loopk:
 	VADDPD    Z15, Z10, Z10
 
 	// x = copysign(t, x)
-	VPTERNLOGQ  $0xe4, signMask<>+0(SB), Z10, Z0
+	VPTERNLOGQ  $0xe4, signMask<>+0(SB), Z10, Z3
 	VMULPD      Z12, Z12, Z10
 	VMOVUPD     tanhP0<>+0(SB), Z11
 	VFMADD213PD tanhP1<>+0(SB), Z10, Z11
@@ -8773,31 +16781,113 @@ gateStepFixedAVX512_m7_loopk:
 	VADDPD    Z11, Z12, Z12
 
 	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z12, Z5
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z12, Z8
+	JMP        act90AVX512_done
+
+act90AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z10
+	VMINPD  Z11, Z10, Z11
+	VMOVUPD expMaxArg<>+0(SB), Z10
+	VMINPD  Z13, Z10, Z13
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z11, Z10
+	VRNDSCALEPD $0x00, Z10, Z10
+	VMULPD      expLog2E<>+0(SB), Z13, Z12
+	VRNDSCALEPD $0x00, Z12, Z12
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z11
+	VFNMADD231PD expLn2Hi<>+0(SB), Z12, Z13
+	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z11
+	VFNMADD231PD expLn2Lo<>+0(SB), Z12, Z13
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z14
+	VMOVUPD     expC13<>+0(SB), Z15
+	VFMADD213PD expC12<>+0(SB), Z11, Z14
+	VFMADD213PD expC12<>+0(SB), Z13, Z15
+	VFMADD213PD expC11<>+0(SB), Z11, Z14
+	VFMADD213PD expC11<>+0(SB), Z13, Z15
+	VFMADD213PD expC10<>+0(SB), Z11, Z14
+	VFMADD213PD expC10<>+0(SB), Z13, Z15
+	VFMADD213PD expC9<>+0(SB), Z11, Z14
+	VFMADD213PD expC9<>+0(SB), Z13, Z15
+	VFMADD213PD expC8<>+0(SB), Z11, Z14
+	VFMADD213PD expC8<>+0(SB), Z13, Z15
+	VFMADD213PD expC7<>+0(SB), Z11, Z14
+	VFMADD213PD expC7<>+0(SB), Z13, Z15
+	VFMADD213PD expC6<>+0(SB), Z11, Z14
+	VFMADD213PD expC6<>+0(SB), Z13, Z15
+	VFMADD213PD expC5<>+0(SB), Z11, Z14
+	VFMADD213PD expC5<>+0(SB), Z13, Z15
+	VFMADD213PD expC4<>+0(SB), Z11, Z14
+	VFMADD213PD expC4<>+0(SB), Z13, Z15
+	VFMADD213PD expC3<>+0(SB), Z11, Z14
+	VFMADD213PD expC3<>+0(SB), Z13, Z15
+	VFMADD213PD expC2<>+0(SB), Z11, Z14
+	VFMADD213PD expC2<>+0(SB), Z13, Z15
+	VFMADD213PD one<>+0(SB), Z11, Z14
+	VFMADD213PD one<>+0(SB), Z13, Z15
+	VFMADD213PD one<>+0(SB), Z11, Z14
+	VFMADD213PD one<>+0(SB), Z13, Z15
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z10, Z14, Z11
+	VSCALEFPD Z12, Z15, Z13
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z11, Z11
+	VMOVUPD minusTwo<>+0(SB), Z10
+	VDIVPD  Z11, Z10, Z10
+	VADDPD  one<>+0(SB), Z10, Z10
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z10, Z3
+	VADDPD     one<>+0(SB), Z13, Z13
+	VMOVUPD    minusTwo<>+0(SB), Z12
+	VDIVPD     Z13, Z12, Z12
+	VADDPD     one<>+0(SB), Z12, Z12
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z12, Z8
+	JMP        act90AVX512_done
+
+act90AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z10
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z10, Z3
+	VMOVUPD    one<>+0(SB), Z12
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z12, Z8
+
+act90AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z1
+	VADDPD  Z1, Z0, Z0
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD Z3, (SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, Z0
 
 	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z1, Z3, Z1
-	VMULPD  Z0, Z2, Z10
-	VADDPD  Z10, Z1, Z1
-	VMOVUPD Z2, (DX)(R8*8)
-	VMOVUPD Z3, (BX)(R8*8)
-	VMOVUPD Z0, (SI)(R8*8)
-	VMOVUPD Z4, (DI)(R8*8)
-	MOVQ    c_base+112(FP), R10
-	VMOVUPD Z1, (R10)(R8*8)
-	VMOVUPD Z1, Z0
-
-	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z6, Z8, Z1
-	VMULPD  Z5, Z7, Z2
-	VADDPD  Z2, Z1, Z6
-	VMOVUPD Z7, 64(DX)(R8*8)
-	VMOVUPD Z8, 64(BX)(R8*8)
-	VMOVUPD Z5, 64(SI)(R8*8)
-	VMOVUPD Z9, 64(DI)(R8*8)
-	MOVQ    c_base+112(FP), R10
-	VMOVUPD Z6, 64(R10)(R8*8)
-	VMOVUPD Z6, Z1
+	VMULPD  Z5, Z7, Z1
+	VMULPD  Z8, Z6, Z2
+	VADDPD  Z2, Z1, Z5
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD Z8, 64(SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z5, 64(SI)(DX*8)
+	VMOVUPD Z5, Z1
 
 	// tc = tanh(c), h = o*tc
 	// sigmoid: z = exp(-|x|)
@@ -8806,6 +16896,20 @@ gateStepFixedAVX512_m7_loopk:
 	VADDPD Z2, Z2, Z3
 	VPANDQ absMask<>+0(SB), Z1, Z5
 	VADDPD Z5, Z5, Z6
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z2, K1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z5, K2
+	KORW     K2, K1, K1
+	KORTESTW K1, K1
+	JZ       act91AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z2, K1
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z5, K2
+	KORW     K2, K1, K1
+	KORTESTW K1, K1
+	JZ       act91AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z7
@@ -8903,48 +17007,144 @@ gateStepFixedAVX512_m7_loopk:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
-	MOVQ       tc_base+136(FP), R10
-	VMOVUPD    Z0, (R10)(R8*8)
-	VMULPD     Z0, Z4, Z4
-	MOVQ       h_base+160(FP), R10
-	VMOVUPD    Z4, (R10)(R8*8)
-	MOVQ       tc_base+136(FP), R10
-	VMOVUPD    Z1, 64(R10)(R8*8)
-	VMULPD     Z1, Z9, Z9
-	MOVQ       h_base+160(FP), R10
-	VMOVUPD    Z9, 64(R10)(R8*8)
-	ADDQ       $+16, R8
-	JMP        gateStepFixedAVX512_m7_loopk
+	JMP        act91AVX512_done
 
-gateStepFixedAVX512_m7_loopk_end:
-	MOVQ AX, R9
-	ANDQ $-8, R9
+act91AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z2
+	VMINPD  Z3, Z2, Z3
+	VMOVUPD expMaxArg<>+0(SB), Z2
+	VMINPD  Z6, Z2, Z6
 
-gateStepFixedAVX512_m7_loop:
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z3, Z2
+	VRNDSCALEPD $0x00, Z2, Z2
+	VMULPD      expLog2E<>+0(SB), Z6, Z5
+	VRNDSCALEPD $0x00, Z5, Z5
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z2, Z3
+	VFNMADD231PD expLn2Hi<>+0(SB), Z5, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z2, Z3
+	VFNMADD231PD expLn2Lo<>+0(SB), Z5, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z7
+	VMOVUPD     expC13<>+0(SB), Z8
+	VFMADD213PD expC12<>+0(SB), Z3, Z7
+	VFMADD213PD expC12<>+0(SB), Z6, Z8
+	VFMADD213PD expC11<>+0(SB), Z3, Z7
+	VFMADD213PD expC11<>+0(SB), Z6, Z8
+	VFMADD213PD expC10<>+0(SB), Z3, Z7
+	VFMADD213PD expC10<>+0(SB), Z6, Z8
+	VFMADD213PD expC9<>+0(SB), Z3, Z7
+	VFMADD213PD expC9<>+0(SB), Z6, Z8
+	VFMADD213PD expC8<>+0(SB), Z3, Z7
+	VFMADD213PD expC8<>+0(SB), Z6, Z8
+	VFMADD213PD expC7<>+0(SB), Z3, Z7
+	VFMADD213PD expC7<>+0(SB), Z6, Z8
+	VFMADD213PD expC6<>+0(SB), Z3, Z7
+	VFMADD213PD expC6<>+0(SB), Z6, Z8
+	VFMADD213PD expC5<>+0(SB), Z3, Z7
+	VFMADD213PD expC5<>+0(SB), Z6, Z8
+	VFMADD213PD expC4<>+0(SB), Z3, Z7
+	VFMADD213PD expC4<>+0(SB), Z6, Z8
+	VFMADD213PD expC3<>+0(SB), Z3, Z7
+	VFMADD213PD expC3<>+0(SB), Z6, Z8
+	VFMADD213PD expC2<>+0(SB), Z3, Z7
+	VFMADD213PD expC2<>+0(SB), Z6, Z8
+	VFMADD213PD one<>+0(SB), Z3, Z7
+	VFMADD213PD one<>+0(SB), Z6, Z8
+	VFMADD213PD one<>+0(SB), Z3, Z7
+	VFMADD213PD one<>+0(SB), Z6, Z8
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z2, Z7, Z3
+	VSCALEFPD Z5, Z8, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z3, Z3
+	VMOVUPD minusTwo<>+0(SB), Z2
+	VDIVPD  Z3, Z2, Z2
+	VADDPD  one<>+0(SB), Z2, Z2
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z2, Z0
+	VADDPD     one<>+0(SB), Z6, Z6
+	VMOVUPD    minusTwo<>+0(SB), Z5
+	VDIVPD     Z6, Z5, Z5
+	VADDPD     one<>+0(SB), Z5, Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
+	JMP        act91AVX512_done
+
+act91AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z2
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z2, Z0
+	VMOVUPD    one<>+0(SB), Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
+
+act91AVX512_done:
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z4, (SI)(DX*8)
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z1, 64(SI)(DX*8)
+	VMULPD  Z1, Z9, Z9
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z9, 64(SI)(DX*8)
+	ADDQ    $+16, DX
+	JMP     gateStepTableAVX512_m11_loopk
+
+gateStepTableAVX512_m11_loopk_end:
+	MOVQ AX, BX
+	ANDQ $-8, BX
+
+gateStepTableAVX512_m11_loop:
 	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ R8, R9
-	JAE  gateStepFixedAVX512_m7_tail
+	CMPQ DX, BX
+	JAE  gateStepTableAVX512_m11_tail
 
 	// load every input of the blocks before storing anything
-	VMOVUPD (SI)(R8*8), Z0
-	MOVQ    cPrev_base+88(FP), R10
-	VMOVUPD (R10)(R8*8), Z1
-	MOVQ    act_base+32(FP), R10
-	VMOVUPD (R10)(R8*8), Z2
-	MOVQ    act_base+32(FP), R10
-	ADDQ    CX, R10
-	VMOVUPD (R10)(R8*8), Z3
-	MOVQ    act_base+32(FP), R10
-	LEAQ    (CX)(CX*2), R11
-	ADDQ    R11, R10
-	VMOVUPD (R10)(R8*8), Z4
-	MOVQ    zg_base+64(FP), R10
-	VMOVUPD Z0, (R10)(R8*8)
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD (SI)(DX*8), Z0
+	MOVQ    act_base+32(FP), SI
+	VMOVUPD (SI)(DX*8), Z1
+	MOVQ    act_base+32(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD (SI)(DX*8), Z2
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD (SI)(DX*8), Z3
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD (SI)(DX*8), Z4
 
+	// the computed activations
 	// sigmoid: z = exp(-|x|)
 	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z5
+	VPANDQ absMask<>+0(SB), Z3, Z5
 	VADDPD Z5, Z5, Z6
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z5, K1
+	KORTESTW K1, K1
+	JZ       act92AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z5, K1
+	KORTESTW K1, K1
+	JZ       act92AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z7
@@ -8999,25 +17199,86 @@ gateStepFixedAVX512_m7_loop:
 	VADDPD    Z8, Z5, Z5
 
 	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z0
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z3
+	JMP        act92AVX512_done
 
+act92AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z5
+	VMINPD  Z6, Z5, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z6, Z5
+	VRNDSCALEPD $0x00, Z5, Z5
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z5, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z5, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z7
+	VFMADD213PD expC12<>+0(SB), Z6, Z7
+	VFMADD213PD expC11<>+0(SB), Z6, Z7
+	VFMADD213PD expC10<>+0(SB), Z6, Z7
+	VFMADD213PD expC9<>+0(SB), Z6, Z7
+	VFMADD213PD expC8<>+0(SB), Z6, Z7
+	VFMADD213PD expC7<>+0(SB), Z6, Z7
+	VFMADD213PD expC6<>+0(SB), Z6, Z7
+	VFMADD213PD expC5<>+0(SB), Z6, Z7
+	VFMADD213PD expC4<>+0(SB), Z6, Z7
+	VFMADD213PD expC3<>+0(SB), Z6, Z7
+	VFMADD213PD expC2<>+0(SB), Z6, Z7
+	VFMADD213PD one<>+0(SB), Z6, Z7
+	VFMADD213PD one<>+0(SB), Z6, Z7
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z5, Z7, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z6, Z6
+	VMOVUPD minusTwo<>+0(SB), Z5
+	VDIVPD  Z6, Z5, Z5
+	VADDPD  one<>+0(SB), Z5, Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z3
+	JMP        act92AVX512_done
+
+act92AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z3
+
+act92AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z1, Z3, Z1
-	VMULPD  Z0, Z2, Z5
-	VADDPD  Z5, Z1, Z1
-	VMOVUPD Z2, (DX)(R8*8)
-	VMOVUPD Z3, (BX)(R8*8)
-	VMOVUPD Z0, (SI)(R8*8)
-	VMOVUPD Z4, (DI)(R8*8)
-	MOVQ    c_base+112(FP), R10
-	VMOVUPD Z1, (R10)(R8*8)
-	VMOVUPD Z1, Z0
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z1
+	VADDPD  Z1, Z0, Z0
+	MOVQ    gates_base+0(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD Z3, (SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, Z0
 
 	// tc = tanh(c), h = o*tc
 	// sigmoid: z = exp(-|x|)
 	// tanh: a = |x|, e = exp(2a)
 	VPANDQ absMask<>+0(SB), Z0, Z1
 	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act93AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act93AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -9073,42 +17334,106 @@ gateStepFixedAVX512_m7_loop:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	MOVQ       tc_base+136(FP), R10
-	VMOVUPD    Z0, (R10)(R8*8)
-	VMULPD     Z0, Z4, Z4
-	MOVQ       h_base+160(FP), R10
-	VMOVUPD    Z4, (R10)(R8*8)
-	ADDQ       $+8, R8
-	JMP        gateStepFixedAVX512_m7_loop
+	JMP        act93AVX512_done
 
-gateStepFixedAVX512_m7_tail:
+act93AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act93AVX512_done
+
+act93AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act93AVX512_done:
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z4, (SI)(DX*8)
+	ADDQ    $+8, DX
+	JMP     gateStepTableAVX512_m11_loop
+
+gateStepTableAVX512_m11_tail:
 	// }
 	// the last n-i < 8 elements, masked
-	SUBQ  R8, AX
-	JZ    gateStepFixedAVX512_m7_done
-	LEAQ  tailMask<>+0(SB), R9
-	KMOVW (R9)(AX*2), K1
+	SUBQ  DX, AX
+	JZ    gateStepTableAVX512_m11_done
+	LEAQ  tailMask<>+0(SB), BX
+	KMOVW (BX)(AX*2), K1
 
 	// load every input of the blocks before storing anything
-	VMOVUPD.Z (SI)(R8*8), K1, Z0
-	MOVQ      cPrev_base+88(FP), AX
-	VMOVUPD.Z (AX)(R8*8), K1, Z1
+	MOVQ      cPrev_base+64(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z0
 	MOVQ      act_base+32(FP), AX
-	VMOVUPD.Z (AX)(R8*8), K1, Z2
+	VMOVUPD.Z (AX)(DX*8), K1, Z1
 	MOVQ      act_base+32(FP), AX
 	ADDQ      CX, AX
-	VMOVUPD.Z (AX)(R8*8), K1, Z3
+	VMOVUPD.Z (AX)(DX*8), K1, Z2
+	MOVQ      gates_base+0(FP), AX
+	LEAQ      (AX)(CX*2), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z3
 	MOVQ      act_base+32(FP), AX
-	LEAQ      (CX)(CX*2), CX
-	ADDQ      CX, AX
-	VMOVUPD.Z (AX)(R8*8), K1, Z4
-	MOVQ      zg_base+64(FP), AX
-	VMOVUPD   Z0, K1, (AX)(R8*8)
+	LEAQ      (CX)(CX*2), BX
+	ADDQ      BX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z4
 
+	// the computed activations
 	// sigmoid: z = exp(-|x|)
 	// tanh: a = |x|, e = exp(2a)
-	VPANDQ absMask<>+0(SB), Z0, Z5
+	VPANDQ absMask<>+0(SB), Z3, Z5
 	VADDPD Z5, Z5, Z6
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z5, K2
+	KORTESTW K2, K2
+	JZ       act94AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z5, K2
+	KORTESTW K2, K2
+	JZ       act94AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z7
@@ -9163,25 +17488,86 @@ gateStepFixedAVX512_m7_tail:
 	VADDPD    Z8, Z5, Z5
 
 	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z0
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z3
+	JMP        act94AVX512_done
 
+act94AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z5
+	VMINPD  Z6, Z5, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z6, Z5
+	VRNDSCALEPD $0x00, Z5, Z5
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z5, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z5, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z7
+	VFMADD213PD expC12<>+0(SB), Z6, Z7
+	VFMADD213PD expC11<>+0(SB), Z6, Z7
+	VFMADD213PD expC10<>+0(SB), Z6, Z7
+	VFMADD213PD expC9<>+0(SB), Z6, Z7
+	VFMADD213PD expC8<>+0(SB), Z6, Z7
+	VFMADD213PD expC7<>+0(SB), Z6, Z7
+	VFMADD213PD expC6<>+0(SB), Z6, Z7
+	VFMADD213PD expC5<>+0(SB), Z6, Z7
+	VFMADD213PD expC4<>+0(SB), Z6, Z7
+	VFMADD213PD expC3<>+0(SB), Z6, Z7
+	VFMADD213PD expC2<>+0(SB), Z6, Z7
+	VFMADD213PD one<>+0(SB), Z6, Z7
+	VFMADD213PD one<>+0(SB), Z6, Z7
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z5, Z7, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z6, Z6
+	VMOVUPD minusTwo<>+0(SB), Z5
+	VDIVPD  Z6, Z5, Z5
+	VADDPD  one<>+0(SB), Z5, Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z3
+	JMP        act94AVX512_done
+
+act94AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z3
+
+act94AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Z1, Z3, Z1
-	VMULPD  Z0, Z2, Z5
-	VADDPD  Z5, Z1, Z1
-	VMOVUPD Z2, K1, (DX)(R8*8)
-	VMOVUPD Z3, K1, (BX)(R8*8)
-	VMOVUPD Z0, K1, (SI)(R8*8)
-	VMOVUPD Z4, K1, (DI)(R8*8)
-	MOVQ    c_base+112(FP), AX
-	VMOVUPD Z1, K1, (AX)(R8*8)
-	VMOVUPD Z1, Z0
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z1
+	VADDPD  Z1, Z0, Z0
+	MOVQ    gates_base+0(FP), AX
+	LEAQ    (AX)(CX*2), AX
+	VMOVUPD Z3, K1, (AX)(DX*8)
+	MOVQ    c_base+88(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMOVUPD Z0, Z0
 
 	// tc = tanh(c), h = o*tc
 	// sigmoid: z = exp(-|x|)
 	// tanh: a = |x|, e = exp(2a)
 	VPANDQ absMask<>+0(SB), Z0, Z1
 	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act95AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act95AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -9237,13 +17623,2768 @@ gateStepFixedAVX512_m7_tail:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	MOVQ       tc_base+136(FP), AX
-	VMOVUPD    Z0, K1, (AX)(R8*8)
-	VMULPD     Z0, Z4, Z4
-	MOVQ       h_base+160(FP), AX
-	VMOVUPD    Z4, K1, (AX)(R8*8)
+	JMP        act95AVX512_done
 
-gateStepFixedAVX512_m7_done:
+act95AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act95AVX512_done
+
+act95AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act95AVX512_done:
+	MOVQ    tc_base+112(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+
+gateStepTableAVX512_m11_done:
+	VZEROUPPER
+	RET
+
+gateStepTableAVX512_m12:
+	// table = 12
+	XORQ DX, DX
+	MOVQ AX, BX
+	ANDQ $-8, BX
+
+gateStepTableAVX512_m12_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, BX
+	JAE  gateStepTableAVX512_m12_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD (SI)(DX*8), Z0
+	MOVQ    gates_base+0(FP), SI
+	VMOVUPD (SI)(DX*8), Z1
+	MOVQ    gates_base+0(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD (SI)(DX*8), Z2
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD (SI)(DX*8), Z3
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD (SI)(DX*8), Z4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z1, Z5
+	VPORQ signMask<>+0(SB), Z2, Z6
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z1, K1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z2, K2
+	KORW     K2, K1, K1
+	KORTESTW K1, K1
+	JZ       act96AVX512_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z5, Z7, Z5
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z6, Z7, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+	VMULPD      expLog2E<>+0(SB), Z6, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z9
+	VMOVUPD     expC13<>+0(SB), Z10
+	VFMADD213PD expC12<>+0(SB), Z5, Z9
+	VFMADD213PD expC12<>+0(SB), Z6, Z10
+	VFMADD213PD expC11<>+0(SB), Z5, Z9
+	VFMADD213PD expC11<>+0(SB), Z6, Z10
+	VFMADD213PD expC10<>+0(SB), Z5, Z9
+	VFMADD213PD expC10<>+0(SB), Z6, Z10
+	VFMADD213PD expC9<>+0(SB), Z5, Z9
+	VFMADD213PD expC9<>+0(SB), Z6, Z10
+	VFMADD213PD expC8<>+0(SB), Z5, Z9
+	VFMADD213PD expC8<>+0(SB), Z6, Z10
+	VFMADD213PD expC7<>+0(SB), Z5, Z9
+	VFMADD213PD expC7<>+0(SB), Z6, Z10
+	VFMADD213PD expC6<>+0(SB), Z5, Z9
+	VFMADD213PD expC6<>+0(SB), Z6, Z10
+	VFMADD213PD expC5<>+0(SB), Z5, Z9
+	VFMADD213PD expC5<>+0(SB), Z6, Z10
+	VFMADD213PD expC4<>+0(SB), Z5, Z9
+	VFMADD213PD expC4<>+0(SB), Z6, Z10
+	VFMADD213PD expC3<>+0(SB), Z5, Z9
+	VFMADD213PD expC3<>+0(SB), Z6, Z10
+	VFMADD213PD expC2<>+0(SB), Z5, Z9
+	VFMADD213PD expC2<>+0(SB), Z6, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z6, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z6, Z10
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z9, Z5
+	VSCALEFPD Z8, Z10, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z7
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z7, Z5, Z1
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K1
+	VBLENDMPD one<>+0(SB), Z6, K1, Z6
+	VDIVPD    Z5, Z6, Z2
+	JMP       act96AVX512_done
+
+act96AVX512_sat:
+	VMOVUPD one<>+0(SB), Z1
+	VMOVUPD one<>+0(SB), Z2
+
+act96AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z3
+	VADDPD  Z3, Z0, Z0
+	MOVQ    gates_base+0(FP), SI
+	VMOVUPD Z1, (SI)(DX*8)
+	MOVQ    gates_base+0(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD Z2, (SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act97AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act97AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K1
+	VBLENDMPD minusTwo<>+0(SB), Z5, K1, Z5
+	VBLENDMPD Z2, Z6, K1, Z6
+	VBLENDMPD one<>+0(SB), Z1, K1, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act97AVX512_done
+
+act97AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act97AVX512_done
+
+act97AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act97AVX512_done:
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z4, (SI)(DX*8)
+	ADDQ    $+8, DX
+	JMP     gateStepTableAVX512_m12_loop
+
+gateStepTableAVX512_m12_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ  DX, AX
+	JZ    gateStepTableAVX512_m12_done
+	LEAQ  tailMask<>+0(SB), BX
+	KMOVW (BX)(AX*2), K1
+
+	// load every input of the blocks before storing anything
+	MOVQ      cPrev_base+64(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z0
+	MOVQ      gates_base+0(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z1
+	MOVQ      gates_base+0(FP), AX
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z2
+	MOVQ      act_base+32(FP), AX
+	LEAQ      (AX)(CX*2), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z3
+	MOVQ      act_base+32(FP), AX
+	LEAQ      (CX)(CX*2), BX
+	ADDQ      BX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z1, Z5
+	VPORQ signMask<>+0(SB), Z2, Z6
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z1, K2
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z2, K3
+	KORW     K3, K2, K2
+	KORTESTW K2, K2
+	JZ       act98AVX512_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z5, Z7, Z5
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z6, Z7, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+	VMULPD      expLog2E<>+0(SB), Z6, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z9
+	VMOVUPD     expC13<>+0(SB), Z10
+	VFMADD213PD expC12<>+0(SB), Z5, Z9
+	VFMADD213PD expC12<>+0(SB), Z6, Z10
+	VFMADD213PD expC11<>+0(SB), Z5, Z9
+	VFMADD213PD expC11<>+0(SB), Z6, Z10
+	VFMADD213PD expC10<>+0(SB), Z5, Z9
+	VFMADD213PD expC10<>+0(SB), Z6, Z10
+	VFMADD213PD expC9<>+0(SB), Z5, Z9
+	VFMADD213PD expC9<>+0(SB), Z6, Z10
+	VFMADD213PD expC8<>+0(SB), Z5, Z9
+	VFMADD213PD expC8<>+0(SB), Z6, Z10
+	VFMADD213PD expC7<>+0(SB), Z5, Z9
+	VFMADD213PD expC7<>+0(SB), Z6, Z10
+	VFMADD213PD expC6<>+0(SB), Z5, Z9
+	VFMADD213PD expC6<>+0(SB), Z6, Z10
+	VFMADD213PD expC5<>+0(SB), Z5, Z9
+	VFMADD213PD expC5<>+0(SB), Z6, Z10
+	VFMADD213PD expC4<>+0(SB), Z5, Z9
+	VFMADD213PD expC4<>+0(SB), Z6, Z10
+	VFMADD213PD expC3<>+0(SB), Z5, Z9
+	VFMADD213PD expC3<>+0(SB), Z6, Z10
+	VFMADD213PD expC2<>+0(SB), Z5, Z9
+	VFMADD213PD expC2<>+0(SB), Z6, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z6, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z6, Z10
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z9, Z5
+	VSCALEFPD Z8, Z10, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z7
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z7, Z5, Z1
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K2
+	VBLENDMPD one<>+0(SB), Z6, K2, Z6
+	VDIVPD    Z5, Z6, Z2
+	JMP       act98AVX512_done
+
+act98AVX512_sat:
+	VMOVUPD one<>+0(SB), Z1
+	VMOVUPD one<>+0(SB), Z2
+
+act98AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z3
+	VADDPD  Z3, Z0, Z0
+	MOVQ    gates_base+0(FP), AX
+	VMOVUPD Z1, K1, (AX)(DX*8)
+	MOVQ    gates_base+0(FP), AX
+	ADDQ    CX, AX
+	VMOVUPD Z2, K1, (AX)(DX*8)
+	MOVQ    c_base+88(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act99AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act99AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K2
+	VBLENDMPD minusTwo<>+0(SB), Z5, K2, Z5
+	VBLENDMPD Z2, Z6, K2, Z6
+	VBLENDMPD one<>+0(SB), Z1, K2, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act99AVX512_done
+
+act99AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act99AVX512_done
+
+act99AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act99AVX512_done:
+	MOVQ    tc_base+112(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+
+gateStepTableAVX512_m12_done:
+	VZEROUPPER
+	RET
+
+gateStepTableAVX512_m13:
+	// table = 13
+	XORQ DX, DX
+	MOVQ AX, BX
+	ANDQ $-16, BX
+
+gateStepTableAVX512_m13_loopk:
+	// for ; i < n&^(16-1); i += 16 {
+	CMPQ DX, BX
+	JAE  gateStepTableAVX512_m13_loopk_end
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD (SI)(DX*8), Z0
+	MOVQ    act_base+32(FP), SI
+	VMOVUPD (SI)(DX*8), Z1
+	MOVQ    gates_base+0(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD (SI)(DX*8), Z2
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD (SI)(DX*8), Z3
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD (SI)(DX*8), Z4
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD 64(SI)(DX*8), Z5
+	MOVQ    act_base+32(FP), SI
+	VMOVUPD 64(SI)(DX*8), Z6
+	MOVQ    gates_base+0(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD 64(SI)(DX*8), Z7
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD 64(SI)(DX*8), Z8
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD 64(SI)(DX*8), Z9
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z2, Z10
+	VPORQ signMask<>+0(SB), Z7, Z11
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z2, K1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z7, K2
+	KORW     K2, K1, K1
+	KORTESTW K1, K1
+	JZ       act100AVX512_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z12
+	VMAXPD  Z10, Z12, Z10
+	VMOVUPD expMinArg<>+0(SB), Z12
+	VMAXPD  Z11, Z12, Z11
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z10, Z12
+	VRNDSCALEPD $0x00, Z12, Z12
+	VMULPD      expLog2E<>+0(SB), Z11, Z13
+	VRNDSCALEPD $0x00, Z13, Z13
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z12, Z10
+	VFNMADD231PD expLn2Hi<>+0(SB), Z13, Z11
+	VFNMADD231PD expLn2Lo<>+0(SB), Z12, Z10
+	VFNMADD231PD expLn2Lo<>+0(SB), Z13, Z11
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z14
+	VMOVUPD     expC13<>+0(SB), Z15
+	VFMADD213PD expC12<>+0(SB), Z10, Z14
+	VFMADD213PD expC12<>+0(SB), Z11, Z15
+	VFMADD213PD expC11<>+0(SB), Z10, Z14
+	VFMADD213PD expC11<>+0(SB), Z11, Z15
+	VFMADD213PD expC10<>+0(SB), Z10, Z14
+	VFMADD213PD expC10<>+0(SB), Z11, Z15
+	VFMADD213PD expC9<>+0(SB), Z10, Z14
+	VFMADD213PD expC9<>+0(SB), Z11, Z15
+	VFMADD213PD expC8<>+0(SB), Z10, Z14
+	VFMADD213PD expC8<>+0(SB), Z11, Z15
+	VFMADD213PD expC7<>+0(SB), Z10, Z14
+	VFMADD213PD expC7<>+0(SB), Z11, Z15
+	VFMADD213PD expC6<>+0(SB), Z10, Z14
+	VFMADD213PD expC6<>+0(SB), Z11, Z15
+	VFMADD213PD expC5<>+0(SB), Z10, Z14
+	VFMADD213PD expC5<>+0(SB), Z11, Z15
+	VFMADD213PD expC4<>+0(SB), Z10, Z14
+	VFMADD213PD expC4<>+0(SB), Z11, Z15
+	VFMADD213PD expC3<>+0(SB), Z10, Z14
+	VFMADD213PD expC3<>+0(SB), Z11, Z15
+	VFMADD213PD expC2<>+0(SB), Z10, Z14
+	VFMADD213PD expC2<>+0(SB), Z11, Z15
+	VFMADD213PD one<>+0(SB), Z10, Z14
+	VFMADD213PD one<>+0(SB), Z11, Z15
+	VFMADD213PD one<>+0(SB), Z10, Z14
+	VFMADD213PD one<>+0(SB), Z11, Z15
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z12, Z14, Z10
+	VSCALEFPD Z13, Z15, Z11
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z10, Z12
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K1
+	VBLENDMPD one<>+0(SB), Z10, K1, Z10
+	VDIVPD    Z12, Z10, Z2
+	VADDPD    one<>+0(SB), Z11, Z10
+	VCMPPD    $0x1d, zero<>+0(SB), Z7, K1
+	VBLENDMPD one<>+0(SB), Z11, K1, Z11
+	VDIVPD    Z10, Z11, Z7
+	JMP       act100AVX512_done
+
+act100AVX512_sat:
+	VMOVUPD one<>+0(SB), Z2
+	VMOVUPD one<>+0(SB), Z7
+
+act100AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z1
+	VADDPD  Z1, Z0, Z0
+	MOVQ    gates_base+0(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD Z2, (SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z5, Z7, Z1
+	VMULPD  Z8, Z6, Z2
+	VADDPD  Z2, Z1, Z5
+	MOVQ    gates_base+0(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD Z7, 64(SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z5, 64(SI)(DX*8)
+	VMOVUPD Z5, Z1
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z2
+	VADDPD Z2, Z2, Z3
+	VPANDQ absMask<>+0(SB), Z1, Z5
+	VADDPD Z5, Z5, Z6
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z2, K1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z5, K2
+	KORW     K2, K1, K1
+	KORTESTW K1, K1
+	JZ       act101AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z2, K1
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z5, K2
+	KORW     K2, K1, K1
+	KORTESTW K1, K1
+	JZ       act101AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z7
+	VMINPD  Z3, Z7, Z3
+	VMOVUPD expMaxArg<>+0(SB), Z7
+	VMINPD  Z6, Z7, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z3, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+	VMULPD      expLog2E<>+0(SB), Z6, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z3
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z3
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z10
+	VMOVUPD     expC13<>+0(SB), Z11
+	VFMADD213PD expC12<>+0(SB), Z3, Z10
+	VFMADD213PD expC12<>+0(SB), Z6, Z11
+	VFMADD213PD expC11<>+0(SB), Z3, Z10
+	VFMADD213PD expC11<>+0(SB), Z6, Z11
+	VFMADD213PD expC10<>+0(SB), Z3, Z10
+	VFMADD213PD expC10<>+0(SB), Z6, Z11
+	VFMADD213PD expC9<>+0(SB), Z3, Z10
+	VFMADD213PD expC9<>+0(SB), Z6, Z11
+	VFMADD213PD expC8<>+0(SB), Z3, Z10
+	VFMADD213PD expC8<>+0(SB), Z6, Z11
+	VFMADD213PD expC7<>+0(SB), Z3, Z10
+	VFMADD213PD expC7<>+0(SB), Z6, Z11
+	VFMADD213PD expC6<>+0(SB), Z3, Z10
+	VFMADD213PD expC6<>+0(SB), Z6, Z11
+	VFMADD213PD expC5<>+0(SB), Z3, Z10
+	VFMADD213PD expC5<>+0(SB), Z6, Z11
+	VFMADD213PD expC4<>+0(SB), Z3, Z10
+	VFMADD213PD expC4<>+0(SB), Z6, Z11
+	VFMADD213PD expC3<>+0(SB), Z3, Z10
+	VFMADD213PD expC3<>+0(SB), Z6, Z11
+	VFMADD213PD expC2<>+0(SB), Z3, Z10
+	VFMADD213PD expC2<>+0(SB), Z6, Z11
+	VFMADD213PD one<>+0(SB), Z3, Z10
+	VFMADD213PD one<>+0(SB), Z6, Z11
+	VFMADD213PD one<>+0(SB), Z3, Z10
+	VFMADD213PD one<>+0(SB), Z6, Z11
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z10, Z3
+	VSCALEFPD Z8, Z11, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z2, Z2, Z7
+	VMOVUPD     tanhP0<>+0(SB), Z8
+	VFMADD213PD tanhP1<>+0(SB), Z7, Z8
+	VFMADD213PD tanhP2<>+0(SB), Z7, Z8
+	VADDPD      tanhQ0<>+0(SB), Z7, Z10
+	VFMADD213PD tanhQ1<>+0(SB), Z7, Z10
+	VFMADD213PD tanhQ2<>+0(SB), Z7, Z10
+	VMULPD      Z7, Z2, Z7
+	VMULPD      Z8, Z7, Z8
+	VADDPD      one<>+0(SB), Z3, Z3
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z2, K1
+	VBLENDMPD minusTwo<>+0(SB), Z8, K1, Z8
+	VBLENDMPD Z3, Z10, K1, Z10
+	VBLENDMPD one<>+0(SB), Z2, K1, Z2
+	VDIVPD    Z10, Z8, Z8
+	VADDPD    Z8, Z2, Z2
+
+	// x = copysign(t, x)
+	VPTERNLOGQ  $0xe4, signMask<>+0(SB), Z2, Z0
+	VMULPD      Z5, Z5, Z2
+	VMOVUPD     tanhP0<>+0(SB), Z3
+	VFMADD213PD tanhP1<>+0(SB), Z2, Z3
+	VFMADD213PD tanhP2<>+0(SB), Z2, Z3
+	VADDPD      tanhQ0<>+0(SB), Z2, Z7
+	VFMADD213PD tanhQ1<>+0(SB), Z2, Z7
+	VFMADD213PD tanhQ2<>+0(SB), Z2, Z7
+	VMULPD      Z2, Z5, Z2
+	VMULPD      Z3, Z2, Z3
+	VADDPD      one<>+0(SB), Z6, Z6
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z5, K1
+	VBLENDMPD minusTwo<>+0(SB), Z3, K1, Z3
+	VBLENDMPD Z6, Z7, K1, Z7
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z7, Z3, Z3
+	VADDPD    Z3, Z5, Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
+	JMP        act101AVX512_done
+
+act101AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z2
+	VMINPD  Z3, Z2, Z3
+	VMOVUPD expMaxArg<>+0(SB), Z2
+	VMINPD  Z6, Z2, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z3, Z2
+	VRNDSCALEPD $0x00, Z2, Z2
+	VMULPD      expLog2E<>+0(SB), Z6, Z5
+	VRNDSCALEPD $0x00, Z5, Z5
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z2, Z3
+	VFNMADD231PD expLn2Hi<>+0(SB), Z5, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z2, Z3
+	VFNMADD231PD expLn2Lo<>+0(SB), Z5, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z7
+	VMOVUPD     expC13<>+0(SB), Z8
+	VFMADD213PD expC12<>+0(SB), Z3, Z7
+	VFMADD213PD expC12<>+0(SB), Z6, Z8
+	VFMADD213PD expC11<>+0(SB), Z3, Z7
+	VFMADD213PD expC11<>+0(SB), Z6, Z8
+	VFMADD213PD expC10<>+0(SB), Z3, Z7
+	VFMADD213PD expC10<>+0(SB), Z6, Z8
+	VFMADD213PD expC9<>+0(SB), Z3, Z7
+	VFMADD213PD expC9<>+0(SB), Z6, Z8
+	VFMADD213PD expC8<>+0(SB), Z3, Z7
+	VFMADD213PD expC8<>+0(SB), Z6, Z8
+	VFMADD213PD expC7<>+0(SB), Z3, Z7
+	VFMADD213PD expC7<>+0(SB), Z6, Z8
+	VFMADD213PD expC6<>+0(SB), Z3, Z7
+	VFMADD213PD expC6<>+0(SB), Z6, Z8
+	VFMADD213PD expC5<>+0(SB), Z3, Z7
+	VFMADD213PD expC5<>+0(SB), Z6, Z8
+	VFMADD213PD expC4<>+0(SB), Z3, Z7
+	VFMADD213PD expC4<>+0(SB), Z6, Z8
+	VFMADD213PD expC3<>+0(SB), Z3, Z7
+	VFMADD213PD expC3<>+0(SB), Z6, Z8
+	VFMADD213PD expC2<>+0(SB), Z3, Z7
+	VFMADD213PD expC2<>+0(SB), Z6, Z8
+	VFMADD213PD one<>+0(SB), Z3, Z7
+	VFMADD213PD one<>+0(SB), Z6, Z8
+	VFMADD213PD one<>+0(SB), Z3, Z7
+	VFMADD213PD one<>+0(SB), Z6, Z8
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z2, Z7, Z3
+	VSCALEFPD Z5, Z8, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z3, Z3
+	VMOVUPD minusTwo<>+0(SB), Z2
+	VDIVPD  Z3, Z2, Z2
+	VADDPD  one<>+0(SB), Z2, Z2
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z2, Z0
+	VADDPD     one<>+0(SB), Z6, Z6
+	VMOVUPD    minusTwo<>+0(SB), Z5
+	VDIVPD     Z6, Z5, Z5
+	VADDPD     one<>+0(SB), Z5, Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
+	JMP        act101AVX512_done
+
+act101AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z2
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z2, Z0
+	VMOVUPD    one<>+0(SB), Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
+
+act101AVX512_done:
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z4, (SI)(DX*8)
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z1, 64(SI)(DX*8)
+	VMULPD  Z1, Z9, Z9
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z9, 64(SI)(DX*8)
+	ADDQ    $+16, DX
+	JMP     gateStepTableAVX512_m13_loopk
+
+gateStepTableAVX512_m13_loopk_end:
+	MOVQ AX, BX
+	ANDQ $-8, BX
+
+gateStepTableAVX512_m13_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, BX
+	JAE  gateStepTableAVX512_m13_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD (SI)(DX*8), Z0
+	MOVQ    act_base+32(FP), SI
+	VMOVUPD (SI)(DX*8), Z1
+	MOVQ    gates_base+0(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD (SI)(DX*8), Z2
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD (SI)(DX*8), Z3
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD (SI)(DX*8), Z4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z2, Z5
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z2, K1
+	KORTESTW K1, K1
+	JZ       act102AVX512_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z6
+	VMAXPD  Z5, Z6, Z5
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z6
+	VRNDSCALEPD $0x00, Z6, Z6
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z6, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z6, Z5
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z7
+	VFMADD213PD expC12<>+0(SB), Z5, Z7
+	VFMADD213PD expC11<>+0(SB), Z5, Z7
+	VFMADD213PD expC10<>+0(SB), Z5, Z7
+	VFMADD213PD expC9<>+0(SB), Z5, Z7
+	VFMADD213PD expC8<>+0(SB), Z5, Z7
+	VFMADD213PD expC7<>+0(SB), Z5, Z7
+	VFMADD213PD expC6<>+0(SB), Z5, Z7
+	VFMADD213PD expC5<>+0(SB), Z5, Z7
+	VFMADD213PD expC4<>+0(SB), Z5, Z7
+	VFMADD213PD expC3<>+0(SB), Z5, Z7
+	VFMADD213PD expC2<>+0(SB), Z5, Z7
+	VFMADD213PD one<>+0(SB), Z5, Z7
+	VFMADD213PD one<>+0(SB), Z5, Z7
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z6, Z7, Z5
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z6
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z6, Z5, Z2
+	JMP       act102AVX512_done
+
+act102AVX512_sat:
+	VMOVUPD one<>+0(SB), Z2
+
+act102AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z1
+	VADDPD  Z1, Z0, Z0
+	MOVQ    gates_base+0(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD Z2, (SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act103AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act103AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K1
+	VBLENDMPD minusTwo<>+0(SB), Z5, K1, Z5
+	VBLENDMPD Z2, Z6, K1, Z6
+	VBLENDMPD one<>+0(SB), Z1, K1, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act103AVX512_done
+
+act103AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act103AVX512_done
+
+act103AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act103AVX512_done:
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z4, (SI)(DX*8)
+	ADDQ    $+8, DX
+	JMP     gateStepTableAVX512_m13_loop
+
+gateStepTableAVX512_m13_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ  DX, AX
+	JZ    gateStepTableAVX512_m13_done
+	LEAQ  tailMask<>+0(SB), BX
+	KMOVW (BX)(AX*2), K1
+
+	// load every input of the blocks before storing anything
+	MOVQ      cPrev_base+64(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z0
+	MOVQ      act_base+32(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z1
+	MOVQ      gates_base+0(FP), AX
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z2
+	MOVQ      act_base+32(FP), AX
+	LEAQ      (AX)(CX*2), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z3
+	MOVQ      act_base+32(FP), AX
+	LEAQ      (CX)(CX*2), BX
+	ADDQ      BX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z2, Z5
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z2, K2
+	KORTESTW K2, K2
+	JZ       act104AVX512_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z6
+	VMAXPD  Z5, Z6, Z5
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z6
+	VRNDSCALEPD $0x00, Z6, Z6
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z6, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z6, Z5
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z7
+	VFMADD213PD expC12<>+0(SB), Z5, Z7
+	VFMADD213PD expC11<>+0(SB), Z5, Z7
+	VFMADD213PD expC10<>+0(SB), Z5, Z7
+	VFMADD213PD expC9<>+0(SB), Z5, Z7
+	VFMADD213PD expC8<>+0(SB), Z5, Z7
+	VFMADD213PD expC7<>+0(SB), Z5, Z7
+	VFMADD213PD expC6<>+0(SB), Z5, Z7
+	VFMADD213PD expC5<>+0(SB), Z5, Z7
+	VFMADD213PD expC4<>+0(SB), Z5, Z7
+	VFMADD213PD expC3<>+0(SB), Z5, Z7
+	VFMADD213PD expC2<>+0(SB), Z5, Z7
+	VFMADD213PD one<>+0(SB), Z5, Z7
+	VFMADD213PD one<>+0(SB), Z5, Z7
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z6, Z7, Z5
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z6
+	VCMPPD    $0x1d, zero<>+0(SB), Z2, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z6, Z5, Z2
+	JMP       act104AVX512_done
+
+act104AVX512_sat:
+	VMOVUPD one<>+0(SB), Z2
+
+act104AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z1
+	VADDPD  Z1, Z0, Z0
+	MOVQ    gates_base+0(FP), AX
+	ADDQ    CX, AX
+	VMOVUPD Z2, K1, (AX)(DX*8)
+	MOVQ    c_base+88(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act105AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act105AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K2
+	VBLENDMPD minusTwo<>+0(SB), Z5, K2, Z5
+	VBLENDMPD Z2, Z6, K2, Z6
+	VBLENDMPD one<>+0(SB), Z1, K2, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act105AVX512_done
+
+act105AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act105AVX512_done
+
+act105AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act105AVX512_done:
+	MOVQ    tc_base+112(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+
+gateStepTableAVX512_m13_done:
+	VZEROUPPER
+	RET
+
+gateStepTableAVX512_m14:
+	// table = 14
+	XORQ DX, DX
+	MOVQ AX, BX
+	ANDQ $-16, BX
+
+gateStepTableAVX512_m14_loopk:
+	// for ; i < n&^(16-1); i += 16 {
+	CMPQ DX, BX
+	JAE  gateStepTableAVX512_m14_loopk_end
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD (SI)(DX*8), Z0
+	MOVQ    gates_base+0(FP), SI
+	VMOVUPD (SI)(DX*8), Z1
+	MOVQ    act_base+32(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD (SI)(DX*8), Z2
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD (SI)(DX*8), Z3
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD (SI)(DX*8), Z4
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD 64(SI)(DX*8), Z5
+	MOVQ    gates_base+0(FP), SI
+	VMOVUPD 64(SI)(DX*8), Z6
+	MOVQ    act_base+32(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD 64(SI)(DX*8), Z7
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD 64(SI)(DX*8), Z8
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD 64(SI)(DX*8), Z9
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z1, Z10
+	VPORQ signMask<>+0(SB), Z6, Z11
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z1, K1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z6, K2
+	KORW     K2, K1, K1
+	KORTESTW K1, K1
+	JZ       act106AVX512_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z12
+	VMAXPD  Z10, Z12, Z10
+	VMOVUPD expMinArg<>+0(SB), Z12
+	VMAXPD  Z11, Z12, Z11
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z10, Z12
+	VRNDSCALEPD $0x00, Z12, Z12
+	VMULPD      expLog2E<>+0(SB), Z11, Z13
+	VRNDSCALEPD $0x00, Z13, Z13
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z12, Z10
+	VFNMADD231PD expLn2Hi<>+0(SB), Z13, Z11
+	VFNMADD231PD expLn2Lo<>+0(SB), Z12, Z10
+	VFNMADD231PD expLn2Lo<>+0(SB), Z13, Z11
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z14
+	VMOVUPD     expC13<>+0(SB), Z15
+	VFMADD213PD expC12<>+0(SB), Z10, Z14
+	VFMADD213PD expC12<>+0(SB), Z11, Z15
+	VFMADD213PD expC11<>+0(SB), Z10, Z14
+	VFMADD213PD expC11<>+0(SB), Z11, Z15
+	VFMADD213PD expC10<>+0(SB), Z10, Z14
+	VFMADD213PD expC10<>+0(SB), Z11, Z15
+	VFMADD213PD expC9<>+0(SB), Z10, Z14
+	VFMADD213PD expC9<>+0(SB), Z11, Z15
+	VFMADD213PD expC8<>+0(SB), Z10, Z14
+	VFMADD213PD expC8<>+0(SB), Z11, Z15
+	VFMADD213PD expC7<>+0(SB), Z10, Z14
+	VFMADD213PD expC7<>+0(SB), Z11, Z15
+	VFMADD213PD expC6<>+0(SB), Z10, Z14
+	VFMADD213PD expC6<>+0(SB), Z11, Z15
+	VFMADD213PD expC5<>+0(SB), Z10, Z14
+	VFMADD213PD expC5<>+0(SB), Z11, Z15
+	VFMADD213PD expC4<>+0(SB), Z10, Z14
+	VFMADD213PD expC4<>+0(SB), Z11, Z15
+	VFMADD213PD expC3<>+0(SB), Z10, Z14
+	VFMADD213PD expC3<>+0(SB), Z11, Z15
+	VFMADD213PD expC2<>+0(SB), Z10, Z14
+	VFMADD213PD expC2<>+0(SB), Z11, Z15
+	VFMADD213PD one<>+0(SB), Z10, Z14
+	VFMADD213PD one<>+0(SB), Z11, Z15
+	VFMADD213PD one<>+0(SB), Z10, Z14
+	VFMADD213PD one<>+0(SB), Z11, Z15
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z12, Z14, Z10
+	VSCALEFPD Z13, Z15, Z11
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z10, Z12
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K1
+	VBLENDMPD one<>+0(SB), Z10, K1, Z10
+	VDIVPD    Z12, Z10, Z1
+	VADDPD    one<>+0(SB), Z11, Z10
+	VCMPPD    $0x1d, zero<>+0(SB), Z6, K1
+	VBLENDMPD one<>+0(SB), Z11, K1, Z11
+	VDIVPD    Z10, Z11, Z6
+	JMP       act106AVX512_done
+
+act106AVX512_sat:
+	VMOVUPD one<>+0(SB), Z1
+	VMOVUPD one<>+0(SB), Z6
+
+act106AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z2
+	VADDPD  Z2, Z0, Z0
+	MOVQ    gates_base+0(FP), SI
+	VMOVUPD Z1, (SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z5, Z7, Z1
+	VMULPD  Z8, Z6, Z2
+	VADDPD  Z2, Z1, Z5
+	MOVQ    gates_base+0(FP), SI
+	VMOVUPD Z6, 64(SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z5, 64(SI)(DX*8)
+	VMOVUPD Z5, Z1
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z2
+	VADDPD Z2, Z2, Z3
+	VPANDQ absMask<>+0(SB), Z1, Z5
+	VADDPD Z5, Z5, Z6
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z2, K1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z5, K2
+	KORW     K2, K1, K1
+	KORTESTW K1, K1
+	JZ       act107AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z2, K1
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z5, K2
+	KORW     K2, K1, K1
+	KORTESTW K1, K1
+	JZ       act107AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z7
+	VMINPD  Z3, Z7, Z3
+	VMOVUPD expMaxArg<>+0(SB), Z7
+	VMINPD  Z6, Z7, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z3, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+	VMULPD      expLog2E<>+0(SB), Z6, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z3
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z3
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z10
+	VMOVUPD     expC13<>+0(SB), Z11
+	VFMADD213PD expC12<>+0(SB), Z3, Z10
+	VFMADD213PD expC12<>+0(SB), Z6, Z11
+	VFMADD213PD expC11<>+0(SB), Z3, Z10
+	VFMADD213PD expC11<>+0(SB), Z6, Z11
+	VFMADD213PD expC10<>+0(SB), Z3, Z10
+	VFMADD213PD expC10<>+0(SB), Z6, Z11
+	VFMADD213PD expC9<>+0(SB), Z3, Z10
+	VFMADD213PD expC9<>+0(SB), Z6, Z11
+	VFMADD213PD expC8<>+0(SB), Z3, Z10
+	VFMADD213PD expC8<>+0(SB), Z6, Z11
+	VFMADD213PD expC7<>+0(SB), Z3, Z10
+	VFMADD213PD expC7<>+0(SB), Z6, Z11
+	VFMADD213PD expC6<>+0(SB), Z3, Z10
+	VFMADD213PD expC6<>+0(SB), Z6, Z11
+	VFMADD213PD expC5<>+0(SB), Z3, Z10
+	VFMADD213PD expC5<>+0(SB), Z6, Z11
+	VFMADD213PD expC4<>+0(SB), Z3, Z10
+	VFMADD213PD expC4<>+0(SB), Z6, Z11
+	VFMADD213PD expC3<>+0(SB), Z3, Z10
+	VFMADD213PD expC3<>+0(SB), Z6, Z11
+	VFMADD213PD expC2<>+0(SB), Z3, Z10
+	VFMADD213PD expC2<>+0(SB), Z6, Z11
+	VFMADD213PD one<>+0(SB), Z3, Z10
+	VFMADD213PD one<>+0(SB), Z6, Z11
+	VFMADD213PD one<>+0(SB), Z3, Z10
+	VFMADD213PD one<>+0(SB), Z6, Z11
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z10, Z3
+	VSCALEFPD Z8, Z11, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z2, Z2, Z7
+	VMOVUPD     tanhP0<>+0(SB), Z8
+	VFMADD213PD tanhP1<>+0(SB), Z7, Z8
+	VFMADD213PD tanhP2<>+0(SB), Z7, Z8
+	VADDPD      tanhQ0<>+0(SB), Z7, Z10
+	VFMADD213PD tanhQ1<>+0(SB), Z7, Z10
+	VFMADD213PD tanhQ2<>+0(SB), Z7, Z10
+	VMULPD      Z7, Z2, Z7
+	VMULPD      Z8, Z7, Z8
+	VADDPD      one<>+0(SB), Z3, Z3
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z2, K1
+	VBLENDMPD minusTwo<>+0(SB), Z8, K1, Z8
+	VBLENDMPD Z3, Z10, K1, Z10
+	VBLENDMPD one<>+0(SB), Z2, K1, Z2
+	VDIVPD    Z10, Z8, Z8
+	VADDPD    Z8, Z2, Z2
+
+	// x = copysign(t, x)
+	VPTERNLOGQ  $0xe4, signMask<>+0(SB), Z2, Z0
+	VMULPD      Z5, Z5, Z2
+	VMOVUPD     tanhP0<>+0(SB), Z3
+	VFMADD213PD tanhP1<>+0(SB), Z2, Z3
+	VFMADD213PD tanhP2<>+0(SB), Z2, Z3
+	VADDPD      tanhQ0<>+0(SB), Z2, Z7
+	VFMADD213PD tanhQ1<>+0(SB), Z2, Z7
+	VFMADD213PD tanhQ2<>+0(SB), Z2, Z7
+	VMULPD      Z2, Z5, Z2
+	VMULPD      Z3, Z2, Z3
+	VADDPD      one<>+0(SB), Z6, Z6
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z5, K1
+	VBLENDMPD minusTwo<>+0(SB), Z3, K1, Z3
+	VBLENDMPD Z6, Z7, K1, Z7
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z7, Z3, Z3
+	VADDPD    Z3, Z5, Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
+	JMP        act107AVX512_done
+
+act107AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z2
+	VMINPD  Z3, Z2, Z3
+	VMOVUPD expMaxArg<>+0(SB), Z2
+	VMINPD  Z6, Z2, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z3, Z2
+	VRNDSCALEPD $0x00, Z2, Z2
+	VMULPD      expLog2E<>+0(SB), Z6, Z5
+	VRNDSCALEPD $0x00, Z5, Z5
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z2, Z3
+	VFNMADD231PD expLn2Hi<>+0(SB), Z5, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z2, Z3
+	VFNMADD231PD expLn2Lo<>+0(SB), Z5, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z7
+	VMOVUPD     expC13<>+0(SB), Z8
+	VFMADD213PD expC12<>+0(SB), Z3, Z7
+	VFMADD213PD expC12<>+0(SB), Z6, Z8
+	VFMADD213PD expC11<>+0(SB), Z3, Z7
+	VFMADD213PD expC11<>+0(SB), Z6, Z8
+	VFMADD213PD expC10<>+0(SB), Z3, Z7
+	VFMADD213PD expC10<>+0(SB), Z6, Z8
+	VFMADD213PD expC9<>+0(SB), Z3, Z7
+	VFMADD213PD expC9<>+0(SB), Z6, Z8
+	VFMADD213PD expC8<>+0(SB), Z3, Z7
+	VFMADD213PD expC8<>+0(SB), Z6, Z8
+	VFMADD213PD expC7<>+0(SB), Z3, Z7
+	VFMADD213PD expC7<>+0(SB), Z6, Z8
+	VFMADD213PD expC6<>+0(SB), Z3, Z7
+	VFMADD213PD expC6<>+0(SB), Z6, Z8
+	VFMADD213PD expC5<>+0(SB), Z3, Z7
+	VFMADD213PD expC5<>+0(SB), Z6, Z8
+	VFMADD213PD expC4<>+0(SB), Z3, Z7
+	VFMADD213PD expC4<>+0(SB), Z6, Z8
+	VFMADD213PD expC3<>+0(SB), Z3, Z7
+	VFMADD213PD expC3<>+0(SB), Z6, Z8
+	VFMADD213PD expC2<>+0(SB), Z3, Z7
+	VFMADD213PD expC2<>+0(SB), Z6, Z8
+	VFMADD213PD one<>+0(SB), Z3, Z7
+	VFMADD213PD one<>+0(SB), Z6, Z8
+	VFMADD213PD one<>+0(SB), Z3, Z7
+	VFMADD213PD one<>+0(SB), Z6, Z8
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z2, Z7, Z3
+	VSCALEFPD Z5, Z8, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z3, Z3
+	VMOVUPD minusTwo<>+0(SB), Z2
+	VDIVPD  Z3, Z2, Z2
+	VADDPD  one<>+0(SB), Z2, Z2
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z2, Z0
+	VADDPD     one<>+0(SB), Z6, Z6
+	VMOVUPD    minusTwo<>+0(SB), Z5
+	VDIVPD     Z6, Z5, Z5
+	VADDPD     one<>+0(SB), Z5, Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
+	JMP        act107AVX512_done
+
+act107AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z2
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z2, Z0
+	VMOVUPD    one<>+0(SB), Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
+
+act107AVX512_done:
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z4, (SI)(DX*8)
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z1, 64(SI)(DX*8)
+	VMULPD  Z1, Z9, Z9
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z9, 64(SI)(DX*8)
+	ADDQ    $+16, DX
+	JMP     gateStepTableAVX512_m14_loopk
+
+gateStepTableAVX512_m14_loopk_end:
+	MOVQ AX, BX
+	ANDQ $-8, BX
+
+gateStepTableAVX512_m14_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, BX
+	JAE  gateStepTableAVX512_m14_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD (SI)(DX*8), Z0
+	MOVQ    gates_base+0(FP), SI
+	VMOVUPD (SI)(DX*8), Z1
+	MOVQ    act_base+32(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD (SI)(DX*8), Z2
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD (SI)(DX*8), Z3
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD (SI)(DX*8), Z4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z1, Z5
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act108AVX512_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z6
+	VMAXPD  Z5, Z6, Z5
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z6
+	VRNDSCALEPD $0x00, Z6, Z6
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z6, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z6, Z5
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z7
+	VFMADD213PD expC12<>+0(SB), Z5, Z7
+	VFMADD213PD expC11<>+0(SB), Z5, Z7
+	VFMADD213PD expC10<>+0(SB), Z5, Z7
+	VFMADD213PD expC9<>+0(SB), Z5, Z7
+	VFMADD213PD expC8<>+0(SB), Z5, Z7
+	VFMADD213PD expC7<>+0(SB), Z5, Z7
+	VFMADD213PD expC6<>+0(SB), Z5, Z7
+	VFMADD213PD expC5<>+0(SB), Z5, Z7
+	VFMADD213PD expC4<>+0(SB), Z5, Z7
+	VFMADD213PD expC3<>+0(SB), Z5, Z7
+	VFMADD213PD expC2<>+0(SB), Z5, Z7
+	VFMADD213PD one<>+0(SB), Z5, Z7
+	VFMADD213PD one<>+0(SB), Z5, Z7
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z6, Z7, Z5
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z6
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z6, Z5, Z1
+	JMP       act108AVX512_done
+
+act108AVX512_sat:
+	VMOVUPD one<>+0(SB), Z1
+
+act108AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z2
+	VADDPD  Z2, Z0, Z0
+	MOVQ    gates_base+0(FP), SI
+	VMOVUPD Z1, (SI)(DX*8)
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act109AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act109AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K1
+	VBLENDMPD minusTwo<>+0(SB), Z5, K1, Z5
+	VBLENDMPD Z2, Z6, K1, Z6
+	VBLENDMPD one<>+0(SB), Z1, K1, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act109AVX512_done
+
+act109AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act109AVX512_done
+
+act109AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act109AVX512_done:
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z4, (SI)(DX*8)
+	ADDQ    $+8, DX
+	JMP     gateStepTableAVX512_m14_loop
+
+gateStepTableAVX512_m14_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ  DX, AX
+	JZ    gateStepTableAVX512_m14_done
+	LEAQ  tailMask<>+0(SB), BX
+	KMOVW (BX)(AX*2), K1
+
+	// load every input of the blocks before storing anything
+	MOVQ      cPrev_base+64(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z0
+	MOVQ      gates_base+0(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z1
+	MOVQ      act_base+32(FP), AX
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z2
+	MOVQ      act_base+32(FP), AX
+	LEAQ      (AX)(CX*2), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z3
+	MOVQ      act_base+32(FP), AX
+	LEAQ      (CX)(CX*2), CX
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z1, Z5
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act110AVX512_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z6
+	VMAXPD  Z5, Z6, Z5
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z6
+	VRNDSCALEPD $0x00, Z6, Z6
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z6, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z6, Z5
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z7
+	VFMADD213PD expC12<>+0(SB), Z5, Z7
+	VFMADD213PD expC11<>+0(SB), Z5, Z7
+	VFMADD213PD expC10<>+0(SB), Z5, Z7
+	VFMADD213PD expC9<>+0(SB), Z5, Z7
+	VFMADD213PD expC8<>+0(SB), Z5, Z7
+	VFMADD213PD expC7<>+0(SB), Z5, Z7
+	VFMADD213PD expC6<>+0(SB), Z5, Z7
+	VFMADD213PD expC5<>+0(SB), Z5, Z7
+	VFMADD213PD expC4<>+0(SB), Z5, Z7
+	VFMADD213PD expC3<>+0(SB), Z5, Z7
+	VFMADD213PD expC2<>+0(SB), Z5, Z7
+	VFMADD213PD one<>+0(SB), Z5, Z7
+	VFMADD213PD one<>+0(SB), Z5, Z7
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z6, Z7, Z5
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z6
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z6, Z5, Z1
+	JMP       act110AVX512_done
+
+act110AVX512_sat:
+	VMOVUPD one<>+0(SB), Z1
+
+act110AVX512_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z2
+	VADDPD  Z2, Z0, Z0
+	MOVQ    gates_base+0(FP), AX
+	VMOVUPD Z1, K1, (AX)(DX*8)
+	MOVQ    c_base+88(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act111AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act111AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K2
+	VBLENDMPD minusTwo<>+0(SB), Z5, K2, Z5
+	VBLENDMPD Z2, Z6, K2, Z6
+	VBLENDMPD one<>+0(SB), Z1, K2, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act111AVX512_done
+
+act111AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act111AVX512_done
+
+act111AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act111AVX512_done:
+	MOVQ    tc_base+112(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+
+gateStepTableAVX512_m14_done:
+	VZEROUPPER
+	RET
+
+gateStepTableAVX512_m15:
+	// table = 15
+	XORQ DX, DX
+	MOVQ AX, BX
+	ANDQ $-16, BX
+
+gateStepTableAVX512_m15_loopk:
+	// for ; i < n&^(16-1); i += 16 {
+	CMPQ DX, BX
+	JAE  gateStepTableAVX512_m15_loopk_end
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD (SI)(DX*8), Z0
+	MOVQ    act_base+32(FP), SI
+	VMOVUPD (SI)(DX*8), Z1
+	MOVQ    act_base+32(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD (SI)(DX*8), Z2
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD (SI)(DX*8), Z3
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD (SI)(DX*8), Z4
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD 64(SI)(DX*8), Z5
+	MOVQ    act_base+32(FP), SI
+	VMOVUPD 64(SI)(DX*8), Z6
+	MOVQ    act_base+32(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD 64(SI)(DX*8), Z7
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD 64(SI)(DX*8), Z8
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD 64(SI)(DX*8), Z9
+
+	// the computed activations
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z1
+	VADDPD  Z1, Z0, Z0
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z5, Z7, Z1
+	VMULPD  Z8, Z6, Z2
+	VADDPD  Z2, Z1, Z5
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z5, 64(SI)(DX*8)
+	VMOVUPD Z5, Z1
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z2
+	VADDPD Z2, Z2, Z3
+	VPANDQ absMask<>+0(SB), Z1, Z5
+	VADDPD Z5, Z5, Z6
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z2, K1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z5, K2
+	KORW     K2, K1, K1
+	KORTESTW K1, K1
+	JZ       act112AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z2, K1
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z5, K2
+	KORW     K2, K1, K1
+	KORTESTW K1, K1
+	JZ       act112AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z7
+	VMINPD  Z3, Z7, Z3
+	VMOVUPD expMaxArg<>+0(SB), Z7
+	VMINPD  Z6, Z7, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z3, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+	VMULPD      expLog2E<>+0(SB), Z6, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z3
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z3
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z10
+	VMOVUPD     expC13<>+0(SB), Z11
+	VFMADD213PD expC12<>+0(SB), Z3, Z10
+	VFMADD213PD expC12<>+0(SB), Z6, Z11
+	VFMADD213PD expC11<>+0(SB), Z3, Z10
+	VFMADD213PD expC11<>+0(SB), Z6, Z11
+	VFMADD213PD expC10<>+0(SB), Z3, Z10
+	VFMADD213PD expC10<>+0(SB), Z6, Z11
+	VFMADD213PD expC9<>+0(SB), Z3, Z10
+	VFMADD213PD expC9<>+0(SB), Z6, Z11
+	VFMADD213PD expC8<>+0(SB), Z3, Z10
+	VFMADD213PD expC8<>+0(SB), Z6, Z11
+	VFMADD213PD expC7<>+0(SB), Z3, Z10
+	VFMADD213PD expC7<>+0(SB), Z6, Z11
+	VFMADD213PD expC6<>+0(SB), Z3, Z10
+	VFMADD213PD expC6<>+0(SB), Z6, Z11
+	VFMADD213PD expC5<>+0(SB), Z3, Z10
+	VFMADD213PD expC5<>+0(SB), Z6, Z11
+	VFMADD213PD expC4<>+0(SB), Z3, Z10
+	VFMADD213PD expC4<>+0(SB), Z6, Z11
+	VFMADD213PD expC3<>+0(SB), Z3, Z10
+	VFMADD213PD expC3<>+0(SB), Z6, Z11
+	VFMADD213PD expC2<>+0(SB), Z3, Z10
+	VFMADD213PD expC2<>+0(SB), Z6, Z11
+	VFMADD213PD one<>+0(SB), Z3, Z10
+	VFMADD213PD one<>+0(SB), Z6, Z11
+	VFMADD213PD one<>+0(SB), Z3, Z10
+	VFMADD213PD one<>+0(SB), Z6, Z11
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z10, Z3
+	VSCALEFPD Z8, Z11, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z2, Z2, Z7
+	VMOVUPD     tanhP0<>+0(SB), Z8
+	VFMADD213PD tanhP1<>+0(SB), Z7, Z8
+	VFMADD213PD tanhP2<>+0(SB), Z7, Z8
+	VADDPD      tanhQ0<>+0(SB), Z7, Z10
+	VFMADD213PD tanhQ1<>+0(SB), Z7, Z10
+	VFMADD213PD tanhQ2<>+0(SB), Z7, Z10
+	VMULPD      Z7, Z2, Z7
+	VMULPD      Z8, Z7, Z8
+	VADDPD      one<>+0(SB), Z3, Z3
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z2, K1
+	VBLENDMPD minusTwo<>+0(SB), Z8, K1, Z8
+	VBLENDMPD Z3, Z10, K1, Z10
+	VBLENDMPD one<>+0(SB), Z2, K1, Z2
+	VDIVPD    Z10, Z8, Z8
+	VADDPD    Z8, Z2, Z2
+
+	// x = copysign(t, x)
+	VPTERNLOGQ  $0xe4, signMask<>+0(SB), Z2, Z0
+	VMULPD      Z5, Z5, Z2
+	VMOVUPD     tanhP0<>+0(SB), Z3
+	VFMADD213PD tanhP1<>+0(SB), Z2, Z3
+	VFMADD213PD tanhP2<>+0(SB), Z2, Z3
+	VADDPD      tanhQ0<>+0(SB), Z2, Z7
+	VFMADD213PD tanhQ1<>+0(SB), Z2, Z7
+	VFMADD213PD tanhQ2<>+0(SB), Z2, Z7
+	VMULPD      Z2, Z5, Z2
+	VMULPD      Z3, Z2, Z3
+	VADDPD      one<>+0(SB), Z6, Z6
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z5, K1
+	VBLENDMPD minusTwo<>+0(SB), Z3, K1, Z3
+	VBLENDMPD Z6, Z7, K1, Z7
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z7, Z3, Z3
+	VADDPD    Z3, Z5, Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
+	JMP        act112AVX512_done
+
+act112AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z2
+	VMINPD  Z3, Z2, Z3
+	VMOVUPD expMaxArg<>+0(SB), Z2
+	VMINPD  Z6, Z2, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z3, Z2
+	VRNDSCALEPD $0x00, Z2, Z2
+	VMULPD      expLog2E<>+0(SB), Z6, Z5
+	VRNDSCALEPD $0x00, Z5, Z5
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z2, Z3
+	VFNMADD231PD expLn2Hi<>+0(SB), Z5, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z2, Z3
+	VFNMADD231PD expLn2Lo<>+0(SB), Z5, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z7
+	VMOVUPD     expC13<>+0(SB), Z8
+	VFMADD213PD expC12<>+0(SB), Z3, Z7
+	VFMADD213PD expC12<>+0(SB), Z6, Z8
+	VFMADD213PD expC11<>+0(SB), Z3, Z7
+	VFMADD213PD expC11<>+0(SB), Z6, Z8
+	VFMADD213PD expC10<>+0(SB), Z3, Z7
+	VFMADD213PD expC10<>+0(SB), Z6, Z8
+	VFMADD213PD expC9<>+0(SB), Z3, Z7
+	VFMADD213PD expC9<>+0(SB), Z6, Z8
+	VFMADD213PD expC8<>+0(SB), Z3, Z7
+	VFMADD213PD expC8<>+0(SB), Z6, Z8
+	VFMADD213PD expC7<>+0(SB), Z3, Z7
+	VFMADD213PD expC7<>+0(SB), Z6, Z8
+	VFMADD213PD expC6<>+0(SB), Z3, Z7
+	VFMADD213PD expC6<>+0(SB), Z6, Z8
+	VFMADD213PD expC5<>+0(SB), Z3, Z7
+	VFMADD213PD expC5<>+0(SB), Z6, Z8
+	VFMADD213PD expC4<>+0(SB), Z3, Z7
+	VFMADD213PD expC4<>+0(SB), Z6, Z8
+	VFMADD213PD expC3<>+0(SB), Z3, Z7
+	VFMADD213PD expC3<>+0(SB), Z6, Z8
+	VFMADD213PD expC2<>+0(SB), Z3, Z7
+	VFMADD213PD expC2<>+0(SB), Z6, Z8
+	VFMADD213PD one<>+0(SB), Z3, Z7
+	VFMADD213PD one<>+0(SB), Z6, Z8
+	VFMADD213PD one<>+0(SB), Z3, Z7
+	VFMADD213PD one<>+0(SB), Z6, Z8
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z2, Z7, Z3
+	VSCALEFPD Z5, Z8, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z3, Z3
+	VMOVUPD minusTwo<>+0(SB), Z2
+	VDIVPD  Z3, Z2, Z2
+	VADDPD  one<>+0(SB), Z2, Z2
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z2, Z0
+	VADDPD     one<>+0(SB), Z6, Z6
+	VMOVUPD    minusTwo<>+0(SB), Z5
+	VDIVPD     Z6, Z5, Z5
+	VADDPD     one<>+0(SB), Z5, Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
+	JMP        act112AVX512_done
+
+act112AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z2
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z2, Z0
+	VMOVUPD    one<>+0(SB), Z5
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
+
+act112AVX512_done:
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z4, (SI)(DX*8)
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z1, 64(SI)(DX*8)
+	VMULPD  Z1, Z9, Z9
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z9, 64(SI)(DX*8)
+	ADDQ    $+16, DX
+	JMP     gateStepTableAVX512_m15_loopk
+
+gateStepTableAVX512_m15_loopk_end:
+	MOVQ AX, BX
+	ANDQ $-8, BX
+
+gateStepTableAVX512_m15_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, BX
+	JAE  gateStepTableAVX512_m15_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), SI
+	VMOVUPD (SI)(DX*8), Z0
+	MOVQ    act_base+32(FP), SI
+	VMOVUPD (SI)(DX*8), Z1
+	MOVQ    act_base+32(FP), SI
+	ADDQ    CX, SI
+	VMOVUPD (SI)(DX*8), Z2
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (SI)(CX*2), SI
+	VMOVUPD (SI)(DX*8), Z3
+	MOVQ    act_base+32(FP), SI
+	LEAQ    (CX)(CX*2), DI
+	ADDQ    DI, SI
+	VMOVUPD (SI)(DX*8), Z4
+
+	// the computed activations
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z1
+	VADDPD  Z1, Z0, Z0
+	MOVQ    c_base+88(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act113AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
+	KORTESTW K1, K1
+	JZ       act113AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K1
+	VBLENDMPD minusTwo<>+0(SB), Z5, K1, Z5
+	VBLENDMPD Z2, Z6, K1, Z6
+	VBLENDMPD one<>+0(SB), Z1, K1, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act113AVX512_done
+
+act113AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act113AVX512_done
+
+act113AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act113AVX512_done:
+	MOVQ    tc_base+112(FP), SI
+	VMOVUPD Z0, (SI)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), SI
+	VMOVUPD Z4, (SI)(DX*8)
+	ADDQ    $+8, DX
+	JMP     gateStepTableAVX512_m15_loop
+
+gateStepTableAVX512_m15_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ  DX, AX
+	JZ    gateStepTableAVX512_m15_done
+	LEAQ  tailMask<>+0(SB), BX
+	KMOVW (BX)(AX*2), K1
+
+	// load every input of the blocks before storing anything
+	MOVQ      cPrev_base+64(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z0
+	MOVQ      act_base+32(FP), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z1
+	MOVQ      act_base+32(FP), AX
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z2
+	MOVQ      act_base+32(FP), AX
+	LEAQ      (AX)(CX*2), AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z3
+	MOVQ      act_base+32(FP), AX
+	LEAQ      (CX)(CX*2), CX
+	ADDQ      CX, AX
+	VMOVUPD.Z (AX)(DX*8), K1, Z4
+
+	// the computed activations
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Z0, Z2, Z0
+	VMULPD  Z3, Z1, Z1
+	VADDPD  Z1, Z0, Z0
+	MOVQ    c_base+88(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMOVUPD Z0, Z0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z0, Z1
+	VADDPD Z1, Z1, Z2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act114AVX512_sat
+
+	// no lane small: no rational branch
+	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
+	KORTESTW K2, K2
+	JZ       act114AVX512_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z3
+	VMINPD  Z2, Z3, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z3
+	VRNDSCALEPD $0x00, Z3, Z3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z3, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z3, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z5
+	VFMADD213PD expC12<>+0(SB), Z2, Z5
+	VFMADD213PD expC11<>+0(SB), Z2, Z5
+	VFMADD213PD expC10<>+0(SB), Z2, Z5
+	VFMADD213PD expC9<>+0(SB), Z2, Z5
+	VFMADD213PD expC8<>+0(SB), Z2, Z5
+	VFMADD213PD expC7<>+0(SB), Z2, Z5
+	VFMADD213PD expC6<>+0(SB), Z2, Z5
+	VFMADD213PD expC5<>+0(SB), Z2, Z5
+	VFMADD213PD expC4<>+0(SB), Z2, Z5
+	VFMADD213PD expC3<>+0(SB), Z2, Z5
+	VFMADD213PD expC2<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+	VFMADD213PD one<>+0(SB), Z2, Z5
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z3, Z5, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z1, Z1, Z3
+	VMOVUPD     tanhP0<>+0(SB), Z5
+	VFMADD213PD tanhP1<>+0(SB), Z3, Z5
+	VFMADD213PD tanhP2<>+0(SB), Z3, Z5
+	VADDPD      tanhQ0<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ1<>+0(SB), Z3, Z6
+	VFMADD213PD tanhQ2<>+0(SB), Z3, Z6
+	VMULPD      Z3, Z1, Z3
+	VMULPD      Z5, Z3, Z5
+	VADDPD      one<>+0(SB), Z2, Z2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z1, K2
+	VBLENDMPD minusTwo<>+0(SB), Z5, K2, Z5
+	VBLENDMPD Z2, Z6, K2, Z6
+	VBLENDMPD one<>+0(SB), Z1, K2, Z1
+	VDIVPD    Z6, Z5, Z5
+	VADDPD    Z5, Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act114AVX512_done
+
+act114AVX512_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z1
+	VMINPD  Z2, Z1, Z2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z2, Z1
+	VRNDSCALEPD $0x00, Z1, Z1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
+	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z3
+	VFMADD213PD expC12<>+0(SB), Z2, Z3
+	VFMADD213PD expC11<>+0(SB), Z2, Z3
+	VFMADD213PD expC10<>+0(SB), Z2, Z3
+	VFMADD213PD expC9<>+0(SB), Z2, Z3
+	VFMADD213PD expC8<>+0(SB), Z2, Z3
+	VFMADD213PD expC7<>+0(SB), Z2, Z3
+	VFMADD213PD expC6<>+0(SB), Z2, Z3
+	VFMADD213PD expC5<>+0(SB), Z2, Z3
+	VFMADD213PD expC4<>+0(SB), Z2, Z3
+	VFMADD213PD expC3<>+0(SB), Z2, Z3
+	VFMADD213PD expC2<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+	VFMADD213PD one<>+0(SB), Z2, Z3
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z1, Z3, Z2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Z2, Z2
+	VMOVUPD minusTwo<>+0(SB), Z1
+	VDIVPD  Z2, Z1, Z1
+	VADDPD  one<>+0(SB), Z1, Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+	JMP        act114AVX512_done
+
+act114AVX512_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Z1
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
+
+act114AVX512_done:
+	MOVQ    tc_base+112(FP), AX
+	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMULPD  Z0, Z4, Z4
+	MOVQ    h_base+136(FP), AX
+	VMOVUPD Z4, K1, (AX)(DX*8)
+
+gateStepTableAVX512_m15_done:
 	VZEROUPPER
 	RET
 
@@ -9387,6 +20528,164 @@ gateBackwardAVX512_tail:
 	VMOVUPD Z10, K1, (AX)(R11*8)
 
 gateBackwardAVX512_done:
+	VZEROUPPER
+	RET
+
+// func gateBackwardTableAVX512(dz []float64, stride int, dcPrev []float64, dh []float64, dc []float64, gates []float64, act []float64, table int, tc []float64, cPrev []float64)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·gateBackwardTableAVX512(SB), NOSPLIT, $0-208
+	MOVQ dh_len+64(FP), AX
+	MOVQ stride+24(FP), CX
+	SHLQ $0x03, CX
+	MOVQ table+152(FP), DX
+	MOVQ dz_base+0(FP), BX
+	LEAQ (BX)(CX*1), SI
+	LEAQ (SI)(CX*1), DI
+	LEAQ (DI)(CX*1), R8
+	MOVQ gates_base+104(FP), R9
+	LEAQ (R9)(CX*1), R10
+	LEAQ (R10)(CX*1), R11
+	LEAQ (R11)(CX*1), R12
+
+	// gate q's activations come from act where bit q of table is set
+	MOVQ    act_base+128(FP), R13
+	BTQ     $0x00, DX
+	CMOVQCS R13, R9
+	ADDQ    CX, R13
+	BTQ     $0x01, DX
+	CMOVQCS R13, R10
+	ADDQ    CX, R13
+	BTQ     $0x02, DX
+	CMOVQCS R13, R11
+	ADDQ    CX, R13
+	BTQ     $0x03, DX
+	CMOVQCS R13, R12
+	XORQ    CX, CX
+	MOVQ    AX, DX
+	ANDQ    $-8, DX
+
+gateBackwardTableAVX512_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, DX
+	JAE     gateBackwardTableAVX512_tail
+	VMOVUPD one<>+0(SB), Z0
+	VMOVUPD (R9)(CX*8), Z1
+	VMOVUPD (R10)(CX*8), Z2
+	VMOVUPD (R11)(CX*8), Z3
+	VMOVUPD (R12)(CX*8), Z4
+	MOVQ    tc_base+160(FP), R13
+	VMOVUPD (R13)(CX*8), Z5
+	MOVQ    dh_base+56(FP), R13
+	VMOVUPD (R13)(CX*8), Z6
+	MOVQ    dc_base+80(FP), R13
+	VMOVUPD (R13)(CX*8), Z7
+	MOVQ    cPrev_base+184(FP), R13
+	VMOVUPD (R13)(CX*8), Z8
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z9
+	VSUBPD Z9, Z0, Z9
+	VMULPD Z4, Z6, Z10
+	VMULPD Z9, Z10, Z10
+	VADDPD Z7, Z10, Z10
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD Z5, Z6, Z9
+	VSUBPD Z4, Z0, Z5
+	VMULPD Z5, Z9, Z9
+	VMULPD Z4, Z9, Z9
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD Z3, Z10, Z4
+	VSUBPD Z1, Z0, Z5
+	VMULPD Z5, Z4, Z4
+	VMULPD Z1, Z4, Z4
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD Z8, Z10, Z8
+	VSUBPD Z2, Z0, Z5
+	VMULPD Z5, Z8, Z8
+	VMULPD Z2, Z8, Z8
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD Z1, Z10, Z1
+	VMULPD Z3, Z3, Z3
+	VSUBPD Z3, Z0, Z3
+	VMULPD Z3, Z1, Z1
+
+	// dcPrev = dct * f
+	VMULPD  Z2, Z10, Z10
+	VMOVUPD Z9, (R8)(CX*8)
+	VMOVUPD Z4, (BX)(CX*8)
+	VMOVUPD Z8, (SI)(CX*8)
+	VMOVUPD Z1, (DI)(CX*8)
+	MOVQ    dcPrev_base+32(FP), R13
+	VMOVUPD Z10, (R13)(CX*8)
+	ADDQ    $+8, CX
+	JMP     gateBackwardTableAVX512_loop
+
+gateBackwardTableAVX512_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ      CX, AX
+	JZ        gateBackwardTableAVX512_done
+	LEAQ      tailMask<>+0(SB), DX
+	KMOVW     (DX)(AX*2), K1
+	VMOVUPD   one<>+0(SB), Z0
+	VMOVUPD.Z (R9)(CX*8), K1, Z1
+	VMOVUPD.Z (R10)(CX*8), K1, Z2
+	VMOVUPD.Z (R11)(CX*8), K1, Z3
+	VMOVUPD.Z (R12)(CX*8), K1, Z4
+	MOVQ      tc_base+160(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z5
+	MOVQ      dh_base+56(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z6
+	MOVQ      dc_base+80(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z7
+	MOVQ      cPrev_base+184(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z8
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z9
+	VSUBPD Z9, Z0, Z9
+	VMULPD Z4, Z6, Z10
+	VMULPD Z9, Z10, Z10
+	VADDPD Z7, Z10, Z10
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD Z5, Z6, Z9
+	VSUBPD Z4, Z0, Z5
+	VMULPD Z5, Z9, Z9
+	VMULPD Z4, Z9, Z9
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD Z3, Z10, Z4
+	VSUBPD Z1, Z0, Z5
+	VMULPD Z5, Z4, Z4
+	VMULPD Z1, Z4, Z4
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD Z8, Z10, Z8
+	VSUBPD Z2, Z0, Z5
+	VMULPD Z5, Z8, Z8
+	VMULPD Z2, Z8, Z8
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD Z1, Z10, Z1
+	VMULPD Z3, Z3, Z3
+	VSUBPD Z3, Z0, Z3
+	VMULPD Z3, Z1, Z1
+
+	// dcPrev = dct * f
+	VMULPD  Z2, Z10, Z10
+	VMOVUPD Z9, K1, (R8)(CX*8)
+	VMOVUPD Z4, K1, (BX)(CX*8)
+	VMOVUPD Z8, K1, (SI)(CX*8)
+	VMOVUPD Z1, K1, (DI)(CX*8)
+	MOVQ    dcPrev_base+32(FP), AX
+	VMOVUPD Z10, K1, (AX)(CX*8)
+
+gateBackwardTableAVX512_done:
 	VZEROUPPER
 	RET
 

@@ -19,8 +19,12 @@ func gateStep(gates, zg, cPrev, c, tc, h []float64) {
 	gateStepGeneric(gates, zg, cPrev, c, tc, h)
 }
 
-func gateStepFixed(gates []float64, stride int, act []float64, fixed int, zg, cPrev, c, tc, h []float64) {
-	gateStepFixedGeneric(gates, stride, act, fixed, zg, cPrev, c, tc, h)
+func gateStepTable(gates []float64, stride int, act []float64, table int, cPrev, c, tc, h []float64) {
+	gateStepTableGeneric(gates, stride, act, table, cPrev, c, tc, h)
+}
+
+func gateBackwardTable(dz []float64, stride int, dcPrev, dh, dc, gates, act []float64, table int, tc, cPrev []float64) {
+	gateBackwardTableGeneric(dz, stride, dcPrev, dh, dc, gates, act, table, tc, cPrev)
 }
 
 func gateBackward(dz, dcPrev, dh, dc, gates, tc, cPrev []float64) {

@@ -24,15 +24,20 @@ func mulAddRowsAVX2(dst []float64, n int, rows []float64, stride int, coef []flo
 //go:noescape
 func gateStepAVX2(gates []float64, zg []float64, cPrev []float64, c []float64, tc []float64, h []float64)
 
-// gateStepFixedAVX2 is gateStepFixedGeneric on 4-lane AVX2+FMA vectors, for n rounded down to a multiple of 4.
+// gateStepTableAVX2 is gateStepTableGeneric on 4-lane AVX2+FMA vectors, for n rounded down to a multiple of 4.
 //
 //go:noescape
-func gateStepFixedAVX2(gates []float64, stride int, act []float64, fixed int, zg []float64, cPrev []float64, c []float64, tc []float64, h []float64)
+func gateStepTableAVX2(gates []float64, stride int, act []float64, table int, cPrev []float64, c []float64, tc []float64, h []float64)
 
 // gateBackwardAVX2 is gateBackwardGeneric on 4-lane AVX2+FMA vectors, for n rounded down to a multiple of 4.
 //
 //go:noescape
 func gateBackwardAVX2(dz []float64, dcPrev []float64, dh []float64, dc []float64, gates []float64, tc []float64, cPrev []float64)
+
+// gateBackwardTableAVX2 is gateBackwardTableGeneric on 4-lane AVX2+FMA vectors, for n rounded down to a multiple of 4.
+//
+//go:noescape
+func gateBackwardTableAVX2(dz []float64, stride int, dcPrev []float64, dh []float64, dc []float64, gates []float64, act []float64, table int, tc []float64, cPrev []float64)
 
 // lrpCellAVX2 is lrpCellGeneric on 4-lane AVX2+FMA vectors, for n rounded down to a multiple of 4.
 //
@@ -64,15 +69,20 @@ func mulAddRowsAVX512(dst []float64, n int, rows []float64, stride int, coef []f
 //go:noescape
 func gateStepAVX512(gates []float64, zg []float64, cPrev []float64, c []float64, tc []float64, h []float64)
 
-// gateStepFixedAVX512 is gateStepFixedGeneric on 8-lane AVX-512 vectors, for every n.
+// gateStepTableAVX512 is gateStepTableGeneric on 8-lane AVX-512 vectors, for every n.
 //
 //go:noescape
-func gateStepFixedAVX512(gates []float64, stride int, act []float64, fixed int, zg []float64, cPrev []float64, c []float64, tc []float64, h []float64)
+func gateStepTableAVX512(gates []float64, stride int, act []float64, table int, cPrev []float64, c []float64, tc []float64, h []float64)
 
 // gateBackwardAVX512 is gateBackwardGeneric on 8-lane AVX-512 vectors, for every n.
 //
 //go:noescape
 func gateBackwardAVX512(dz []float64, dcPrev []float64, dh []float64, dc []float64, gates []float64, tc []float64, cPrev []float64)
+
+// gateBackwardTableAVX512 is gateBackwardTableGeneric on 8-lane AVX-512 vectors, for every n.
+//
+//go:noescape
+func gateBackwardTableAVX512(dz []float64, stride int, dcPrev []float64, dh []float64, dc []float64, gates []float64, act []float64, table int, tc []float64, cPrev []float64)
 
 // lrpCellAVX512 is lrpCellGeneric on 8-lane AVX-512 vectors, for every n.
 //

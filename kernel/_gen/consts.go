@@ -34,6 +34,8 @@ var constants = []struct {
 
 	// Tanh (tanhGeneric).
 	{"tanhSmall", 0.625},
+	{"tanhSat", 20},
+	{"sigmoidSat", 40},
 	{"tanhP0", -9.64399179425052238628e-1},
 	{"tanhP1", -9.92877231001918586564e1},
 	{"tanhP2", -1.61468768441708447952e3},

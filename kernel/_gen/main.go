@@ -26,6 +26,7 @@ const (
 	cmpLTOQ  = 0x11 // a < b, ordered (false for NaN)
 	cmpNLTUQ = 0x15 // !(a < b), true for NaN
 	cmpGEOQ  = 0x1d // a >= b, ordered (false for NaN)
+	cmpNGEUQ = 0x19 // !(a >= b), true for NaN
 )
 
 var cst = map[string]Mem{}
@@ -181,9 +182,19 @@ func (a *isa) exp(args []expArg) {
 	}
 }
 
+// activations counts activate's calls, for unique labels.
+var activations int
+
 // activate replaces each register of sig by sigmoidGeneric of it and each of
-// tanh by tanhGeneric of it, sharing one interleaved exp.
+// tanh by tanhGeneric of it, sharing one interleaved exp. Where no lane of
+// any tanh argument is small (|x| < tanhSmall), the rational branch is not
+// computed. Where every lane of every argument is saturated (tanh: |x| ≥
+// tanhSat; sigmoid: x ≥ sigmoidSat; the two are not mixed), nothing is:
+// the result is ±1 or 1. Either way the lanes get the bits of the blended
+// computation.
 func (a *isa) activate(sig, tanh []Register) {
+	activations++
+	id := fmt.Sprintf("act%d%s", activations, a.name)
 	var args []expArg
 	zs := make([]Register, len(sig))
 	Comment("sigmoid: z = exp(-|x|)")
@@ -201,17 +212,30 @@ func (a *isa) activate(sig, tanh []Register) {
 		VADDPD(as[i], as[i], es[i])
 		args = append(args, expArg{x: es[i], hi: true})
 	}
-	a.exp(args)
-
-	Comment("sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)")
-	for i, x := range sig {
-		d := a.vec()
-		VADDPD(a.k("one"), zs[i], d)
-		m := a.cmp(cmpGEOQ, a.k("zero"), x)
-		a.blend(m, a.k("one"), zs[i], zs[i])
-		VDIVPD(d, zs[i], x)
+	if len(tanh) == 0 {
+		Comment("every lane saturated: sigmoid = 1")
+		a.anyLane(cmpNGEUQ, "sigmoidSat", sig)
+		JZ(LabelRef(id + "_sat"))
+		a.exp(args)
+		a.sigmoids(sig, zs)
+		JMP(LabelRef(id + "_done"))
+		Label(id + "_sat")
+		for _, x := range sig {
+			VMOVUPD(a.k("one"), x)
+		}
+		Label(id + "_done")
+		return
 	}
-
+	if len(sig) == 0 {
+		Comment("every lane saturated: tanh = ±1")
+		a.anyLane(cmpNGEUQ, "tanhSat", as)
+		JZ(LabelRef(id + "_sat"))
+	}
+	Comment("no lane small: no rational branch")
+	a.anyLane(cmpLTOQ, "tanhSmall", as)
+	JZ(LabelRef(id + "_large"))
+	a.exp(args)
+	a.sigmoids(sig, zs)
 	Comment("tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a")
 	for i, x := range tanh {
 		t := as[i]
@@ -233,15 +257,78 @@ func (a *isa) activate(sig, tanh []Register) {
 		a.blend(m, a.k("one"), t, t)
 		VDIVPD(q, p, p)
 		VADDPD(p, t, t)
-		Comment("x = copysign(t, x)")
-		if a.avx512 {
-			// x = signMask ? x : t, bit by bit.
-			VPTERNLOGQ(U8(0xe4), a.k("signMask"), t, x)
-		} else {
-			a.and(a.k("absMask"), t, t)
-			a.and(a.k("signMask"), x, x)
-			a.or(t, x, x)
+		a.copysign(t, x)
+	}
+	JMP(LabelRef(id + "_done"))
+
+	Label(id + "_large")
+	a.exp(args)
+	a.sigmoids(sig, zs)
+	Comment("tanh: 1 + (-2)/(e+1)")
+	for i, x := range tanh {
+		t := as[i]
+		VADDPD(a.k("one"), es[i], es[i])
+		VMOVUPD(a.k("minusTwo"), t)
+		VDIVPD(es[i], t, t)
+		VADDPD(a.k("one"), t, t)
+		a.copysign(t, x)
+	}
+	if len(sig) == 0 {
+		JMP(LabelRef(id + "_done"))
+		Label(id + "_sat")
+		Comment("tanh: ±1")
+		for i, x := range tanh {
+			VMOVUPD(a.k("one"), as[i])
+			a.copysign(as[i], x)
 		}
+	}
+	Label(id + "_done")
+}
+
+// sigmoids finishes the sigmoids of activate from z = exp(-|x|).
+func (a *isa) sigmoids(sig, zs []Register) {
+	Comment("sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)")
+	for i, x := range sig {
+		d := a.vec()
+		VADDPD(a.k("one"), zs[i], d)
+		m := a.cmp(cmpGEOQ, a.k("zero"), x)
+		a.blend(m, a.k("one"), zs[i], zs[i])
+		VDIVPD(d, zs[i], x)
+	}
+}
+
+// copysign sets x = copysign(t, x) for t ≥ 0 (t is clobbered on AVX2).
+func (a *isa) copysign(t, x Register) {
+	Comment("x = copysign(t, x)")
+	if a.avx512 {
+		// x = signMask ? x : t, bit by bit.
+		VPTERNLOGQ(U8(0xe4), a.k("signMask"), t, x)
+	} else {
+		a.and(a.k("absMask"), t, t)
+		a.and(a.k("signMask"), x, x)
+		a.or(t, x, x)
+	}
+}
+
+// anyLane compares every lane of the registers with the named constant
+// (r <pred> c) and clears ZF if any comparison holds.
+func (a *isa) anyLane(pred uint8, c string, rs []Register) {
+	var acc Register
+	for i, r := range rs {
+		m := a.cmp(pred, a.k(c), r)
+		switch {
+		case i == 0:
+			acc = m
+		case a.avx512:
+			KORW(m, acc, acc)
+		default:
+			VORPD(m, acc, acc)
+		}
+	}
+	if a.avx512 {
+		KORTESTW(acc, acc)
+	} else {
+		VTESTPD(acc, acc)
 	}
 }
 
@@ -353,39 +440,51 @@ func (a *isa) gateStep() {
 	})
 }
 
-// gateStepFixed is gateStep for units some of whose sigmoid gates are fixed:
-// for gate q in {i, f, o} with bit q of fixed set (1: i, 2: f, 4: o) the
-// activation is read from act instead of computed. The gate blocks of gates
-// and act lie stride elements apart. There is one loop per value of fixed,
-// each interleaving the exps it computes like gateStep; where at most one
-// sigmoid is computed, two blocks go through one iteration together.
-func (a *isa) gateStepFixed() {
-	name := "gateStepFixed" + a.name
-	TEXT(name, NOSPLIT, "func(gates []float64, stride int, act []float64, fixed int, zg, cPrev, c, tc, h []float64)")
-	a.doc(name, "gateStepFixedGeneric")
+// gateStepTable is gateStep for gate blocks stride elements apart where the
+// gates with bit q of table set (q = 0 … 3: i, f, g, o) are read from act
+// instead of computed, and left alone in gates; no zg. There is one loop per
+// value of table, each interleaving the activations it computes like
+// gateStep; where at most one gate is computed, two blocks go through one
+// iteration together (AVX-512).
+func (a *isa) gateStepTable() {
+	name := "gateStepTable" + a.name
+	TEXT(name, NOSPLIT, "func(gates []float64, stride int, act []float64, table int, cPrev, c, tc, h []float64)")
+	a.doc(name, "gateStepTableGeneric")
 	n := Load(Param("c").Len(), GP64())
 	sb := Load(Param("stride"), GP64())
 	SHLQ(U8(3), sb)
-	gi := Load(Param("gates").Base(), GP64())
-	gf, gg, gt := GP64(), GP64(), GP64()
-	LEAQ(Mem{Base: gi, Index: sb, Scale: 1}, gf)
-	LEAQ(Mem{Base: gf, Index: sb, Scale: 1}, gg)
-	LEAQ(Mem{Base: gg, Index: sb, Scale: 1}, gt)
-	fixed := Load(Param("fixed"), GP64())
+	table := Load(Param("table"), GP64())
 	base := func(p string) Register { return Load(Param(p).Base(), GP64()) }
-	Comment("one loop per fixed set")
-	for mask := 1; mask < 8; mask++ {
-		CMPQ(fixed, U8(mask))
+	// row returns the address register of gate q's block in p (gates or
+	// act), computed afresh: there are too few general registers to keep
+	// eight block bases.
+	row := func(p string, q int) Register {
+		r := base(p)
+		switch q {
+		case 1:
+			ADDQ(sb, r)
+		case 2:
+			LEAQ(Mem{Base: r, Index: sb, Scale: 2}, r)
+		case 3:
+			t := GP64()
+			LEAQ(Mem{Base: sb, Index: sb, Scale: 2}, t)
+			ADDQ(t, r)
+		}
+		return r
+	}
+	Comment("one loop per table set")
+	for mask := 1; mask < 16; mask++ {
+		CMPQ(table, U8(mask))
 		JE(LabelRef(fmt.Sprintf("%s_m%d", name, mask)))
 	}
-	for mask := range 8 {
+	for mask := range 16 {
 		label := fmt.Sprintf("%s_m%d", name, mask)
 		if mask > 0 {
 			Label(label)
 		}
-		Commentf("fixed = %d", mask)
+		Commentf("table = %d", mask)
 		computed := 0
-		for q := range 3 {
+		for q := range 4 {
 			if mask&(1<<q) == 0 {
 				computed++
 			}
@@ -397,52 +496,52 @@ func (a *isa) gateStepFixed() {
 		a.elementwiseN(label, n, k, func(acs []access) {
 			nb := len(acs)
 			Comment("load every input of the blocks before storing anything")
-			var vi, vf, vo, vg, vc []Register
-			var sigs []Register
-			for _, ac := range acs {
-				vg = append(vg, ac.ld(gg))
-				vc = append(vc, ac.ld(base("cPrev")))
-				gate := func(q int, gp Register) Register {
-					if mask&(1<<q) == 0 {
-						v := ac.ld(gp)
-						sigs = append(sigs, v)
-						return v
-					}
-					ap := base("act")
-					switch q {
-					case 1:
-						ADDQ(sb, ap)
-					case 2:
-						t := GP64()
-						LEAQ(Mem{Base: sb, Index: sb, Scale: 2}, t)
-						ADDQ(t, ap)
-					}
-					return ac.ld(ap)
-				}
-				vi = append(vi, gate(0, gi))
-				vf = append(vf, gate(1, gf))
-				vo = append(vo, gate(2, gt))
+			v := make([][4]Register, nb)
+			vc := make([]Register, nb)
+			type arg struct {
+				x    Register
+				tanh bool
 			}
+			var args []arg
 			for b, ac := range acs {
-				ac.st(vg[b], base("zg"))
+				vc[b] = ac.ld(base("cPrev"))
+				for q := range 4 {
+					if mask&(1<<q) != 0 {
+						v[b][q] = ac.ld(row("act", q))
+						continue
+					}
+					v[b][q] = ac.ld(row("gates", q))
+					args = append(args, arg{v[b][q], q == 2})
+				}
 			}
-			if a.avx512 || len(sigs) <= 1 {
-				a.activate(sigs, vg)
-			} else {
-				a.activate(sigs[:2], nil)
-				a.activate(sigs[2:], vg)
+			Comment("the computed activations")
+			group := len(args)
+			if !a.avx512 {
+				group = 2
+			}
+			for g0 := 0; g0 < len(args); g0 += group {
+				var sig, th []Register
+				for _, r := range args[g0:min(g0+group, len(args))] {
+					if r.tanh {
+						th = append(th, r.x)
+					} else {
+						sig = append(sig, r.x)
+					}
+				}
+				a.activate(sig, th)
 			}
 			vt := make([]Register, nb)
 			for b, ac := range acs {
 				Comment("c = float64(f*cPrev) + float64(i*g)")
 				t1, t2 := a.vec(), a.vec()
-				VMULPD(vc[b], vf[b], t1)
-				VMULPD(vg[b], vi[b], t2)
+				VMULPD(vc[b], v[b][1], t1)
+				VMULPD(v[b][2], v[b][0], t2)
 				VADDPD(t2, t1, vc[b])
-				ac.st(vi[b], gi) // a fixed activation is stored like a computed one
-				ac.st(vf[b], gf)
-				ac.st(vg[b], gg)
-				ac.st(vo[b], gt)
+				for q := range 4 {
+					if mask&(1<<q) == 0 {
+						ac.st(v[b][q], row("gates", q))
+					}
+				}
 				ac.st(vc[b], base("c"))
 				vt[b] = a.vec()
 				VMOVUPD(vc[b], vt[b])
@@ -451,8 +550,8 @@ func (a *isa) gateStepFixed() {
 			a.activate(nil, vt)
 			for b, ac := range acs {
 				ac.st(vt[b], base("tc"))
-				VMULPD(vt[b], vo[b], vo[b])
-				ac.st(vo[b], base("h"))
+				VMULPD(vt[b], v[b][3], v[b][3])
+				ac.st(v[b][3], base("h"))
 			}
 		})
 	}
@@ -529,43 +628,91 @@ func (a *isa) gateBackward() {
 		one := a.kreg("one")
 		vi, vf, vg, vo := ac.ld(gs[0]), ac.ld(gs[1]), ac.ld(gs[2]), ac.ld(gs[3])
 		vt, vd, vdc, vcp := ac.ld(base("tc")), ac.ld(base("dh")), ac.ld(base("dc")), ac.ld(base("cPrev"))
-		t1, t2 := a.vec(), a.vec()
-		Comment("dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc")
-		dct := a.vec()
-		VMULPD(vt, vt, t1)
-		VSUBPD(t1, one, t1)
-		VMULPD(vo, vd, dct)
-		VMULPD(t1, dct, dct)
-		VADDPD(vdc, dct, dct)
-		Comment("do = float64(float64(d*t)*float64(1-o)) * o")
-		VMULPD(vt, vd, t1)
-		VSUBPD(vo, one, t2)
-		VMULPD(t2, t1, t1)
-		VMULPD(vo, t1, t1)
-		Comment("di = float64(float64(dct*g)*float64(1-i)) * i")
-		di := a.vec()
-		VMULPD(vg, dct, di)
-		VSUBPD(vi, one, t2)
-		VMULPD(t2, di, di)
-		VMULPD(vi, di, di)
-		Comment("df = float64(float64(dct*cPrev)*float64(1-f)) * f")
-		VMULPD(vcp, dct, vcp)
-		VSUBPD(vf, one, t2)
-		VMULPD(t2, vcp, vcp)
-		VMULPD(vf, vcp, vcp)
-		Comment("dg = float64(dct*i) * float64(1-float64(g*g))")
-		VMULPD(vi, dct, vi)
-		VMULPD(vg, vg, vg)
-		VSUBPD(vg, one, vg)
-		VMULPD(vg, vi, vi)
-		Comment("dcPrev = dct * f")
-		VMULPD(vf, dct, dct)
-		ac.st(t1, dz[3])
-		ac.st(di, dz[0])
-		ac.st(vcp, dz[1])
-		ac.st(vi, dz[2])
-		ac.st(dct, base("dcPrev"))
+		a.backwardBody(one, vi, vf, vg, vo, vt, vd, vdc, vcp, func(q int, r Register) { ac.st(r, dz[q]) },
+			func(r Register) { ac.st(r, base("dcPrev")) })
 	})
+}
+
+// gateBackwardTable is gateBackward for gate blocks stride elements apart
+// in dz, gates and act, reading gate q's activations from act where bit q of
+// table is set: the four source blocks are chosen once, before the loop.
+func (a *isa) gateBackwardTable() {
+	name := "gateBackwardTable" + a.name
+	TEXT(name, NOSPLIT, "func(dz []float64, stride int, dcPrev, dh, dc, gates, act []float64, table int, tc, cPrev []float64)")
+	a.doc(name, "gateBackwardTableGeneric")
+	n := Load(Param("dh").Len(), GP64())
+	sb := Load(Param("stride"), GP64())
+	SHLQ(U8(3), sb)
+	table := Load(Param("table"), GP64())
+	blocks := func(p string) [4]Register {
+		var r [4]Register
+		r[0] = Load(Param(p).Base(), GP64())
+		for k := 1; k < 4; k++ {
+			r[k] = GP64()
+			LEAQ(Mem{Base: r[k-1], Index: sb, Scale: 1}, r[k])
+		}
+		return r
+	}
+	dz, gs := blocks("dz"), blocks("gates")
+	Comment("gate q's activations come from act where bit q of table is set")
+	ap := Load(Param("act").Base(), GP64())
+	for q := range 4 {
+		if q > 0 {
+			ADDQ(sb, ap)
+		}
+		BTQ(U8(q), table)
+		CMOVQCS(ap, gs[q])
+	}
+	base := func(p string) Register { return Load(Param(p).Base(), GP64()) }
+	a.elementwise(name, n, func(ac access) {
+		one := a.kreg("one")
+		vi, vf, vg, vo := ac.ld(gs[0]), ac.ld(gs[1]), ac.ld(gs[2]), ac.ld(gs[3])
+		vt, vd, vdc, vcp := ac.ld(base("tc")), ac.ld(base("dh")), ac.ld(base("dc")), ac.ld(base("cPrev"))
+		a.backwardBody(one, vi, vf, vg, vo, vt, vd, vdc, vcp, func(q int, r Register) { ac.st(r, dz[q]) },
+			func(r Register) { ac.st(r, base("dcPrev")) })
+	})
+}
+
+// backwardBody emits gateBackwardBlocks' operations on one block: the
+// activations i, f, g, o, tc, dh, dc and cPrev in registers (clobbered);
+// stdz stores dz of gate q, stdc dcPrev.
+func (a *isa) backwardBody(one, vi, vf, vg, vo, vt, vd, vdc, vcp Register, stdz func(q int, r Register), stdc func(r Register)) {
+	t1, t2 := a.vec(), a.vec()
+	Comment("dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc")
+	dct := a.vec()
+	VMULPD(vt, vt, t1)
+	VSUBPD(t1, one, t1)
+	VMULPD(vo, vd, dct)
+	VMULPD(t1, dct, dct)
+	VADDPD(vdc, dct, dct)
+	Comment("do = float64(float64(d*t)*float64(1-o)) * o")
+	VMULPD(vt, vd, t1)
+	VSUBPD(vo, one, t2)
+	VMULPD(t2, t1, t1)
+	VMULPD(vo, t1, t1)
+	Comment("di = float64(float64(dct*g)*float64(1-i)) * i")
+	di := a.vec()
+	VMULPD(vg, dct, di)
+	VSUBPD(vi, one, t2)
+	VMULPD(t2, di, di)
+	VMULPD(vi, di, di)
+	Comment("df = float64(float64(dct*cPrev)*float64(1-f)) * f")
+	VMULPD(vcp, dct, vcp)
+	VSUBPD(vf, one, t2)
+	VMULPD(t2, vcp, vcp)
+	VMULPD(vf, vcp, vcp)
+	Comment("dg = float64(dct*i) * float64(1-float64(g*g))")
+	VMULPD(vi, dct, vi)
+	VMULPD(vg, vg, vg)
+	VSUBPD(vg, one, vg)
+	VMULPD(vg, vi, vi)
+	Comment("dcPrev = dct * f")
+	VMULPD(vf, dct, dct)
+	stdz(3, t1)
+	stdz(0, di)
+	stdz(1, vcp)
+	stdz(2, vi)
+	stdc(dct)
 }
 
 // stabilize sets z = z >= 0 ? z+eps : z-eps.
@@ -1011,8 +1158,9 @@ func main() {
 		a.axpyRows()
 		a.mulAddRows()
 		a.gateStep()
-		a.gateStepFixed()
+		a.gateStepTable()
 		a.gateBackward()
+		a.gateBackwardTable()
 		a.lrpCell()
 		a.lrpLinear()
 	}

@@ -97,6 +97,18 @@ func TestBatchedMethodsBits(t *testing.T) {
 		}
 		cases = append(cases, tcase{name, net.Network, cell.OneHot(sym), 0})
 	}
+	// A long input, whose counters saturate the gates' tanh and sigmoid
+	// (whole vectors of lanes take the kernels' shortcuts).
+	long := mustNet(t, "sp-counter", whitebox.Config{})
+	str, err := long.Task.Generate(rng, 300, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sym, err := long.Task.Encode(str)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases = append(cases, tcase{"sp-counter/T=300", long.Network, cell.OneHot(sym), 1})
 	dn := randomNetwork(t, rng, 40, 5, 3)
 	dx := make([]float64, 23*5)
 	for i := range dx {

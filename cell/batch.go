@@ -102,6 +102,8 @@ type engine struct {
 	net    *Network
 	tiled  bool        // use the register-blocked product (dense, wide networks)
 	tables [2]tableSet // the gates taken from tables: [0] one-hot inputs, [1] dense
+	// The products: W_x and W_h (forward), W_xᵀ and W_hᵀ (backprop).
+	wx, wh, wxT, whT *product
 	tabs   *tableSet   // those of the current job's input
 
 	workers []*laneWorker
@@ -172,7 +174,13 @@ type laneWorker struct {
 
 // NewBatcher returns a Batcher for n.
 func NewBatcher(n *Network) *Batcher {
-	e := &engine{net: n, tiled: useTiled(n), tables: [2]tableSet{tablesFor(n, true), tablesFor(n, false)}}
+	g, h, d := n.gates, n.h, n.d
+	tiled := useTiled(n)
+	e := &engine{
+		net: n, tiled: tiled, tables: [2]tableSet{tablesFor(n, true, tiled), tablesFor(n, false, tiled)},
+		wx: newProduct(n.wx, n.wxT, g, d), wh: newProduct(n.wh, n.whT, g, h),
+		wxT: newProduct(n.wxT, n.wx, d, g), whT: newProduct(n.whT, n.wh, h, g),
+	}
 	e.cond.L = &e.mu
 	b := &Batcher{e}
 	runtime.AddCleanup(b, (*engine).shutdown, e)
@@ -514,14 +522,14 @@ func (b *engine) logitsDense(w *laneWorker, hPrev, cPrev []float64) (hLast, cLas
 		for r, v := range n.p.B {
 			fill(zx[r*l:(r+1)*l], v)
 		}
-		b.mulAdd(zx, n.wx, n.wxT, g, d, xr, l)
+		b.mulAdd(zx, b.wx, 0, g, xr, l)
 		for k := range l {
 			slot := (t0 + k) & 1
 			z := w.gates[slot*g : (slot+1)*g]
 			for r := range z {
 				z[r] = zx[r*l+k]
 			}
-			b.mulAdd(z, n.wh, n.whT, g, h, hPrev, 1)
+			b.mulAdd(z, b.wh, 0, g, hPrev, 1)
 			cNew, hNew := w.cs[slot*h:(slot+1)*h], w.hs[slot*h:(slot+1)*h]
 			kernel.GateStep(z, w.zg[slot*h:(slot+1)*h], cPrev, cNew, w.tc[slot*h:(slot+1)*h], hNew)
 			hPrev, cPrev = hNew, cNew
@@ -763,11 +771,18 @@ func (b *engine) gradientLanes(w *laneWorker, l, used, s0, k0 int, part []float6
 				act := b.tableAt(w, l, t)
 				for _, run := range b.tabs.runs {
 					o, e := run.j0*l, run.j1*l
-					kernel.GateBackwardTable(dz[o:], hl, dcPrev[o:e], dh[o:e], dc[o:e], gates[o:], act[o:], run.mask, tc[o:e], cPrev[o:e])
+					need := run.need
+					if l == 1 {
+						// One lane's products (AxpyRows over the
+						// transposed weights) take dz as the
+						// coefficients and would read every row.
+						need = 15
+					}
+					kernel.GateBackwardTable(dz[o:], hl, dcPrev[o:e], dh[o:e], dc[o:e], gates[o:], act[o:], run.mask, need, tc[o:e], cPrev[o:e])
 				}
 			}
 			clear(gx)
-			b.mulAdd(gx, n.wxT, n.wx, d, g, dz, l)
+			b.mulAdd(gx, b.wxT, 0, d, dz, l)
 			// Each lane's gradient joins its block's partial sum, lanes
 			// (steps) in order: one chain of fused multiply-adds per sum.
 			for a := 0; a < used; {
@@ -778,7 +793,7 @@ func (b *engine) gradientLanes(w *laneWorker, l, used, s0, k0 int, part []float6
 			}
 			if t > 0 {
 				clear(dh)
-				b.mulAdd(dh, n.whT, n.wh, h, g, dz, l)
+				b.mulAdd(dh, b.whT, 0, h, dz, l)
 			}
 			dc, dcPrev = dcPrev, dc
 		}
@@ -845,7 +860,7 @@ func (b *engine) stepForward(w *laneWorker, l, t, slot int, hPrev, cPrev []float
 	rows := func(r0, r1 int) {
 		copy(z[r0*l:r1*l], w.bias[r0*l:r1*l])
 		if xr != nil {
-			b.mulAddRange(z, n.wx, n.wxT, g, d, r0, r1, xr, l)
+			b.mulAdd(z, b.wx, r0, r1, xr, l)
 		} else if s := x.symbols[t]; s >= 0 {
 			// One-hot: the input product is column s of W_x times each
 			// lane's scale, a scaled column gather.
@@ -855,7 +870,7 @@ func (b *engine) stepForward(w *laneWorker, l, t, slot int, hPrev, cPrev []float
 				}
 			}
 		}
-		b.mulAddRange(z, n.wh, n.whT, g, h, r0, r1, hPrev, l)
+		b.mulAdd(z, b.wh, r0, r1, hPrev, l)
 	}
 	cNew, hNew = w.cs[slot*hl:(slot+1)*hl], w.hs[(t&1)*hl:(t&1+1)*hl]
 	tc := w.tc[slot*hl : (slot+1)*hl]
@@ -907,8 +922,10 @@ type tableSet struct {
 }
 
 // tableRun is a run of units [j0, j1) whose gates in mask (kernel.TableI,
-// TableF, TableG, TableO) come from the tables.
-type tableRun struct{ j0, j1, mask int }
+// TableF, TableG, TableO) come from the tables and whose pre-activation
+// gradients backprop computes for the gates in need only: the others have
+// no weights at all, so nothing reads their gradients.
+type tableRun struct{ j0, j1, mask, need int }
 
 // tablesOf returns the tableSet for input x.
 func (b *engine) tablesOf(x Input) *tableSet {
@@ -918,8 +935,11 @@ func (b *engine) tablesOf(x Input) *tableSet {
 	return &b.tables[1]
 }
 
-// tablesFor finds the tabled gates of n for one-hot (oneHot) or dense inputs.
-func tablesFor(n *Network, oneHot bool) tableSet {
+// tablesFor finds the tabled gates of n for one-hot (oneHot) or dense
+// inputs, and the gates without weights. With the register-blocked product
+// (tiled), which multiplies zero weights instead of skipping them, every
+// gradient is computed.
+func tablesFor(n *Network, oneHot, tiled bool) tableSet {
 	h, d := n.h, n.d
 	zero := func(v []float64) bool {
 		for _, x := range v {
@@ -935,17 +955,21 @@ func tablesFor(n *Network, oneHot bool) tableSet {
 	var ts tableSet
 	some := false
 	for j := range h {
-		m := 0
+		m, need := 0, 15
 		for q := range 4 {
-			if tabled(q*h + j) {
+			r := q*h + j
+			if tabled(r) {
 				m |= 1 << q
+			}
+			if !tiled && zero(n.wh[r*h:(r+1)*h]) && zero(n.wx[r*d:(r+1)*d]) {
+				need &^= 1 << q
 			}
 		}
 		some = some || m != 0
-		if k := len(ts.runs); k > 0 && ts.runs[k-1].mask == m {
+		if k := len(ts.runs); k > 0 && ts.runs[k-1].mask == m && ts.runs[k-1].need == need {
 			ts.runs[k-1].j1 = j + 1
 		} else {
-			ts.runs = append(ts.runs, tableRun{j, j + 1, m})
+			ts.runs = append(ts.runs, tableRun{j, j + 1, m, need})
 		}
 	}
 	if !some {

@@ -18,10 +18,11 @@ func BenchmarkMulAdd(b *testing.B) {
 			aT := transpose(a, 4*h, h)
 			for _, impl := range []string{"axpy", "tiled"} {
 				bt := &engine{tiled: impl == "tiled"}
+				pr := &product{a: a, aT: aT, m: 4 * h, k: h}
 				b.Run(fmt.Sprintf("impl=%s/h=%d/lanes=%d", impl, h, lanes), func(b *testing.B) {
 					b.ReportAllocs()
 					for b.Loop() {
-						bt.mulAdd(dst, a, aT, 4*h, h, src, lanes)
+						bt.mulAdd(dst, pr, 0, 4*h, src, lanes)
 					}
 					b.ReportMetric(float64(2*4*h*h*lanes)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 				})

@@ -427,7 +427,7 @@ func TestBatchTableGates(t *testing.T) {
 		if err := n.GradientSum(NewWorkspace(n), x, 1, alphas, weights, want); err != nil {
 			t.Fatal(err)
 		}
-		for _, opt := range []BatchOptions{{}, {Workers: 1, Lanes: 16}, {Workers: 2, Lanes: 5}, {Workers: 1, Budget: 40 << 10}} {
+		for _, opt := range []BatchOptions{{}, {Workers: 1, Lanes: 16}, {Workers: 2, Lanes: 5}, {Workers: 1, Lanes: 1}, {Workers: 1, Budget: 40 << 10}} {
 			got := make([]float64, len(want))
 			if err := b.GradientSum(context.Background(), x, 1, alphas, weights, got, opt); err != nil {
 				t.Fatal(err)

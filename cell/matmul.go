@@ -6,32 +6,93 @@ import (
 	"github.com/whitebox-lstm/whitebox/kernel"
 )
 
-// mulAdd adds the product of the m×k row-major matrix a and the k×l matrix
-// src to the m×l matrix dst (rows of l lanes): for every r < m,
+// product is a weight matrix of the batched engine's products: a (m×k,
+// row-major), its transpose aT (k×m), and, when few of its entries are
+// nonzero, the list of those (terms).
+type product struct {
+	a, aT []float64
+	m, k  int
+	terms *sparseTerms // nil: dense enough for kernel.MulAddRows
+}
+
+// newProduct returns the product of a and aT, with its terms when at most
+// sparseMaxDensity of the entries are nonzero.
+func newProduct(a, aT []float64, m, k int) *product {
+	p := &product{a: a, aT: aT, m: m, k: k}
+	nz := 0
+	for _, v := range a[:m*k] {
+		if v != 0 {
+			nz++
+		}
+	}
+	if float64(nz) <= sparseMaxDensity*float64(m*k) {
+		p.terms = newSparseTerms(a, m, k)
+	}
+	return p
+}
+
+// sparseMaxDensity is the largest share of nonzero weights for which a
+// product runs as one axpy per nonzero term instead of kernel.MulAddRows,
+// which tests every coefficient. Measured, IG sp-counter T = 256, 1000
+// steps, 1 thread (4 of W_h's 196 entries, 7 of W_x's 112): … (see
+// BENCHMARKS.md).
+const sparseMaxDensity = 0.25
+
+// sparseTerms lists the nonzero entries of a matrix row by row: those of row
+// r are src[start[r]:start[r+1]] (their columns, ascending) and the same
+// range of coef.
+type sparseTerms struct {
+	start, src []int
+	coef       []float64
+}
+
+func newSparseTerms(a []float64, m, k int) *sparseTerms {
+	t := &sparseTerms{start: make([]int, m+1)}
+	for r := range m {
+		for j, v := range a[r*k : (r+1)*k] {
+			if v != 0 {
+				t.src = append(t.src, j)
+				t.coef = append(t.coef, v)
+			}
+		}
+		t.start[r+1] = len(t.src)
+	}
+	return t
+}
+
+// mulAdd adds the rows [r0, r1) of the product of p's matrix a and the k×l
+// matrix src to the m×l matrix dst (rows of l lanes): for r0 ≤ r < r1,
 //
 //	dst[r*l : (r+1)*l] += Σ_j a[r*k+j] · src[j*l : (j+1)*l]
 //
 // with one fused multiply-add per term, j in order. Per element this is the
 // sequence of operations of the single path's kernel.AxpyRows over the
 // transposed matrix, so every lane gets the single path's bits; terms with a
-// zero factor may be skipped (see package kernel).
-//
-// aT is the transpose of a (k×m). With one lane the product is one AxpyRows
-// over aT, rows of m values, as on the single path.
-func (b *engine) mulAdd(dst, a, aT []float64, m, k int, src []float64, l int) {
-	b.mulAddRange(dst, a, aT, m, k, 0, m, src, l)
-}
-
-// mulAddRange is mulAdd for the output rows [r0, r1) only.
-func (b *engine) mulAddRange(dst, a, aT []float64, m, k, r0, r1 int, src []float64, l int) {
+// zero factor may be skipped (see package kernel). With one lane the
+// product is one AxpyRows over aT, rows of m values, as on the single path;
+// a sparse matrix runs one axpy per nonzero term, which skips exactly the
+// zero terms.
+func (b *engine) mulAdd(dst []float64, p *product, r0, r1 int, src []float64, l int) {
+	m, k := p.m, p.k
 	if r0 >= r1 {
 		return
 	}
 	if l == 1 {
-		kernel.AxpyRows(dst[r0:r1], aT[r0:], m, src[:k])
+		kernel.AxpyRows(dst[r0:r1], p.aT[r0:], m, src[:k])
 		return
 	}
-	dst, a, m = dst[r0*l:r1*l], a[r0*k:], r1-r0
+	if t := p.terms; t != nil {
+		for r := r0; r < r1; r++ {
+			d := dst[r*l : (r+1)*l]
+			for q := t.start[r]; q < t.start[r+1]; q++ {
+				j := t.src[q]
+				kernel.Axpy(t.coef[q], src[j*l:(j+1)*l], d)
+			}
+		}
+		return
+	}
+	dst, a := dst[r0*l:r1*l], p.a[r0*k:]
+	m = r1 - r0
 	if b.tiled && l >= tileLanes && m >= tileRows {
 		mulAddTiled(dst, a, m, k, src, l)
 		return
@@ -44,7 +105,7 @@ func (b *engine) mulAddRange(dst, a, aT []float64, m, k, r0, r1 int, src []float
 	kb := max(8, l1Words/l)
 	for j0 := 0; j0 < k; j0 += kb {
 		j1 := min(j0+kb, k)
-		kernel.MulAddRows(dst[:m*l], l, src[j0*l:j1*l], l, a[j0:], k, j1-j0)
+		kernel.MulAddRows(dst, l, src[j0*l:j1*l], l, a[j0:], k, j1-j0)
 	}
 }
 

@@ -145,11 +145,15 @@ func GateStepTable(gates []float64, stride int, act []float64, table int, cPrev,
 
 // GateBackwardTable is GateBackward for gate blocks stride elements apart
 // in dz, gates and act, where the activations of the gates named in table
-// are read from act instead of gates (GateStepTable's trace). With stride =
-// len(dh) and table = 0 it is GateBackward, bit for bit.
-func GateBackwardTable(dz []float64, stride int, dcPrev, dh, dc, gates, act []float64, table int, tc, cPrev []float64) {
+// are read from act instead of gates (GateStepTable's trace), and where dz
+// is written only for the gates named in need (the same bit values; the
+// other blocks of dz are left alone: package cell skips the gradients of
+// gates without weights, which nothing reads). With stride = len(dh),
+// table = 0 and need = 15 it is GateBackward, bit for bit.
+func GateBackwardTable(dz []float64, stride int, dcPrev, dh, dc, gates, act []float64, table, need int, tc, cPrev []float64) {
 	n := len(dh)
 	table &= TableI | TableF | TableG | TableO
+	need &= TableI | TableF | TableG | TableO
 	if n == 0 {
 		return
 	}
@@ -169,11 +173,13 @@ func GateBackwardTable(dz []float64, stride int, dcPrev, dh, dc, gates, act []fl
 			} else {
 				raceRead(gates[q*stride : q*stride+n])
 			}
-			raceWrite(dz[q*stride : q*stride+n])
+			if need&(1<<q) != 0 {
+				raceWrite(dz[q*stride : q*stride+n])
+			}
 		}
 		raceWrite(dcPrev)
 	}
-	gateBackwardTable(dz, stride, dcPrev, dh, dc, gates, act, table, tc, cPrev)
+	gateBackwardTable(dz, stride, dcPrev, dh, dc, gates, act, table, need, tc, cPrev)
 }
 
 // GateBackward is the backward step of GateStep for H = len(dh) units. Given

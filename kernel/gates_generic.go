@@ -126,7 +126,7 @@ func gateBackwardBlocks(di, df, dg, do, dcPrev, dh, dc, gi, gf, gg, gt, tc, cPre
 	}
 }
 
-func gateBackwardTableGeneric(dz []float64, stride int, dcPrev, dh, dc, gates, act []float64, table int, tc, cPrev []float64) {
+func gateBackwardTableGeneric(dz []float64, stride int, dcPrev, dh, dc, gates, act []float64, table, need int, tc, cPrev []float64) {
 	n := len(dh)
 	blocks := func(v []float64) [4][]float64 {
 		return [4][]float64{v[:n], v[stride : stride+n], v[2*stride : 2*stride+n], v[3*stride : 3*stride+n]}
@@ -140,7 +140,37 @@ func gateBackwardTableGeneric(dz []float64, stride int, dcPrev, dh, dc, gates, a
 			}
 		}
 	}
-	gateBackwardBlocks(d[0], d[1], d[2], d[3], dcPrev, dh, dc, g[0], g[1], g[2], g[3], tc, cPrev)
+	gateBackwardNeed(d[0], d[1], d[2], d[3], dcPrev, dh, dc, g[0], g[1], g[2], g[3], need, tc, cPrev)
+}
+
+// gateBackwardNeed is gateBackwardBlocks writing dz only for the gates in
+// need (bit q: gate q), with the same operations for those.
+func gateBackwardNeed(di, df, dg, do, dcPrev, dh, dc, gi, gf, gg, gt []float64, need int, tc, cPrev []float64) {
+	if need&15 == 15 {
+		gateBackwardBlocks(di, df, dg, do, dcPrev, dh, dc, gi, gf, gg, gt, tc, cPrev)
+		return
+	}
+	n := len(dh)
+	dcPrev, dc, tc, gf, gt = dcPrev[:n], dc[:n], tc[:n], gf[:n], gt[:n]
+	for j := range n {
+		f, o, t, d := gf[j], gt[j], tc[j], dh[j]
+		dct := float64(float64(d*o)*float64(1-float64(t*t))) + dc[j]
+		if need&TableO != 0 {
+			do[j] = float64(float64(d*t)*float64(1-o)) * o
+		}
+		if need&TableI != 0 {
+			i := gi[j]
+			di[j] = float64(float64(dct*gg[j])*float64(1-i)) * i
+		}
+		if need&TableF != 0 {
+			df[j] = float64(float64(dct*cPrev[j])*float64(1-f)) * f
+		}
+		if need&TableG != 0 {
+			g := gg[j]
+			dg[j] = float64(dct*gi[j]) * float64(1-float64(g*g))
+		}
+		dcPrev[j] = dct * f
+	}
 }
 
 // stabilize returns z + ε·sign(z) with sign(0) = +1.

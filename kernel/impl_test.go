@@ -263,29 +263,35 @@ func TestImplGateStepTable(t *testing.T) {
 	})
 }
 
-// TestImplGateBackwardTable: every table set, blocks stride apart, against
-// the twin, and the twin against GateBackward's with the table gates' rows
-// moved into gates.
+// TestImplGateBackwardTable: every table set and need set, blocks stride
+// apart, against the twin (the blocks of dz outside need and the gaps keep
+// their values), and the twin against GateBackward's with the table gates'
+// rows moved into gates.
 func TestImplGateBackwardTable(t *testing.T) {
 	forEachImpl(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(23, 1))
 		for _, n := range testLengths(rng) {
-			for off := range 16 {
-				table := off
+			for off := range 32 {
+				table, need := off%16, rng.IntN(16)
+				if off < 16 && n <= 17 {
+					need = (off + n) % 16 // every pair over the short lengths
+				} else if off%4 == 0 {
+					need = 15
+				}
 				stride := n + rng.IntN(9)
 				if off == 0 || off == 7 && n%2 == 0 {
 					stride = n
 				}
 				vdh, vdc, vtc, vcp := draw(rng, n, 1), draw(rng, n, 1), draw(rng, n, 0.5), draw(rng, n, 1)
-				vg, va := draw(rng, 3*stride+n, 0.5), draw(rng, 3*stride+n, 0.5)
-				dz, dcPrev := newWindow(make([]float64, 3*stride+n), offsets(off, 0)), newWindow(make([]float64, n), offsets(off, 1))
+				vg, va, vdz := draw(rng, 3*stride+n, 0.5), draw(rng, 3*stride+n, 0.5), draw(rng, 3*stride+n, 1)
+				dz, dcPrev := newWindow(vdz, offsets(off, 0)), newWindow(make([]float64, n), offsets(off, 1))
 				dh, dc := newWindow(vdh, offsets(off, 2)).protect(), newWindow(vdc, offsets(off, 3)).protect()
 				gates, act := newWindow(vg, offsets(off, 4)).protect(), newWindow(va, offsets(off, 7)).protect()
 				tc, cPrev := newWindow(vtc, offsets(off, 5)).protect(), newWindow(vcp, offsets(off, 6)).protect()
-				GateBackwardTable(dz.s(), stride, dcPrev.s(), dh.s(), dc.s(), gates.s(), act.s(), table, tc.s(), cPrev.s())
-				wdz, wdcp := make([]float64, 3*stride+n), make([]float64, n)
-				gateBackwardTableGeneric(wdz, stride, wdcp, vdh, vdc, vg, va, table, vtc, vcp)
-				what := fmt.Sprintf("n=%d stride=%d table=%d off=%d", n, stride, table, off)
+				GateBackwardTable(dz.s(), stride, dcPrev.s(), dh.s(), dc.s(), gates.s(), act.s(), table, need, tc.s(), cPrev.s())
+				wdz, wdcp := append([]float64(nil), vdz...), make([]float64, n)
+				gateBackwardTableGeneric(wdz, stride, wdcp, vdh, vdc, vg, va, table, need, vtc, vcp)
+				what := fmt.Sprintf("n=%d stride=%d table=%d need=%d off=%d", n, stride, table, need, off)
 				for _, w := range []*window{dz, dcPrev, dh, dc, gates, act, tc, cPrev} {
 					w.check(t, what)
 				}
@@ -302,7 +308,11 @@ func TestImplGateBackwardTable(t *testing.T) {
 				fdz, fdcp := make([]float64, 4*n), make([]float64, n)
 				gateBackwardGeneric(fdz, fdcp, vdh, vdc, full, vtc, vcp)
 				for q := range 4 {
-					compareBits(t, fmt.Sprintf("%s twin vs GateBackward: dz %d", what, q), wdz[q*stride:q*stride+n], fdz[q*n:(q+1)*n])
+					want := fdz[q*n : (q+1)*n]
+					if need&(1<<q) == 0 {
+						want = vdz[q*stride : q*stride+n]
+					}
+					compareBits(t, fmt.Sprintf("%s twin vs GateBackward: dz %d", what, q), wdz[q*stride:q*stride+n], want)
 				}
 				compareBits(t, what+" twin vs GateBackward: dcPrev", wdcp, fdcp)
 			}
@@ -671,7 +681,7 @@ func TestImplAllocations(t *testing.T) {
 				GateStepTable(z, n, rows, TableF|TableG|TableO, cPrev, c, tc, h)
 			},
 			"GateBackwardTable": func() {
-				GateBackwardTable(dz, n, dc, h, c, z, rows, TableI|TableO, tc, cPrev)
+				GateBackwardTable(dz, n, dc, h, c, z, rows, TableI|TableO, TableG, tc, cPrev)
 			},
 			"GateBackward": func() { GateBackward(dz, dc, h, c, z, tc, cPrev) },
 			"LRPCell":      func() { LRPCell(dc, zg, h, z, zg, c, cPrev, 1e-3) },
@@ -743,9 +753,10 @@ func FuzzImplKernels(f *testing.F) {
 						compareBits(t, fmt.Sprintf("%s GateStepTable output %d", implNames[k], i), p[0], p[1])
 					}
 					dz, dcp := pad(make([]float64, 4*n)), pad(make([]float64, n))
-					GateBackwardTable(dz, n, dcp, x, x, z, av, tb, x, x)
+					need := int(off>>3) ^ 9
+					GateBackwardTable(dz, n, dcp, x, x, z, av, tb, need, x, x)
 					wdz, wdcp := make([]float64, 4*n), make([]float64, n)
-					gateBackwardTableGeneric(wdz, n, wdcp, x, x, z, av, tb, x, x)
+					gateBackwardTableGeneric(wdz, n, wdcp, x, x, z, av, tb, need, x, x)
 					compareBits(t, implNames[k]+" GateBackwardTable dz", dz, wdz)
 					compareBits(t, implNames[k]+" GateBackwardTable dcPrev", dcp, wdcp)
 				}

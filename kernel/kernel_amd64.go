@@ -120,21 +120,21 @@ func gateStepTable(gates []float64, stride int, act []float64, table int, cPrev,
 	}
 }
 
-func gateBackwardTable(dz []float64, stride int, dcPrev, dh, dc, gates, act []float64, table int, tc, cPrev []float64) {
+func gateBackwardTable(dz []float64, stride int, dcPrev, dh, dc, gates, act []float64, table, need int, tc, cPrev []float64) {
 	switch impl {
 	case implAVX512:
-		gateBackwardTableAVX512(dz, stride, dcPrev, dh, dc, gates, act, table, tc, cPrev)
+		gateBackwardTableAVX512(dz, stride, dcPrev, dh, dc, gates, act, table, need, tc, cPrev)
 	case implAVX2:
-		gateBackwardTableAVX2(dz, stride, dcPrev, dh, dc, gates, act, table, tc, cPrev)
+		gateBackwardTableAVX2(dz, stride, dcPrev, dh, dc, gates, act, table, need, tc, cPrev)
 		if n, m := len(dh), avx2Tail(len(dh)); m < n {
 			var a []float64
 			if table != 0 {
 				a = act[m:]
 			}
-			gateBackwardTableGeneric(dz[m:], stride, dcPrev[m:n], dh[m:n], dc[m:], gates[m:], a, table, tc[m:], cPrev[m:])
+			gateBackwardTableGeneric(dz[m:], stride, dcPrev[m:n], dh[m:n], dc[m:], gates[m:], a, table, need, tc[m:], cPrev[m:])
 		}
 	default:
-		gateBackwardTableGeneric(dz, stride, dcPrev, dh, dc, gates, act, table, tc, cPrev)
+		gateBackwardTableGeneric(dz, stride, dcPrev, dh, dc, gates, act, table, need, tc, cPrev)
 	}
 }
 

@@ -6806,35 +6806,35 @@ gateBackwardAVX2_loop:
 	VADDPD Y7, Y10, Y10
 
 	// do = float64(float64(d*t)*float64(1-o)) * o
-	VMULPD Y5, Y6, Y9
-	VSUBPD Y4, Y0, Y5
-	VMULPD Y5, Y9, Y9
-	VMULPD Y4, Y9, Y9
+	VMULPD  Y5, Y6, Y9
+	VSUBPD  Y4, Y0, Y5
+	VMULPD  Y5, Y9, Y9
+	VMULPD  Y4, Y9, Y9
+	VMOVUPD Y9, (DI)(R11*8)
 
 	// di = float64(float64(dct*g)*float64(1-i)) * i
-	VMULPD Y3, Y10, Y4
-	VSUBPD Y1, Y0, Y5
-	VMULPD Y5, Y4, Y4
-	VMULPD Y1, Y4, Y4
+	VMULPD  Y3, Y10, Y4
+	VSUBPD  Y1, Y0, Y5
+	VMULPD  Y5, Y4, Y4
+	VMULPD  Y1, Y4, Y4
+	VMOVUPD Y4, (DX)(R11*8)
 
 	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
-	VMULPD Y8, Y10, Y8
-	VSUBPD Y2, Y0, Y5
-	VMULPD Y5, Y8, Y8
-	VMULPD Y2, Y8, Y8
+	VMULPD  Y8, Y10, Y8
+	VSUBPD  Y2, Y0, Y5
+	VMULPD  Y5, Y8, Y8
+	VMULPD  Y2, Y8, Y8
+	VMOVUPD Y8, (BX)(R11*8)
 
 	// dg = float64(dct*i) * float64(1-float64(g*g))
-	VMULPD Y1, Y10, Y1
-	VMULPD Y3, Y3, Y3
-	VSUBPD Y3, Y0, Y3
-	VMULPD Y3, Y1, Y1
+	VMULPD  Y1, Y10, Y1
+	VMULPD  Y3, Y3, Y3
+	VSUBPD  Y3, Y0, Y3
+	VMULPD  Y3, Y1, Y1
+	VMOVUPD Y1, (SI)(R11*8)
 
 	// dcPrev = dct * f
 	VMULPD  Y2, Y10, Y10
-	VMOVUPD Y9, (DI)(R11*8)
-	VMOVUPD Y4, (DX)(R11*8)
-	VMOVUPD Y8, (BX)(R11*8)
-	VMOVUPD Y1, (SI)(R11*8)
 	MOVQ    dcPrev_base+24(FP), R12
 	VMOVUPD Y10, (R12)(R11*8)
 	ADDQ    $+4, R11
@@ -6845,9 +6845,9 @@ gateBackwardAVX2_tail:
 	VZEROUPPER
 	RET
 
-// func gateBackwardTableAVX2(dz []float64, stride int, dcPrev []float64, dh []float64, dc []float64, gates []float64, act []float64, table int, tc []float64, cPrev []float64)
+// func gateBackwardTableAVX2(dz []float64, stride int, dcPrev []float64, dh []float64, dc []float64, gates []float64, act []float64, table int, need int, tc []float64, cPrev []float64)
 // Requires: AVX, CMOV
-TEXT ·gateBackwardTableAVX2(SB), NOSPLIT, $0-208
+TEXT ·gateBackwardTableAVX2(SB), NOSPLIT, $0-216
 	MOVQ dh_len+64(FP), AX
 	MOVQ stride+24(FP), CX
 	SHLQ $0x03, CX
@@ -6874,25 +6874,60 @@ TEXT ·gateBackwardTableAVX2(SB), NOSPLIT, $0-208
 	ADDQ    CX, R13
 	BTQ     $0x03, DX
 	CMOVQCS R13, R12
-	XORQ    CX, CX
-	ANDQ    $-4, AX
+	MOVQ    need+160(FP), CX
 
-gateBackwardTableAVX2_loop:
+	// one loop per need set
+	CMPQ CX, $0x00
+	JE   gateBackwardTableAVX2_n0
+	CMPQ CX, $0x01
+	JE   gateBackwardTableAVX2_n1
+	CMPQ CX, $0x02
+	JE   gateBackwardTableAVX2_n2
+	CMPQ CX, $0x03
+	JE   gateBackwardTableAVX2_n3
+	CMPQ CX, $0x04
+	JE   gateBackwardTableAVX2_n4
+	CMPQ CX, $0x05
+	JE   gateBackwardTableAVX2_n5
+	CMPQ CX, $0x06
+	JE   gateBackwardTableAVX2_n6
+	CMPQ CX, $0x07
+	JE   gateBackwardTableAVX2_n7
+	CMPQ CX, $0x08
+	JE   gateBackwardTableAVX2_n8
+	CMPQ CX, $0x09
+	JE   gateBackwardTableAVX2_n9
+	CMPQ CX, $0x0a
+	JE   gateBackwardTableAVX2_n10
+	CMPQ CX, $0x0b
+	JE   gateBackwardTableAVX2_n11
+	CMPQ CX, $0x0c
+	JE   gateBackwardTableAVX2_n12
+	CMPQ CX, $0x0d
+	JE   gateBackwardTableAVX2_n13
+	CMPQ CX, $0x0e
+	JE   gateBackwardTableAVX2_n14
+
+	// need = 15
+	XORQ CX, CX
+	ANDQ $-4, AX
+
+gateBackwardTableAVX2_n15_loop:
 	// for ; i < n&^(lanes-1); i += lanes {
 	CMPQ    CX, AX
-	JAE     gateBackwardTableAVX2_tail
+	JAE     gateBackwardTableAVX2_n15_tail
 	VMOVUPD one<>+0(SB), Y0
 	VMOVUPD (R9)(CX*8), Y1
-	VMOVUPD (R10)(CX*8), Y2
-	VMOVUPD (R11)(CX*8), Y3
+	VMOVUPD (R11)(CX*8), Y2
+	VMOVUPD (R10)(CX*8), Y3
 	VMOVUPD (R12)(CX*8), Y4
-	MOVQ    tc_base+160(FP), DX
+	MOVQ    tc_base+168(FP), DX
 	VMOVUPD (DX)(CX*8), Y5
 	MOVQ    dh_base+56(FP), DX
 	VMOVUPD (DX)(CX*8), Y6
 	MOVQ    dc_base+80(FP), DX
 	VMOVUPD (DX)(CX*8), Y7
-	MOVQ    cPrev_base+184(FP), DX
+	MOVQ    cPrev_base+192(FP), DX
 	VMOVUPD (DX)(CX*8), Y8
 
 	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
@@ -6903,41 +6938,843 @@ gateBackwardTableAVX2_loop:
 	VADDPD Y7, Y10, Y10
 
 	// do = float64(float64(d*t)*float64(1-o)) * o
-	VMULPD Y5, Y6, Y9
-	VSUBPD Y4, Y0, Y5
-	VMULPD Y5, Y9, Y9
-	VMULPD Y4, Y9, Y9
+	VMULPD  Y5, Y6, Y9
+	VSUBPD  Y4, Y0, Y5
+	VMULPD  Y5, Y9, Y9
+	VMULPD  Y4, Y9, Y9
+	VMOVUPD Y9, (R8)(CX*8)
 
 	// di = float64(float64(dct*g)*float64(1-i)) * i
-	VMULPD Y3, Y10, Y4
-	VSUBPD Y1, Y0, Y5
-	VMULPD Y5, Y4, Y4
-	VMULPD Y1, Y4, Y4
+	VMULPD  Y2, Y10, Y4
+	VSUBPD  Y1, Y0, Y5
+	VMULPD  Y5, Y4, Y4
+	VMULPD  Y1, Y4, Y4
+	VMOVUPD Y4, (BX)(CX*8)
 
 	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
-	VMULPD Y8, Y10, Y8
-	VSUBPD Y2, Y0, Y5
-	VMULPD Y5, Y8, Y8
-	VMULPD Y2, Y8, Y8
+	VMULPD  Y8, Y10, Y8
+	VSUBPD  Y3, Y0, Y5
+	VMULPD  Y5, Y8, Y8
+	VMULPD  Y3, Y8, Y8
+	VMOVUPD Y8, (SI)(CX*8)
 
 	// dg = float64(dct*i) * float64(1-float64(g*g))
-	VMULPD Y1, Y10, Y1
-	VMULPD Y3, Y3, Y3
-	VSUBPD Y3, Y0, Y3
-	VMULPD Y3, Y1, Y1
+	VMULPD  Y1, Y10, Y1
+	VMULPD  Y2, Y2, Y2
+	VSUBPD  Y2, Y0, Y2
+	VMULPD  Y2, Y1, Y1
+	VMOVUPD Y1, (DI)(CX*8)
 
 	// dcPrev = dct * f
-	VMULPD  Y2, Y10, Y10
-	VMOVUPD Y9, (R8)(CX*8)
-	VMOVUPD Y4, (BX)(CX*8)
-	VMOVUPD Y8, (SI)(CX*8)
-	VMOVUPD Y1, (DI)(CX*8)
+	VMULPD  Y3, Y10, Y10
 	MOVQ    dcPrev_base+32(FP), DX
 	VMOVUPD Y10, (DX)(CX*8)
 	ADDQ    $+4, CX
-	JMP     gateBackwardTableAVX2_loop
+	JMP     gateBackwardTableAVX2_n15_loop
 
-gateBackwardTableAVX2_tail:
+gateBackwardTableAVX2_n15_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX2_n14:
+	// need = 14
+	XORQ CX, CX
+	ANDQ $-4, AX
+
+gateBackwardTableAVX2_n14_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, AX
+	JAE     gateBackwardTableAVX2_n14_tail
+	VMOVUPD one<>+0(SB), Y0
+	VMOVUPD (R9)(CX*8), Y1
+	VMOVUPD (R11)(CX*8), Y2
+	VMOVUPD (R10)(CX*8), Y3
+	VMOVUPD (R12)(CX*8), Y4
+	MOVQ    tc_base+168(FP), DX
+	VMOVUPD (DX)(CX*8), Y5
+	MOVQ    dh_base+56(FP), DX
+	VMOVUPD (DX)(CX*8), Y6
+	MOVQ    dc_base+80(FP), DX
+	VMOVUPD (DX)(CX*8), Y7
+	MOVQ    cPrev_base+192(FP), DX
+	VMOVUPD (DX)(CX*8), Y8
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Y5, Y5, Y9
+	VSUBPD Y9, Y0, Y9
+	VMULPD Y4, Y6, Y10
+	VMULPD Y9, Y10, Y10
+	VADDPD Y7, Y10, Y10
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD  Y5, Y6, Y9
+	VSUBPD  Y4, Y0, Y5
+	VMULPD  Y5, Y9, Y9
+	VMULPD  Y4, Y9, Y9
+	VMOVUPD Y9, (R8)(CX*8)
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD  Y8, Y10, Y8
+	VSUBPD  Y3, Y0, Y5
+	VMULPD  Y5, Y8, Y8
+	VMULPD  Y3, Y8, Y8
+	VMOVUPD Y8, (SI)(CX*8)
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD  Y1, Y10, Y1
+	VMULPD  Y2, Y2, Y2
+	VSUBPD  Y2, Y0, Y2
+	VMULPD  Y2, Y1, Y1
+	VMOVUPD Y1, (DI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Y3, Y10, Y10
+	MOVQ    dcPrev_base+32(FP), DX
+	VMOVUPD Y10, (DX)(CX*8)
+	ADDQ    $+4, CX
+	JMP     gateBackwardTableAVX2_n14_loop
+
+gateBackwardTableAVX2_n14_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX2_n13:
+	// need = 13
+	XORQ CX, CX
+	ANDQ $-4, AX
+
+gateBackwardTableAVX2_n13_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, AX
+	JAE     gateBackwardTableAVX2_n13_tail
+	VMOVUPD one<>+0(SB), Y0
+	VMOVUPD (R9)(CX*8), Y1
+	VMOVUPD (R11)(CX*8), Y2
+	VMOVUPD (R10)(CX*8), Y3
+	VMOVUPD (R12)(CX*8), Y4
+	MOVQ    tc_base+168(FP), DX
+	VMOVUPD (DX)(CX*8), Y5
+	MOVQ    dh_base+56(FP), DX
+	VMOVUPD (DX)(CX*8), Y6
+	MOVQ    dc_base+80(FP), DX
+	VMOVUPD (DX)(CX*8), Y7
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Y5, Y5, Y8
+	VSUBPD Y8, Y0, Y8
+	VMULPD Y4, Y6, Y9
+	VMULPD Y8, Y9, Y9
+	VADDPD Y7, Y9, Y9
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD  Y5, Y6, Y8
+	VSUBPD  Y4, Y0, Y5
+	VMULPD  Y5, Y8, Y8
+	VMULPD  Y4, Y8, Y8
+	VMOVUPD Y8, (R8)(CX*8)
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD  Y2, Y9, Y4
+	VSUBPD  Y1, Y0, Y5
+	VMULPD  Y5, Y4, Y4
+	VMULPD  Y1, Y4, Y4
+	VMOVUPD Y4, (BX)(CX*8)
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD  Y1, Y9, Y1
+	VMULPD  Y2, Y2, Y2
+	VSUBPD  Y2, Y0, Y2
+	VMULPD  Y2, Y1, Y1
+	VMOVUPD Y1, (DI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Y3, Y9, Y9
+	MOVQ    dcPrev_base+32(FP), DX
+	VMOVUPD Y9, (DX)(CX*8)
+	ADDQ    $+4, CX
+	JMP     gateBackwardTableAVX2_n13_loop
+
+gateBackwardTableAVX2_n13_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX2_n12:
+	// need = 12
+	XORQ CX, CX
+	ANDQ $-4, AX
+
+gateBackwardTableAVX2_n12_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, AX
+	JAE     gateBackwardTableAVX2_n12_tail
+	VMOVUPD one<>+0(SB), Y0
+	VMOVUPD (R9)(CX*8), Y1
+	VMOVUPD (R11)(CX*8), Y2
+	VMOVUPD (R10)(CX*8), Y3
+	VMOVUPD (R12)(CX*8), Y4
+	MOVQ    tc_base+168(FP), DX
+	VMOVUPD (DX)(CX*8), Y5
+	MOVQ    dh_base+56(FP), DX
+	VMOVUPD (DX)(CX*8), Y6
+	MOVQ    dc_base+80(FP), DX
+	VMOVUPD (DX)(CX*8), Y7
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Y5, Y5, Y8
+	VSUBPD Y8, Y0, Y8
+	VMULPD Y4, Y6, Y9
+	VMULPD Y8, Y9, Y9
+	VADDPD Y7, Y9, Y9
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD  Y5, Y6, Y8
+	VSUBPD  Y4, Y0, Y5
+	VMULPD  Y5, Y8, Y8
+	VMULPD  Y4, Y8, Y8
+	VMOVUPD Y8, (R8)(CX*8)
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD  Y1, Y9, Y1
+	VMULPD  Y2, Y2, Y2
+	VSUBPD  Y2, Y0, Y2
+	VMULPD  Y2, Y1, Y1
+	VMOVUPD Y1, (DI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Y3, Y9, Y9
+	MOVQ    dcPrev_base+32(FP), DX
+	VMOVUPD Y9, (DX)(CX*8)
+	ADDQ    $+4, CX
+	JMP     gateBackwardTableAVX2_n12_loop
+
+gateBackwardTableAVX2_n12_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX2_n11:
+	// need = 11
+	XORQ CX, CX
+	ANDQ $-4, AX
+
+gateBackwardTableAVX2_n11_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, AX
+	JAE     gateBackwardTableAVX2_n11_tail
+	VMOVUPD one<>+0(SB), Y0
+	VMOVUPD (R9)(CX*8), Y1
+	VMOVUPD (R11)(CX*8), Y2
+	VMOVUPD (R10)(CX*8), Y3
+	VMOVUPD (R12)(CX*8), Y4
+	MOVQ    tc_base+168(FP), DX
+	VMOVUPD (DX)(CX*8), Y5
+	MOVQ    dh_base+56(FP), DX
+	VMOVUPD (DX)(CX*8), Y6
+	MOVQ    dc_base+80(FP), DX
+	VMOVUPD (DX)(CX*8), Y7
+	MOVQ    cPrev_base+192(FP), DX
+	VMOVUPD (DX)(CX*8), Y8
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Y5, Y5, Y9
+	VSUBPD Y9, Y0, Y9
+	VMULPD Y4, Y6, Y10
+	VMULPD Y9, Y10, Y10
+	VADDPD Y7, Y10, Y10
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD  Y5, Y6, Y9
+	VSUBPD  Y4, Y0, Y5
+	VMULPD  Y5, Y9, Y9
+	VMULPD  Y4, Y9, Y9
+	VMOVUPD Y9, (R8)(CX*8)
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD  Y2, Y10, Y2
+	VSUBPD  Y1, Y0, Y5
+	VMULPD  Y5, Y2, Y2
+	VMULPD  Y1, Y2, Y2
+	VMOVUPD Y2, (BX)(CX*8)
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD  Y8, Y10, Y8
+	VSUBPD  Y3, Y0, Y5
+	VMULPD  Y5, Y8, Y8
+	VMULPD  Y3, Y8, Y8
+	VMOVUPD Y8, (SI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Y3, Y10, Y10
+	MOVQ    dcPrev_base+32(FP), DX
+	VMOVUPD Y10, (DX)(CX*8)
+	ADDQ    $+4, CX
+	JMP     gateBackwardTableAVX2_n11_loop
+
+gateBackwardTableAVX2_n11_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX2_n10:
+	// need = 10
+	XORQ CX, CX
+	ANDQ $-4, AX
+
+gateBackwardTableAVX2_n10_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, AX
+	JAE     gateBackwardTableAVX2_n10_tail
+	VMOVUPD one<>+0(SB), Y0
+	VMOVUPD (R10)(CX*8), Y1
+	VMOVUPD (R12)(CX*8), Y2
+	MOVQ    tc_base+168(FP), DX
+	VMOVUPD (DX)(CX*8), Y3
+	MOVQ    dh_base+56(FP), DX
+	VMOVUPD (DX)(CX*8), Y4
+	MOVQ    dc_base+80(FP), DX
+	VMOVUPD (DX)(CX*8), Y5
+	MOVQ    cPrev_base+192(FP), DX
+	VMOVUPD (DX)(CX*8), Y6
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Y3, Y3, Y7
+	VSUBPD Y7, Y0, Y7
+	VMULPD Y2, Y4, Y8
+	VMULPD Y7, Y8, Y8
+	VADDPD Y5, Y8, Y8
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD  Y3, Y4, Y7
+	VSUBPD  Y2, Y0, Y3
+	VMULPD  Y3, Y7, Y7
+	VMULPD  Y2, Y7, Y7
+	VMOVUPD Y7, (R8)(CX*8)
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD  Y6, Y8, Y6
+	VSUBPD  Y1, Y0, Y3
+	VMULPD  Y3, Y6, Y6
+	VMULPD  Y1, Y6, Y6
+	VMOVUPD Y6, (SI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Y1, Y8, Y8
+	MOVQ    dcPrev_base+32(FP), DX
+	VMOVUPD Y8, (DX)(CX*8)
+	ADDQ    $+4, CX
+	JMP     gateBackwardTableAVX2_n10_loop
+
+gateBackwardTableAVX2_n10_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX2_n9:
+	// need = 9
+	XORQ CX, CX
+	ANDQ $-4, AX
+
+gateBackwardTableAVX2_n9_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, AX
+	JAE     gateBackwardTableAVX2_n9_tail
+	VMOVUPD one<>+0(SB), Y0
+	VMOVUPD (R9)(CX*8), Y1
+	VMOVUPD (R11)(CX*8), Y2
+	VMOVUPD (R10)(CX*8), Y3
+	VMOVUPD (R12)(CX*8), Y4
+	MOVQ    tc_base+168(FP), DX
+	VMOVUPD (DX)(CX*8), Y5
+	MOVQ    dh_base+56(FP), DX
+	VMOVUPD (DX)(CX*8), Y6
+	MOVQ    dc_base+80(FP), DX
+	VMOVUPD (DX)(CX*8), Y7
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Y5, Y5, Y8
+	VSUBPD Y8, Y0, Y8
+	VMULPD Y4, Y6, Y9
+	VMULPD Y8, Y9, Y9
+	VADDPD Y7, Y9, Y9
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD  Y5, Y6, Y8
+	VSUBPD  Y4, Y0, Y5
+	VMULPD  Y5, Y8, Y8
+	VMULPD  Y4, Y8, Y8
+	VMOVUPD Y8, (R8)(CX*8)
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD  Y2, Y9, Y2
+	VSUBPD  Y1, Y0, Y5
+	VMULPD  Y5, Y2, Y2
+	VMULPD  Y1, Y2, Y2
+	VMOVUPD Y2, (BX)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Y3, Y9, Y9
+	MOVQ    dcPrev_base+32(FP), DX
+	VMOVUPD Y9, (DX)(CX*8)
+	ADDQ    $+4, CX
+	JMP     gateBackwardTableAVX2_n9_loop
+
+gateBackwardTableAVX2_n9_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX2_n8:
+	// need = 8
+	XORQ CX, CX
+	ANDQ $-4, AX
+
+gateBackwardTableAVX2_n8_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, AX
+	JAE     gateBackwardTableAVX2_n8_tail
+	VMOVUPD one<>+0(SB), Y0
+	VMOVUPD (R10)(CX*8), Y1
+	VMOVUPD (R12)(CX*8), Y2
+	MOVQ    tc_base+168(FP), DX
+	VMOVUPD (DX)(CX*8), Y3
+	MOVQ    dh_base+56(FP), DX
+	VMOVUPD (DX)(CX*8), Y4
+	MOVQ    dc_base+80(FP), DX
+	VMOVUPD (DX)(CX*8), Y5
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Y3, Y3, Y6
+	VSUBPD Y6, Y0, Y6
+	VMULPD Y2, Y4, Y7
+	VMULPD Y6, Y7, Y7
+	VADDPD Y5, Y7, Y7
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD  Y3, Y4, Y6
+	VSUBPD  Y2, Y0, Y0
+	VMULPD  Y0, Y6, Y6
+	VMULPD  Y2, Y6, Y6
+	VMOVUPD Y6, (R8)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Y1, Y7, Y7
+	MOVQ    dcPrev_base+32(FP), DX
+	VMOVUPD Y7, (DX)(CX*8)
+	ADDQ    $+4, CX
+	JMP     gateBackwardTableAVX2_n8_loop
+
+gateBackwardTableAVX2_n8_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX2_n7:
+	// need = 7
+	XORQ CX, CX
+	ANDQ $-4, AX
+
+gateBackwardTableAVX2_n7_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, AX
+	JAE     gateBackwardTableAVX2_n7_tail
+	VMOVUPD one<>+0(SB), Y0
+	VMOVUPD (R9)(CX*8), Y1
+	VMOVUPD (R11)(CX*8), Y2
+	VMOVUPD (R10)(CX*8), Y3
+	VMOVUPD (R12)(CX*8), Y4
+	MOVQ    tc_base+168(FP), DX
+	VMOVUPD (DX)(CX*8), Y5
+	MOVQ    dh_base+56(FP), DX
+	VMOVUPD (DX)(CX*8), Y6
+	MOVQ    dc_base+80(FP), DX
+	VMOVUPD (DX)(CX*8), Y7
+	MOVQ    cPrev_base+192(FP), DX
+	VMOVUPD (DX)(CX*8), Y8
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Y5, Y5, Y5
+	VSUBPD Y5, Y0, Y5
+	VMULPD Y4, Y6, Y4
+	VMULPD Y5, Y4, Y4
+	VADDPD Y7, Y4, Y4
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD  Y2, Y4, Y6
+	VSUBPD  Y1, Y0, Y5
+	VMULPD  Y5, Y6, Y6
+	VMULPD  Y1, Y6, Y6
+	VMOVUPD Y6, (BX)(CX*8)
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD  Y8, Y4, Y8
+	VSUBPD  Y3, Y0, Y5
+	VMULPD  Y5, Y8, Y8
+	VMULPD  Y3, Y8, Y8
+	VMOVUPD Y8, (SI)(CX*8)
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD  Y1, Y4, Y1
+	VMULPD  Y2, Y2, Y2
+	VSUBPD  Y2, Y0, Y2
+	VMULPD  Y2, Y1, Y1
+	VMOVUPD Y1, (DI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Y3, Y4, Y4
+	MOVQ    dcPrev_base+32(FP), DX
+	VMOVUPD Y4, (DX)(CX*8)
+	ADDQ    $+4, CX
+	JMP     gateBackwardTableAVX2_n7_loop
+
+gateBackwardTableAVX2_n7_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX2_n6:
+	// need = 6
+	XORQ CX, CX
+	ANDQ $-4, AX
+
+gateBackwardTableAVX2_n6_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, AX
+	JAE     gateBackwardTableAVX2_n6_tail
+	VMOVUPD one<>+0(SB), Y0
+	VMOVUPD (R9)(CX*8), Y1
+	VMOVUPD (R11)(CX*8), Y2
+	VMOVUPD (R10)(CX*8), Y3
+	VMOVUPD (R12)(CX*8), Y4
+	MOVQ    tc_base+168(FP), DX
+	VMOVUPD (DX)(CX*8), Y5
+	MOVQ    dh_base+56(FP), DX
+	VMOVUPD (DX)(CX*8), Y6
+	MOVQ    dc_base+80(FP), DX
+	VMOVUPD (DX)(CX*8), Y7
+	MOVQ    cPrev_base+192(FP), DX
+	VMOVUPD (DX)(CX*8), Y8
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Y5, Y5, Y5
+	VSUBPD Y5, Y0, Y5
+	VMULPD Y4, Y6, Y4
+	VMULPD Y5, Y4, Y4
+	VADDPD Y7, Y4, Y4
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD  Y8, Y4, Y8
+	VSUBPD  Y3, Y0, Y5
+	VMULPD  Y5, Y8, Y8
+	VMULPD  Y3, Y8, Y8
+	VMOVUPD Y8, (SI)(CX*8)
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD  Y1, Y4, Y1
+	VMULPD  Y2, Y2, Y2
+	VSUBPD  Y2, Y0, Y2
+	VMULPD  Y2, Y1, Y1
+	VMOVUPD Y1, (DI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Y3, Y4, Y4
+	MOVQ    dcPrev_base+32(FP), DX
+	VMOVUPD Y4, (DX)(CX*8)
+	ADDQ    $+4, CX
+	JMP     gateBackwardTableAVX2_n6_loop
+
+gateBackwardTableAVX2_n6_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX2_n5:
+	// need = 5
+	XORQ CX, CX
+	ANDQ $-4, AX
+
+gateBackwardTableAVX2_n5_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, AX
+	JAE     gateBackwardTableAVX2_n5_tail
+	VMOVUPD one<>+0(SB), Y0
+	VMOVUPD (R9)(CX*8), Y1
+	VMOVUPD (R11)(CX*8), Y2
+	VMOVUPD (R10)(CX*8), Y3
+	VMOVUPD (R12)(CX*8), Y4
+	MOVQ    tc_base+168(FP), DX
+	VMOVUPD (DX)(CX*8), Y5
+	MOVQ    dh_base+56(FP), DX
+	VMOVUPD (DX)(CX*8), Y6
+	MOVQ    dc_base+80(FP), DX
+	VMOVUPD (DX)(CX*8), Y7
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Y5, Y5, Y5
+	VSUBPD Y5, Y0, Y5
+	VMULPD Y4, Y6, Y4
+	VMULPD Y5, Y4, Y4
+	VADDPD Y7, Y4, Y4
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD  Y2, Y4, Y6
+	VSUBPD  Y1, Y0, Y5
+	VMULPD  Y5, Y6, Y6
+	VMULPD  Y1, Y6, Y6
+	VMOVUPD Y6, (BX)(CX*8)
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD  Y1, Y4, Y1
+	VMULPD  Y2, Y2, Y2
+	VSUBPD  Y2, Y0, Y2
+	VMULPD  Y2, Y1, Y1
+	VMOVUPD Y1, (DI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Y3, Y4, Y4
+	MOVQ    dcPrev_base+32(FP), DX
+	VMOVUPD Y4, (DX)(CX*8)
+	ADDQ    $+4, CX
+	JMP     gateBackwardTableAVX2_n5_loop
+
+gateBackwardTableAVX2_n5_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX2_n4:
+	// need = 4
+	XORQ CX, CX
+	ANDQ $-4, AX
+
+gateBackwardTableAVX2_n4_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, AX
+	JAE     gateBackwardTableAVX2_n4_tail
+	VMOVUPD one<>+0(SB), Y0
+	VMOVUPD (R9)(CX*8), Y1
+	VMOVUPD (R11)(CX*8), Y2
+	VMOVUPD (R10)(CX*8), Y3
+	VMOVUPD (R12)(CX*8), Y4
+	MOVQ    tc_base+168(FP), DX
+	VMOVUPD (DX)(CX*8), Y5
+	MOVQ    dh_base+56(FP), DX
+	VMOVUPD (DX)(CX*8), Y6
+	MOVQ    dc_base+80(FP), DX
+	VMOVUPD (DX)(CX*8), Y7
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Y5, Y5, Y5
+	VSUBPD Y5, Y0, Y5
+	VMULPD Y4, Y6, Y4
+	VMULPD Y5, Y4, Y4
+	VADDPD Y7, Y4, Y4
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD  Y1, Y4, Y1
+	VMULPD  Y2, Y2, Y2
+	VSUBPD  Y2, Y0, Y2
+	VMULPD  Y2, Y1, Y1
+	VMOVUPD Y1, (DI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Y3, Y4, Y4
+	MOVQ    dcPrev_base+32(FP), DX
+	VMOVUPD Y4, (DX)(CX*8)
+	ADDQ    $+4, CX
+	JMP     gateBackwardTableAVX2_n4_loop
+
+gateBackwardTableAVX2_n4_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX2_n3:
+	// need = 3
+	XORQ CX, CX
+	ANDQ $-4, AX
+
+gateBackwardTableAVX2_n3_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, AX
+	JAE     gateBackwardTableAVX2_n3_tail
+	VMOVUPD one<>+0(SB), Y0
+	VMOVUPD (R9)(CX*8), Y1
+	VMOVUPD (R11)(CX*8), Y2
+	VMOVUPD (R10)(CX*8), Y3
+	VMOVUPD (R12)(CX*8), Y4
+	MOVQ    tc_base+168(FP), DX
+	VMOVUPD (DX)(CX*8), Y5
+	MOVQ    dh_base+56(FP), DX
+	VMOVUPD (DX)(CX*8), Y6
+	MOVQ    dc_base+80(FP), DX
+	VMOVUPD (DX)(CX*8), Y7
+	MOVQ    cPrev_base+192(FP), DX
+	VMOVUPD (DX)(CX*8), Y8
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Y5, Y5, Y5
+	VSUBPD Y5, Y0, Y5
+	VMULPD Y4, Y6, Y4
+	VMULPD Y5, Y4, Y4
+	VADDPD Y7, Y4, Y4
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD  Y2, Y4, Y5
+	VSUBPD  Y1, Y0, Y2
+	VMULPD  Y2, Y5, Y5
+	VMULPD  Y1, Y5, Y5
+	VMOVUPD Y5, (BX)(CX*8)
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD  Y8, Y4, Y8
+	VSUBPD  Y3, Y0, Y2
+	VMULPD  Y2, Y8, Y8
+	VMULPD  Y3, Y8, Y8
+	VMOVUPD Y8, (SI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Y3, Y4, Y4
+	MOVQ    dcPrev_base+32(FP), DX
+	VMOVUPD Y4, (DX)(CX*8)
+	ADDQ    $+4, CX
+	JMP     gateBackwardTableAVX2_n3_loop
+
+gateBackwardTableAVX2_n3_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX2_n2:
+	// need = 2
+	XORQ CX, CX
+	ANDQ $-4, AX
+
+gateBackwardTableAVX2_n2_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, AX
+	JAE     gateBackwardTableAVX2_n2_tail
+	VMOVUPD one<>+0(SB), Y0
+	VMOVUPD (R10)(CX*8), Y1
+	VMOVUPD (R12)(CX*8), Y2
+	MOVQ    tc_base+168(FP), DX
+	VMOVUPD (DX)(CX*8), Y3
+	MOVQ    dh_base+56(FP), DX
+	VMOVUPD (DX)(CX*8), Y4
+	MOVQ    dc_base+80(FP), DX
+	VMOVUPD (DX)(CX*8), Y5
+	MOVQ    cPrev_base+192(FP), DX
+	VMOVUPD (DX)(CX*8), Y6
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Y3, Y3, Y3
+	VSUBPD Y3, Y0, Y3
+	VMULPD Y2, Y4, Y2
+	VMULPD Y3, Y2, Y2
+	VADDPD Y5, Y2, Y2
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD  Y6, Y2, Y6
+	VSUBPD  Y1, Y0, Y0
+	VMULPD  Y0, Y6, Y6
+	VMULPD  Y1, Y6, Y6
+	VMOVUPD Y6, (SI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Y1, Y2, Y2
+	MOVQ    dcPrev_base+32(FP), DX
+	VMOVUPD Y2, (DX)(CX*8)
+	ADDQ    $+4, CX
+	JMP     gateBackwardTableAVX2_n2_loop
+
+gateBackwardTableAVX2_n2_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX2_n1:
+	// need = 1
+	XORQ CX, CX
+	ANDQ $-4, AX
+
+gateBackwardTableAVX2_n1_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, AX
+	JAE     gateBackwardTableAVX2_n1_tail
+	VMOVUPD one<>+0(SB), Y0
+	VMOVUPD (R9)(CX*8), Y1
+	VMOVUPD (R11)(CX*8), Y2
+	VMOVUPD (R10)(CX*8), Y3
+	VMOVUPD (R12)(CX*8), Y4
+	MOVQ    tc_base+168(FP), DX
+	VMOVUPD (DX)(CX*8), Y5
+	MOVQ    dh_base+56(FP), DX
+	VMOVUPD (DX)(CX*8), Y6
+	MOVQ    dc_base+80(FP), DX
+	VMOVUPD (DX)(CX*8), Y7
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Y5, Y5, Y5
+	VSUBPD Y5, Y0, Y5
+	VMULPD Y4, Y6, Y4
+	VMULPD Y5, Y4, Y4
+	VADDPD Y7, Y4, Y4
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD  Y2, Y4, Y2
+	VSUBPD  Y1, Y0, Y0
+	VMULPD  Y0, Y2, Y2
+	VMULPD  Y1, Y2, Y2
+	VMOVUPD Y2, (BX)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Y3, Y4, Y4
+	MOVQ    dcPrev_base+32(FP), DX
+	VMOVUPD Y4, (DX)(CX*8)
+	ADDQ    $+4, CX
+	JMP     gateBackwardTableAVX2_n1_loop
+
+gateBackwardTableAVX2_n1_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX2_n0:
+	// need = 0
+	XORQ CX, CX
+	ANDQ $-4, AX
+
+gateBackwardTableAVX2_n0_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, AX
+	JAE     gateBackwardTableAVX2_n0_tail
+	VMOVUPD one<>+0(SB), Y0
+	VMOVUPD (R10)(CX*8), Y1
+	VMOVUPD (R12)(CX*8), Y2
+	MOVQ    tc_base+168(FP), DX
+	VMOVUPD (DX)(CX*8), Y3
+	MOVQ    dh_base+56(FP), DX
+	VMOVUPD (DX)(CX*8), Y4
+	MOVQ    dc_base+80(FP), DX
+	VMOVUPD (DX)(CX*8), Y5
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Y3, Y3, Y3
+	VSUBPD Y3, Y0, Y3
+	VMULPD Y2, Y4, Y0
+	VMULPD Y3, Y0, Y0
+	VADDPD Y5, Y0, Y0
+
+	// dcPrev = dct * f
+	VMULPD  Y1, Y0, Y0
+	MOVQ    dcPrev_base+32(FP), DX
+	VMOVUPD Y0, (DX)(CX*8)
+	ADDQ    $+4, CX
+	JMP     gateBackwardTableAVX2_n0_loop
+
+gateBackwardTableAVX2_n0_tail:
 	// }
 	VZEROUPPER
 	RET
@@ -20432,35 +21269,35 @@ gateBackwardAVX512_loop:
 	VADDPD Z7, Z10, Z10
 
 	// do = float64(float64(d*t)*float64(1-o)) * o
-	VMULPD Z5, Z6, Z9
-	VSUBPD Z4, Z0, Z5
-	VMULPD Z5, Z9, Z9
-	VMULPD Z4, Z9, Z9
+	VMULPD  Z5, Z6, Z9
+	VSUBPD  Z4, Z0, Z5
+	VMULPD  Z5, Z9, Z9
+	VMULPD  Z4, Z9, Z9
+	VMOVUPD Z9, (DI)(R11*8)
 
 	// di = float64(float64(dct*g)*float64(1-i)) * i
-	VMULPD Z3, Z10, Z4
-	VSUBPD Z1, Z0, Z5
-	VMULPD Z5, Z4, Z4
-	VMULPD Z1, Z4, Z4
+	VMULPD  Z3, Z10, Z4
+	VSUBPD  Z1, Z0, Z5
+	VMULPD  Z5, Z4, Z4
+	VMULPD  Z1, Z4, Z4
+	VMOVUPD Z4, (DX)(R11*8)
 
 	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
-	VMULPD Z8, Z10, Z8
-	VSUBPD Z2, Z0, Z5
-	VMULPD Z5, Z8, Z8
-	VMULPD Z2, Z8, Z8
+	VMULPD  Z8, Z10, Z8
+	VSUBPD  Z2, Z0, Z5
+	VMULPD  Z5, Z8, Z8
+	VMULPD  Z2, Z8, Z8
+	VMOVUPD Z8, (BX)(R11*8)
 
 	// dg = float64(dct*i) * float64(1-float64(g*g))
-	VMULPD Z1, Z10, Z1
-	VMULPD Z3, Z3, Z3
-	VSUBPD Z3, Z0, Z3
-	VMULPD Z3, Z1, Z1
+	VMULPD  Z1, Z10, Z1
+	VMULPD  Z3, Z3, Z3
+	VSUBPD  Z3, Z0, Z3
+	VMULPD  Z3, Z1, Z1
+	VMOVUPD Z1, (SI)(R11*8)
 
 	// dcPrev = dct * f
 	VMULPD  Z2, Z10, Z10
-	VMOVUPD Z9, (DI)(R11*8)
-	VMOVUPD Z4, (DX)(R11*8)
-	VMOVUPD Z8, (BX)(R11*8)
-	VMOVUPD Z1, (SI)(R11*8)
 	MOVQ    dcPrev_base+24(FP), R13
 	VMOVUPD Z10, (R13)(R11*8)
 	ADDQ    $+8, R11
@@ -20495,35 +21332,35 @@ gateBackwardAVX512_tail:
 	VADDPD Z7, Z10, Z10
 
 	// do = float64(float64(d*t)*float64(1-o)) * o
-	VMULPD Z5, Z6, Z9
-	VSUBPD Z4, Z0, Z5
-	VMULPD Z5, Z9, Z9
-	VMULPD Z4, Z9, Z9
+	VMULPD  Z5, Z6, Z9
+	VSUBPD  Z4, Z0, Z5
+	VMULPD  Z5, Z9, Z9
+	VMULPD  Z4, Z9, Z9
+	VMOVUPD Z9, K1, (DI)(R11*8)
 
 	// di = float64(float64(dct*g)*float64(1-i)) * i
-	VMULPD Z3, Z10, Z4
-	VSUBPD Z1, Z0, Z5
-	VMULPD Z5, Z4, Z4
-	VMULPD Z1, Z4, Z4
+	VMULPD  Z3, Z10, Z4
+	VSUBPD  Z1, Z0, Z5
+	VMULPD  Z5, Z4, Z4
+	VMULPD  Z1, Z4, Z4
+	VMOVUPD Z4, K1, (DX)(R11*8)
 
 	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
-	VMULPD Z8, Z10, Z8
-	VSUBPD Z2, Z0, Z5
-	VMULPD Z5, Z8, Z8
-	VMULPD Z2, Z8, Z8
+	VMULPD  Z8, Z10, Z8
+	VSUBPD  Z2, Z0, Z5
+	VMULPD  Z5, Z8, Z8
+	VMULPD  Z2, Z8, Z8
+	VMOVUPD Z8, K1, (BX)(R11*8)
 
 	// dg = float64(dct*i) * float64(1-float64(g*g))
-	VMULPD Z1, Z10, Z1
-	VMULPD Z3, Z3, Z3
-	VSUBPD Z3, Z0, Z3
-	VMULPD Z3, Z1, Z1
+	VMULPD  Z1, Z10, Z1
+	VMULPD  Z3, Z3, Z3
+	VSUBPD  Z3, Z0, Z3
+	VMULPD  Z3, Z1, Z1
+	VMOVUPD Z1, K1, (SI)(R11*8)
 
 	// dcPrev = dct * f
 	VMULPD  Z2, Z10, Z10
-	VMOVUPD Z9, K1, (DI)(R11*8)
-	VMOVUPD Z4, K1, (DX)(R11*8)
-	VMOVUPD Z8, K1, (BX)(R11*8)
-	VMOVUPD Z1, K1, (SI)(R11*8)
 	MOVQ    dcPrev_base+24(FP), AX
 	VMOVUPD Z10, K1, (AX)(R11*8)
 
@@ -20531,9 +21368,9 @@ gateBackwardAVX512_done:
 	VZEROUPPER
 	RET
 
-// func gateBackwardTableAVX512(dz []float64, stride int, dcPrev []float64, dh []float64, dc []float64, gates []float64, act []float64, table int, tc []float64, cPrev []float64)
+// func gateBackwardTableAVX512(dz []float64, stride int, dcPrev []float64, dh []float64, dc []float64, gates []float64, act []float64, table int, need int, tc []float64, cPrev []float64)
 // Requires: AVX, AVX512F, CMOV
-TEXT ·gateBackwardTableAVX512(SB), NOSPLIT, $0-208
+TEXT ·gateBackwardTableAVX512(SB), NOSPLIT, $0-216
 	MOVQ dh_len+64(FP), AX
 	MOVQ stride+24(FP), CX
 	SHLQ $0x03, CX
@@ -20560,26 +21397,61 @@ TEXT ·gateBackwardTableAVX512(SB), NOSPLIT, $0-208
 	ADDQ    CX, R13
 	BTQ     $0x03, DX
 	CMOVQCS R13, R12
-	XORQ    CX, CX
-	MOVQ    AX, DX
-	ANDQ    $-8, DX
+	MOVQ    need+160(FP), CX
 
-gateBackwardTableAVX512_loop:
+	// one loop per need set
+	CMPQ CX, $0x00
+	JE   gateBackwardTableAVX512_n0
+	CMPQ CX, $0x01
+	JE   gateBackwardTableAVX512_n1
+	CMPQ CX, $0x02
+	JE   gateBackwardTableAVX512_n2
+	CMPQ CX, $0x03
+	JE   gateBackwardTableAVX512_n3
+	CMPQ CX, $0x04
+	JE   gateBackwardTableAVX512_n4
+	CMPQ CX, $0x05
+	JE   gateBackwardTableAVX512_n5
+	CMPQ CX, $0x06
+	JE   gateBackwardTableAVX512_n6
+	CMPQ CX, $0x07
+	JE   gateBackwardTableAVX512_n7
+	CMPQ CX, $0x08
+	JE   gateBackwardTableAVX512_n8
+	CMPQ CX, $0x09
+	JE   gateBackwardTableAVX512_n9
+	CMPQ CX, $0x0a
+	JE   gateBackwardTableAVX512_n10
+	CMPQ CX, $0x0b
+	JE   gateBackwardTableAVX512_n11
+	CMPQ CX, $0x0c
+	JE   gateBackwardTableAVX512_n12
+	CMPQ CX, $0x0d
+	JE   gateBackwardTableAVX512_n13
+	CMPQ CX, $0x0e
+	JE   gateBackwardTableAVX512_n14
+
+	// need = 15
+	XORQ CX, CX
+	MOVQ AX, DX
+	ANDQ $-8, DX
+
+gateBackwardTableAVX512_n15_loop:
 	// for ; i < n&^(lanes-1); i += lanes {
 	CMPQ    CX, DX
-	JAE     gateBackwardTableAVX512_tail
+	JAE     gateBackwardTableAVX512_n15_tail
 	VMOVUPD one<>+0(SB), Z0
 	VMOVUPD (R9)(CX*8), Z1
-	VMOVUPD (R10)(CX*8), Z2
-	VMOVUPD (R11)(CX*8), Z3
+	VMOVUPD (R11)(CX*8), Z2
+	VMOVUPD (R10)(CX*8), Z3
 	VMOVUPD (R12)(CX*8), Z4
-	MOVQ    tc_base+160(FP), R13
+	MOVQ    tc_base+168(FP), R13
 	VMOVUPD (R13)(CX*8), Z5
 	MOVQ    dh_base+56(FP), R13
 	VMOVUPD (R13)(CX*8), Z6
 	MOVQ    dc_base+80(FP), R13
 	VMOVUPD (R13)(CX*8), Z7
-	MOVQ    cPrev_base+184(FP), R13
+	MOVQ    cPrev_base+192(FP), R13
 	VMOVUPD (R13)(CX*8), Z8
 
 	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
@@ -20590,59 +21462,59 @@ gateBackwardTableAVX512_loop:
 	VADDPD Z7, Z10, Z10
 
 	// do = float64(float64(d*t)*float64(1-o)) * o
-	VMULPD Z5, Z6, Z9
-	VSUBPD Z4, Z0, Z5
-	VMULPD Z5, Z9, Z9
-	VMULPD Z4, Z9, Z9
+	VMULPD  Z5, Z6, Z9
+	VSUBPD  Z4, Z0, Z5
+	VMULPD  Z5, Z9, Z9
+	VMULPD  Z4, Z9, Z9
+	VMOVUPD Z9, (R8)(CX*8)
 
 	// di = float64(float64(dct*g)*float64(1-i)) * i
-	VMULPD Z3, Z10, Z4
-	VSUBPD Z1, Z0, Z5
-	VMULPD Z5, Z4, Z4
-	VMULPD Z1, Z4, Z4
+	VMULPD  Z2, Z10, Z4
+	VSUBPD  Z1, Z0, Z5
+	VMULPD  Z5, Z4, Z4
+	VMULPD  Z1, Z4, Z4
+	VMOVUPD Z4, (BX)(CX*8)
 
 	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
-	VMULPD Z8, Z10, Z8
-	VSUBPD Z2, Z0, Z5
-	VMULPD Z5, Z8, Z8
-	VMULPD Z2, Z8, Z8
+	VMULPD  Z8, Z10, Z8
+	VSUBPD  Z3, Z0, Z5
+	VMULPD  Z5, Z8, Z8
+	VMULPD  Z3, Z8, Z8
+	VMOVUPD Z8, (SI)(CX*8)
 
 	// dg = float64(dct*i) * float64(1-float64(g*g))
-	VMULPD Z1, Z10, Z1
-	VMULPD Z3, Z3, Z3
-	VSUBPD Z3, Z0, Z3
-	VMULPD Z3, Z1, Z1
+	VMULPD  Z1, Z10, Z1
+	VMULPD  Z2, Z2, Z2
+	VSUBPD  Z2, Z0, Z2
+	VMULPD  Z2, Z1, Z1
+	VMOVUPD Z1, (DI)(CX*8)
 
 	// dcPrev = dct * f
-	VMULPD  Z2, Z10, Z10
-	VMOVUPD Z9, (R8)(CX*8)
-	VMOVUPD Z4, (BX)(CX*8)
-	VMOVUPD Z8, (SI)(CX*8)
-	VMOVUPD Z1, (DI)(CX*8)
+	VMULPD  Z3, Z10, Z10
 	MOVQ    dcPrev_base+32(FP), R13
 	VMOVUPD Z10, (R13)(CX*8)
 	ADDQ    $+8, CX
-	JMP     gateBackwardTableAVX512_loop
+	JMP     gateBackwardTableAVX512_n15_loop
 
-gateBackwardTableAVX512_tail:
+gateBackwardTableAVX512_n15_tail:
 	// }
 	// the last n-i < 8 elements, masked
 	SUBQ      CX, AX
-	JZ        gateBackwardTableAVX512_done
+	JZ        gateBackwardTableAVX512_n15_done
 	LEAQ      tailMask<>+0(SB), DX
 	KMOVW     (DX)(AX*2), K1
 	VMOVUPD   one<>+0(SB), Z0
 	VMOVUPD.Z (R9)(CX*8), K1, Z1
-	VMOVUPD.Z (R10)(CX*8), K1, Z2
-	VMOVUPD.Z (R11)(CX*8), K1, Z3
+	VMOVUPD.Z (R11)(CX*8), K1, Z2
+	VMOVUPD.Z (R10)(CX*8), K1, Z3
 	VMOVUPD.Z (R12)(CX*8), K1, Z4
-	MOVQ      tc_base+160(FP), AX
+	MOVQ      tc_base+168(FP), AX
 	VMOVUPD.Z (AX)(CX*8), K1, Z5
 	MOVQ      dh_base+56(FP), AX
 	VMOVUPD.Z (AX)(CX*8), K1, Z6
 	MOVQ      dc_base+80(FP), AX
 	VMOVUPD.Z (AX)(CX*8), K1, Z7
-	MOVQ      cPrev_base+184(FP), AX
+	MOVQ      cPrev_base+192(FP), AX
 	VMOVUPD.Z (AX)(CX*8), K1, Z8
 
 	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
@@ -20653,39 +21525,1508 @@ gateBackwardTableAVX512_tail:
 	VADDPD Z7, Z10, Z10
 
 	// do = float64(float64(d*t)*float64(1-o)) * o
-	VMULPD Z5, Z6, Z9
-	VSUBPD Z4, Z0, Z5
-	VMULPD Z5, Z9, Z9
-	VMULPD Z4, Z9, Z9
+	VMULPD  Z5, Z6, Z9
+	VSUBPD  Z4, Z0, Z5
+	VMULPD  Z5, Z9, Z9
+	VMULPD  Z4, Z9, Z9
+	VMOVUPD Z9, K1, (R8)(CX*8)
 
 	// di = float64(float64(dct*g)*float64(1-i)) * i
-	VMULPD Z3, Z10, Z4
-	VSUBPD Z1, Z0, Z5
-	VMULPD Z5, Z4, Z4
-	VMULPD Z1, Z4, Z4
+	VMULPD  Z2, Z10, Z4
+	VSUBPD  Z1, Z0, Z5
+	VMULPD  Z5, Z4, Z4
+	VMULPD  Z1, Z4, Z4
+	VMOVUPD Z4, K1, (BX)(CX*8)
 
 	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
-	VMULPD Z8, Z10, Z8
-	VSUBPD Z2, Z0, Z5
-	VMULPD Z5, Z8, Z8
-	VMULPD Z2, Z8, Z8
+	VMULPD  Z8, Z10, Z8
+	VSUBPD  Z3, Z0, Z5
+	VMULPD  Z5, Z8, Z8
+	VMULPD  Z3, Z8, Z8
+	VMOVUPD Z8, K1, (SI)(CX*8)
 
 	// dg = float64(dct*i) * float64(1-float64(g*g))
-	VMULPD Z1, Z10, Z1
-	VMULPD Z3, Z3, Z3
-	VSUBPD Z3, Z0, Z3
-	VMULPD Z3, Z1, Z1
+	VMULPD  Z1, Z10, Z1
+	VMULPD  Z2, Z2, Z2
+	VSUBPD  Z2, Z0, Z2
+	VMULPD  Z2, Z1, Z1
+	VMOVUPD Z1, K1, (DI)(CX*8)
 
 	// dcPrev = dct * f
-	VMULPD  Z2, Z10, Z10
-	VMOVUPD Z9, K1, (R8)(CX*8)
-	VMOVUPD Z4, K1, (BX)(CX*8)
-	VMOVUPD Z8, K1, (SI)(CX*8)
-	VMOVUPD Z1, K1, (DI)(CX*8)
+	VMULPD  Z3, Z10, Z10
 	MOVQ    dcPrev_base+32(FP), AX
 	VMOVUPD Z10, K1, (AX)(CX*8)
 
-gateBackwardTableAVX512_done:
+gateBackwardTableAVX512_n15_done:
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX512_n14:
+	// need = 14
+	XORQ CX, CX
+	MOVQ AX, DX
+	ANDQ $-8, DX
+
+gateBackwardTableAVX512_n14_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, DX
+	JAE     gateBackwardTableAVX512_n14_tail
+	VMOVUPD one<>+0(SB), Z0
+	VMOVUPD (R9)(CX*8), Z1
+	VMOVUPD (R11)(CX*8), Z2
+	VMOVUPD (R10)(CX*8), Z3
+	VMOVUPD (R12)(CX*8), Z4
+	MOVQ    tc_base+168(FP), BX
+	VMOVUPD (BX)(CX*8), Z5
+	MOVQ    dh_base+56(FP), BX
+	VMOVUPD (BX)(CX*8), Z6
+	MOVQ    dc_base+80(FP), BX
+	VMOVUPD (BX)(CX*8), Z7
+	MOVQ    cPrev_base+192(FP), BX
+	VMOVUPD (BX)(CX*8), Z8
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z9
+	VSUBPD Z9, Z0, Z9
+	VMULPD Z4, Z6, Z10
+	VMULPD Z9, Z10, Z10
+	VADDPD Z7, Z10, Z10
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD  Z5, Z6, Z9
+	VSUBPD  Z4, Z0, Z5
+	VMULPD  Z5, Z9, Z9
+	VMULPD  Z4, Z9, Z9
+	VMOVUPD Z9, (R8)(CX*8)
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD  Z8, Z10, Z8
+	VSUBPD  Z3, Z0, Z5
+	VMULPD  Z5, Z8, Z8
+	VMULPD  Z3, Z8, Z8
+	VMOVUPD Z8, (SI)(CX*8)
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD  Z1, Z10, Z1
+	VMULPD  Z2, Z2, Z2
+	VSUBPD  Z2, Z0, Z2
+	VMULPD  Z2, Z1, Z1
+	VMOVUPD Z1, (DI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z10, Z10
+	MOVQ    dcPrev_base+32(FP), BX
+	VMOVUPD Z10, (BX)(CX*8)
+	ADDQ    $+8, CX
+	JMP     gateBackwardTableAVX512_n14_loop
+
+gateBackwardTableAVX512_n14_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ      CX, AX
+	JZ        gateBackwardTableAVX512_n14_done
+	LEAQ      tailMask<>+0(SB), DX
+	KMOVW     (DX)(AX*2), K1
+	VMOVUPD   one<>+0(SB), Z0
+	VMOVUPD.Z (R9)(CX*8), K1, Z1
+	VMOVUPD.Z (R11)(CX*8), K1, Z2
+	VMOVUPD.Z (R10)(CX*8), K1, Z3
+	VMOVUPD.Z (R12)(CX*8), K1, Z4
+	MOVQ      tc_base+168(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z5
+	MOVQ      dh_base+56(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z6
+	MOVQ      dc_base+80(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z7
+	MOVQ      cPrev_base+192(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z8
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z9
+	VSUBPD Z9, Z0, Z9
+	VMULPD Z4, Z6, Z10
+	VMULPD Z9, Z10, Z10
+	VADDPD Z7, Z10, Z10
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD  Z5, Z6, Z9
+	VSUBPD  Z4, Z0, Z5
+	VMULPD  Z5, Z9, Z9
+	VMULPD  Z4, Z9, Z9
+	VMOVUPD Z9, K1, (R8)(CX*8)
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD  Z8, Z10, Z8
+	VSUBPD  Z3, Z0, Z5
+	VMULPD  Z5, Z8, Z8
+	VMULPD  Z3, Z8, Z8
+	VMOVUPD Z8, K1, (SI)(CX*8)
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD  Z1, Z10, Z1
+	VMULPD  Z2, Z2, Z2
+	VSUBPD  Z2, Z0, Z2
+	VMULPD  Z2, Z1, Z1
+	VMOVUPD Z1, K1, (DI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z10, Z10
+	MOVQ    dcPrev_base+32(FP), AX
+	VMOVUPD Z10, K1, (AX)(CX*8)
+
+gateBackwardTableAVX512_n14_done:
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX512_n13:
+	// need = 13
+	XORQ CX, CX
+	MOVQ AX, DX
+	ANDQ $-8, DX
+
+gateBackwardTableAVX512_n13_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, DX
+	JAE     gateBackwardTableAVX512_n13_tail
+	VMOVUPD one<>+0(SB), Z0
+	VMOVUPD (R9)(CX*8), Z1
+	VMOVUPD (R11)(CX*8), Z2
+	VMOVUPD (R10)(CX*8), Z3
+	VMOVUPD (R12)(CX*8), Z4
+	MOVQ    tc_base+168(FP), SI
+	VMOVUPD (SI)(CX*8), Z5
+	MOVQ    dh_base+56(FP), SI
+	VMOVUPD (SI)(CX*8), Z6
+	MOVQ    dc_base+80(FP), SI
+	VMOVUPD (SI)(CX*8), Z7
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z8
+	VSUBPD Z8, Z0, Z8
+	VMULPD Z4, Z6, Z9
+	VMULPD Z8, Z9, Z9
+	VADDPD Z7, Z9, Z9
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD  Z5, Z6, Z8
+	VSUBPD  Z4, Z0, Z5
+	VMULPD  Z5, Z8, Z8
+	VMULPD  Z4, Z8, Z8
+	VMOVUPD Z8, (R8)(CX*8)
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD  Z2, Z9, Z4
+	VSUBPD  Z1, Z0, Z5
+	VMULPD  Z5, Z4, Z4
+	VMULPD  Z1, Z4, Z4
+	VMOVUPD Z4, (BX)(CX*8)
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD  Z1, Z9, Z1
+	VMULPD  Z2, Z2, Z2
+	VSUBPD  Z2, Z0, Z2
+	VMULPD  Z2, Z1, Z1
+	VMOVUPD Z1, (DI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z9, Z9
+	MOVQ    dcPrev_base+32(FP), SI
+	VMOVUPD Z9, (SI)(CX*8)
+	ADDQ    $+8, CX
+	JMP     gateBackwardTableAVX512_n13_loop
+
+gateBackwardTableAVX512_n13_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ      CX, AX
+	JZ        gateBackwardTableAVX512_n13_done
+	LEAQ      tailMask<>+0(SB), DX
+	KMOVW     (DX)(AX*2), K1
+	VMOVUPD   one<>+0(SB), Z0
+	VMOVUPD.Z (R9)(CX*8), K1, Z1
+	VMOVUPD.Z (R11)(CX*8), K1, Z2
+	VMOVUPD.Z (R10)(CX*8), K1, Z3
+	VMOVUPD.Z (R12)(CX*8), K1, Z4
+	MOVQ      tc_base+168(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z5
+	MOVQ      dh_base+56(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z6
+	MOVQ      dc_base+80(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z7
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z8
+	VSUBPD Z8, Z0, Z8
+	VMULPD Z4, Z6, Z9
+	VMULPD Z8, Z9, Z9
+	VADDPD Z7, Z9, Z9
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD  Z5, Z6, Z8
+	VSUBPD  Z4, Z0, Z5
+	VMULPD  Z5, Z8, Z8
+	VMULPD  Z4, Z8, Z8
+	VMOVUPD Z8, K1, (R8)(CX*8)
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD  Z2, Z9, Z4
+	VSUBPD  Z1, Z0, Z5
+	VMULPD  Z5, Z4, Z4
+	VMULPD  Z1, Z4, Z4
+	VMOVUPD Z4, K1, (BX)(CX*8)
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD  Z1, Z9, Z1
+	VMULPD  Z2, Z2, Z2
+	VSUBPD  Z2, Z0, Z2
+	VMULPD  Z2, Z1, Z1
+	VMOVUPD Z1, K1, (DI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z9, Z9
+	MOVQ    dcPrev_base+32(FP), AX
+	VMOVUPD Z9, K1, (AX)(CX*8)
+
+gateBackwardTableAVX512_n13_done:
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX512_n12:
+	// need = 12
+	XORQ CX, CX
+	MOVQ AX, DX
+	ANDQ $-8, DX
+
+gateBackwardTableAVX512_n12_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, DX
+	JAE     gateBackwardTableAVX512_n12_tail
+	VMOVUPD one<>+0(SB), Z0
+	VMOVUPD (R9)(CX*8), Z1
+	VMOVUPD (R11)(CX*8), Z2
+	VMOVUPD (R10)(CX*8), Z3
+	VMOVUPD (R12)(CX*8), Z4
+	MOVQ    tc_base+168(FP), BX
+	VMOVUPD (BX)(CX*8), Z5
+	MOVQ    dh_base+56(FP), BX
+	VMOVUPD (BX)(CX*8), Z6
+	MOVQ    dc_base+80(FP), BX
+	VMOVUPD (BX)(CX*8), Z7
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z8
+	VSUBPD Z8, Z0, Z8
+	VMULPD Z4, Z6, Z9
+	VMULPD Z8, Z9, Z9
+	VADDPD Z7, Z9, Z9
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD  Z5, Z6, Z8
+	VSUBPD  Z4, Z0, Z5
+	VMULPD  Z5, Z8, Z8
+	VMULPD  Z4, Z8, Z8
+	VMOVUPD Z8, (R8)(CX*8)
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD  Z1, Z9, Z1
+	VMULPD  Z2, Z2, Z2
+	VSUBPD  Z2, Z0, Z2
+	VMULPD  Z2, Z1, Z1
+	VMOVUPD Z1, (DI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z9, Z9
+	MOVQ    dcPrev_base+32(FP), BX
+	VMOVUPD Z9, (BX)(CX*8)
+	ADDQ    $+8, CX
+	JMP     gateBackwardTableAVX512_n12_loop
+
+gateBackwardTableAVX512_n12_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ      CX, AX
+	JZ        gateBackwardTableAVX512_n12_done
+	LEAQ      tailMask<>+0(SB), DX
+	KMOVW     (DX)(AX*2), K1
+	VMOVUPD   one<>+0(SB), Z0
+	VMOVUPD.Z (R9)(CX*8), K1, Z1
+	VMOVUPD.Z (R11)(CX*8), K1, Z2
+	VMOVUPD.Z (R10)(CX*8), K1, Z3
+	VMOVUPD.Z (R12)(CX*8), K1, Z4
+	MOVQ      tc_base+168(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z5
+	MOVQ      dh_base+56(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z6
+	MOVQ      dc_base+80(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z7
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z8
+	VSUBPD Z8, Z0, Z8
+	VMULPD Z4, Z6, Z9
+	VMULPD Z8, Z9, Z9
+	VADDPD Z7, Z9, Z9
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD  Z5, Z6, Z8
+	VSUBPD  Z4, Z0, Z5
+	VMULPD  Z5, Z8, Z8
+	VMULPD  Z4, Z8, Z8
+	VMOVUPD Z8, K1, (R8)(CX*8)
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD  Z1, Z9, Z1
+	VMULPD  Z2, Z2, Z2
+	VSUBPD  Z2, Z0, Z2
+	VMULPD  Z2, Z1, Z1
+	VMOVUPD Z1, K1, (DI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z9, Z9
+	MOVQ    dcPrev_base+32(FP), AX
+	VMOVUPD Z9, K1, (AX)(CX*8)
+
+gateBackwardTableAVX512_n12_done:
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX512_n11:
+	// need = 11
+	XORQ CX, CX
+	MOVQ AX, DX
+	ANDQ $-8, DX
+
+gateBackwardTableAVX512_n11_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, DX
+	JAE     gateBackwardTableAVX512_n11_tail
+	VMOVUPD one<>+0(SB), Z0
+	VMOVUPD (R9)(CX*8), Z1
+	VMOVUPD (R11)(CX*8), Z2
+	VMOVUPD (R10)(CX*8), Z3
+	VMOVUPD (R12)(CX*8), Z4
+	MOVQ    tc_base+168(FP), DI
+	VMOVUPD (DI)(CX*8), Z5
+	MOVQ    dh_base+56(FP), DI
+	VMOVUPD (DI)(CX*8), Z6
+	MOVQ    dc_base+80(FP), DI
+	VMOVUPD (DI)(CX*8), Z7
+	MOVQ    cPrev_base+192(FP), DI
+	VMOVUPD (DI)(CX*8), Z8
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z9
+	VSUBPD Z9, Z0, Z9
+	VMULPD Z4, Z6, Z10
+	VMULPD Z9, Z10, Z10
+	VADDPD Z7, Z10, Z10
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD  Z5, Z6, Z9
+	VSUBPD  Z4, Z0, Z5
+	VMULPD  Z5, Z9, Z9
+	VMULPD  Z4, Z9, Z9
+	VMOVUPD Z9, (R8)(CX*8)
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD  Z2, Z10, Z2
+	VSUBPD  Z1, Z0, Z5
+	VMULPD  Z5, Z2, Z2
+	VMULPD  Z1, Z2, Z2
+	VMOVUPD Z2, (BX)(CX*8)
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD  Z8, Z10, Z8
+	VSUBPD  Z3, Z0, Z5
+	VMULPD  Z5, Z8, Z8
+	VMULPD  Z3, Z8, Z8
+	VMOVUPD Z8, (SI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z10, Z10
+	MOVQ    dcPrev_base+32(FP), DI
+	VMOVUPD Z10, (DI)(CX*8)
+	ADDQ    $+8, CX
+	JMP     gateBackwardTableAVX512_n11_loop
+
+gateBackwardTableAVX512_n11_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ      CX, AX
+	JZ        gateBackwardTableAVX512_n11_done
+	LEAQ      tailMask<>+0(SB), DX
+	KMOVW     (DX)(AX*2), K1
+	VMOVUPD   one<>+0(SB), Z0
+	VMOVUPD.Z (R9)(CX*8), K1, Z1
+	VMOVUPD.Z (R11)(CX*8), K1, Z2
+	VMOVUPD.Z (R10)(CX*8), K1, Z3
+	VMOVUPD.Z (R12)(CX*8), K1, Z4
+	MOVQ      tc_base+168(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z5
+	MOVQ      dh_base+56(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z6
+	MOVQ      dc_base+80(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z7
+	MOVQ      cPrev_base+192(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z8
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z9
+	VSUBPD Z9, Z0, Z9
+	VMULPD Z4, Z6, Z10
+	VMULPD Z9, Z10, Z10
+	VADDPD Z7, Z10, Z10
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD  Z5, Z6, Z9
+	VSUBPD  Z4, Z0, Z5
+	VMULPD  Z5, Z9, Z9
+	VMULPD  Z4, Z9, Z9
+	VMOVUPD Z9, K1, (R8)(CX*8)
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD  Z2, Z10, Z2
+	VSUBPD  Z1, Z0, Z5
+	VMULPD  Z5, Z2, Z2
+	VMULPD  Z1, Z2, Z2
+	VMOVUPD Z2, K1, (BX)(CX*8)
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD  Z8, Z10, Z8
+	VSUBPD  Z3, Z0, Z5
+	VMULPD  Z5, Z8, Z8
+	VMULPD  Z3, Z8, Z8
+	VMOVUPD Z8, K1, (SI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z10, Z10
+	MOVQ    dcPrev_base+32(FP), AX
+	VMOVUPD Z10, K1, (AX)(CX*8)
+
+gateBackwardTableAVX512_n11_done:
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX512_n10:
+	// need = 10
+	XORQ CX, CX
+	MOVQ AX, DX
+	ANDQ $-8, DX
+
+gateBackwardTableAVX512_n10_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, DX
+	JAE     gateBackwardTableAVX512_n10_tail
+	VMOVUPD one<>+0(SB), Z0
+	VMOVUPD (R10)(CX*8), Z1
+	VMOVUPD (R12)(CX*8), Z2
+	MOVQ    tc_base+168(FP), BX
+	VMOVUPD (BX)(CX*8), Z3
+	MOVQ    dh_base+56(FP), BX
+	VMOVUPD (BX)(CX*8), Z4
+	MOVQ    dc_base+80(FP), BX
+	VMOVUPD (BX)(CX*8), Z5
+	MOVQ    cPrev_base+192(FP), BX
+	VMOVUPD (BX)(CX*8), Z6
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z3, Z3, Z7
+	VSUBPD Z7, Z0, Z7
+	VMULPD Z2, Z4, Z8
+	VMULPD Z7, Z8, Z8
+	VADDPD Z5, Z8, Z8
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD  Z3, Z4, Z7
+	VSUBPD  Z2, Z0, Z3
+	VMULPD  Z3, Z7, Z7
+	VMULPD  Z2, Z7, Z7
+	VMOVUPD Z7, (R8)(CX*8)
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD  Z6, Z8, Z6
+	VSUBPD  Z1, Z0, Z3
+	VMULPD  Z3, Z6, Z6
+	VMULPD  Z1, Z6, Z6
+	VMOVUPD Z6, (SI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z1, Z8, Z8
+	MOVQ    dcPrev_base+32(FP), BX
+	VMOVUPD Z8, (BX)(CX*8)
+	ADDQ    $+8, CX
+	JMP     gateBackwardTableAVX512_n10_loop
+
+gateBackwardTableAVX512_n10_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ      CX, AX
+	JZ        gateBackwardTableAVX512_n10_done
+	LEAQ      tailMask<>+0(SB), DX
+	KMOVW     (DX)(AX*2), K1
+	VMOVUPD   one<>+0(SB), Z0
+	VMOVUPD.Z (R10)(CX*8), K1, Z1
+	VMOVUPD.Z (R12)(CX*8), K1, Z2
+	MOVQ      tc_base+168(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z3
+	MOVQ      dh_base+56(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z4
+	MOVQ      dc_base+80(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z5
+	MOVQ      cPrev_base+192(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z6
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z3, Z3, Z7
+	VSUBPD Z7, Z0, Z7
+	VMULPD Z2, Z4, Z8
+	VMULPD Z7, Z8, Z8
+	VADDPD Z5, Z8, Z8
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD  Z3, Z4, Z7
+	VSUBPD  Z2, Z0, Z3
+	VMULPD  Z3, Z7, Z7
+	VMULPD  Z2, Z7, Z7
+	VMOVUPD Z7, K1, (R8)(CX*8)
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD  Z6, Z8, Z6
+	VSUBPD  Z1, Z0, Z3
+	VMULPD  Z3, Z6, Z6
+	VMULPD  Z1, Z6, Z6
+	VMOVUPD Z6, K1, (SI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z1, Z8, Z8
+	MOVQ    dcPrev_base+32(FP), AX
+	VMOVUPD Z8, K1, (AX)(CX*8)
+
+gateBackwardTableAVX512_n10_done:
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX512_n9:
+	// need = 9
+	XORQ CX, CX
+	MOVQ AX, DX
+	ANDQ $-8, DX
+
+gateBackwardTableAVX512_n9_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, DX
+	JAE     gateBackwardTableAVX512_n9_tail
+	VMOVUPD one<>+0(SB), Z0
+	VMOVUPD (R9)(CX*8), Z1
+	VMOVUPD (R11)(CX*8), Z2
+	VMOVUPD (R10)(CX*8), Z3
+	VMOVUPD (R12)(CX*8), Z4
+	MOVQ    tc_base+168(FP), SI
+	VMOVUPD (SI)(CX*8), Z5
+	MOVQ    dh_base+56(FP), SI
+	VMOVUPD (SI)(CX*8), Z6
+	MOVQ    dc_base+80(FP), SI
+	VMOVUPD (SI)(CX*8), Z7
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z8
+	VSUBPD Z8, Z0, Z8
+	VMULPD Z4, Z6, Z9
+	VMULPD Z8, Z9, Z9
+	VADDPD Z7, Z9, Z9
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD  Z5, Z6, Z8
+	VSUBPD  Z4, Z0, Z5
+	VMULPD  Z5, Z8, Z8
+	VMULPD  Z4, Z8, Z8
+	VMOVUPD Z8, (R8)(CX*8)
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD  Z2, Z9, Z2
+	VSUBPD  Z1, Z0, Z5
+	VMULPD  Z5, Z2, Z2
+	VMULPD  Z1, Z2, Z2
+	VMOVUPD Z2, (BX)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z9, Z9
+	MOVQ    dcPrev_base+32(FP), SI
+	VMOVUPD Z9, (SI)(CX*8)
+	ADDQ    $+8, CX
+	JMP     gateBackwardTableAVX512_n9_loop
+
+gateBackwardTableAVX512_n9_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ      CX, AX
+	JZ        gateBackwardTableAVX512_n9_done
+	LEAQ      tailMask<>+0(SB), DX
+	KMOVW     (DX)(AX*2), K1
+	VMOVUPD   one<>+0(SB), Z0
+	VMOVUPD.Z (R9)(CX*8), K1, Z1
+	VMOVUPD.Z (R11)(CX*8), K1, Z2
+	VMOVUPD.Z (R10)(CX*8), K1, Z3
+	VMOVUPD.Z (R12)(CX*8), K1, Z4
+	MOVQ      tc_base+168(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z5
+	MOVQ      dh_base+56(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z6
+	MOVQ      dc_base+80(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z7
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z8
+	VSUBPD Z8, Z0, Z8
+	VMULPD Z4, Z6, Z9
+	VMULPD Z8, Z9, Z9
+	VADDPD Z7, Z9, Z9
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD  Z5, Z6, Z8
+	VSUBPD  Z4, Z0, Z5
+	VMULPD  Z5, Z8, Z8
+	VMULPD  Z4, Z8, Z8
+	VMOVUPD Z8, K1, (R8)(CX*8)
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD  Z2, Z9, Z2
+	VSUBPD  Z1, Z0, Z5
+	VMULPD  Z5, Z2, Z2
+	VMULPD  Z1, Z2, Z2
+	VMOVUPD Z2, K1, (BX)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z9, Z9
+	MOVQ    dcPrev_base+32(FP), AX
+	VMOVUPD Z9, K1, (AX)(CX*8)
+
+gateBackwardTableAVX512_n9_done:
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX512_n8:
+	// need = 8
+	XORQ CX, CX
+	MOVQ AX, DX
+	ANDQ $-8, DX
+
+gateBackwardTableAVX512_n8_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, DX
+	JAE     gateBackwardTableAVX512_n8_tail
+	VMOVUPD one<>+0(SB), Z0
+	VMOVUPD (R10)(CX*8), Z1
+	VMOVUPD (R12)(CX*8), Z2
+	MOVQ    tc_base+168(FP), BX
+	VMOVUPD (BX)(CX*8), Z3
+	MOVQ    dh_base+56(FP), BX
+	VMOVUPD (BX)(CX*8), Z4
+	MOVQ    dc_base+80(FP), BX
+	VMOVUPD (BX)(CX*8), Z5
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z3, Z3, Z6
+	VSUBPD Z6, Z0, Z6
+	VMULPD Z2, Z4, Z7
+	VMULPD Z6, Z7, Z7
+	VADDPD Z5, Z7, Z7
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD  Z3, Z4, Z6
+	VSUBPD  Z2, Z0, Z0
+	VMULPD  Z0, Z6, Z6
+	VMULPD  Z2, Z6, Z6
+	VMOVUPD Z6, (R8)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z1, Z7, Z7
+	MOVQ    dcPrev_base+32(FP), BX
+	VMOVUPD Z7, (BX)(CX*8)
+	ADDQ    $+8, CX
+	JMP     gateBackwardTableAVX512_n8_loop
+
+gateBackwardTableAVX512_n8_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ      CX, AX
+	JZ        gateBackwardTableAVX512_n8_done
+	LEAQ      tailMask<>+0(SB), DX
+	KMOVW     (DX)(AX*2), K1
+	VMOVUPD   one<>+0(SB), Z0
+	VMOVUPD.Z (R10)(CX*8), K1, Z1
+	VMOVUPD.Z (R12)(CX*8), K1, Z2
+	MOVQ      tc_base+168(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z3
+	MOVQ      dh_base+56(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z4
+	MOVQ      dc_base+80(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z5
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z3, Z3, Z6
+	VSUBPD Z6, Z0, Z6
+	VMULPD Z2, Z4, Z7
+	VMULPD Z6, Z7, Z7
+	VADDPD Z5, Z7, Z7
+
+	// do = float64(float64(d*t)*float64(1-o)) * o
+	VMULPD  Z3, Z4, Z6
+	VSUBPD  Z2, Z0, Z0
+	VMULPD  Z0, Z6, Z6
+	VMULPD  Z2, Z6, Z6
+	VMOVUPD Z6, K1, (R8)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z1, Z7, Z7
+	MOVQ    dcPrev_base+32(FP), AX
+	VMOVUPD Z7, K1, (AX)(CX*8)
+
+gateBackwardTableAVX512_n8_done:
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX512_n7:
+	// need = 7
+	XORQ CX, CX
+	MOVQ AX, DX
+	ANDQ $-8, DX
+
+gateBackwardTableAVX512_n7_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, DX
+	JAE     gateBackwardTableAVX512_n7_tail
+	VMOVUPD one<>+0(SB), Z0
+	VMOVUPD (R9)(CX*8), Z1
+	VMOVUPD (R11)(CX*8), Z2
+	VMOVUPD (R10)(CX*8), Z3
+	VMOVUPD (R12)(CX*8), Z4
+	MOVQ    tc_base+168(FP), R8
+	VMOVUPD (R8)(CX*8), Z5
+	MOVQ    dh_base+56(FP), R8
+	VMOVUPD (R8)(CX*8), Z6
+	MOVQ    dc_base+80(FP), R8
+	VMOVUPD (R8)(CX*8), Z7
+	MOVQ    cPrev_base+192(FP), R8
+	VMOVUPD (R8)(CX*8), Z8
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z5
+	VSUBPD Z5, Z0, Z5
+	VMULPD Z4, Z6, Z4
+	VMULPD Z5, Z4, Z4
+	VADDPD Z7, Z4, Z4
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD  Z2, Z4, Z6
+	VSUBPD  Z1, Z0, Z5
+	VMULPD  Z5, Z6, Z6
+	VMULPD  Z1, Z6, Z6
+	VMOVUPD Z6, (BX)(CX*8)
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD  Z8, Z4, Z8
+	VSUBPD  Z3, Z0, Z5
+	VMULPD  Z5, Z8, Z8
+	VMULPD  Z3, Z8, Z8
+	VMOVUPD Z8, (SI)(CX*8)
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD  Z1, Z4, Z1
+	VMULPD  Z2, Z2, Z2
+	VSUBPD  Z2, Z0, Z2
+	VMULPD  Z2, Z1, Z1
+	VMOVUPD Z1, (DI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z4, Z4
+	MOVQ    dcPrev_base+32(FP), R8
+	VMOVUPD Z4, (R8)(CX*8)
+	ADDQ    $+8, CX
+	JMP     gateBackwardTableAVX512_n7_loop
+
+gateBackwardTableAVX512_n7_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ      CX, AX
+	JZ        gateBackwardTableAVX512_n7_done
+	LEAQ      tailMask<>+0(SB), DX
+	KMOVW     (DX)(AX*2), K1
+	VMOVUPD   one<>+0(SB), Z0
+	VMOVUPD.Z (R9)(CX*8), K1, Z1
+	VMOVUPD.Z (R11)(CX*8), K1, Z2
+	VMOVUPD.Z (R10)(CX*8), K1, Z3
+	VMOVUPD.Z (R12)(CX*8), K1, Z4
+	MOVQ      tc_base+168(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z5
+	MOVQ      dh_base+56(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z6
+	MOVQ      dc_base+80(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z7
+	MOVQ      cPrev_base+192(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z8
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z5
+	VSUBPD Z5, Z0, Z5
+	VMULPD Z4, Z6, Z4
+	VMULPD Z5, Z4, Z4
+	VADDPD Z7, Z4, Z4
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD  Z2, Z4, Z6
+	VSUBPD  Z1, Z0, Z5
+	VMULPD  Z5, Z6, Z6
+	VMULPD  Z1, Z6, Z6
+	VMOVUPD Z6, K1, (BX)(CX*8)
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD  Z8, Z4, Z8
+	VSUBPD  Z3, Z0, Z5
+	VMULPD  Z5, Z8, Z8
+	VMULPD  Z3, Z8, Z8
+	VMOVUPD Z8, K1, (SI)(CX*8)
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD  Z1, Z4, Z1
+	VMULPD  Z2, Z2, Z2
+	VSUBPD  Z2, Z0, Z2
+	VMULPD  Z2, Z1, Z1
+	VMOVUPD Z1, K1, (DI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z4, Z4
+	MOVQ    dcPrev_base+32(FP), AX
+	VMOVUPD Z4, K1, (AX)(CX*8)
+
+gateBackwardTableAVX512_n7_done:
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX512_n6:
+	// need = 6
+	XORQ CX, CX
+	MOVQ AX, DX
+	ANDQ $-8, DX
+
+gateBackwardTableAVX512_n6_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, DX
+	JAE     gateBackwardTableAVX512_n6_tail
+	VMOVUPD one<>+0(SB), Z0
+	VMOVUPD (R9)(CX*8), Z1
+	VMOVUPD (R11)(CX*8), Z2
+	VMOVUPD (R10)(CX*8), Z3
+	VMOVUPD (R12)(CX*8), Z4
+	MOVQ    tc_base+168(FP), BX
+	VMOVUPD (BX)(CX*8), Z5
+	MOVQ    dh_base+56(FP), BX
+	VMOVUPD (BX)(CX*8), Z6
+	MOVQ    dc_base+80(FP), BX
+	VMOVUPD (BX)(CX*8), Z7
+	MOVQ    cPrev_base+192(FP), BX
+	VMOVUPD (BX)(CX*8), Z8
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z5
+	VSUBPD Z5, Z0, Z5
+	VMULPD Z4, Z6, Z4
+	VMULPD Z5, Z4, Z4
+	VADDPD Z7, Z4, Z4
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD  Z8, Z4, Z8
+	VSUBPD  Z3, Z0, Z5
+	VMULPD  Z5, Z8, Z8
+	VMULPD  Z3, Z8, Z8
+	VMOVUPD Z8, (SI)(CX*8)
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD  Z1, Z4, Z1
+	VMULPD  Z2, Z2, Z2
+	VSUBPD  Z2, Z0, Z2
+	VMULPD  Z2, Z1, Z1
+	VMOVUPD Z1, (DI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z4, Z4
+	MOVQ    dcPrev_base+32(FP), BX
+	VMOVUPD Z4, (BX)(CX*8)
+	ADDQ    $+8, CX
+	JMP     gateBackwardTableAVX512_n6_loop
+
+gateBackwardTableAVX512_n6_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ      CX, AX
+	JZ        gateBackwardTableAVX512_n6_done
+	LEAQ      tailMask<>+0(SB), DX
+	KMOVW     (DX)(AX*2), K1
+	VMOVUPD   one<>+0(SB), Z0
+	VMOVUPD.Z (R9)(CX*8), K1, Z1
+	VMOVUPD.Z (R11)(CX*8), K1, Z2
+	VMOVUPD.Z (R10)(CX*8), K1, Z3
+	VMOVUPD.Z (R12)(CX*8), K1, Z4
+	MOVQ      tc_base+168(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z5
+	MOVQ      dh_base+56(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z6
+	MOVQ      dc_base+80(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z7
+	MOVQ      cPrev_base+192(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z8
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z5
+	VSUBPD Z5, Z0, Z5
+	VMULPD Z4, Z6, Z4
+	VMULPD Z5, Z4, Z4
+	VADDPD Z7, Z4, Z4
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD  Z8, Z4, Z8
+	VSUBPD  Z3, Z0, Z5
+	VMULPD  Z5, Z8, Z8
+	VMULPD  Z3, Z8, Z8
+	VMOVUPD Z8, K1, (SI)(CX*8)
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD  Z1, Z4, Z1
+	VMULPD  Z2, Z2, Z2
+	VSUBPD  Z2, Z0, Z2
+	VMULPD  Z2, Z1, Z1
+	VMOVUPD Z1, K1, (DI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z4, Z4
+	MOVQ    dcPrev_base+32(FP), AX
+	VMOVUPD Z4, K1, (AX)(CX*8)
+
+gateBackwardTableAVX512_n6_done:
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX512_n5:
+	// need = 5
+	XORQ CX, CX
+	MOVQ AX, DX
+	ANDQ $-8, DX
+
+gateBackwardTableAVX512_n5_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, DX
+	JAE     gateBackwardTableAVX512_n5_tail
+	VMOVUPD one<>+0(SB), Z0
+	VMOVUPD (R9)(CX*8), Z1
+	VMOVUPD (R11)(CX*8), Z2
+	VMOVUPD (R10)(CX*8), Z3
+	VMOVUPD (R12)(CX*8), Z4
+	MOVQ    tc_base+168(FP), SI
+	VMOVUPD (SI)(CX*8), Z5
+	MOVQ    dh_base+56(FP), SI
+	VMOVUPD (SI)(CX*8), Z6
+	MOVQ    dc_base+80(FP), SI
+	VMOVUPD (SI)(CX*8), Z7
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z5
+	VSUBPD Z5, Z0, Z5
+	VMULPD Z4, Z6, Z4
+	VMULPD Z5, Z4, Z4
+	VADDPD Z7, Z4, Z4
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD  Z2, Z4, Z6
+	VSUBPD  Z1, Z0, Z5
+	VMULPD  Z5, Z6, Z6
+	VMULPD  Z1, Z6, Z6
+	VMOVUPD Z6, (BX)(CX*8)
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD  Z1, Z4, Z1
+	VMULPD  Z2, Z2, Z2
+	VSUBPD  Z2, Z0, Z2
+	VMULPD  Z2, Z1, Z1
+	VMOVUPD Z1, (DI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z4, Z4
+	MOVQ    dcPrev_base+32(FP), SI
+	VMOVUPD Z4, (SI)(CX*8)
+	ADDQ    $+8, CX
+	JMP     gateBackwardTableAVX512_n5_loop
+
+gateBackwardTableAVX512_n5_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ      CX, AX
+	JZ        gateBackwardTableAVX512_n5_done
+	LEAQ      tailMask<>+0(SB), DX
+	KMOVW     (DX)(AX*2), K1
+	VMOVUPD   one<>+0(SB), Z0
+	VMOVUPD.Z (R9)(CX*8), K1, Z1
+	VMOVUPD.Z (R11)(CX*8), K1, Z2
+	VMOVUPD.Z (R10)(CX*8), K1, Z3
+	VMOVUPD.Z (R12)(CX*8), K1, Z4
+	MOVQ      tc_base+168(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z5
+	MOVQ      dh_base+56(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z6
+	MOVQ      dc_base+80(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z7
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z5
+	VSUBPD Z5, Z0, Z5
+	VMULPD Z4, Z6, Z4
+	VMULPD Z5, Z4, Z4
+	VADDPD Z7, Z4, Z4
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD  Z2, Z4, Z6
+	VSUBPD  Z1, Z0, Z5
+	VMULPD  Z5, Z6, Z6
+	VMULPD  Z1, Z6, Z6
+	VMOVUPD Z6, K1, (BX)(CX*8)
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD  Z1, Z4, Z1
+	VMULPD  Z2, Z2, Z2
+	VSUBPD  Z2, Z0, Z2
+	VMULPD  Z2, Z1, Z1
+	VMOVUPD Z1, K1, (DI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z4, Z4
+	MOVQ    dcPrev_base+32(FP), AX
+	VMOVUPD Z4, K1, (AX)(CX*8)
+
+gateBackwardTableAVX512_n5_done:
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX512_n4:
+	// need = 4
+	XORQ CX, CX
+	MOVQ AX, DX
+	ANDQ $-8, DX
+
+gateBackwardTableAVX512_n4_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, DX
+	JAE     gateBackwardTableAVX512_n4_tail
+	VMOVUPD one<>+0(SB), Z0
+	VMOVUPD (R9)(CX*8), Z1
+	VMOVUPD (R11)(CX*8), Z2
+	VMOVUPD (R10)(CX*8), Z3
+	VMOVUPD (R12)(CX*8), Z4
+	MOVQ    tc_base+168(FP), BX
+	VMOVUPD (BX)(CX*8), Z5
+	MOVQ    dh_base+56(FP), BX
+	VMOVUPD (BX)(CX*8), Z6
+	MOVQ    dc_base+80(FP), BX
+	VMOVUPD (BX)(CX*8), Z7
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z5
+	VSUBPD Z5, Z0, Z5
+	VMULPD Z4, Z6, Z4
+	VMULPD Z5, Z4, Z4
+	VADDPD Z7, Z4, Z4
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD  Z1, Z4, Z1
+	VMULPD  Z2, Z2, Z2
+	VSUBPD  Z2, Z0, Z2
+	VMULPD  Z2, Z1, Z1
+	VMOVUPD Z1, (DI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z4, Z4
+	MOVQ    dcPrev_base+32(FP), BX
+	VMOVUPD Z4, (BX)(CX*8)
+	ADDQ    $+8, CX
+	JMP     gateBackwardTableAVX512_n4_loop
+
+gateBackwardTableAVX512_n4_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ      CX, AX
+	JZ        gateBackwardTableAVX512_n4_done
+	LEAQ      tailMask<>+0(SB), DX
+	KMOVW     (DX)(AX*2), K1
+	VMOVUPD   one<>+0(SB), Z0
+	VMOVUPD.Z (R9)(CX*8), K1, Z1
+	VMOVUPD.Z (R11)(CX*8), K1, Z2
+	VMOVUPD.Z (R10)(CX*8), K1, Z3
+	VMOVUPD.Z (R12)(CX*8), K1, Z4
+	MOVQ      tc_base+168(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z5
+	MOVQ      dh_base+56(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z6
+	MOVQ      dc_base+80(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z7
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z5
+	VSUBPD Z5, Z0, Z5
+	VMULPD Z4, Z6, Z4
+	VMULPD Z5, Z4, Z4
+	VADDPD Z7, Z4, Z4
+
+	// dg = float64(dct*i) * float64(1-float64(g*g))
+	VMULPD  Z1, Z4, Z1
+	VMULPD  Z2, Z2, Z2
+	VSUBPD  Z2, Z0, Z2
+	VMULPD  Z2, Z1, Z1
+	VMOVUPD Z1, K1, (DI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z4, Z4
+	MOVQ    dcPrev_base+32(FP), AX
+	VMOVUPD Z4, K1, (AX)(CX*8)
+
+gateBackwardTableAVX512_n4_done:
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX512_n3:
+	// need = 3
+	XORQ CX, CX
+	MOVQ AX, DX
+	ANDQ $-8, DX
+
+gateBackwardTableAVX512_n3_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, DX
+	JAE     gateBackwardTableAVX512_n3_tail
+	VMOVUPD one<>+0(SB), Z0
+	VMOVUPD (R9)(CX*8), Z1
+	VMOVUPD (R11)(CX*8), Z2
+	VMOVUPD (R10)(CX*8), Z3
+	VMOVUPD (R12)(CX*8), Z4
+	MOVQ    tc_base+168(FP), DI
+	VMOVUPD (DI)(CX*8), Z5
+	MOVQ    dh_base+56(FP), DI
+	VMOVUPD (DI)(CX*8), Z6
+	MOVQ    dc_base+80(FP), DI
+	VMOVUPD (DI)(CX*8), Z7
+	MOVQ    cPrev_base+192(FP), DI
+	VMOVUPD (DI)(CX*8), Z8
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z5
+	VSUBPD Z5, Z0, Z5
+	VMULPD Z4, Z6, Z4
+	VMULPD Z5, Z4, Z4
+	VADDPD Z7, Z4, Z4
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD  Z2, Z4, Z5
+	VSUBPD  Z1, Z0, Z2
+	VMULPD  Z2, Z5, Z5
+	VMULPD  Z1, Z5, Z5
+	VMOVUPD Z5, (BX)(CX*8)
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD  Z8, Z4, Z8
+	VSUBPD  Z3, Z0, Z2
+	VMULPD  Z2, Z8, Z8
+	VMULPD  Z3, Z8, Z8
+	VMOVUPD Z8, (SI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z4, Z4
+	MOVQ    dcPrev_base+32(FP), DI
+	VMOVUPD Z4, (DI)(CX*8)
+	ADDQ    $+8, CX
+	JMP     gateBackwardTableAVX512_n3_loop
+
+gateBackwardTableAVX512_n3_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ      CX, AX
+	JZ        gateBackwardTableAVX512_n3_done
+	LEAQ      tailMask<>+0(SB), DX
+	KMOVW     (DX)(AX*2), K1
+	VMOVUPD   one<>+0(SB), Z0
+	VMOVUPD.Z (R9)(CX*8), K1, Z1
+	VMOVUPD.Z (R11)(CX*8), K1, Z2
+	VMOVUPD.Z (R10)(CX*8), K1, Z3
+	VMOVUPD.Z (R12)(CX*8), K1, Z4
+	MOVQ      tc_base+168(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z5
+	MOVQ      dh_base+56(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z6
+	MOVQ      dc_base+80(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z7
+	MOVQ      cPrev_base+192(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z8
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z5
+	VSUBPD Z5, Z0, Z5
+	VMULPD Z4, Z6, Z4
+	VMULPD Z5, Z4, Z4
+	VADDPD Z7, Z4, Z4
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD  Z2, Z4, Z5
+	VSUBPD  Z1, Z0, Z2
+	VMULPD  Z2, Z5, Z5
+	VMULPD  Z1, Z5, Z5
+	VMOVUPD Z5, K1, (BX)(CX*8)
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD  Z8, Z4, Z8
+	VSUBPD  Z3, Z0, Z2
+	VMULPD  Z2, Z8, Z8
+	VMULPD  Z3, Z8, Z8
+	VMOVUPD Z8, K1, (SI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z4, Z4
+	MOVQ    dcPrev_base+32(FP), AX
+	VMOVUPD Z4, K1, (AX)(CX*8)
+
+gateBackwardTableAVX512_n3_done:
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX512_n2:
+	// need = 2
+	XORQ CX, CX
+	MOVQ AX, DX
+	ANDQ $-8, DX
+
+gateBackwardTableAVX512_n2_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, DX
+	JAE     gateBackwardTableAVX512_n2_tail
+	VMOVUPD one<>+0(SB), Z0
+	VMOVUPD (R10)(CX*8), Z1
+	VMOVUPD (R12)(CX*8), Z2
+	MOVQ    tc_base+168(FP), BX
+	VMOVUPD (BX)(CX*8), Z3
+	MOVQ    dh_base+56(FP), BX
+	VMOVUPD (BX)(CX*8), Z4
+	MOVQ    dc_base+80(FP), BX
+	VMOVUPD (BX)(CX*8), Z5
+	MOVQ    cPrev_base+192(FP), BX
+	VMOVUPD (BX)(CX*8), Z6
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z3, Z3, Z3
+	VSUBPD Z3, Z0, Z3
+	VMULPD Z2, Z4, Z2
+	VMULPD Z3, Z2, Z2
+	VADDPD Z5, Z2, Z2
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD  Z6, Z2, Z6
+	VSUBPD  Z1, Z0, Z0
+	VMULPD  Z0, Z6, Z6
+	VMULPD  Z1, Z6, Z6
+	VMOVUPD Z6, (SI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z1, Z2, Z2
+	MOVQ    dcPrev_base+32(FP), BX
+	VMOVUPD Z2, (BX)(CX*8)
+	ADDQ    $+8, CX
+	JMP     gateBackwardTableAVX512_n2_loop
+
+gateBackwardTableAVX512_n2_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ      CX, AX
+	JZ        gateBackwardTableAVX512_n2_done
+	LEAQ      tailMask<>+0(SB), DX
+	KMOVW     (DX)(AX*2), K1
+	VMOVUPD   one<>+0(SB), Z0
+	VMOVUPD.Z (R10)(CX*8), K1, Z1
+	VMOVUPD.Z (R12)(CX*8), K1, Z2
+	MOVQ      tc_base+168(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z3
+	MOVQ      dh_base+56(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z4
+	MOVQ      dc_base+80(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z5
+	MOVQ      cPrev_base+192(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z6
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z3, Z3, Z3
+	VSUBPD Z3, Z0, Z3
+	VMULPD Z2, Z4, Z2
+	VMULPD Z3, Z2, Z2
+	VADDPD Z5, Z2, Z2
+
+	// df = float64(float64(dct*cPrev)*float64(1-f)) * f
+	VMULPD  Z6, Z2, Z6
+	VSUBPD  Z1, Z0, Z0
+	VMULPD  Z0, Z6, Z6
+	VMULPD  Z1, Z6, Z6
+	VMOVUPD Z6, K1, (SI)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z1, Z2, Z2
+	MOVQ    dcPrev_base+32(FP), AX
+	VMOVUPD Z2, K1, (AX)(CX*8)
+
+gateBackwardTableAVX512_n2_done:
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX512_n1:
+	// need = 1
+	XORQ CX, CX
+	MOVQ AX, DX
+	ANDQ $-8, DX
+
+gateBackwardTableAVX512_n1_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, DX
+	JAE     gateBackwardTableAVX512_n1_tail
+	VMOVUPD one<>+0(SB), Z0
+	VMOVUPD (R9)(CX*8), Z1
+	VMOVUPD (R11)(CX*8), Z2
+	VMOVUPD (R10)(CX*8), Z3
+	VMOVUPD (R12)(CX*8), Z4
+	MOVQ    tc_base+168(FP), SI
+	VMOVUPD (SI)(CX*8), Z5
+	MOVQ    dh_base+56(FP), SI
+	VMOVUPD (SI)(CX*8), Z6
+	MOVQ    dc_base+80(FP), SI
+	VMOVUPD (SI)(CX*8), Z7
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z5
+	VSUBPD Z5, Z0, Z5
+	VMULPD Z4, Z6, Z4
+	VMULPD Z5, Z4, Z4
+	VADDPD Z7, Z4, Z4
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD  Z2, Z4, Z2
+	VSUBPD  Z1, Z0, Z0
+	VMULPD  Z0, Z2, Z2
+	VMULPD  Z1, Z2, Z2
+	VMOVUPD Z2, (BX)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z4, Z4
+	MOVQ    dcPrev_base+32(FP), SI
+	VMOVUPD Z4, (SI)(CX*8)
+	ADDQ    $+8, CX
+	JMP     gateBackwardTableAVX512_n1_loop
+
+gateBackwardTableAVX512_n1_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ      CX, AX
+	JZ        gateBackwardTableAVX512_n1_done
+	LEAQ      tailMask<>+0(SB), DX
+	KMOVW     (DX)(AX*2), K1
+	VMOVUPD   one<>+0(SB), Z0
+	VMOVUPD.Z (R9)(CX*8), K1, Z1
+	VMOVUPD.Z (R11)(CX*8), K1, Z2
+	VMOVUPD.Z (R10)(CX*8), K1, Z3
+	VMOVUPD.Z (R12)(CX*8), K1, Z4
+	MOVQ      tc_base+168(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z5
+	MOVQ      dh_base+56(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z6
+	MOVQ      dc_base+80(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z7
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z5, Z5, Z5
+	VSUBPD Z5, Z0, Z5
+	VMULPD Z4, Z6, Z4
+	VMULPD Z5, Z4, Z4
+	VADDPD Z7, Z4, Z4
+
+	// di = float64(float64(dct*g)*float64(1-i)) * i
+	VMULPD  Z2, Z4, Z2
+	VSUBPD  Z1, Z0, Z0
+	VMULPD  Z0, Z2, Z2
+	VMULPD  Z1, Z2, Z2
+	VMOVUPD Z2, K1, (BX)(CX*8)
+
+	// dcPrev = dct * f
+	VMULPD  Z3, Z4, Z4
+	MOVQ    dcPrev_base+32(FP), AX
+	VMOVUPD Z4, K1, (AX)(CX*8)
+
+gateBackwardTableAVX512_n1_done:
+	VZEROUPPER
+	RET
+
+gateBackwardTableAVX512_n0:
+	// need = 0
+	XORQ CX, CX
+	MOVQ AX, DX
+	ANDQ $-8, DX
+
+gateBackwardTableAVX512_n0_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    CX, DX
+	JAE     gateBackwardTableAVX512_n0_tail
+	VMOVUPD one<>+0(SB), Z0
+	VMOVUPD (R10)(CX*8), Z1
+	VMOVUPD (R12)(CX*8), Z2
+	MOVQ    tc_base+168(FP), BX
+	VMOVUPD (BX)(CX*8), Z3
+	MOVQ    dh_base+56(FP), BX
+	VMOVUPD (BX)(CX*8), Z4
+	MOVQ    dc_base+80(FP), BX
+	VMOVUPD (BX)(CX*8), Z5
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z3, Z3, Z3
+	VSUBPD Z3, Z0, Z3
+	VMULPD Z2, Z4, Z0
+	VMULPD Z3, Z0, Z0
+	VADDPD Z5, Z0, Z0
+
+	// dcPrev = dct * f
+	VMULPD  Z1, Z0, Z0
+	MOVQ    dcPrev_base+32(FP), BX
+	VMOVUPD Z0, (BX)(CX*8)
+	ADDQ    $+8, CX
+	JMP     gateBackwardTableAVX512_n0_loop
+
+gateBackwardTableAVX512_n0_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ      CX, AX
+	JZ        gateBackwardTableAVX512_n0_done
+	LEAQ      tailMask<>+0(SB), DX
+	KMOVW     (DX)(AX*2), K1
+	VMOVUPD   one<>+0(SB), Z0
+	VMOVUPD.Z (R10)(CX*8), K1, Z1
+	VMOVUPD.Z (R12)(CX*8), K1, Z2
+	MOVQ      tc_base+168(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z3
+	MOVQ      dh_base+56(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z4
+	MOVQ      dc_base+80(FP), AX
+	VMOVUPD.Z (AX)(CX*8), K1, Z5
+
+	// dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+	VMULPD Z3, Z3, Z3
+	VSUBPD Z3, Z0, Z3
+	VMULPD Z2, Z4, Z0
+	VMULPD Z3, Z0, Z0
+	VADDPD Z5, Z0, Z0
+
+	// dcPrev = dct * f
+	VMULPD  Z1, Z0, Z0
+	MOVQ    dcPrev_base+32(FP), AX
+	VMOVUPD Z0, K1, (AX)(CX*8)
+
+gateBackwardTableAVX512_n0_done:
 	VZEROUPPER
 	RET
 

@@ -23,8 +23,8 @@ func gateStepTable(gates []float64, stride int, act []float64, table int, cPrev,
 	gateStepTableGeneric(gates, stride, act, table, cPrev, c, tc, h)
 }
 
-func gateBackwardTable(dz []float64, stride int, dcPrev, dh, dc, gates, act []float64, table int, tc, cPrev []float64) {
-	gateBackwardTableGeneric(dz, stride, dcPrev, dh, dc, gates, act, table, tc, cPrev)
+func gateBackwardTable(dz []float64, stride int, dcPrev, dh, dc, gates, act []float64, table, need int, tc, cPrev []float64) {
+	gateBackwardTableGeneric(dz, stride, dcPrev, dh, dc, gates, act, table, need, tc, cPrev)
 }
 
 func gateBackward(dz, dcPrev, dh, dc, gates, tc, cPrev []float64) {

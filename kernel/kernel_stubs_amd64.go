@@ -37,7 +37,7 @@ func gateBackwardAVX2(dz []float64, dcPrev []float64, dh []float64, dc []float64
 // gateBackwardTableAVX2 is gateBackwardTableGeneric on 4-lane AVX2+FMA vectors, for n rounded down to a multiple of 4.
 //
 //go:noescape
-func gateBackwardTableAVX2(dz []float64, stride int, dcPrev []float64, dh []float64, dc []float64, gates []float64, act []float64, table int, tc []float64, cPrev []float64)
+func gateBackwardTableAVX2(dz []float64, stride int, dcPrev []float64, dh []float64, dc []float64, gates []float64, act []float64, table int, need int, tc []float64, cPrev []float64)
 
 // lrpCellAVX2 is lrpCellGeneric on 4-lane AVX2+FMA vectors, for n rounded down to a multiple of 4.
 //
@@ -82,7 +82,7 @@ func gateBackwardAVX512(dz []float64, dcPrev []float64, dh []float64, dc []float
 // gateBackwardTableAVX512 is gateBackwardTableGeneric on 8-lane AVX-512 vectors, for every n.
 //
 //go:noescape
-func gateBackwardTableAVX512(dz []float64, stride int, dcPrev []float64, dh []float64, dc []float64, gates []float64, act []float64, table int, tc []float64, cPrev []float64)
+func gateBackwardTableAVX512(dz []float64, stride int, dcPrev []float64, dh []float64, dc []float64, gates []float64, act []float64, table int, need int, tc []float64, cPrev []float64)
 
 // lrpCellAVX512 is lrpCellGeneric on 8-lane AVX-512 vectors, for every n.
 //

@@ -628,17 +628,19 @@ func (a *isa) gateBackward() {
 		one := a.kreg("one")
 		vi, vf, vg, vo := ac.ld(gs[0]), ac.ld(gs[1]), ac.ld(gs[2]), ac.ld(gs[3])
 		vt, vd, vdc, vcp := ac.ld(base("tc")), ac.ld(base("dh")), ac.ld(base("dc")), ac.ld(base("cPrev"))
-		a.backwardBody(one, vi, vf, vg, vo, vt, vd, vdc, vcp, func(q int, r Register) { ac.st(r, dz[q]) },
+		a.backwardBody(one, vi, vf, vg, vo, vt, vd, vdc, vcp, 15, func(q int, r Register) { ac.st(r, dz[q]) },
 			func(r Register) { ac.st(r, base("dcPrev")) })
 	})
 }
 
 // gateBackwardTable is gateBackward for gate blocks stride elements apart
 // in dz, gates and act, reading gate q's activations from act where bit q of
-// table is set: the four source blocks are chosen once, before the loop.
+// table is set (the four source blocks are chosen once, before the loop),
+// and writing dz only for the gates in need: one loop per value of need,
+// each loading and computing only what it stores.
 func (a *isa) gateBackwardTable() {
 	name := "gateBackwardTable" + a.name
-	TEXT(name, NOSPLIT, "func(dz []float64, stride int, dcPrev, dh, dc, gates, act []float64, table int, tc, cPrev []float64)")
+	TEXT(name, NOSPLIT, "func(dz []float64, stride int, dcPrev, dh, dc, gates, act []float64, table, need int, tc, cPrev []float64)")
 	a.doc(name, "gateBackwardTableGeneric")
 	n := Load(Param("dh").Len(), GP64())
 	sb := Load(Param("stride"), GP64())
@@ -664,19 +666,41 @@ func (a *isa) gateBackwardTable() {
 		CMOVQCS(ap, gs[q])
 	}
 	base := func(p string) Register { return Load(Param(p).Base(), GP64()) }
-	a.elementwise(name, n, func(ac access) {
-		one := a.kreg("one")
-		vi, vf, vg, vo := ac.ld(gs[0]), ac.ld(gs[1]), ac.ld(gs[2]), ac.ld(gs[3])
-		vt, vd, vdc, vcp := ac.ld(base("tc")), ac.ld(base("dh")), ac.ld(base("dc")), ac.ld(base("cPrev"))
-		a.backwardBody(one, vi, vf, vg, vo, vt, vd, vdc, vcp, func(q int, r Register) { ac.st(r, dz[q]) },
-			func(r Register) { ac.st(r, base("dcPrev")) })
-	})
+	need := Load(Param("need"), GP64())
+	Comment("one loop per need set")
+	for mask := range 15 {
+		CMPQ(need, U8(mask))
+		JE(LabelRef(fmt.Sprintf("%s_n%d", name, mask)))
+	}
+	for mask := 15; mask >= 0; mask-- {
+		label := fmt.Sprintf("%s_n%d", name, mask)
+		if mask < 15 {
+			Label(label)
+		}
+		Commentf("need = %d", mask)
+		a.elementwiseN(label, n, 1, func(acs []access) {
+			ac := acs[0]
+			one := a.kreg("one")
+			var vi, vg, vcp Register
+			if mask&5 != 0 { // di or dg
+				vi, vg = ac.ld(gs[0]), ac.ld(gs[2])
+			}
+			vf, vo := ac.ld(gs[1]), ac.ld(gs[3])
+			vt, vd, vdc := ac.ld(base("tc")), ac.ld(base("dh")), ac.ld(base("dc"))
+			if mask&2 != 0 {
+				vcp = ac.ld(base("cPrev"))
+			}
+			a.backwardBody(one, vi, vf, vg, vo, vt, vd, vdc, vcp, mask, func(q int, r Register) { ac.st(r, dz[q]) },
+				func(r Register) { ac.st(r, base("dcPrev")) })
+		})
+	}
 }
 
-// backwardBody emits gateBackwardBlocks' operations on one block: the
-// activations i, f, g, o, tc, dh, dc and cPrev in registers (clobbered);
-// stdz stores dz of gate q, stdc dcPrev.
-func (a *isa) backwardBody(one, vi, vf, vg, vo, vt, vd, vdc, vcp Register, stdz func(q int, r Register), stdc func(r Register)) {
+// backwardBody emits gateBackwardBlocks' operations on one block for the
+// gates in need (bit q: gate q): the activations i, f, g, o, tc, dh, dc and
+// cPrev in registers (clobbered; i and g may be nil if neither di nor dg is
+// needed, cPrev if df is not); stdz stores dz of gate q, stdc dcPrev.
+func (a *isa) backwardBody(one, vi, vf, vg, vo, vt, vd, vdc, vcp Register, need int, stdz func(q int, r Register), stdc func(r Register)) {
 	t1, t2 := a.vec(), a.vec()
 	Comment("dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc")
 	dct := a.vec()
@@ -685,33 +709,41 @@ func (a *isa) backwardBody(one, vi, vf, vg, vo, vt, vd, vdc, vcp Register, stdz 
 	VMULPD(vo, vd, dct)
 	VMULPD(t1, dct, dct)
 	VADDPD(vdc, dct, dct)
-	Comment("do = float64(float64(d*t)*float64(1-o)) * o")
-	VMULPD(vt, vd, t1)
-	VSUBPD(vo, one, t2)
-	VMULPD(t2, t1, t1)
-	VMULPD(vo, t1, t1)
-	Comment("di = float64(float64(dct*g)*float64(1-i)) * i")
-	di := a.vec()
-	VMULPD(vg, dct, di)
-	VSUBPD(vi, one, t2)
-	VMULPD(t2, di, di)
-	VMULPD(vi, di, di)
-	Comment("df = float64(float64(dct*cPrev)*float64(1-f)) * f")
-	VMULPD(vcp, dct, vcp)
-	VSUBPD(vf, one, t2)
-	VMULPD(t2, vcp, vcp)
-	VMULPD(vf, vcp, vcp)
-	Comment("dg = float64(dct*i) * float64(1-float64(g*g))")
-	VMULPD(vi, dct, vi)
-	VMULPD(vg, vg, vg)
-	VSUBPD(vg, one, vg)
-	VMULPD(vg, vi, vi)
+	if need&8 != 0 {
+		Comment("do = float64(float64(d*t)*float64(1-o)) * o")
+		VMULPD(vt, vd, t1)
+		VSUBPD(vo, one, t2)
+		VMULPD(t2, t1, t1)
+		VMULPD(vo, t1, t1)
+		stdz(3, t1)
+	}
+	if need&1 != 0 {
+		Comment("di = float64(float64(dct*g)*float64(1-i)) * i")
+		di := a.vec()
+		VMULPD(vg, dct, di)
+		VSUBPD(vi, one, t2)
+		VMULPD(t2, di, di)
+		VMULPD(vi, di, di)
+		stdz(0, di)
+	}
+	if need&2 != 0 {
+		Comment("df = float64(float64(dct*cPrev)*float64(1-f)) * f")
+		VMULPD(vcp, dct, vcp)
+		VSUBPD(vf, one, t2)
+		VMULPD(t2, vcp, vcp)
+		VMULPD(vf, vcp, vcp)
+		stdz(1, vcp)
+	}
+	if need&4 != 0 {
+		Comment("dg = float64(dct*i) * float64(1-float64(g*g))")
+		VMULPD(vi, dct, vi)
+		VMULPD(vg, vg, vg)
+		VSUBPD(vg, one, vg)
+		VMULPD(vg, vi, vi)
+		stdz(2, vi)
+	}
 	Comment("dcPrev = dct * f")
 	VMULPD(vf, dct, dct)
-	stdz(3, t1)
-	stdz(0, di)
-	stdz(1, vcp)
-	stdz(2, vi)
 	stdc(dct)
 }
 

@@ -104,7 +104,7 @@ type engine struct {
 	tables [2]tableSet // the gates taken from tables: [0] one-hot inputs, [1] dense
 	// The products: W_x and W_h (forward), W_xᵀ and W_hᵀ (backprop).
 	wx, wh, wxT, whT *product
-	tabs   *tableSet   // those of the current job's input
+	tabs             *tableSet // those of the current job's input
 
 	workers []*laneWorker
 	wg      sync.WaitGroup

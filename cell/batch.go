@@ -251,17 +251,59 @@ func (b *engine) IntegratedGradients(ctx context.Context, x Input, class func(y 
 			return err
 		}
 	}
-	if err := b.Logits(x, y); err != nil {
-		return err
+	if x.IsOneHot() {
+		b.logitsPair(x, y, y0)
+	} else {
+		if err := b.Logits(x, y); err != nil {
+			return err
+		}
+		if err := b.Logits(x.Scaled(0), y0); err != nil {
+			return err
+		}
 	}
 	c, err := class(y)
 	if err != nil {
 		return err
 	}
-	if err := b.Logits(x.Scaled(0), y0); err != nil {
-		return err
-	}
 	return b.GradientSum(ctx, x, c, alphas, weights, acc, opt)
+}
+
+// logitsPair writes ŷ(x) to y and ŷ(0·x) to y0 for a one-hot x (checked
+// by the caller): the two run as the lanes of one batch, each with the
+// operations, hence the bits, of Logits (as in IntegratedGradients' padding
+// lanes), in one pass instead of two.
+func (b *engine) logitsPair(x Input, y, y0 []float64) {
+	n := b.net
+	b.kind, b.x, b.plan = jobLogits, x, plan{workers: 1, lanes: 2, chunk: 1, seg: 2}
+	b.addWorkers(1)
+	w := b.workers[0]
+	w.reserve(b)
+	b.tabs = b.tablesOf(x)
+	w.scale[0], w.scale[1] = x.scale, x.Scaled(0).scale
+	zero := w.zero[:2*n.h]
+	clear(zero)
+	b.fillTables(w, 2)
+	hPrev, cPrev := zero, zero
+	for t := range x.Len() {
+		hPrev, cPrev = b.stepForward(w, 2, t, t&1, hPrev, cPrev)
+	}
+	b.laneLogits(y, w.dh[:n.h], hPrev, 0, 2)
+	b.laneLogits(y0, w.dh[:n.h], hPrev, 1, 2)
+	b.x = Input{}
+}
+
+// laneLogits writes to y the logits of lane k of the l-lane state h (H×l),
+// as Logits computes them from the last h; col is scratch (H values).
+func (b *engine) laneLogits(y, col, h []float64, k, l int) {
+	n := b.net
+	for j := range col {
+		col[j] = h[j*l+k]
+	}
+	clear(y)
+	kernel.AxpyRows(y, n.wyT, n.c, col)
+	for i, v := range n.p.By {
+		y[i] += v
+	}
 }
 
 // Occlusion writes to out[t] the logit ŷ_class of x with row t set to zero,
@@ -712,17 +754,8 @@ func (b *engine) gradientLanes(w *laneWorker, l, used, s0, k0 int, part []float6
 	if b.y != nil {
 		// x and its zero copy (lanes used and used+1): their logits as
 		// Logits computes them from the last h, then the class.
-		col := w.dh[:h]
-		for q, y := range [2][]float64{b.y, b.y0} {
-			for j := range col {
-				col[j] = hPrev[j*l+used+q]
-			}
-			clear(y)
-			kernel.AxpyRows(y, n.wyT, n.c, col)
-			for k, v := range n.p.By {
-				y[k] += v
-			}
-		}
+		b.laneLogits(b.y, w.dh[:h], hPrev, used, l)
+		b.laneLogits(b.y0, w.dh[:h], hPrev, used+1, l)
 		c, err := b.resolve(b.y)
 		if err != nil {
 			b.fail(err)

@@ -462,3 +462,54 @@ func TestBatchTableGates(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchIntegratedGradients: the logits IntegratedGradients returns are
+// Logits' bits and its sum is GradientSum's for the class it chose, on the
+// path with x and its zero copy in spare lanes (few steps), on the one-hot
+// path with the two as one two-lane batch, and on the dense path, with one
+// and two workers.
+func TestBatchIntegratedGradients(t *testing.T) {
+	rng := rand.New(rand.NewPCG(61, 62))
+	p := randomParams(rng, 6, 3, 3, true)
+	for j := range 6 { // sparse rows, as in the white-box networks
+		clear(p.Wh[(2*6+j)*6 : (2*6+j+1)*6])
+		clear(p.Wh[(1*6+j)*6 : (1*6+j+1)*6])
+		clear(p.Wx[(1*6+j)*3 : (1*6+j+1)*3])
+	}
+	n := mustNew(t, p)
+	steps := 37
+	sym := randomSymbols(rng, steps, 3)
+	sym[5] = -1
+	for _, x := range []Input{ScaledOneHot(sym, 1.3), Dense(randomDense(rng, steps, 3), steps)} {
+		wantY, wantY0 := make([]float64, 3), make([]float64, 3)
+		b := NewBatcher(n)
+		if err := b.Logits(x, wantY); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Logits(x.Scaled(0), wantY0); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []int{5, 40, 300} {
+			alphas, weights := randomRule(rng, k)
+			for _, opt := range []BatchOptions{{Workers: 1}, {Workers: 2}, {Workers: 1, Lanes: 3}} {
+				what := fmt.Sprintf("one-hot=%v steps=%d %+v", x.IsOneHot(), k, opt)
+				y, y0, acc := make([]float64, 3), make([]float64, 3), make([]float64, steps*3)
+				chosen := -1
+				class := func(y []float64) (int, error) {
+					chosen = Predict(y)
+					return chosen, nil
+				}
+				if err := b.IntegratedGradients(context.Background(), x, class, alphas, weights, acc, y, y0, opt); err != nil {
+					t.Fatal(err)
+				}
+				assertSameBits(t, what+" y", y, wantY)
+				assertSameBits(t, what+" y0", y0, wantY0)
+				want := make([]float64, steps*3)
+				if err := b.GradientSum(context.Background(), x, chosen, alphas, weights, want, opt); err != nil {
+					t.Fatal(err)
+				}
+				assertSameBits(t, what+" sum", acc, want)
+			}
+		}
+	}
+}

@@ -92,24 +92,30 @@ func runBaseline(o options, root, dir string, hdr *header) (string, error) {
 		if float64(count)*2*est > caseBudget {
 			count = max(1, int(caseBudget/(2*est)))
 		}
-		args := []string{bin, "-test.run", "^$", "-test.bench", pattern(c.name), "-test.count", fmt.Sprint(count),
-			"-test.cpu", c.cpus, "-test.timeout", "0", "-maxwork", "1e300"}
-		fmt.Fprintf(os.Stderr, "benchreport: %s\n", strings.Join(args, " "))
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Dir = filepath.Join(root, "bench")
-		var out bytes.Buffer
-		cmd.Stdout = &out
-		cmd.Stderr = os.Stderr
-		err := cmd.Run()
-		os.Stderr.Write(out.Bytes())
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", c.name, err)
-		}
-		fmt.Fprintf(&buf, "threads: %s\n", c.cpus)
-		buf.Write(out.Bytes())
-		// The peak of the whole test process, which ran only this case.
-		if rss, ok := peakRSSBytes(cmd.ProcessState); ok && c.rss {
-			fmt.Fprintf(&buf, "%s\t1\t%d B\n", peakRSS, rss)
+		// One process per thread count: with a -cpu list, go test runs the
+		// first sample of a sub-benchmark at the previous list entry's
+		// GOMAXPROCS (seen with go1.26: -cpu 1,2 gives a "1 thread" sample
+		// at 2 threads).
+		for _, cpus := range strings.Split(c.cpus, ",") {
+			args := []string{bin, "-test.run", "^$", "-test.bench", pattern(c.name), "-test.count", fmt.Sprint(count),
+				"-test.cpu", cpus, "-test.timeout", "0", "-maxwork", "1e300"}
+			fmt.Fprintf(os.Stderr, "benchreport: %s\n", strings.Join(args, " "))
+			cmd := exec.Command(args[0], args[1:]...)
+			cmd.Dir = filepath.Join(root, "bench")
+			var out bytes.Buffer
+			cmd.Stdout = &out
+			cmd.Stderr = os.Stderr
+			err := cmd.Run()
+			os.Stderr.Write(out.Bytes())
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", c.name, err)
+			}
+			fmt.Fprintf(&buf, "threads: %s\n", cpus)
+			buf.Write(out.Bytes())
+			// The peak of the whole test process, which ran only this case.
+			if rss, ok := peakRSSBytes(cmd.ProcessState); ok && c.rss {
+				fmt.Fprintf(&buf, "%s\t1\t%d B\n", peakRSS, rss)
+			}
 		}
 	}
 	path := resultPath(dir, hdr, "_baseline")

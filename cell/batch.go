@@ -946,9 +946,10 @@ func (b *engine) ensureBias(w *laneWorker, l int) {
 // such gates: in sp-counter 25 of the 28 rows (all but the input gates of
 // the units that read other units), in the counting network all four.
 //
-// Measured, 1 thread, AVX-512 (this replaced the constant-gate shortcut
-// for rows without weights): IG sp-counter T = 256, 1000 steps … (see
-// BENCHMARKS.md).
+// Measured, 1 thread, AVX-512 (this replaced a shortcut for rows without
+// any weight): IG sp-counter T = 256, 1000 steps 15.1 → 10.3 ms; occlusion
+// sp-counter T = 4096 286 → 160 ms. Backprop then skips the gradients of the
+// gates without weights (tableRun.need): IG 7.9 → 6.6 ms.
 type tableSet struct {
 	runs []tableRun // runs of units with the same table gates, covering every unit; nil: no table
 	rows [][2]int   // runs [r0, r1) of the rows (gate-major, 4H) still computed

@@ -34,8 +34,8 @@ func newProduct(a, aT []float64, m, k int) *product {
 // sparseMaxDensity is the largest share of nonzero weights for which a
 // product runs as one axpy per nonzero term instead of kernel.MulAddRows,
 // which tests every coefficient. Measured, IG sp-counter T = 256, 1000
-// steps, 1 thread (4 of W_h's 196 entries, 7 of W_x's 112): … (see
-// BENCHMARKS.md).
+// steps, 1 thread (4 of W_h's 196 entries, 7 of W_x's 112 are nonzero): the
+// products went from 24% to 13% of the time, 8.3 → 8.0 ms in all.
 const sparseMaxDensity = 0.25
 
 // sparseTerms lists the nonzero entries of a matrix row by row: those of row

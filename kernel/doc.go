@@ -35,9 +35,18 @@
 // narrower body or to the twins. Every body performs the twin's operations
 // in the twin's order, so all of them produce the same bits for the same
 // inputs; only NaN payloads are unspecified (a NaN result is NaN on every
-// path). The scalar Exp, Sigmoid and Tanh always run the twins.
+// path). The scalar Exp, Sigmoid and Tanh always run the twins. A vector
+// body may skip work whose result it knows for a whole vector (tanh's
+// rational branch when no lane is below 0.625; tanh = ±1 and σ = 1 when every
+// lane is saturated): the lanes still get the twin's bits.
+//
+// GateStepTable and GateBackwardTable take the activations of some gates
+// from a table (package cell's gates without recurrent weights, whose
+// pre-activation on a one-hot input has one value per symbol) instead of
+// computing them, and GateBackwardTable writes only the gradients asked for.
 //
 // Outputs must not overlap inputs or each other, except that a kernel may
 // update an input in place when the same slice is passed (GateStep always
-// updates gates in place; c may be cPrev).
+// updates gates in place; c may be cPrev; GateStepTable's act may be its
+// gates, whose table rows it then reads and other rows it writes).
 package kernel

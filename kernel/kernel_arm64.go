@@ -24,6 +24,16 @@ func gateStepNEON(gates, zg, cPrev, c, tc, h []float64)
 //go:noescape
 func gateBackwardNEON(dz, dcPrev, dh, dc, gates, tc, cPrev []float64)
 
+// gateStepTableNEON is gateStepTableGeneric on 2-lane NEON vectors, for n rounded down to an even number.
+//
+//go:noescape
+func gateStepTableNEON(gates []float64, stride int, act []float64, table int, cPrev, c, tc, h []float64)
+
+// gateBackwardTableNEON is gateBackwardTableGeneric on 2-lane NEON vectors, for n rounded down to an even number.
+//
+//go:noescape
+func gateBackwardTableNEON(dz []float64, stride int, dcPrev, dh, dc, gates, act []float64, table, need int, tc, cPrev []float64)
+
 // lrpCellNEON is lrpCellGeneric on 2-lane NEON vectors, for n rounded down to an even number.
 //
 //go:noescape
@@ -86,14 +96,38 @@ func gateStep(gates, zg, cPrev, c, tc, h []float64) {
 	}
 }
 
-// gateStepTable and gateBackwardTable have no NEON bodies yet: they run the
-// twins.
 func gateStepTable(gates []float64, stride int, act []float64, table int, cPrev, c, tc, h []float64) {
-	gateStepTableGeneric(gates, stride, act, table, cPrev, c, tc, h)
+	if impl != implNEON {
+		gateStepTableGeneric(gates, stride, act, table, cPrev, c, tc, h)
+		return
+	}
+	gateStepTableNEON(gates, stride, act, table, cPrev, c, tc, h)
+	if n, m := len(c), neonTail(len(c)); m < n {
+		var ai, af, ag, ao []float64
+		if table != 0 {
+			ai, af, ag, ao = act[m:n], act[stride+m:stride+n], act[2*stride+m:2*stride+n], act[3*stride+m:3*stride+n]
+		}
+		gateStepTableBlocks(gates[m:n], gates[stride+m:stride+n], gates[2*stride+m:2*stride+n], gates[3*stride+m:3*stride+n],
+			ai, af, ag, ao, table, cPrev[m:], c[m:], tc[m:], h[m:])
+	}
 }
 
 func gateBackwardTable(dz []float64, stride int, dcPrev, dh, dc, gates, act []float64, table, need int, tc, cPrev []float64) {
-	gateBackwardTableGeneric(dz, stride, dcPrev, dh, dc, gates, act, table, need, tc, cPrev)
+	if impl != implNEON {
+		gateBackwardTableGeneric(dz, stride, dcPrev, dh, dc, gates, act, table, need, tc, cPrev)
+		return
+	}
+	if table == 0 {
+		act = gates // never read; the NEON body takes a valid base
+	}
+	gateBackwardTableNEON(dz, stride, dcPrev, dh, dc, gates, act, table, need, tc, cPrev)
+	if n, m := len(dh), neonTail(len(dh)); m < n {
+		var a []float64
+		if table != 0 {
+			a = act[m:]
+		}
+		gateBackwardTableGeneric(dz[m:], stride, dcPrev[m:n], dh[m:n], dc[m:], gates[m:], a, table, need, tc[m:], cPrev[m:])
+	}
 }
 
 func gateBackward(dz, dcPrev, dh, dc, gates, tc, cPrev []float64) {

@@ -529,3 +529,173 @@ ar_next2:
 
 ar_done:
 	RET
+
+// GST_GATE computes gate q of a pair: with bit q of R11 set it loads the
+// activation from the act row (ract), else it loads z from the gates row
+// (rg), applies ACT and stores the activation back; either way the result is
+// left in Vv and both row pointers advance by a pair.
+#define GST_GATE(q, rg, ract, ACT, v, lact, ldone) \
+	TBNZ $q, R11, lact; \
+	VLD1 (rg), [V16.D2]; \
+	ACT; \
+	VORR V16.B16, V16.B16, v.B16; \
+	VST1 [v.D2], (rg); \
+	B    ldone; \
+lact: \
+	VLD1 (ract), [v.D2]; \
+ldone: \
+	ADD  $16, rg; \
+	ADD  $16, ract
+
+// func gateStepTableNEON(gates []float64, stride int, act []float64, table int, cPrev []float64, c []float64, tc []float64, h []float64)
+TEXT ·gateStepTableNEON(SB), NOSPLIT, $0-160
+	MOVD c_len+96(FP), R10
+	LSR  $1, R10               // R10 = number of pairs
+	CBZ  R10, gst_done
+	MOVD stride+24(FP), R15
+	LSL  $3, R15               // R15 = bytes between gate blocks
+	MOVD gates_base+0(FP), R0  // i, f, g, o blocks of gates
+	ADD  R15, R0, R1
+	ADD  R15, R1, R2
+	ADD  R15, R2, R3
+	MOVD act_base+32(FP), R12  // i, f, g, o blocks of act
+	ADD  R15, R12, R13
+	ADD  R15, R13, R14
+	ADD  R15, R14, R15
+	MOVD table+56(FP), R11
+	MOVD cPrev_base+64(FP), R4
+	MOVD c_base+88(FP), R6
+	MOVD tc_base+112(FP), R7
+	MOVD h_base+136(FP), R8
+	LOAD_CONSTS
+
+gst_loop:
+	VLD1.P 16(R4), [V4.D2]     // cPrev, before anything is stored
+	GST_GATE(0, R0, R12, SIGMOID, V0, gst_i_act, gst_i_done)
+	GST_GATE(1, R1, R13, SIGMOID, V1, gst_f_act, gst_f_done)
+	GST_GATE(2, R2, R14, TANH, V2, gst_g_act, gst_g_done)
+	GST_GATE(3, R3, R15, SIGMOID, V3, gst_o_act, gst_o_done)
+
+	// c = float64(f*cPrev) + float64(i*g)
+	FMUL2D(4, 1, 5)
+	FMUL2D(2, 0, 6)
+	FADD2D(6, 5, 5)
+	VST1.P [V5.D2], 16(R6)
+
+	// tc = tanh(c), h = o*tc
+	VORR   V5.B16, V5.B16, V16.B16
+	TANH
+	VST1.P [V16.D2], 16(R7)
+	FMUL2D(16, 3, 6)
+	VST1.P [V6.D2], 16(R8)
+
+	SUBS $1, R10
+	BNE  gst_loop
+
+gst_done:
+	RET
+
+// GBT_STORE stores Vv to the dz row rdz if bit q of R20 (need) is set, and
+// advances rdz by a pair.
+#define GBT_STORE(q, v, rdz, lbl) \
+	TBZ  $q, R20, lbl; \
+	VST1 [v.D2], (rdz); \
+lbl: \
+	ADD  $16, rdz
+
+// func gateBackwardTableNEON(dz []float64, stride int, dcPrev []float64, dh []float64, dc []float64, gates []float64, act []float64, table int, need int, tc []float64, cPrev []float64)
+TEXT ·gateBackwardTableNEON(SB), NOSPLIT, $0-216
+	MOVD dh_len+64(FP), R14
+	LSR  $1, R14               // R14 = number of pairs
+	CBZ  R14, gbt_done
+	MOVD stride+24(FP), R15
+	LSL  $3, R15               // R15 = bytes between gate blocks
+	MOVD table+152(FP), R19
+	MOVD need+160(FP), R20
+
+	// Gate q's activations: the gates block, or act's where bit q of
+	// table is set.
+	MOVD gates_base+104(FP), R0
+	MOVD act_base+128(FP), R21
+	TBZ  $0, R19, gbt_i
+	MOVD R21, R0
+gbt_i:
+	MOVD gates_base+104(FP), R1
+	ADD  R15, R1
+	ADD  R15, R21
+	TBZ  $1, R19, gbt_f
+	MOVD R21, R1
+gbt_f:
+	MOVD gates_base+104(FP), R2
+	ADD  R15, R2
+	ADD  R15, R2
+	ADD  R15, R21
+	TBZ  $2, R19, gbt_g
+	MOVD R21, R2
+gbt_g:
+	MOVD gates_base+104(FP), R3
+	ADD  R15, R3
+	ADD  R15, R3
+	ADD  R15, R3
+	ADD  R15, R21
+	TBZ  $3, R19, gbt_o
+	MOVD R21, R3
+gbt_o:
+	MOVD tc_base+168(FP), R4
+	MOVD dh_base+56(FP), R5
+	MOVD dc_base+80(FP), R6
+	MOVD cPrev_base+192(FP), R7
+	MOVD dz_base+0(FP), R8     // di, df, dg, do blocks
+	ADD  R15, R8, R10
+	ADD  R15, R10, R11
+	ADD  R15, R11, R12
+	MOVD dcPrev_base+32(FP), R13
+	FMOVD $1.0, F31
+	VDUP  V31.D[0], V31.D2     // V31 = 1
+
+gbt_loop:
+	VLD1.P 16(R0), [V0.D2]     // i
+	VLD1.P 16(R1), [V1.D2]     // f
+	VLD1.P 16(R2), [V2.D2]     // g
+	VLD1.P 16(R3), [V3.D2]     // o
+	VLD1.P 16(R4), [V4.D2]     // t
+	VLD1.P 16(R5), [V5.D2]     // d
+	VLD1.P 16(R6), [V6.D2]     // dc
+	VLD1.P 16(R7), [V7.D2]     // cPrev
+
+	// The operations of gateBackwardNEON (every gradient; those not in
+	// need are not stored).
+	FMUL2D(4, 4, 8)
+	FSUB2D(8, 31, 8)
+	FMUL2D(3, 5, 9)
+	FMUL2D(8, 9, 9)
+	FADD2D(6, 9, 9)
+	FMUL2D(4, 5, 10)
+	FSUB2D(3, 31, 11)
+	FMUL2D(11, 10, 10)
+	FMUL2D(3, 10, 10)
+	FMUL2D(2, 9, 12)
+	FSUB2D(0, 31, 11)
+	FMUL2D(11, 12, 12)
+	FMUL2D(0, 12, 12)
+	FMUL2D(7, 9, 13)
+	FSUB2D(1, 31, 11)
+	FMUL2D(11, 13, 13)
+	FMUL2D(1, 13, 13)
+	FMUL2D(0, 9, 14)
+	FMUL2D(2, 2, 11)
+	FSUB2D(11, 31, 11)
+	FMUL2D(11, 14, 14)
+	FMUL2D(1, 9, 15)
+
+	GBT_STORE(3, V10, R12, gbt_so)
+	GBT_STORE(0, V12, R8, gbt_si)
+	GBT_STORE(1, V13, R10, gbt_sf)
+	GBT_STORE(2, V14, R11, gbt_sg)
+	VST1.P [V15.D2], 16(R13)
+
+	SUBS $1, R14
+	BNE  gbt_loop
+
+gbt_done:
+	RET

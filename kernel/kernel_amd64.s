@@ -670,13 +670,6 @@ gateStepAVX2_loop:
 	VORPD signMask<>+0(SB), Y1, Y6
 
 	// tanh: a = |x|, e = exp(2a)
-	// every lane saturated: sigmoid = 1
-	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y0, Y7
-	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y1, Y8
-	VORPD   Y8, Y7, Y7
-	VTESTPD Y7, Y7
-	JZ      act1AVX2_sat
-
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Y7
 	VMAXPD  Y5, Y7, Y5
@@ -754,24 +747,14 @@ gateStepAVX2_loop:
 	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
 	VBLENDVPD Y1, one<>+0(SB), Y6, Y6
 	VDIVPD    Y5, Y6, Y1
-	JMP       act1AVX2_done
 
-act1AVX2_sat:
-	VMOVUPD one<>+0(SB), Y0
-	VMOVUPD one<>+0(SB), Y1
-
-act1AVX2_done:
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
 	// sigmoid: z = exp(-|x|)
 	VORPD signMask<>+0(SB), Y3, Y5
 
 	// tanh: a = |x|, e = exp(2a)
 	VANDPD absMask<>+0(SB), Y2, Y6
 	VADDPD Y6, Y6, Y7
-
-	// no lane small: no rational branch
-	VCMPPD  $0x11, tanhSmall<>+0(SB), Y6, Y8
-	VTESTPD Y8, Y8
-	JZ      act2AVX2_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Y8
@@ -871,95 +854,7 @@ act1AVX2_done:
 	VANDPD absMask<>+0(SB), Y6, Y6
 	VANDPD signMask<>+0(SB), Y2, Y2
 	VORPD  Y6, Y2, Y2
-	JMP    act2AVX2_done
 
-act2AVX2_large:
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Y6
-	VMAXPD  Y5, Y6, Y5
-	VMOVUPD expMaxArg<>+0(SB), Y6
-	VMINPD  Y7, Y6, Y7
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y5, Y6
-	VROUNDPD $0x00, Y6, Y6
-	VMULPD   expLog2E<>+0(SB), Y7, Y8
-	VROUNDPD $0x00, Y8, Y8
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
-	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y7
-	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
-	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y7
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y9
-	VMOVUPD     expC13<>+0(SB), Y10
-	VFMADD213PD expC12<>+0(SB), Y5, Y9
-	VFMADD213PD expC12<>+0(SB), Y7, Y10
-	VFMADD213PD expC11<>+0(SB), Y5, Y9
-	VFMADD213PD expC11<>+0(SB), Y7, Y10
-	VFMADD213PD expC10<>+0(SB), Y5, Y9
-	VFMADD213PD expC10<>+0(SB), Y7, Y10
-	VFMADD213PD expC9<>+0(SB), Y5, Y9
-	VFMADD213PD expC9<>+0(SB), Y7, Y10
-	VFMADD213PD expC8<>+0(SB), Y5, Y9
-	VFMADD213PD expC8<>+0(SB), Y7, Y10
-	VFMADD213PD expC7<>+0(SB), Y5, Y9
-	VFMADD213PD expC7<>+0(SB), Y7, Y10
-	VFMADD213PD expC6<>+0(SB), Y5, Y9
-	VFMADD213PD expC6<>+0(SB), Y7, Y10
-	VFMADD213PD expC5<>+0(SB), Y5, Y9
-	VFMADD213PD expC5<>+0(SB), Y7, Y10
-	VFMADD213PD expC4<>+0(SB), Y5, Y9
-	VFMADD213PD expC4<>+0(SB), Y7, Y10
-	VFMADD213PD expC3<>+0(SB), Y5, Y9
-	VFMADD213PD expC3<>+0(SB), Y7, Y10
-	VFMADD213PD expC2<>+0(SB), Y5, Y9
-	VFMADD213PD expC2<>+0(SB), Y7, Y10
-	VFMADD213PD one<>+0(SB), Y5, Y9
-	VFMADD213PD one<>+0(SB), Y7, Y10
-	VFMADD213PD one<>+0(SB), Y5, Y9
-	VFMADD213PD one<>+0(SB), Y7, Y10
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y6, Y5
-	VROUNDPD $0x01, Y5, Y5
-	VSUBPD   Y5, Y6, Y6
-	VADDPD   expMagic<>+0(SB), Y5, Y5
-	VPSLLQ   $0x34, Y5, Y5
-	VADDPD   expMagic<>+0(SB), Y6, Y6
-	VPSLLQ   $0x34, Y6, Y6
-	VMULPD   Y5, Y9, Y9
-	VMULPD   Y6, Y9, Y5
-	VMULPD   half<>+0(SB), Y8, Y6
-	VROUNDPD $0x01, Y6, Y6
-	VSUBPD   Y6, Y8, Y8
-	VADDPD   expMagic<>+0(SB), Y6, Y6
-	VPSLLQ   $0x34, Y6, Y6
-	VADDPD   expMagic<>+0(SB), Y8, Y8
-	VPSLLQ   $0x34, Y8, Y8
-	VMULPD   Y6, Y10, Y10
-	VMULPD   Y8, Y10, Y7
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Y5, Y6
-	VCMPPD    $0x1d, zero<>+0(SB), Y3, Y3
-	VBLENDVPD Y3, one<>+0(SB), Y5, Y5
-	VDIVPD    Y6, Y5, Y3
-
-	// tanh: 1 + (-2)/(e+1)
-	VADDPD  one<>+0(SB), Y7, Y7
-	VMOVUPD minusTwo<>+0(SB), Y6
-	VDIVPD  Y7, Y6, Y6
-	VADDPD  one<>+0(SB), Y6, Y6
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y6, Y6
-	VANDPD signMask<>+0(SB), Y2, Y2
-	VORPD  Y6, Y2, Y2
-
-act2AVX2_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Y4, Y1, Y4
 	VMULPD  Y2, Y0, Y5
@@ -977,16 +872,6 @@ act2AVX2_done:
 	// tanh: a = |x|, e = exp(2a)
 	VANDPD absMask<>+0(SB), Y0, Y1
 	VADDPD Y1, Y1, Y2
-
-	// every lane saturated: tanh = ±1
-	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y4
-	VTESTPD Y4, Y4
-	JZ      act3AVX2_sat
-
-	// no lane small: no rational branch
-	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y4
-	VTESTPD Y4, Y4
-	JZ      act3AVX2_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Y4
@@ -1049,74 +934,9 @@ act2AVX2_done:
 	VADDPD    Y5, Y1, Y1
 
 	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y1, Y1
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y1, Y0, Y0
-	JMP    act3AVX2_done
-
-act3AVX2_large:
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Y1
-	VMINPD  Y2, Y1, Y2
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y2, Y1
-	VROUNDPD $0x00, Y1, Y1
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
-	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y4
-	VFMADD213PD expC12<>+0(SB), Y2, Y4
-	VFMADD213PD expC11<>+0(SB), Y2, Y4
-	VFMADD213PD expC10<>+0(SB), Y2, Y4
-	VFMADD213PD expC9<>+0(SB), Y2, Y4
-	VFMADD213PD expC8<>+0(SB), Y2, Y4
-	VFMADD213PD expC7<>+0(SB), Y2, Y4
-	VFMADD213PD expC6<>+0(SB), Y2, Y4
-	VFMADD213PD expC5<>+0(SB), Y2, Y4
-	VFMADD213PD expC4<>+0(SB), Y2, Y4
-	VFMADD213PD expC3<>+0(SB), Y2, Y4
-	VFMADD213PD expC2<>+0(SB), Y2, Y4
-	VFMADD213PD one<>+0(SB), Y2, Y4
-	VFMADD213PD one<>+0(SB), Y2, Y4
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y1, Y2
-	VROUNDPD $0x01, Y2, Y2
-	VSUBPD   Y2, Y1, Y1
-	VADDPD   expMagic<>+0(SB), Y2, Y2
-	VPSLLQ   $0x34, Y2, Y2
-	VADDPD   expMagic<>+0(SB), Y1, Y1
-	VPSLLQ   $0x34, Y1, Y1
-	VMULPD   Y2, Y4, Y4
-	VMULPD   Y1, Y4, Y2
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: 1 + (-2)/(e+1)
-	VADDPD  one<>+0(SB), Y2, Y2
-	VMOVUPD minusTwo<>+0(SB), Y1
-	VDIVPD  Y2, Y1, Y1
-	VADDPD  one<>+0(SB), Y1, Y1
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y1, Y1
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y1, Y0, Y0
-	JMP    act3AVX2_done
-
-act3AVX2_sat:
-	// tanh: ±1
-	VMOVUPD one<>+0(SB), Y1
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y1, Y1
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y1, Y0, Y0
-
-act3AVX2_done:
+	VANDPD  absMask<>+0(SB), Y1, Y1
+	VANDPD  signMask<>+0(SB), Y0, Y0
+	VORPD   Y1, Y0, Y0
 	VMOVUPD Y0, (R10)(R12*8)
 	VMULPD  Y0, Y3, Y3
 	VMOVUPD Y3, (R11)(R12*8)
@@ -1204,7 +1024,7 @@ gateStepTableAVX2_m0_loop:
 	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y2, Y8
 	VORPD   Y8, Y7, Y7
 	VTESTPD Y7, Y7
-	JZ      act4AVX2_sat
+	JZ      act1AVX2_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Y7
@@ -1283,13 +1103,13 @@ gateStepTableAVX2_m0_loop:
 	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
 	VBLENDVPD Y2, one<>+0(SB), Y6, Y6
 	VDIVPD    Y5, Y6, Y2
-	JMP       act4AVX2_done
+	JMP       act1AVX2_done
 
-act4AVX2_sat:
+act1AVX2_sat:
 	VMOVUPD one<>+0(SB), Y1
 	VMOVUPD one<>+0(SB), Y2
 
-act4AVX2_done:
+act1AVX2_done:
 	// sigmoid: z = exp(-|x|)
 	VORPD signMask<>+0(SB), Y4, Y5
 
@@ -1300,7 +1120,7 @@ act4AVX2_done:
 	// no lane small: no rational branch
 	VCMPPD  $0x11, tanhSmall<>+0(SB), Y6, Y8
 	VTESTPD Y8, Y8
-	JZ      act5AVX2_large
+	JZ      act2AVX2_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Y8
@@ -1400,9 +1220,9 @@ act4AVX2_done:
 	VANDPD absMask<>+0(SB), Y6, Y6
 	VANDPD signMask<>+0(SB), Y3, Y3
 	VORPD  Y6, Y3, Y3
-	JMP    act5AVX2_done
+	JMP    act2AVX2_done
 
-act5AVX2_large:
+act2AVX2_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Y6
 	VMAXPD  Y5, Y6, Y5
@@ -1488,13 +1308,474 @@ act5AVX2_large:
 	VANDPD signMask<>+0(SB), Y3, Y3
 	VORPD  Y6, Y3, Y3
 
-act5AVX2_done:
+act2AVX2_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Y0, Y2, Y0
 	VMULPD  Y3, Y1, Y5
 	VADDPD  Y5, Y0, Y0
 	MOVQ    gates_base+0(FP), BX
 	VMOVUPD Y1, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD Y2, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD Y3, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD Y4, (BX)(DX*8)
+	MOVQ    c_base+88(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act3AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act3AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act3AVX2_done
+
+act3AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y3
+	VFMADD213PD expC12<>+0(SB), Y2, Y3
+	VFMADD213PD expC11<>+0(SB), Y2, Y3
+	VFMADD213PD expC10<>+0(SB), Y2, Y3
+	VFMADD213PD expC9<>+0(SB), Y2, Y3
+	VFMADD213PD expC8<>+0(SB), Y2, Y3
+	VFMADD213PD expC7<>+0(SB), Y2, Y3
+	VFMADD213PD expC6<>+0(SB), Y2, Y3
+	VFMADD213PD expC5<>+0(SB), Y2, Y3
+	VFMADD213PD expC4<>+0(SB), Y2, Y3
+	VFMADD213PD expC3<>+0(SB), Y2, Y3
+	VFMADD213PD expC2<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y1, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y1, Y1
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y3, Y3
+	VMULPD   Y1, Y3, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act3AVX2_done
+
+act3AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+
+act3AVX2_done:
+	MOVQ    tc_base+112(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+136(FP), BX
+	VMOVUPD Y4, (BX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     gateStepTableAVX2_m0_loop
+
+gateStepTableAVX2_m0_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepTableAVX2_m1:
+	// table = 1
+	XORQ DX, DX
+	ANDQ $-4, AX
+
+gateStepTableAVX2_m1_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, AX
+	JAE  gateStepTableAVX2_m1_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), BX
+	VMOVUPD (BX)(DX*8), Y0
+	MOVQ    act_base+32(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD (BX)(DX*8), Y2
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD (BX)(DX*8), Y3
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD (BX)(DX*8), Y4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y2, Y5
+
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y3, Y6
+	VADDPD Y6, Y6, Y7
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y6, Y8
+	VTESTPD Y8, Y8
+	JZ      act4AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y8
+	VMAXPD  Y5, Y8, Y5
+	VMOVUPD expMaxArg<>+0(SB), Y8
+	VMINPD  Y7, Y8, Y7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y8
+	VROUNDPD $0x00, Y8, Y8
+	VMULPD   expLog2E<>+0(SB), Y7, Y9
+	VROUNDPD $0x00, Y9, Y9
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y9, Y7
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y9, Y7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y10
+	VMOVUPD     expC13<>+0(SB), Y11
+	VFMADD213PD expC12<>+0(SB), Y5, Y10
+	VFMADD213PD expC12<>+0(SB), Y7, Y11
+	VFMADD213PD expC11<>+0(SB), Y5, Y10
+	VFMADD213PD expC11<>+0(SB), Y7, Y11
+	VFMADD213PD expC10<>+0(SB), Y5, Y10
+	VFMADD213PD expC10<>+0(SB), Y7, Y11
+	VFMADD213PD expC9<>+0(SB), Y5, Y10
+	VFMADD213PD expC9<>+0(SB), Y7, Y11
+	VFMADD213PD expC8<>+0(SB), Y5, Y10
+	VFMADD213PD expC8<>+0(SB), Y7, Y11
+	VFMADD213PD expC7<>+0(SB), Y5, Y10
+	VFMADD213PD expC7<>+0(SB), Y7, Y11
+	VFMADD213PD expC6<>+0(SB), Y5, Y10
+	VFMADD213PD expC6<>+0(SB), Y7, Y11
+	VFMADD213PD expC5<>+0(SB), Y5, Y10
+	VFMADD213PD expC5<>+0(SB), Y7, Y11
+	VFMADD213PD expC4<>+0(SB), Y5, Y10
+	VFMADD213PD expC4<>+0(SB), Y7, Y11
+	VFMADD213PD expC3<>+0(SB), Y5, Y10
+	VFMADD213PD expC3<>+0(SB), Y7, Y11
+	VFMADD213PD expC2<>+0(SB), Y5, Y10
+	VFMADD213PD expC2<>+0(SB), Y7, Y11
+	VFMADD213PD one<>+0(SB), Y5, Y10
+	VFMADD213PD one<>+0(SB), Y7, Y11
+	VFMADD213PD one<>+0(SB), Y5, Y10
+	VFMADD213PD one<>+0(SB), Y7, Y11
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y8, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y5, Y10, Y10
+	VMULPD   Y8, Y10, Y5
+	VMULPD   half<>+0(SB), Y9, Y7
+	VROUNDPD $0x01, Y7, Y7
+	VSUBPD   Y7, Y9, Y9
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y9, Y9
+	VPSLLQ   $0x34, Y9, Y9
+	VMULPD   Y7, Y11, Y11
+	VMULPD   Y9, Y11, Y7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y8
+	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
+	VBLENDVPD Y2, one<>+0(SB), Y5, Y5
+	VDIVPD    Y8, Y5, Y2
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y6, Y6, Y5
+	VMOVUPD     tanhP0<>+0(SB), Y8
+	VFMADD213PD tanhP1<>+0(SB), Y5, Y8
+	VFMADD213PD tanhP2<>+0(SB), Y5, Y8
+	VADDPD      tanhQ0<>+0(SB), Y5, Y9
+	VFMADD213PD tanhQ1<>+0(SB), Y5, Y9
+	VFMADD213PD tanhQ2<>+0(SB), Y5, Y9
+	VMULPD      Y5, Y6, Y5
+	VMULPD      Y8, Y5, Y8
+	VADDPD      one<>+0(SB), Y7, Y7
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y6, Y5
+	VBLENDVPD Y5, minusTwo<>+0(SB), Y8, Y8
+	VBLENDVPD Y5, Y7, Y9, Y9
+	VBLENDVPD Y5, one<>+0(SB), Y6, Y6
+	VDIVPD    Y9, Y8, Y8
+	VADDPD    Y8, Y6, Y6
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y6, Y6
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y6, Y3, Y3
+	JMP    act4AVX2_done
+
+act4AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y6
+	VMAXPD  Y5, Y6, Y5
+	VMOVUPD expMaxArg<>+0(SB), Y6
+	VMINPD  Y7, Y6, Y7
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y6
+	VROUNDPD $0x00, Y6, Y6
+	VMULPD   expLog2E<>+0(SB), Y7, Y8
+	VROUNDPD $0x00, Y8, Y8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y7
+	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y7
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y9
+	VMOVUPD     expC13<>+0(SB), Y10
+	VFMADD213PD expC12<>+0(SB), Y5, Y9
+	VFMADD213PD expC12<>+0(SB), Y7, Y10
+	VFMADD213PD expC11<>+0(SB), Y5, Y9
+	VFMADD213PD expC11<>+0(SB), Y7, Y10
+	VFMADD213PD expC10<>+0(SB), Y5, Y9
+	VFMADD213PD expC10<>+0(SB), Y7, Y10
+	VFMADD213PD expC9<>+0(SB), Y5, Y9
+	VFMADD213PD expC9<>+0(SB), Y7, Y10
+	VFMADD213PD expC8<>+0(SB), Y5, Y9
+	VFMADD213PD expC8<>+0(SB), Y7, Y10
+	VFMADD213PD expC7<>+0(SB), Y5, Y9
+	VFMADD213PD expC7<>+0(SB), Y7, Y10
+	VFMADD213PD expC6<>+0(SB), Y5, Y9
+	VFMADD213PD expC6<>+0(SB), Y7, Y10
+	VFMADD213PD expC5<>+0(SB), Y5, Y9
+	VFMADD213PD expC5<>+0(SB), Y7, Y10
+	VFMADD213PD expC4<>+0(SB), Y5, Y9
+	VFMADD213PD expC4<>+0(SB), Y7, Y10
+	VFMADD213PD expC3<>+0(SB), Y5, Y9
+	VFMADD213PD expC3<>+0(SB), Y7, Y10
+	VFMADD213PD expC2<>+0(SB), Y5, Y9
+	VFMADD213PD expC2<>+0(SB), Y7, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y7, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y7, Y10
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y6, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VMULPD   Y5, Y9, Y9
+	VMULPD   Y6, Y9, Y5
+	VMULPD   half<>+0(SB), Y8, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y6, Y10, Y10
+	VMULPD   Y8, Y10, Y7
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y6
+	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
+	VBLENDVPD Y2, one<>+0(SB), Y5, Y5
+	VDIVPD    Y6, Y5, Y2
+
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y7, Y7
+	VMOVUPD minusTwo<>+0(SB), Y6
+	VDIVPD  Y7, Y6, Y6
+	VADDPD  one<>+0(SB), Y6, Y6
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y6, Y6
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y6, Y3, Y3
+
+act4AVX2_done:
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y4, Y5
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y4, Y6
+	VTESTPD Y6, Y6
+	JZ      act5AVX2_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y6
+	VMAXPD  Y5, Y6, Y5
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y6
+	VROUNDPD $0x00, Y6, Y6
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y7
+	VFMADD213PD expC12<>+0(SB), Y5, Y7
+	VFMADD213PD expC11<>+0(SB), Y5, Y7
+	VFMADD213PD expC10<>+0(SB), Y5, Y7
+	VFMADD213PD expC9<>+0(SB), Y5, Y7
+	VFMADD213PD expC8<>+0(SB), Y5, Y7
+	VFMADD213PD expC7<>+0(SB), Y5, Y7
+	VFMADD213PD expC6<>+0(SB), Y5, Y7
+	VFMADD213PD expC5<>+0(SB), Y5, Y7
+	VFMADD213PD expC4<>+0(SB), Y5, Y7
+	VFMADD213PD expC3<>+0(SB), Y5, Y7
+	VFMADD213PD expC2<>+0(SB), Y5, Y7
+	VFMADD213PD one<>+0(SB), Y5, Y7
+	VFMADD213PD one<>+0(SB), Y5, Y7
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y6, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VMULPD   Y5, Y7, Y7
+	VMULPD   Y6, Y7, Y5
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y6
+	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
+	VBLENDVPD Y4, one<>+0(SB), Y5, Y5
+	VDIVPD    Y6, Y5, Y4
+	JMP       act5AVX2_done
+
+act5AVX2_sat:
+	VMOVUPD one<>+0(SB), Y4
+
+act5AVX2_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y0, Y2, Y0
+	VMULPD  Y3, Y1, Y1
+	VADDPD  Y1, Y0, Y0
 	MOVQ    gates_base+0(FP), BX
 	ADDQ    CX, BX
 	VMOVUPD Y2, (BX)(DX*8)
@@ -1660,29 +1941,29 @@ act6AVX2_done:
 	MOVQ    h_base+136(FP), BX
 	VMOVUPD Y4, (BX)(DX*8)
 	ADDQ    $+4, DX
-	JMP     gateStepTableAVX2_m0_loop
+	JMP     gateStepTableAVX2_m1_loop
 
-gateStepTableAVX2_m0_tail:
+gateStepTableAVX2_m1_tail:
 	// }
 	VZEROUPPER
 	RET
 
-gateStepTableAVX2_m1:
-	// table = 1
+gateStepTableAVX2_m2:
+	// table = 2
 	XORQ DX, DX
 	ANDQ $-4, AX
 
-gateStepTableAVX2_m1_loop:
+gateStepTableAVX2_m2_loop:
 	// for ; i < n&^(lanes-1); i += lanes {
 	CMPQ DX, AX
-	JAE  gateStepTableAVX2_m1_tail
+	JAE  gateStepTableAVX2_m2_tail
 
 	// load every input of the blocks before storing anything
 	MOVQ    cPrev_base+64(FP), BX
 	VMOVUPD (BX)(DX*8), Y0
-	MOVQ    act_base+32(FP), BX
-	VMOVUPD (BX)(DX*8), Y1
 	MOVQ    gates_base+0(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    act_base+32(FP), BX
 	ADDQ    CX, BX
 	VMOVUPD (BX)(DX*8), Y2
 	MOVQ    gates_base+0(FP), BX
@@ -1695,7 +1976,7 @@ gateStepTableAVX2_m1_loop:
 
 	// the computed activations
 	// sigmoid: z = exp(-|x|)
-	VORPD signMask<>+0(SB), Y2, Y5
+	VORPD signMask<>+0(SB), Y1, Y5
 
 	// tanh: a = |x|, e = exp(2a)
 	VANDPD absMask<>+0(SB), Y3, Y6
@@ -1776,9 +2057,9 @@ gateStepTableAVX2_m1_loop:
 
 	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
 	VADDPD    one<>+0(SB), Y5, Y8
-	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
-	VBLENDVPD Y2, one<>+0(SB), Y5, Y5
-	VDIVPD    Y8, Y5, Y2
+	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
+	VBLENDVPD Y1, one<>+0(SB), Y5, Y5
+	VDIVPD    Y8, Y5, Y1
 
 	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
 	VMULPD      Y6, Y6, Y5
@@ -1877,9 +2158,9 @@ act7AVX2_large:
 
 	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
 	VADDPD    one<>+0(SB), Y5, Y6
-	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
-	VBLENDVPD Y2, one<>+0(SB), Y5, Y5
-	VDIVPD    Y6, Y5, Y2
+	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
+	VBLENDVPD Y1, one<>+0(SB), Y5, Y5
+	VDIVPD    Y6, Y5, Y1
 
 	// tanh: 1 + (-2)/(e+1)
 	VADDPD  one<>+0(SB), Y7, Y7
@@ -1954,11 +2235,10 @@ act8AVX2_sat:
 act8AVX2_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Y0, Y2, Y0
-	VMULPD  Y3, Y1, Y1
-	VADDPD  Y1, Y0, Y0
+	VMULPD  Y3, Y1, Y2
+	VADDPD  Y2, Y0, Y0
 	MOVQ    gates_base+0(FP), BX
-	ADDQ    CX, BX
-	VMOVUPD Y2, (BX)(DX*8)
+	VMOVUPD Y1, (BX)(DX*8)
 	MOVQ    gates_base+0(FP), BX
 	LEAQ    (BX)(CX*2), BX
 	VMOVUPD Y3, (BX)(DX*8)
@@ -2121,466 +2401,6 @@ act9AVX2_done:
 	MOVQ    h_base+136(FP), BX
 	VMOVUPD Y4, (BX)(DX*8)
 	ADDQ    $+4, DX
-	JMP     gateStepTableAVX2_m1_loop
-
-gateStepTableAVX2_m1_tail:
-	// }
-	VZEROUPPER
-	RET
-
-gateStepTableAVX2_m2:
-	// table = 2
-	XORQ DX, DX
-	ANDQ $-4, AX
-
-gateStepTableAVX2_m2_loop:
-	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ DX, AX
-	JAE  gateStepTableAVX2_m2_tail
-
-	// load every input of the blocks before storing anything
-	MOVQ    cPrev_base+64(FP), BX
-	VMOVUPD (BX)(DX*8), Y0
-	MOVQ    gates_base+0(FP), BX
-	VMOVUPD (BX)(DX*8), Y1
-	MOVQ    act_base+32(FP), BX
-	ADDQ    CX, BX
-	VMOVUPD (BX)(DX*8), Y2
-	MOVQ    gates_base+0(FP), BX
-	LEAQ    (BX)(CX*2), BX
-	VMOVUPD (BX)(DX*8), Y3
-	MOVQ    gates_base+0(FP), BX
-	LEAQ    (CX)(CX*2), SI
-	ADDQ    SI, BX
-	VMOVUPD (BX)(DX*8), Y4
-
-	// the computed activations
-	// sigmoid: z = exp(-|x|)
-	VORPD signMask<>+0(SB), Y1, Y5
-
-	// tanh: a = |x|, e = exp(2a)
-	VANDPD absMask<>+0(SB), Y3, Y6
-	VADDPD Y6, Y6, Y7
-
-	// no lane small: no rational branch
-	VCMPPD  $0x11, tanhSmall<>+0(SB), Y6, Y8
-	VTESTPD Y8, Y8
-	JZ      act10AVX2_large
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Y8
-	VMAXPD  Y5, Y8, Y5
-	VMOVUPD expMaxArg<>+0(SB), Y8
-	VMINPD  Y7, Y8, Y7
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y5, Y8
-	VROUNDPD $0x00, Y8, Y8
-	VMULPD   expLog2E<>+0(SB), Y7, Y9
-	VROUNDPD $0x00, Y9, Y9
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y5
-	VFNMADD231PD expLn2Hi<>+0(SB), Y9, Y7
-	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y5
-	VFNMADD231PD expLn2Lo<>+0(SB), Y9, Y7
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y10
-	VMOVUPD     expC13<>+0(SB), Y11
-	VFMADD213PD expC12<>+0(SB), Y5, Y10
-	VFMADD213PD expC12<>+0(SB), Y7, Y11
-	VFMADD213PD expC11<>+0(SB), Y5, Y10
-	VFMADD213PD expC11<>+0(SB), Y7, Y11
-	VFMADD213PD expC10<>+0(SB), Y5, Y10
-	VFMADD213PD expC10<>+0(SB), Y7, Y11
-	VFMADD213PD expC9<>+0(SB), Y5, Y10
-	VFMADD213PD expC9<>+0(SB), Y7, Y11
-	VFMADD213PD expC8<>+0(SB), Y5, Y10
-	VFMADD213PD expC8<>+0(SB), Y7, Y11
-	VFMADD213PD expC7<>+0(SB), Y5, Y10
-	VFMADD213PD expC7<>+0(SB), Y7, Y11
-	VFMADD213PD expC6<>+0(SB), Y5, Y10
-	VFMADD213PD expC6<>+0(SB), Y7, Y11
-	VFMADD213PD expC5<>+0(SB), Y5, Y10
-	VFMADD213PD expC5<>+0(SB), Y7, Y11
-	VFMADD213PD expC4<>+0(SB), Y5, Y10
-	VFMADD213PD expC4<>+0(SB), Y7, Y11
-	VFMADD213PD expC3<>+0(SB), Y5, Y10
-	VFMADD213PD expC3<>+0(SB), Y7, Y11
-	VFMADD213PD expC2<>+0(SB), Y5, Y10
-	VFMADD213PD expC2<>+0(SB), Y7, Y11
-	VFMADD213PD one<>+0(SB), Y5, Y10
-	VFMADD213PD one<>+0(SB), Y7, Y11
-	VFMADD213PD one<>+0(SB), Y5, Y10
-	VFMADD213PD one<>+0(SB), Y7, Y11
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y8, Y5
-	VROUNDPD $0x01, Y5, Y5
-	VSUBPD   Y5, Y8, Y8
-	VADDPD   expMagic<>+0(SB), Y5, Y5
-	VPSLLQ   $0x34, Y5, Y5
-	VADDPD   expMagic<>+0(SB), Y8, Y8
-	VPSLLQ   $0x34, Y8, Y8
-	VMULPD   Y5, Y10, Y10
-	VMULPD   Y8, Y10, Y5
-	VMULPD   half<>+0(SB), Y9, Y7
-	VROUNDPD $0x01, Y7, Y7
-	VSUBPD   Y7, Y9, Y9
-	VADDPD   expMagic<>+0(SB), Y7, Y7
-	VPSLLQ   $0x34, Y7, Y7
-	VADDPD   expMagic<>+0(SB), Y9, Y9
-	VPSLLQ   $0x34, Y9, Y9
-	VMULPD   Y7, Y11, Y11
-	VMULPD   Y9, Y11, Y7
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Y5, Y8
-	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
-	VBLENDVPD Y1, one<>+0(SB), Y5, Y5
-	VDIVPD    Y8, Y5, Y1
-
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Y6, Y6, Y5
-	VMOVUPD     tanhP0<>+0(SB), Y8
-	VFMADD213PD tanhP1<>+0(SB), Y5, Y8
-	VFMADD213PD tanhP2<>+0(SB), Y5, Y8
-	VADDPD      tanhQ0<>+0(SB), Y5, Y9
-	VFMADD213PD tanhQ1<>+0(SB), Y5, Y9
-	VFMADD213PD tanhQ2<>+0(SB), Y5, Y9
-	VMULPD      Y5, Y6, Y5
-	VMULPD      Y8, Y5, Y8
-	VADDPD      one<>+0(SB), Y7, Y7
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Y6, Y5
-	VBLENDVPD Y5, minusTwo<>+0(SB), Y8, Y8
-	VBLENDVPD Y5, Y7, Y9, Y9
-	VBLENDVPD Y5, one<>+0(SB), Y6, Y6
-	VDIVPD    Y9, Y8, Y8
-	VADDPD    Y8, Y6, Y6
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y6, Y6
-	VANDPD signMask<>+0(SB), Y3, Y3
-	VORPD  Y6, Y3, Y3
-	JMP    act10AVX2_done
-
-act10AVX2_large:
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Y6
-	VMAXPD  Y5, Y6, Y5
-	VMOVUPD expMaxArg<>+0(SB), Y6
-	VMINPD  Y7, Y6, Y7
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y5, Y6
-	VROUNDPD $0x00, Y6, Y6
-	VMULPD   expLog2E<>+0(SB), Y7, Y8
-	VROUNDPD $0x00, Y8, Y8
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
-	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y7
-	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
-	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y7
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y9
-	VMOVUPD     expC13<>+0(SB), Y10
-	VFMADD213PD expC12<>+0(SB), Y5, Y9
-	VFMADD213PD expC12<>+0(SB), Y7, Y10
-	VFMADD213PD expC11<>+0(SB), Y5, Y9
-	VFMADD213PD expC11<>+0(SB), Y7, Y10
-	VFMADD213PD expC10<>+0(SB), Y5, Y9
-	VFMADD213PD expC10<>+0(SB), Y7, Y10
-	VFMADD213PD expC9<>+0(SB), Y5, Y9
-	VFMADD213PD expC9<>+0(SB), Y7, Y10
-	VFMADD213PD expC8<>+0(SB), Y5, Y9
-	VFMADD213PD expC8<>+0(SB), Y7, Y10
-	VFMADD213PD expC7<>+0(SB), Y5, Y9
-	VFMADD213PD expC7<>+0(SB), Y7, Y10
-	VFMADD213PD expC6<>+0(SB), Y5, Y9
-	VFMADD213PD expC6<>+0(SB), Y7, Y10
-	VFMADD213PD expC5<>+0(SB), Y5, Y9
-	VFMADD213PD expC5<>+0(SB), Y7, Y10
-	VFMADD213PD expC4<>+0(SB), Y5, Y9
-	VFMADD213PD expC4<>+0(SB), Y7, Y10
-	VFMADD213PD expC3<>+0(SB), Y5, Y9
-	VFMADD213PD expC3<>+0(SB), Y7, Y10
-	VFMADD213PD expC2<>+0(SB), Y5, Y9
-	VFMADD213PD expC2<>+0(SB), Y7, Y10
-	VFMADD213PD one<>+0(SB), Y5, Y9
-	VFMADD213PD one<>+0(SB), Y7, Y10
-	VFMADD213PD one<>+0(SB), Y5, Y9
-	VFMADD213PD one<>+0(SB), Y7, Y10
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y6, Y5
-	VROUNDPD $0x01, Y5, Y5
-	VSUBPD   Y5, Y6, Y6
-	VADDPD   expMagic<>+0(SB), Y5, Y5
-	VPSLLQ   $0x34, Y5, Y5
-	VADDPD   expMagic<>+0(SB), Y6, Y6
-	VPSLLQ   $0x34, Y6, Y6
-	VMULPD   Y5, Y9, Y9
-	VMULPD   Y6, Y9, Y5
-	VMULPD   half<>+0(SB), Y8, Y6
-	VROUNDPD $0x01, Y6, Y6
-	VSUBPD   Y6, Y8, Y8
-	VADDPD   expMagic<>+0(SB), Y6, Y6
-	VPSLLQ   $0x34, Y6, Y6
-	VADDPD   expMagic<>+0(SB), Y8, Y8
-	VPSLLQ   $0x34, Y8, Y8
-	VMULPD   Y6, Y10, Y10
-	VMULPD   Y8, Y10, Y7
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Y5, Y6
-	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
-	VBLENDVPD Y1, one<>+0(SB), Y5, Y5
-	VDIVPD    Y6, Y5, Y1
-
-	// tanh: 1 + (-2)/(e+1)
-	VADDPD  one<>+0(SB), Y7, Y7
-	VMOVUPD minusTwo<>+0(SB), Y6
-	VDIVPD  Y7, Y6, Y6
-	VADDPD  one<>+0(SB), Y6, Y6
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y6, Y6
-	VANDPD signMask<>+0(SB), Y3, Y3
-	VORPD  Y6, Y3, Y3
-
-act10AVX2_done:
-	// sigmoid: z = exp(-|x|)
-	VORPD signMask<>+0(SB), Y4, Y5
-
-	// tanh: a = |x|, e = exp(2a)
-	// every lane saturated: sigmoid = 1
-	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y4, Y6
-	VTESTPD Y6, Y6
-	JZ      act11AVX2_sat
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Y6
-	VMAXPD  Y5, Y6, Y5
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y5, Y6
-	VROUNDPD $0x00, Y6, Y6
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
-	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y7
-	VFMADD213PD expC12<>+0(SB), Y5, Y7
-	VFMADD213PD expC11<>+0(SB), Y5, Y7
-	VFMADD213PD expC10<>+0(SB), Y5, Y7
-	VFMADD213PD expC9<>+0(SB), Y5, Y7
-	VFMADD213PD expC8<>+0(SB), Y5, Y7
-	VFMADD213PD expC7<>+0(SB), Y5, Y7
-	VFMADD213PD expC6<>+0(SB), Y5, Y7
-	VFMADD213PD expC5<>+0(SB), Y5, Y7
-	VFMADD213PD expC4<>+0(SB), Y5, Y7
-	VFMADD213PD expC3<>+0(SB), Y5, Y7
-	VFMADD213PD expC2<>+0(SB), Y5, Y7
-	VFMADD213PD one<>+0(SB), Y5, Y7
-	VFMADD213PD one<>+0(SB), Y5, Y7
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y6, Y5
-	VROUNDPD $0x01, Y5, Y5
-	VSUBPD   Y5, Y6, Y6
-	VADDPD   expMagic<>+0(SB), Y5, Y5
-	VPSLLQ   $0x34, Y5, Y5
-	VADDPD   expMagic<>+0(SB), Y6, Y6
-	VPSLLQ   $0x34, Y6, Y6
-	VMULPD   Y5, Y7, Y7
-	VMULPD   Y6, Y7, Y5
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Y5, Y6
-	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
-	VBLENDVPD Y4, one<>+0(SB), Y5, Y5
-	VDIVPD    Y6, Y5, Y4
-	JMP       act11AVX2_done
-
-act11AVX2_sat:
-	VMOVUPD one<>+0(SB), Y4
-
-act11AVX2_done:
-	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Y0, Y2, Y0
-	VMULPD  Y3, Y1, Y2
-	VADDPD  Y2, Y0, Y0
-	MOVQ    gates_base+0(FP), BX
-	VMOVUPD Y1, (BX)(DX*8)
-	MOVQ    gates_base+0(FP), BX
-	LEAQ    (BX)(CX*2), BX
-	VMOVUPD Y3, (BX)(DX*8)
-	MOVQ    gates_base+0(FP), BX
-	LEAQ    (CX)(CX*2), SI
-	ADDQ    SI, BX
-	VMOVUPD Y4, (BX)(DX*8)
-	MOVQ    c_base+88(FP), BX
-	VMOVUPD Y0, (BX)(DX*8)
-	VMOVUPD Y0, Y0
-
-	// tc = tanh(c), h = o*tc
-	// sigmoid: z = exp(-|x|)
-	// tanh: a = |x|, e = exp(2a)
-	VANDPD absMask<>+0(SB), Y0, Y1
-	VADDPD Y1, Y1, Y2
-
-	// every lane saturated: tanh = ±1
-	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
-	VTESTPD Y3, Y3
-	JZ      act12AVX2_sat
-
-	// no lane small: no rational branch
-	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
-	VTESTPD Y3, Y3
-	JZ      act12AVX2_large
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Y3
-	VMINPD  Y2, Y3, Y2
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y2, Y3
-	VROUNDPD $0x00, Y3, Y3
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
-	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y5
-	VFMADD213PD expC12<>+0(SB), Y2, Y5
-	VFMADD213PD expC11<>+0(SB), Y2, Y5
-	VFMADD213PD expC10<>+0(SB), Y2, Y5
-	VFMADD213PD expC9<>+0(SB), Y2, Y5
-	VFMADD213PD expC8<>+0(SB), Y2, Y5
-	VFMADD213PD expC7<>+0(SB), Y2, Y5
-	VFMADD213PD expC6<>+0(SB), Y2, Y5
-	VFMADD213PD expC5<>+0(SB), Y2, Y5
-	VFMADD213PD expC4<>+0(SB), Y2, Y5
-	VFMADD213PD expC3<>+0(SB), Y2, Y5
-	VFMADD213PD expC2<>+0(SB), Y2, Y5
-	VFMADD213PD one<>+0(SB), Y2, Y5
-	VFMADD213PD one<>+0(SB), Y2, Y5
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y3, Y2
-	VROUNDPD $0x01, Y2, Y2
-	VSUBPD   Y2, Y3, Y3
-	VADDPD   expMagic<>+0(SB), Y2, Y2
-	VPSLLQ   $0x34, Y2, Y2
-	VADDPD   expMagic<>+0(SB), Y3, Y3
-	VPSLLQ   $0x34, Y3, Y3
-	VMULPD   Y2, Y5, Y5
-	VMULPD   Y3, Y5, Y2
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Y1, Y1, Y3
-	VMOVUPD     tanhP0<>+0(SB), Y5
-	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
-	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
-	VADDPD      tanhQ0<>+0(SB), Y3, Y6
-	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
-	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
-	VMULPD      Y3, Y1, Y3
-	VMULPD      Y5, Y3, Y5
-	VADDPD      one<>+0(SB), Y2, Y2
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
-	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
-	VBLENDVPD Y3, Y2, Y6, Y6
-	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
-	VDIVPD    Y6, Y5, Y5
-	VADDPD    Y5, Y1, Y1
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y1, Y1
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y1, Y0, Y0
-	JMP    act12AVX2_done
-
-act12AVX2_large:
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Y1
-	VMINPD  Y2, Y1, Y2
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y2, Y1
-	VROUNDPD $0x00, Y1, Y1
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
-	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y3
-	VFMADD213PD expC12<>+0(SB), Y2, Y3
-	VFMADD213PD expC11<>+0(SB), Y2, Y3
-	VFMADD213PD expC10<>+0(SB), Y2, Y3
-	VFMADD213PD expC9<>+0(SB), Y2, Y3
-	VFMADD213PD expC8<>+0(SB), Y2, Y3
-	VFMADD213PD expC7<>+0(SB), Y2, Y3
-	VFMADD213PD expC6<>+0(SB), Y2, Y3
-	VFMADD213PD expC5<>+0(SB), Y2, Y3
-	VFMADD213PD expC4<>+0(SB), Y2, Y3
-	VFMADD213PD expC3<>+0(SB), Y2, Y3
-	VFMADD213PD expC2<>+0(SB), Y2, Y3
-	VFMADD213PD one<>+0(SB), Y2, Y3
-	VFMADD213PD one<>+0(SB), Y2, Y3
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y1, Y2
-	VROUNDPD $0x01, Y2, Y2
-	VSUBPD   Y2, Y1, Y1
-	VADDPD   expMagic<>+0(SB), Y2, Y2
-	VPSLLQ   $0x34, Y2, Y2
-	VADDPD   expMagic<>+0(SB), Y1, Y1
-	VPSLLQ   $0x34, Y1, Y1
-	VMULPD   Y2, Y3, Y3
-	VMULPD   Y1, Y3, Y2
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: 1 + (-2)/(e+1)
-	VADDPD  one<>+0(SB), Y2, Y2
-	VMOVUPD minusTwo<>+0(SB), Y1
-	VDIVPD  Y2, Y1, Y1
-	VADDPD  one<>+0(SB), Y1, Y1
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y1, Y1
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y1, Y0, Y0
-	JMP    act12AVX2_done
-
-act12AVX2_sat:
-	// tanh: ±1
-	VMOVUPD one<>+0(SB), Y1
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y1, Y1
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y1, Y0, Y0
-
-act12AVX2_done:
-	MOVQ    tc_base+112(FP), BX
-	VMOVUPD Y0, (BX)(DX*8)
-	VMULPD  Y0, Y4, Y4
-	MOVQ    h_base+136(FP), BX
-	VMOVUPD Y4, (BX)(DX*8)
-	ADDQ    $+4, DX
 	JMP     gateStepTableAVX2_m2_loop
 
 gateStepTableAVX2_m2_tail:
@@ -2625,7 +2445,7 @@ gateStepTableAVX2_m3_loop:
 	// no lane small: no rational branch
 	VCMPPD  $0x11, tanhSmall<>+0(SB), Y6, Y8
 	VTESTPD Y8, Y8
-	JZ      act13AVX2_large
+	JZ      act10AVX2_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Y8
@@ -2725,9 +2545,9 @@ gateStepTableAVX2_m3_loop:
 	VANDPD absMask<>+0(SB), Y6, Y6
 	VANDPD signMask<>+0(SB), Y3, Y3
 	VORPD  Y6, Y3, Y3
-	JMP    act13AVX2_done
+	JMP    act10AVX2_done
 
-act13AVX2_large:
+act10AVX2_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Y6
 	VMAXPD  Y5, Y6, Y5
@@ -2813,7 +2633,7 @@ act13AVX2_large:
 	VANDPD signMask<>+0(SB), Y3, Y3
 	VORPD  Y6, Y3, Y3
 
-act13AVX2_done:
+act10AVX2_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Y0, Y2, Y0
 	VMULPD  Y3, Y1, Y1
@@ -2821,6 +2641,363 @@ act13AVX2_done:
 	MOVQ    gates_base+0(FP), BX
 	LEAQ    (BX)(CX*2), BX
 	VMOVUPD Y3, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD Y4, (BX)(DX*8)
+	MOVQ    c_base+88(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act11AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act11AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act11AVX2_done
+
+act11AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y3
+	VFMADD213PD expC12<>+0(SB), Y2, Y3
+	VFMADD213PD expC11<>+0(SB), Y2, Y3
+	VFMADD213PD expC10<>+0(SB), Y2, Y3
+	VFMADD213PD expC9<>+0(SB), Y2, Y3
+	VFMADD213PD expC8<>+0(SB), Y2, Y3
+	VFMADD213PD expC7<>+0(SB), Y2, Y3
+	VFMADD213PD expC6<>+0(SB), Y2, Y3
+	VFMADD213PD expC5<>+0(SB), Y2, Y3
+	VFMADD213PD expC4<>+0(SB), Y2, Y3
+	VFMADD213PD expC3<>+0(SB), Y2, Y3
+	VFMADD213PD expC2<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y1, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y1, Y1
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y3, Y3
+	VMULPD   Y1, Y3, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act11AVX2_done
+
+act11AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+
+act11AVX2_done:
+	MOVQ    tc_base+112(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+136(FP), BX
+	VMOVUPD Y4, (BX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     gateStepTableAVX2_m3_loop
+
+gateStepTableAVX2_m3_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepTableAVX2_m4:
+	// table = 4
+	XORQ DX, DX
+	ANDQ $-4, AX
+
+gateStepTableAVX2_m4_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, AX
+	JAE  gateStepTableAVX2_m4_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), BX
+	VMOVUPD (BX)(DX*8), Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD (BX)(DX*8), Y2
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD (BX)(DX*8), Y3
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD (BX)(DX*8), Y4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y1, Y5
+	VORPD signMask<>+0(SB), Y2, Y6
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y1, Y7
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y2, Y8
+	VORPD   Y8, Y7, Y7
+	VTESTPD Y7, Y7
+	JZ      act12AVX2_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y5, Y7, Y5
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y6, Y7, Y6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y7
+	VROUNDPD $0x00, Y7, Y7
+	VMULPD   expLog2E<>+0(SB), Y6, Y8
+	VROUNDPD $0x00, Y8, Y8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y6
+	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y9
+	VMOVUPD     expC13<>+0(SB), Y10
+	VFMADD213PD expC12<>+0(SB), Y5, Y9
+	VFMADD213PD expC12<>+0(SB), Y6, Y10
+	VFMADD213PD expC11<>+0(SB), Y5, Y9
+	VFMADD213PD expC11<>+0(SB), Y6, Y10
+	VFMADD213PD expC10<>+0(SB), Y5, Y9
+	VFMADD213PD expC10<>+0(SB), Y6, Y10
+	VFMADD213PD expC9<>+0(SB), Y5, Y9
+	VFMADD213PD expC9<>+0(SB), Y6, Y10
+	VFMADD213PD expC8<>+0(SB), Y5, Y9
+	VFMADD213PD expC8<>+0(SB), Y6, Y10
+	VFMADD213PD expC7<>+0(SB), Y5, Y9
+	VFMADD213PD expC7<>+0(SB), Y6, Y10
+	VFMADD213PD expC6<>+0(SB), Y5, Y9
+	VFMADD213PD expC6<>+0(SB), Y6, Y10
+	VFMADD213PD expC5<>+0(SB), Y5, Y9
+	VFMADD213PD expC5<>+0(SB), Y6, Y10
+	VFMADD213PD expC4<>+0(SB), Y5, Y9
+	VFMADD213PD expC4<>+0(SB), Y6, Y10
+	VFMADD213PD expC3<>+0(SB), Y5, Y9
+	VFMADD213PD expC3<>+0(SB), Y6, Y10
+	VFMADD213PD expC2<>+0(SB), Y5, Y9
+	VFMADD213PD expC2<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y7, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VMULPD   Y5, Y9, Y9
+	VMULPD   Y7, Y9, Y5
+	VMULPD   half<>+0(SB), Y8, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y6, Y10, Y10
+	VMULPD   Y8, Y10, Y6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y7
+	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
+	VBLENDVPD Y1, one<>+0(SB), Y5, Y5
+	VDIVPD    Y7, Y5, Y1
+	VADDPD    one<>+0(SB), Y6, Y5
+	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
+	VBLENDVPD Y2, one<>+0(SB), Y6, Y6
+	VDIVPD    Y5, Y6, Y2
+	JMP       act12AVX2_done
+
+act12AVX2_sat:
+	VMOVUPD one<>+0(SB), Y1
+	VMOVUPD one<>+0(SB), Y2
+
+act12AVX2_done:
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y4, Y5
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y4, Y6
+	VTESTPD Y6, Y6
+	JZ      act13AVX2_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y6
+	VMAXPD  Y5, Y6, Y5
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y6
+	VROUNDPD $0x00, Y6, Y6
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y7
+	VFMADD213PD expC12<>+0(SB), Y5, Y7
+	VFMADD213PD expC11<>+0(SB), Y5, Y7
+	VFMADD213PD expC10<>+0(SB), Y5, Y7
+	VFMADD213PD expC9<>+0(SB), Y5, Y7
+	VFMADD213PD expC8<>+0(SB), Y5, Y7
+	VFMADD213PD expC7<>+0(SB), Y5, Y7
+	VFMADD213PD expC6<>+0(SB), Y5, Y7
+	VFMADD213PD expC5<>+0(SB), Y5, Y7
+	VFMADD213PD expC4<>+0(SB), Y5, Y7
+	VFMADD213PD expC3<>+0(SB), Y5, Y7
+	VFMADD213PD expC2<>+0(SB), Y5, Y7
+	VFMADD213PD one<>+0(SB), Y5, Y7
+	VFMADD213PD one<>+0(SB), Y5, Y7
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y6, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VMULPD   Y5, Y7, Y7
+	VMULPD   Y6, Y7, Y5
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y6
+	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
+	VBLENDVPD Y4, one<>+0(SB), Y5, Y5
+	VDIVPD    Y6, Y5, Y4
+	JMP       act13AVX2_done
+
+act13AVX2_sat:
+	VMOVUPD one<>+0(SB), Y4
+
+act13AVX2_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y0, Y2, Y0
+	VMULPD  Y3, Y1, Y3
+	VADDPD  Y3, Y0, Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD Y1, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD Y2, (BX)(DX*8)
 	MOVQ    gates_base+0(FP), BX
 	LEAQ    (CX)(CX*2), SI
 	ADDQ    SI, BX
@@ -2980,363 +3157,6 @@ act14AVX2_done:
 	MOVQ    h_base+136(FP), BX
 	VMOVUPD Y4, (BX)(DX*8)
 	ADDQ    $+4, DX
-	JMP     gateStepTableAVX2_m3_loop
-
-gateStepTableAVX2_m3_tail:
-	// }
-	VZEROUPPER
-	RET
-
-gateStepTableAVX2_m4:
-	// table = 4
-	XORQ DX, DX
-	ANDQ $-4, AX
-
-gateStepTableAVX2_m4_loop:
-	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ DX, AX
-	JAE  gateStepTableAVX2_m4_tail
-
-	// load every input of the blocks before storing anything
-	MOVQ    cPrev_base+64(FP), BX
-	VMOVUPD (BX)(DX*8), Y0
-	MOVQ    gates_base+0(FP), BX
-	VMOVUPD (BX)(DX*8), Y1
-	MOVQ    gates_base+0(FP), BX
-	ADDQ    CX, BX
-	VMOVUPD (BX)(DX*8), Y2
-	MOVQ    act_base+32(FP), BX
-	LEAQ    (BX)(CX*2), BX
-	VMOVUPD (BX)(DX*8), Y3
-	MOVQ    gates_base+0(FP), BX
-	LEAQ    (CX)(CX*2), SI
-	ADDQ    SI, BX
-	VMOVUPD (BX)(DX*8), Y4
-
-	// the computed activations
-	// sigmoid: z = exp(-|x|)
-	VORPD signMask<>+0(SB), Y1, Y5
-	VORPD signMask<>+0(SB), Y2, Y6
-
-	// tanh: a = |x|, e = exp(2a)
-	// every lane saturated: sigmoid = 1
-	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y1, Y7
-	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y2, Y8
-	VORPD   Y8, Y7, Y7
-	VTESTPD Y7, Y7
-	JZ      act15AVX2_sat
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Y7
-	VMAXPD  Y5, Y7, Y5
-	VMOVUPD expMinArg<>+0(SB), Y7
-	VMAXPD  Y6, Y7, Y6
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y5, Y7
-	VROUNDPD $0x00, Y7, Y7
-	VMULPD   expLog2E<>+0(SB), Y6, Y8
-	VROUNDPD $0x00, Y8, Y8
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y5
-	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y6
-	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y5
-	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y6
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y9
-	VMOVUPD     expC13<>+0(SB), Y10
-	VFMADD213PD expC12<>+0(SB), Y5, Y9
-	VFMADD213PD expC12<>+0(SB), Y6, Y10
-	VFMADD213PD expC11<>+0(SB), Y5, Y9
-	VFMADD213PD expC11<>+0(SB), Y6, Y10
-	VFMADD213PD expC10<>+0(SB), Y5, Y9
-	VFMADD213PD expC10<>+0(SB), Y6, Y10
-	VFMADD213PD expC9<>+0(SB), Y5, Y9
-	VFMADD213PD expC9<>+0(SB), Y6, Y10
-	VFMADD213PD expC8<>+0(SB), Y5, Y9
-	VFMADD213PD expC8<>+0(SB), Y6, Y10
-	VFMADD213PD expC7<>+0(SB), Y5, Y9
-	VFMADD213PD expC7<>+0(SB), Y6, Y10
-	VFMADD213PD expC6<>+0(SB), Y5, Y9
-	VFMADD213PD expC6<>+0(SB), Y6, Y10
-	VFMADD213PD expC5<>+0(SB), Y5, Y9
-	VFMADD213PD expC5<>+0(SB), Y6, Y10
-	VFMADD213PD expC4<>+0(SB), Y5, Y9
-	VFMADD213PD expC4<>+0(SB), Y6, Y10
-	VFMADD213PD expC3<>+0(SB), Y5, Y9
-	VFMADD213PD expC3<>+0(SB), Y6, Y10
-	VFMADD213PD expC2<>+0(SB), Y5, Y9
-	VFMADD213PD expC2<>+0(SB), Y6, Y10
-	VFMADD213PD one<>+0(SB), Y5, Y9
-	VFMADD213PD one<>+0(SB), Y6, Y10
-	VFMADD213PD one<>+0(SB), Y5, Y9
-	VFMADD213PD one<>+0(SB), Y6, Y10
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y7, Y5
-	VROUNDPD $0x01, Y5, Y5
-	VSUBPD   Y5, Y7, Y7
-	VADDPD   expMagic<>+0(SB), Y5, Y5
-	VPSLLQ   $0x34, Y5, Y5
-	VADDPD   expMagic<>+0(SB), Y7, Y7
-	VPSLLQ   $0x34, Y7, Y7
-	VMULPD   Y5, Y9, Y9
-	VMULPD   Y7, Y9, Y5
-	VMULPD   half<>+0(SB), Y8, Y6
-	VROUNDPD $0x01, Y6, Y6
-	VSUBPD   Y6, Y8, Y8
-	VADDPD   expMagic<>+0(SB), Y6, Y6
-	VPSLLQ   $0x34, Y6, Y6
-	VADDPD   expMagic<>+0(SB), Y8, Y8
-	VPSLLQ   $0x34, Y8, Y8
-	VMULPD   Y6, Y10, Y10
-	VMULPD   Y8, Y10, Y6
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Y5, Y7
-	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
-	VBLENDVPD Y1, one<>+0(SB), Y5, Y5
-	VDIVPD    Y7, Y5, Y1
-	VADDPD    one<>+0(SB), Y6, Y5
-	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
-	VBLENDVPD Y2, one<>+0(SB), Y6, Y6
-	VDIVPD    Y5, Y6, Y2
-	JMP       act15AVX2_done
-
-act15AVX2_sat:
-	VMOVUPD one<>+0(SB), Y1
-	VMOVUPD one<>+0(SB), Y2
-
-act15AVX2_done:
-	// sigmoid: z = exp(-|x|)
-	VORPD signMask<>+0(SB), Y4, Y5
-
-	// tanh: a = |x|, e = exp(2a)
-	// every lane saturated: sigmoid = 1
-	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y4, Y6
-	VTESTPD Y6, Y6
-	JZ      act16AVX2_sat
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Y6
-	VMAXPD  Y5, Y6, Y5
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y5, Y6
-	VROUNDPD $0x00, Y6, Y6
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
-	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y7
-	VFMADD213PD expC12<>+0(SB), Y5, Y7
-	VFMADD213PD expC11<>+0(SB), Y5, Y7
-	VFMADD213PD expC10<>+0(SB), Y5, Y7
-	VFMADD213PD expC9<>+0(SB), Y5, Y7
-	VFMADD213PD expC8<>+0(SB), Y5, Y7
-	VFMADD213PD expC7<>+0(SB), Y5, Y7
-	VFMADD213PD expC6<>+0(SB), Y5, Y7
-	VFMADD213PD expC5<>+0(SB), Y5, Y7
-	VFMADD213PD expC4<>+0(SB), Y5, Y7
-	VFMADD213PD expC3<>+0(SB), Y5, Y7
-	VFMADD213PD expC2<>+0(SB), Y5, Y7
-	VFMADD213PD one<>+0(SB), Y5, Y7
-	VFMADD213PD one<>+0(SB), Y5, Y7
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y6, Y5
-	VROUNDPD $0x01, Y5, Y5
-	VSUBPD   Y5, Y6, Y6
-	VADDPD   expMagic<>+0(SB), Y5, Y5
-	VPSLLQ   $0x34, Y5, Y5
-	VADDPD   expMagic<>+0(SB), Y6, Y6
-	VPSLLQ   $0x34, Y6, Y6
-	VMULPD   Y5, Y7, Y7
-	VMULPD   Y6, Y7, Y5
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Y5, Y6
-	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
-	VBLENDVPD Y4, one<>+0(SB), Y5, Y5
-	VDIVPD    Y6, Y5, Y4
-	JMP       act16AVX2_done
-
-act16AVX2_sat:
-	VMOVUPD one<>+0(SB), Y4
-
-act16AVX2_done:
-	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Y0, Y2, Y0
-	VMULPD  Y3, Y1, Y3
-	VADDPD  Y3, Y0, Y0
-	MOVQ    gates_base+0(FP), BX
-	VMOVUPD Y1, (BX)(DX*8)
-	MOVQ    gates_base+0(FP), BX
-	ADDQ    CX, BX
-	VMOVUPD Y2, (BX)(DX*8)
-	MOVQ    gates_base+0(FP), BX
-	LEAQ    (CX)(CX*2), SI
-	ADDQ    SI, BX
-	VMOVUPD Y4, (BX)(DX*8)
-	MOVQ    c_base+88(FP), BX
-	VMOVUPD Y0, (BX)(DX*8)
-	VMOVUPD Y0, Y0
-
-	// tc = tanh(c), h = o*tc
-	// sigmoid: z = exp(-|x|)
-	// tanh: a = |x|, e = exp(2a)
-	VANDPD absMask<>+0(SB), Y0, Y1
-	VADDPD Y1, Y1, Y2
-
-	// every lane saturated: tanh = ±1
-	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
-	VTESTPD Y3, Y3
-	JZ      act17AVX2_sat
-
-	// no lane small: no rational branch
-	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
-	VTESTPD Y3, Y3
-	JZ      act17AVX2_large
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Y3
-	VMINPD  Y2, Y3, Y2
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y2, Y3
-	VROUNDPD $0x00, Y3, Y3
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
-	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y5
-	VFMADD213PD expC12<>+0(SB), Y2, Y5
-	VFMADD213PD expC11<>+0(SB), Y2, Y5
-	VFMADD213PD expC10<>+0(SB), Y2, Y5
-	VFMADD213PD expC9<>+0(SB), Y2, Y5
-	VFMADD213PD expC8<>+0(SB), Y2, Y5
-	VFMADD213PD expC7<>+0(SB), Y2, Y5
-	VFMADD213PD expC6<>+0(SB), Y2, Y5
-	VFMADD213PD expC5<>+0(SB), Y2, Y5
-	VFMADD213PD expC4<>+0(SB), Y2, Y5
-	VFMADD213PD expC3<>+0(SB), Y2, Y5
-	VFMADD213PD expC2<>+0(SB), Y2, Y5
-	VFMADD213PD one<>+0(SB), Y2, Y5
-	VFMADD213PD one<>+0(SB), Y2, Y5
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y3, Y2
-	VROUNDPD $0x01, Y2, Y2
-	VSUBPD   Y2, Y3, Y3
-	VADDPD   expMagic<>+0(SB), Y2, Y2
-	VPSLLQ   $0x34, Y2, Y2
-	VADDPD   expMagic<>+0(SB), Y3, Y3
-	VPSLLQ   $0x34, Y3, Y3
-	VMULPD   Y2, Y5, Y5
-	VMULPD   Y3, Y5, Y2
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Y1, Y1, Y3
-	VMOVUPD     tanhP0<>+0(SB), Y5
-	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
-	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
-	VADDPD      tanhQ0<>+0(SB), Y3, Y6
-	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
-	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
-	VMULPD      Y3, Y1, Y3
-	VMULPD      Y5, Y3, Y5
-	VADDPD      one<>+0(SB), Y2, Y2
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
-	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
-	VBLENDVPD Y3, Y2, Y6, Y6
-	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
-	VDIVPD    Y6, Y5, Y5
-	VADDPD    Y5, Y1, Y1
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y1, Y1
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y1, Y0, Y0
-	JMP    act17AVX2_done
-
-act17AVX2_large:
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Y1
-	VMINPD  Y2, Y1, Y2
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y2, Y1
-	VROUNDPD $0x00, Y1, Y1
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
-	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y3
-	VFMADD213PD expC12<>+0(SB), Y2, Y3
-	VFMADD213PD expC11<>+0(SB), Y2, Y3
-	VFMADD213PD expC10<>+0(SB), Y2, Y3
-	VFMADD213PD expC9<>+0(SB), Y2, Y3
-	VFMADD213PD expC8<>+0(SB), Y2, Y3
-	VFMADD213PD expC7<>+0(SB), Y2, Y3
-	VFMADD213PD expC6<>+0(SB), Y2, Y3
-	VFMADD213PD expC5<>+0(SB), Y2, Y3
-	VFMADD213PD expC4<>+0(SB), Y2, Y3
-	VFMADD213PD expC3<>+0(SB), Y2, Y3
-	VFMADD213PD expC2<>+0(SB), Y2, Y3
-	VFMADD213PD one<>+0(SB), Y2, Y3
-	VFMADD213PD one<>+0(SB), Y2, Y3
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y1, Y2
-	VROUNDPD $0x01, Y2, Y2
-	VSUBPD   Y2, Y1, Y1
-	VADDPD   expMagic<>+0(SB), Y2, Y2
-	VPSLLQ   $0x34, Y2, Y2
-	VADDPD   expMagic<>+0(SB), Y1, Y1
-	VPSLLQ   $0x34, Y1, Y1
-	VMULPD   Y2, Y3, Y3
-	VMULPD   Y1, Y3, Y2
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: 1 + (-2)/(e+1)
-	VADDPD  one<>+0(SB), Y2, Y2
-	VMOVUPD minusTwo<>+0(SB), Y1
-	VDIVPD  Y2, Y1, Y1
-	VADDPD  one<>+0(SB), Y1, Y1
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y1, Y1
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y1, Y0, Y0
-	JMP    act17AVX2_done
-
-act17AVX2_sat:
-	// tanh: ±1
-	VMOVUPD one<>+0(SB), Y1
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y1, Y1
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y1, Y0, Y0
-
-act17AVX2_done:
-	MOVQ    tc_base+112(FP), BX
-	VMOVUPD Y0, (BX)(DX*8)
-	VMULPD  Y0, Y4, Y4
-	MOVQ    h_base+136(FP), BX
-	VMOVUPD Y4, (BX)(DX*8)
-	ADDQ    $+4, DX
 	JMP     gateStepTableAVX2_m4_loop
 
 gateStepTableAVX2_m4_tail:
@@ -3381,7 +3201,7 @@ gateStepTableAVX2_m5_loop:
 	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y4, Y8
 	VORPD   Y8, Y7, Y7
 	VTESTPD Y7, Y7
-	JZ      act18AVX2_sat
+	JZ      act15AVX2_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Y7
@@ -3460,13 +3280,13 @@ gateStepTableAVX2_m5_loop:
 	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
 	VBLENDVPD Y4, one<>+0(SB), Y6, Y6
 	VDIVPD    Y5, Y6, Y4
-	JMP       act18AVX2_done
+	JMP       act15AVX2_done
 
-act18AVX2_sat:
+act15AVX2_sat:
 	VMOVUPD one<>+0(SB), Y2
 	VMOVUPD one<>+0(SB), Y4
 
-act18AVX2_done:
+act15AVX2_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Y0, Y2, Y0
 	VMULPD  Y3, Y1, Y1
@@ -3491,12 +3311,12 @@ act18AVX2_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
 	VTESTPD Y3, Y3
-	JZ      act19AVX2_sat
+	JZ      act16AVX2_sat
 
 	// no lane small: no rational branch
 	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
 	VTESTPD Y3, Y3
-	JZ      act19AVX2_large
+	JZ      act16AVX2_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Y3
@@ -3562,9 +3382,9 @@ act18AVX2_done:
 	VANDPD absMask<>+0(SB), Y1, Y1
 	VANDPD signMask<>+0(SB), Y0, Y0
 	VORPD  Y1, Y0, Y0
-	JMP    act19AVX2_done
+	JMP    act16AVX2_done
 
-act19AVX2_large:
+act16AVX2_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Y1
 	VMINPD  Y2, Y1, Y2
@@ -3615,9 +3435,9 @@ act19AVX2_large:
 	VANDPD absMask<>+0(SB), Y1, Y1
 	VANDPD signMask<>+0(SB), Y0, Y0
 	VORPD  Y1, Y0, Y0
-	JMP    act19AVX2_done
+	JMP    act16AVX2_done
 
-act19AVX2_sat:
+act16AVX2_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Y1
 
@@ -3626,7 +3446,7 @@ act19AVX2_sat:
 	VANDPD signMask<>+0(SB), Y0, Y0
 	VORPD  Y1, Y0, Y0
 
-act19AVX2_done:
+act16AVX2_done:
 	MOVQ    tc_base+112(FP), BX
 	VMOVUPD Y0, (BX)(DX*8)
 	VMULPD  Y0, Y4, Y4
@@ -3677,7 +3497,7 @@ gateStepTableAVX2_m6_loop:
 	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y4, Y8
 	VORPD   Y8, Y7, Y7
 	VTESTPD Y7, Y7
-	JZ      act20AVX2_sat
+	JZ      act17AVX2_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Y7
@@ -3756,13 +3576,13 @@ gateStepTableAVX2_m6_loop:
 	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
 	VBLENDVPD Y4, one<>+0(SB), Y6, Y6
 	VDIVPD    Y5, Y6, Y4
-	JMP       act20AVX2_done
+	JMP       act17AVX2_done
 
-act20AVX2_sat:
+act17AVX2_sat:
 	VMOVUPD one<>+0(SB), Y1
 	VMOVUPD one<>+0(SB), Y4
 
-act20AVX2_done:
+act17AVX2_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Y0, Y2, Y0
 	VMULPD  Y3, Y1, Y2
@@ -3786,12 +3606,12 @@ act20AVX2_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
 	VTESTPD Y3, Y3
-	JZ      act21AVX2_sat
+	JZ      act18AVX2_sat
 
 	// no lane small: no rational branch
 	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
 	VTESTPD Y3, Y3
-	JZ      act21AVX2_large
+	JZ      act18AVX2_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Y3
@@ -3857,9 +3677,9 @@ act20AVX2_done:
 	VANDPD absMask<>+0(SB), Y1, Y1
 	VANDPD signMask<>+0(SB), Y0, Y0
 	VORPD  Y1, Y0, Y0
-	JMP    act21AVX2_done
+	JMP    act18AVX2_done
 
-act21AVX2_large:
+act18AVX2_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Y1
 	VMINPD  Y2, Y1, Y2
@@ -3910,9 +3730,9 @@ act21AVX2_large:
 	VANDPD absMask<>+0(SB), Y1, Y1
 	VANDPD signMask<>+0(SB), Y0, Y0
 	VORPD  Y1, Y0, Y0
-	JMP    act21AVX2_done
+	JMP    act18AVX2_done
 
-act21AVX2_sat:
+act18AVX2_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Y1
 
@@ -3921,7 +3741,7 @@ act21AVX2_sat:
 	VANDPD signMask<>+0(SB), Y0, Y0
 	VORPD  Y1, Y0, Y0
 
-act21AVX2_done:
+act18AVX2_done:
 	MOVQ    tc_base+112(FP), BX
 	VMOVUPD Y0, (BX)(DX*8)
 	VMULPD  Y0, Y4, Y4
@@ -3969,7 +3789,7 @@ gateStepTableAVX2_m7_loop:
 	// every lane saturated: sigmoid = 1
 	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y4, Y6
 	VTESTPD Y6, Y6
-	JZ      act22AVX2_sat
+	JZ      act19AVX2_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Y6
@@ -4015,12 +3835,12 @@ gateStepTableAVX2_m7_loop:
 	VCMPPD    $0x1d, zero<>+0(SB), Y4, Y4
 	VBLENDVPD Y4, one<>+0(SB), Y5, Y5
 	VDIVPD    Y6, Y5, Y4
-	JMP       act22AVX2_done
+	JMP       act19AVX2_done
 
-act22AVX2_sat:
+act19AVX2_sat:
 	VMOVUPD one<>+0(SB), Y4
 
-act22AVX2_done:
+act19AVX2_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Y0, Y2, Y0
 	VMULPD  Y3, Y1, Y1
@@ -4029,6 +3849,447 @@ act22AVX2_done:
 	LEAQ    (CX)(CX*2), SI
 	ADDQ    SI, BX
 	VMOVUPD Y4, (BX)(DX*8)
+	MOVQ    c_base+88(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act20AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act20AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act20AVX2_done
+
+act20AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y3
+	VFMADD213PD expC12<>+0(SB), Y2, Y3
+	VFMADD213PD expC11<>+0(SB), Y2, Y3
+	VFMADD213PD expC10<>+0(SB), Y2, Y3
+	VFMADD213PD expC9<>+0(SB), Y2, Y3
+	VFMADD213PD expC8<>+0(SB), Y2, Y3
+	VFMADD213PD expC7<>+0(SB), Y2, Y3
+	VFMADD213PD expC6<>+0(SB), Y2, Y3
+	VFMADD213PD expC5<>+0(SB), Y2, Y3
+	VFMADD213PD expC4<>+0(SB), Y2, Y3
+	VFMADD213PD expC3<>+0(SB), Y2, Y3
+	VFMADD213PD expC2<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y1, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y1, Y1
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y3, Y3
+	VMULPD   Y1, Y3, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act20AVX2_done
+
+act20AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+
+act20AVX2_done:
+	MOVQ    tc_base+112(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+136(FP), BX
+	VMOVUPD Y4, (BX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     gateStepTableAVX2_m7_loop
+
+gateStepTableAVX2_m7_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepTableAVX2_m8:
+	// table = 8
+	XORQ DX, DX
+	ANDQ $-4, AX
+
+gateStepTableAVX2_m8_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, AX
+	JAE  gateStepTableAVX2_m8_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), BX
+	VMOVUPD (BX)(DX*8), Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD (BX)(DX*8), Y2
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD (BX)(DX*8), Y3
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD (BX)(DX*8), Y4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y1, Y5
+	VORPD signMask<>+0(SB), Y2, Y6
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y1, Y7
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y2, Y8
+	VORPD   Y8, Y7, Y7
+	VTESTPD Y7, Y7
+	JZ      act21AVX2_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y5, Y7, Y5
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y6, Y7, Y6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y7
+	VROUNDPD $0x00, Y7, Y7
+	VMULPD   expLog2E<>+0(SB), Y6, Y8
+	VROUNDPD $0x00, Y8, Y8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y6
+	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y9
+	VMOVUPD     expC13<>+0(SB), Y10
+	VFMADD213PD expC12<>+0(SB), Y5, Y9
+	VFMADD213PD expC12<>+0(SB), Y6, Y10
+	VFMADD213PD expC11<>+0(SB), Y5, Y9
+	VFMADD213PD expC11<>+0(SB), Y6, Y10
+	VFMADD213PD expC10<>+0(SB), Y5, Y9
+	VFMADD213PD expC10<>+0(SB), Y6, Y10
+	VFMADD213PD expC9<>+0(SB), Y5, Y9
+	VFMADD213PD expC9<>+0(SB), Y6, Y10
+	VFMADD213PD expC8<>+0(SB), Y5, Y9
+	VFMADD213PD expC8<>+0(SB), Y6, Y10
+	VFMADD213PD expC7<>+0(SB), Y5, Y9
+	VFMADD213PD expC7<>+0(SB), Y6, Y10
+	VFMADD213PD expC6<>+0(SB), Y5, Y9
+	VFMADD213PD expC6<>+0(SB), Y6, Y10
+	VFMADD213PD expC5<>+0(SB), Y5, Y9
+	VFMADD213PD expC5<>+0(SB), Y6, Y10
+	VFMADD213PD expC4<>+0(SB), Y5, Y9
+	VFMADD213PD expC4<>+0(SB), Y6, Y10
+	VFMADD213PD expC3<>+0(SB), Y5, Y9
+	VFMADD213PD expC3<>+0(SB), Y6, Y10
+	VFMADD213PD expC2<>+0(SB), Y5, Y9
+	VFMADD213PD expC2<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y7, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VMULPD   Y5, Y9, Y9
+	VMULPD   Y7, Y9, Y5
+	VMULPD   half<>+0(SB), Y8, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y6, Y10, Y10
+	VMULPD   Y8, Y10, Y6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y7
+	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
+	VBLENDVPD Y1, one<>+0(SB), Y5, Y5
+	VDIVPD    Y7, Y5, Y1
+	VADDPD    one<>+0(SB), Y6, Y5
+	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
+	VBLENDVPD Y2, one<>+0(SB), Y6, Y6
+	VDIVPD    Y5, Y6, Y2
+	JMP       act21AVX2_done
+
+act21AVX2_sat:
+	VMOVUPD one<>+0(SB), Y1
+	VMOVUPD one<>+0(SB), Y2
+
+act21AVX2_done:
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y3, Y5
+	VADDPD Y5, Y5, Y6
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y5, Y7
+	VTESTPD Y7, Y7
+	JZ      act22AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y5, Y7
+	VTESTPD Y7, Y7
+	JZ      act22AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y7
+	VMINPD  Y6, Y7, Y6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y6, Y7
+	VROUNDPD $0x00, Y7, Y7
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y6
+	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y8
+	VFMADD213PD expC12<>+0(SB), Y6, Y8
+	VFMADD213PD expC11<>+0(SB), Y6, Y8
+	VFMADD213PD expC10<>+0(SB), Y6, Y8
+	VFMADD213PD expC9<>+0(SB), Y6, Y8
+	VFMADD213PD expC8<>+0(SB), Y6, Y8
+	VFMADD213PD expC7<>+0(SB), Y6, Y8
+	VFMADD213PD expC6<>+0(SB), Y6, Y8
+	VFMADD213PD expC5<>+0(SB), Y6, Y8
+	VFMADD213PD expC4<>+0(SB), Y6, Y8
+	VFMADD213PD expC3<>+0(SB), Y6, Y8
+	VFMADD213PD expC2<>+0(SB), Y6, Y8
+	VFMADD213PD one<>+0(SB), Y6, Y8
+	VFMADD213PD one<>+0(SB), Y6, Y8
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y7, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VMULPD   Y6, Y8, Y8
+	VMULPD   Y7, Y8, Y6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y5, Y5, Y7
+	VMOVUPD     tanhP0<>+0(SB), Y8
+	VFMADD213PD tanhP1<>+0(SB), Y7, Y8
+	VFMADD213PD tanhP2<>+0(SB), Y7, Y8
+	VADDPD      tanhQ0<>+0(SB), Y7, Y9
+	VFMADD213PD tanhQ1<>+0(SB), Y7, Y9
+	VFMADD213PD tanhQ2<>+0(SB), Y7, Y9
+	VMULPD      Y7, Y5, Y7
+	VMULPD      Y8, Y7, Y8
+	VADDPD      one<>+0(SB), Y6, Y6
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y5, Y7
+	VBLENDVPD Y7, minusTwo<>+0(SB), Y8, Y8
+	VBLENDVPD Y7, Y6, Y9, Y9
+	VBLENDVPD Y7, one<>+0(SB), Y5, Y5
+	VDIVPD    Y9, Y8, Y8
+	VADDPD    Y8, Y5, Y5
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y5, Y5
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y5, Y3, Y3
+	JMP    act22AVX2_done
+
+act22AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y5
+	VMINPD  Y6, Y5, Y6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y6, Y5
+	VROUNDPD $0x00, Y5, Y5
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y5, Y6
+	VFNMADD231PD expLn2Lo<>+0(SB), Y5, Y6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y7
+	VFMADD213PD expC12<>+0(SB), Y6, Y7
+	VFMADD213PD expC11<>+0(SB), Y6, Y7
+	VFMADD213PD expC10<>+0(SB), Y6, Y7
+	VFMADD213PD expC9<>+0(SB), Y6, Y7
+	VFMADD213PD expC8<>+0(SB), Y6, Y7
+	VFMADD213PD expC7<>+0(SB), Y6, Y7
+	VFMADD213PD expC6<>+0(SB), Y6, Y7
+	VFMADD213PD expC5<>+0(SB), Y6, Y7
+	VFMADD213PD expC4<>+0(SB), Y6, Y7
+	VFMADD213PD expC3<>+0(SB), Y6, Y7
+	VFMADD213PD expC2<>+0(SB), Y6, Y7
+	VFMADD213PD one<>+0(SB), Y6, Y7
+	VFMADD213PD one<>+0(SB), Y6, Y7
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y5, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VMULPD   Y6, Y7, Y7
+	VMULPD   Y5, Y7, Y6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y6, Y6
+	VMOVUPD minusTwo<>+0(SB), Y5
+	VDIVPD  Y6, Y5, Y5
+	VADDPD  one<>+0(SB), Y5, Y5
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y5, Y5
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y5, Y3, Y3
+	JMP    act22AVX2_done
+
+act22AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y5
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y5, Y5
+	VANDPD signMask<>+0(SB), Y3, Y3
+	VORPD  Y5, Y3, Y3
+
+act22AVX2_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y0, Y2, Y0
+	VMULPD  Y3, Y1, Y5
+	VADDPD  Y5, Y0, Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD Y1, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD Y2, (BX)(DX*8)
+	MOVQ    gates_base+0(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD Y3, (BX)(DX*8)
 	MOVQ    c_base+88(FP), BX
 	VMOVUPD Y0, (BX)(DX*8)
 	VMOVUPD Y0, Y0
@@ -4184,447 +4445,6 @@ act23AVX2_done:
 	MOVQ    h_base+136(FP), BX
 	VMOVUPD Y4, (BX)(DX*8)
 	ADDQ    $+4, DX
-	JMP     gateStepTableAVX2_m7_loop
-
-gateStepTableAVX2_m7_tail:
-	// }
-	VZEROUPPER
-	RET
-
-gateStepTableAVX2_m8:
-	// table = 8
-	XORQ DX, DX
-	ANDQ $-4, AX
-
-gateStepTableAVX2_m8_loop:
-	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ DX, AX
-	JAE  gateStepTableAVX2_m8_tail
-
-	// load every input of the blocks before storing anything
-	MOVQ    cPrev_base+64(FP), BX
-	VMOVUPD (BX)(DX*8), Y0
-	MOVQ    gates_base+0(FP), BX
-	VMOVUPD (BX)(DX*8), Y1
-	MOVQ    gates_base+0(FP), BX
-	ADDQ    CX, BX
-	VMOVUPD (BX)(DX*8), Y2
-	MOVQ    gates_base+0(FP), BX
-	LEAQ    (BX)(CX*2), BX
-	VMOVUPD (BX)(DX*8), Y3
-	MOVQ    act_base+32(FP), BX
-	LEAQ    (CX)(CX*2), SI
-	ADDQ    SI, BX
-	VMOVUPD (BX)(DX*8), Y4
-
-	// the computed activations
-	// sigmoid: z = exp(-|x|)
-	VORPD signMask<>+0(SB), Y1, Y5
-	VORPD signMask<>+0(SB), Y2, Y6
-
-	// tanh: a = |x|, e = exp(2a)
-	// every lane saturated: sigmoid = 1
-	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y1, Y7
-	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y2, Y8
-	VORPD   Y8, Y7, Y7
-	VTESTPD Y7, Y7
-	JZ      act24AVX2_sat
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Y7
-	VMAXPD  Y5, Y7, Y5
-	VMOVUPD expMinArg<>+0(SB), Y7
-	VMAXPD  Y6, Y7, Y6
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y5, Y7
-	VROUNDPD $0x00, Y7, Y7
-	VMULPD   expLog2E<>+0(SB), Y6, Y8
-	VROUNDPD $0x00, Y8, Y8
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y5
-	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y6
-	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y5
-	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y6
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y9
-	VMOVUPD     expC13<>+0(SB), Y10
-	VFMADD213PD expC12<>+0(SB), Y5, Y9
-	VFMADD213PD expC12<>+0(SB), Y6, Y10
-	VFMADD213PD expC11<>+0(SB), Y5, Y9
-	VFMADD213PD expC11<>+0(SB), Y6, Y10
-	VFMADD213PD expC10<>+0(SB), Y5, Y9
-	VFMADD213PD expC10<>+0(SB), Y6, Y10
-	VFMADD213PD expC9<>+0(SB), Y5, Y9
-	VFMADD213PD expC9<>+0(SB), Y6, Y10
-	VFMADD213PD expC8<>+0(SB), Y5, Y9
-	VFMADD213PD expC8<>+0(SB), Y6, Y10
-	VFMADD213PD expC7<>+0(SB), Y5, Y9
-	VFMADD213PD expC7<>+0(SB), Y6, Y10
-	VFMADD213PD expC6<>+0(SB), Y5, Y9
-	VFMADD213PD expC6<>+0(SB), Y6, Y10
-	VFMADD213PD expC5<>+0(SB), Y5, Y9
-	VFMADD213PD expC5<>+0(SB), Y6, Y10
-	VFMADD213PD expC4<>+0(SB), Y5, Y9
-	VFMADD213PD expC4<>+0(SB), Y6, Y10
-	VFMADD213PD expC3<>+0(SB), Y5, Y9
-	VFMADD213PD expC3<>+0(SB), Y6, Y10
-	VFMADD213PD expC2<>+0(SB), Y5, Y9
-	VFMADD213PD expC2<>+0(SB), Y6, Y10
-	VFMADD213PD one<>+0(SB), Y5, Y9
-	VFMADD213PD one<>+0(SB), Y6, Y10
-	VFMADD213PD one<>+0(SB), Y5, Y9
-	VFMADD213PD one<>+0(SB), Y6, Y10
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y7, Y5
-	VROUNDPD $0x01, Y5, Y5
-	VSUBPD   Y5, Y7, Y7
-	VADDPD   expMagic<>+0(SB), Y5, Y5
-	VPSLLQ   $0x34, Y5, Y5
-	VADDPD   expMagic<>+0(SB), Y7, Y7
-	VPSLLQ   $0x34, Y7, Y7
-	VMULPD   Y5, Y9, Y9
-	VMULPD   Y7, Y9, Y5
-	VMULPD   half<>+0(SB), Y8, Y6
-	VROUNDPD $0x01, Y6, Y6
-	VSUBPD   Y6, Y8, Y8
-	VADDPD   expMagic<>+0(SB), Y6, Y6
-	VPSLLQ   $0x34, Y6, Y6
-	VADDPD   expMagic<>+0(SB), Y8, Y8
-	VPSLLQ   $0x34, Y8, Y8
-	VMULPD   Y6, Y10, Y10
-	VMULPD   Y8, Y10, Y6
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Y5, Y7
-	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
-	VBLENDVPD Y1, one<>+0(SB), Y5, Y5
-	VDIVPD    Y7, Y5, Y1
-	VADDPD    one<>+0(SB), Y6, Y5
-	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
-	VBLENDVPD Y2, one<>+0(SB), Y6, Y6
-	VDIVPD    Y5, Y6, Y2
-	JMP       act24AVX2_done
-
-act24AVX2_sat:
-	VMOVUPD one<>+0(SB), Y1
-	VMOVUPD one<>+0(SB), Y2
-
-act24AVX2_done:
-	// sigmoid: z = exp(-|x|)
-	// tanh: a = |x|, e = exp(2a)
-	VANDPD absMask<>+0(SB), Y3, Y5
-	VADDPD Y5, Y5, Y6
-
-	// every lane saturated: tanh = ±1
-	VCMPPD  $0x19, tanhSat<>+0(SB), Y5, Y7
-	VTESTPD Y7, Y7
-	JZ      act25AVX2_sat
-
-	// no lane small: no rational branch
-	VCMPPD  $0x11, tanhSmall<>+0(SB), Y5, Y7
-	VTESTPD Y7, Y7
-	JZ      act25AVX2_large
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Y7
-	VMINPD  Y6, Y7, Y6
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y6, Y7
-	VROUNDPD $0x00, Y7, Y7
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y6
-	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y6
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y8
-	VFMADD213PD expC12<>+0(SB), Y6, Y8
-	VFMADD213PD expC11<>+0(SB), Y6, Y8
-	VFMADD213PD expC10<>+0(SB), Y6, Y8
-	VFMADD213PD expC9<>+0(SB), Y6, Y8
-	VFMADD213PD expC8<>+0(SB), Y6, Y8
-	VFMADD213PD expC7<>+0(SB), Y6, Y8
-	VFMADD213PD expC6<>+0(SB), Y6, Y8
-	VFMADD213PD expC5<>+0(SB), Y6, Y8
-	VFMADD213PD expC4<>+0(SB), Y6, Y8
-	VFMADD213PD expC3<>+0(SB), Y6, Y8
-	VFMADD213PD expC2<>+0(SB), Y6, Y8
-	VFMADD213PD one<>+0(SB), Y6, Y8
-	VFMADD213PD one<>+0(SB), Y6, Y8
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y7, Y6
-	VROUNDPD $0x01, Y6, Y6
-	VSUBPD   Y6, Y7, Y7
-	VADDPD   expMagic<>+0(SB), Y6, Y6
-	VPSLLQ   $0x34, Y6, Y6
-	VADDPD   expMagic<>+0(SB), Y7, Y7
-	VPSLLQ   $0x34, Y7, Y7
-	VMULPD   Y6, Y8, Y8
-	VMULPD   Y7, Y8, Y6
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Y5, Y5, Y7
-	VMOVUPD     tanhP0<>+0(SB), Y8
-	VFMADD213PD tanhP1<>+0(SB), Y7, Y8
-	VFMADD213PD tanhP2<>+0(SB), Y7, Y8
-	VADDPD      tanhQ0<>+0(SB), Y7, Y9
-	VFMADD213PD tanhQ1<>+0(SB), Y7, Y9
-	VFMADD213PD tanhQ2<>+0(SB), Y7, Y9
-	VMULPD      Y7, Y5, Y7
-	VMULPD      Y8, Y7, Y8
-	VADDPD      one<>+0(SB), Y6, Y6
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Y5, Y7
-	VBLENDVPD Y7, minusTwo<>+0(SB), Y8, Y8
-	VBLENDVPD Y7, Y6, Y9, Y9
-	VBLENDVPD Y7, one<>+0(SB), Y5, Y5
-	VDIVPD    Y9, Y8, Y8
-	VADDPD    Y8, Y5, Y5
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y5, Y5
-	VANDPD signMask<>+0(SB), Y3, Y3
-	VORPD  Y5, Y3, Y3
-	JMP    act25AVX2_done
-
-act25AVX2_large:
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Y5
-	VMINPD  Y6, Y5, Y6
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y6, Y5
-	VROUNDPD $0x00, Y5, Y5
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y5, Y6
-	VFNMADD231PD expLn2Lo<>+0(SB), Y5, Y6
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y7
-	VFMADD213PD expC12<>+0(SB), Y6, Y7
-	VFMADD213PD expC11<>+0(SB), Y6, Y7
-	VFMADD213PD expC10<>+0(SB), Y6, Y7
-	VFMADD213PD expC9<>+0(SB), Y6, Y7
-	VFMADD213PD expC8<>+0(SB), Y6, Y7
-	VFMADD213PD expC7<>+0(SB), Y6, Y7
-	VFMADD213PD expC6<>+0(SB), Y6, Y7
-	VFMADD213PD expC5<>+0(SB), Y6, Y7
-	VFMADD213PD expC4<>+0(SB), Y6, Y7
-	VFMADD213PD expC3<>+0(SB), Y6, Y7
-	VFMADD213PD expC2<>+0(SB), Y6, Y7
-	VFMADD213PD one<>+0(SB), Y6, Y7
-	VFMADD213PD one<>+0(SB), Y6, Y7
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y5, Y6
-	VROUNDPD $0x01, Y6, Y6
-	VSUBPD   Y6, Y5, Y5
-	VADDPD   expMagic<>+0(SB), Y6, Y6
-	VPSLLQ   $0x34, Y6, Y6
-	VADDPD   expMagic<>+0(SB), Y5, Y5
-	VPSLLQ   $0x34, Y5, Y5
-	VMULPD   Y6, Y7, Y7
-	VMULPD   Y5, Y7, Y6
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: 1 + (-2)/(e+1)
-	VADDPD  one<>+0(SB), Y6, Y6
-	VMOVUPD minusTwo<>+0(SB), Y5
-	VDIVPD  Y6, Y5, Y5
-	VADDPD  one<>+0(SB), Y5, Y5
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y5, Y5
-	VANDPD signMask<>+0(SB), Y3, Y3
-	VORPD  Y5, Y3, Y3
-	JMP    act25AVX2_done
-
-act25AVX2_sat:
-	// tanh: ±1
-	VMOVUPD one<>+0(SB), Y5
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y5, Y5
-	VANDPD signMask<>+0(SB), Y3, Y3
-	VORPD  Y5, Y3, Y3
-
-act25AVX2_done:
-	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Y0, Y2, Y0
-	VMULPD  Y3, Y1, Y5
-	VADDPD  Y5, Y0, Y0
-	MOVQ    gates_base+0(FP), BX
-	VMOVUPD Y1, (BX)(DX*8)
-	MOVQ    gates_base+0(FP), BX
-	ADDQ    CX, BX
-	VMOVUPD Y2, (BX)(DX*8)
-	MOVQ    gates_base+0(FP), BX
-	LEAQ    (BX)(CX*2), BX
-	VMOVUPD Y3, (BX)(DX*8)
-	MOVQ    c_base+88(FP), BX
-	VMOVUPD Y0, (BX)(DX*8)
-	VMOVUPD Y0, Y0
-
-	// tc = tanh(c), h = o*tc
-	// sigmoid: z = exp(-|x|)
-	// tanh: a = |x|, e = exp(2a)
-	VANDPD absMask<>+0(SB), Y0, Y1
-	VADDPD Y1, Y1, Y2
-
-	// every lane saturated: tanh = ±1
-	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
-	VTESTPD Y3, Y3
-	JZ      act26AVX2_sat
-
-	// no lane small: no rational branch
-	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
-	VTESTPD Y3, Y3
-	JZ      act26AVX2_large
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Y3
-	VMINPD  Y2, Y3, Y2
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y2, Y3
-	VROUNDPD $0x00, Y3, Y3
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
-	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y5
-	VFMADD213PD expC12<>+0(SB), Y2, Y5
-	VFMADD213PD expC11<>+0(SB), Y2, Y5
-	VFMADD213PD expC10<>+0(SB), Y2, Y5
-	VFMADD213PD expC9<>+0(SB), Y2, Y5
-	VFMADD213PD expC8<>+0(SB), Y2, Y5
-	VFMADD213PD expC7<>+0(SB), Y2, Y5
-	VFMADD213PD expC6<>+0(SB), Y2, Y5
-	VFMADD213PD expC5<>+0(SB), Y2, Y5
-	VFMADD213PD expC4<>+0(SB), Y2, Y5
-	VFMADD213PD expC3<>+0(SB), Y2, Y5
-	VFMADD213PD expC2<>+0(SB), Y2, Y5
-	VFMADD213PD one<>+0(SB), Y2, Y5
-	VFMADD213PD one<>+0(SB), Y2, Y5
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y3, Y2
-	VROUNDPD $0x01, Y2, Y2
-	VSUBPD   Y2, Y3, Y3
-	VADDPD   expMagic<>+0(SB), Y2, Y2
-	VPSLLQ   $0x34, Y2, Y2
-	VADDPD   expMagic<>+0(SB), Y3, Y3
-	VPSLLQ   $0x34, Y3, Y3
-	VMULPD   Y2, Y5, Y5
-	VMULPD   Y3, Y5, Y2
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Y1, Y1, Y3
-	VMOVUPD     tanhP0<>+0(SB), Y5
-	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
-	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
-	VADDPD      tanhQ0<>+0(SB), Y3, Y6
-	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
-	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
-	VMULPD      Y3, Y1, Y3
-	VMULPD      Y5, Y3, Y5
-	VADDPD      one<>+0(SB), Y2, Y2
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
-	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
-	VBLENDVPD Y3, Y2, Y6, Y6
-	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
-	VDIVPD    Y6, Y5, Y5
-	VADDPD    Y5, Y1, Y1
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y1, Y1
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y1, Y0, Y0
-	JMP    act26AVX2_done
-
-act26AVX2_large:
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Y1
-	VMINPD  Y2, Y1, Y2
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y2, Y1
-	VROUNDPD $0x00, Y1, Y1
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
-	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y3
-	VFMADD213PD expC12<>+0(SB), Y2, Y3
-	VFMADD213PD expC11<>+0(SB), Y2, Y3
-	VFMADD213PD expC10<>+0(SB), Y2, Y3
-	VFMADD213PD expC9<>+0(SB), Y2, Y3
-	VFMADD213PD expC8<>+0(SB), Y2, Y3
-	VFMADD213PD expC7<>+0(SB), Y2, Y3
-	VFMADD213PD expC6<>+0(SB), Y2, Y3
-	VFMADD213PD expC5<>+0(SB), Y2, Y3
-	VFMADD213PD expC4<>+0(SB), Y2, Y3
-	VFMADD213PD expC3<>+0(SB), Y2, Y3
-	VFMADD213PD expC2<>+0(SB), Y2, Y3
-	VFMADD213PD one<>+0(SB), Y2, Y3
-	VFMADD213PD one<>+0(SB), Y2, Y3
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y1, Y2
-	VROUNDPD $0x01, Y2, Y2
-	VSUBPD   Y2, Y1, Y1
-	VADDPD   expMagic<>+0(SB), Y2, Y2
-	VPSLLQ   $0x34, Y2, Y2
-	VADDPD   expMagic<>+0(SB), Y1, Y1
-	VPSLLQ   $0x34, Y1, Y1
-	VMULPD   Y2, Y3, Y3
-	VMULPD   Y1, Y3, Y2
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: 1 + (-2)/(e+1)
-	VADDPD  one<>+0(SB), Y2, Y2
-	VMOVUPD minusTwo<>+0(SB), Y1
-	VDIVPD  Y2, Y1, Y1
-	VADDPD  one<>+0(SB), Y1, Y1
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y1, Y1
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y1, Y0, Y0
-	JMP    act26AVX2_done
-
-act26AVX2_sat:
-	// tanh: ±1
-	VMOVUPD one<>+0(SB), Y1
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y1, Y1
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y1, Y0, Y0
-
-act26AVX2_done:
-	MOVQ    tc_base+112(FP), BX
-	VMOVUPD Y0, (BX)(DX*8)
-	VMULPD  Y0, Y4, Y4
-	MOVQ    h_base+136(FP), BX
-	VMOVUPD Y4, (BX)(DX*8)
-	ADDQ    $+4, DX
 	JMP     gateStepTableAVX2_m8_loop
 
 gateStepTableAVX2_m8_tail:
@@ -4669,7 +4489,7 @@ gateStepTableAVX2_m9_loop:
 	// no lane small: no rational branch
 	VCMPPD  $0x11, tanhSmall<>+0(SB), Y6, Y8
 	VTESTPD Y8, Y8
-	JZ      act27AVX2_large
+	JZ      act24AVX2_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Y8
@@ -4769,9 +4589,9 @@ gateStepTableAVX2_m9_loop:
 	VANDPD absMask<>+0(SB), Y6, Y6
 	VANDPD signMask<>+0(SB), Y3, Y3
 	VORPD  Y6, Y3, Y3
-	JMP    act27AVX2_done
+	JMP    act24AVX2_done
 
-act27AVX2_large:
+act24AVX2_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Y6
 	VMAXPD  Y5, Y6, Y5
@@ -4857,7 +4677,7 @@ act27AVX2_large:
 	VANDPD signMask<>+0(SB), Y3, Y3
 	VORPD  Y6, Y3, Y3
 
-act27AVX2_done:
+act24AVX2_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Y0, Y2, Y0
 	VMULPD  Y3, Y1, Y1
@@ -4881,12 +4701,12 @@ act27AVX2_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
 	VTESTPD Y3, Y3
-	JZ      act28AVX2_sat
+	JZ      act25AVX2_sat
 
 	// no lane small: no rational branch
 	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
 	VTESTPD Y3, Y3
-	JZ      act28AVX2_large
+	JZ      act25AVX2_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Y3
@@ -4952,9 +4772,9 @@ act27AVX2_done:
 	VANDPD absMask<>+0(SB), Y1, Y1
 	VANDPD signMask<>+0(SB), Y0, Y0
 	VORPD  Y1, Y0, Y0
-	JMP    act28AVX2_done
+	JMP    act25AVX2_done
 
-act28AVX2_large:
+act25AVX2_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Y1
 	VMINPD  Y2, Y1, Y2
@@ -5005,9 +4825,9 @@ act28AVX2_large:
 	VANDPD absMask<>+0(SB), Y1, Y1
 	VANDPD signMask<>+0(SB), Y0, Y0
 	VORPD  Y1, Y0, Y0
-	JMP    act28AVX2_done
+	JMP    act25AVX2_done
 
-act28AVX2_sat:
+act25AVX2_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Y1
 
@@ -5016,7 +4836,7 @@ act28AVX2_sat:
 	VANDPD signMask<>+0(SB), Y0, Y0
 	VORPD  Y1, Y0, Y0
 
-act28AVX2_done:
+act25AVX2_done:
 	MOVQ    tc_base+112(FP), BX
 	VMOVUPD Y0, (BX)(DX*8)
 	VMULPD  Y0, Y4, Y4
@@ -5067,7 +4887,7 @@ gateStepTableAVX2_m10_loop:
 	// no lane small: no rational branch
 	VCMPPD  $0x11, tanhSmall<>+0(SB), Y6, Y8
 	VTESTPD Y8, Y8
-	JZ      act29AVX2_large
+	JZ      act26AVX2_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Y8
@@ -5167,9 +4987,9 @@ gateStepTableAVX2_m10_loop:
 	VANDPD absMask<>+0(SB), Y6, Y6
 	VANDPD signMask<>+0(SB), Y3, Y3
 	VORPD  Y6, Y3, Y3
-	JMP    act29AVX2_done
+	JMP    act26AVX2_done
 
-act29AVX2_large:
+act26AVX2_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Y6
 	VMAXPD  Y5, Y6, Y5
@@ -5255,7 +5075,7 @@ act29AVX2_large:
 	VANDPD signMask<>+0(SB), Y3, Y3
 	VORPD  Y6, Y3, Y3
 
-act29AVX2_done:
+act26AVX2_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Y0, Y2, Y0
 	VMULPD  Y3, Y1, Y2
@@ -5278,12 +5098,12 @@ act29AVX2_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
 	VTESTPD Y3, Y3
-	JZ      act30AVX2_sat
+	JZ      act27AVX2_sat
 
 	// no lane small: no rational branch
 	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
 	VTESTPD Y3, Y3
-	JZ      act30AVX2_large
+	JZ      act27AVX2_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Y3
@@ -5349,9 +5169,9 @@ act29AVX2_done:
 	VANDPD absMask<>+0(SB), Y1, Y1
 	VANDPD signMask<>+0(SB), Y0, Y0
 	VORPD  Y1, Y0, Y0
-	JMP    act30AVX2_done
+	JMP    act27AVX2_done
 
-act30AVX2_large:
+act27AVX2_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Y1
 	VMINPD  Y2, Y1, Y2
@@ -5402,9 +5222,9 @@ act30AVX2_large:
 	VANDPD absMask<>+0(SB), Y1, Y1
 	VANDPD signMask<>+0(SB), Y0, Y0
 	VORPD  Y1, Y0, Y0
-	JMP    act30AVX2_done
+	JMP    act27AVX2_done
 
-act30AVX2_sat:
+act27AVX2_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Y1
 
@@ -5413,7 +5233,7 @@ act30AVX2_sat:
 	VANDPD signMask<>+0(SB), Y0, Y0
 	VORPD  Y1, Y0, Y0
 
-act30AVX2_done:
+act27AVX2_done:
 	MOVQ    tc_base+112(FP), BX
 	VMOVUPD Y0, (BX)(DX*8)
 	VMULPD  Y0, Y4, Y4
@@ -5462,12 +5282,12 @@ gateStepTableAVX2_m11_loop:
 	// every lane saturated: tanh = ±1
 	VCMPPD  $0x19, tanhSat<>+0(SB), Y5, Y7
 	VTESTPD Y7, Y7
-	JZ      act31AVX2_sat
+	JZ      act28AVX2_sat
 
 	// no lane small: no rational branch
 	VCMPPD  $0x11, tanhSmall<>+0(SB), Y5, Y7
 	VTESTPD Y7, Y7
-	JZ      act31AVX2_large
+	JZ      act28AVX2_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Y7
@@ -5533,9 +5353,9 @@ gateStepTableAVX2_m11_loop:
 	VANDPD absMask<>+0(SB), Y5, Y5
 	VANDPD signMask<>+0(SB), Y3, Y3
 	VORPD  Y5, Y3, Y3
-	JMP    act31AVX2_done
+	JMP    act28AVX2_done
 
-act31AVX2_large:
+act28AVX2_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Y5
 	VMINPD  Y6, Y5, Y6
@@ -5586,9 +5406,9 @@ act31AVX2_large:
 	VANDPD absMask<>+0(SB), Y5, Y5
 	VANDPD signMask<>+0(SB), Y3, Y3
 	VORPD  Y5, Y3, Y3
-	JMP    act31AVX2_done
+	JMP    act28AVX2_done
 
-act31AVX2_sat:
+act28AVX2_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Y5
 
@@ -5597,7 +5417,7 @@ act31AVX2_sat:
 	VANDPD signMask<>+0(SB), Y3, Y3
 	VORPD  Y5, Y3, Y3
 
-act31AVX2_done:
+act28AVX2_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Y0, Y2, Y0
 	VMULPD  Y3, Y1, Y1
@@ -5618,12 +5438,12 @@ act31AVX2_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
 	VTESTPD Y3, Y3
-	JZ      act32AVX2_sat
+	JZ      act29AVX2_sat
 
 	// no lane small: no rational branch
 	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
 	VTESTPD Y3, Y3
-	JZ      act32AVX2_large
+	JZ      act29AVX2_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Y3
@@ -5689,9 +5509,9 @@ act31AVX2_done:
 	VANDPD absMask<>+0(SB), Y1, Y1
 	VANDPD signMask<>+0(SB), Y0, Y0
 	VORPD  Y1, Y0, Y0
-	JMP    act32AVX2_done
+	JMP    act29AVX2_done
 
-act32AVX2_large:
+act29AVX2_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Y1
 	VMINPD  Y2, Y1, Y2
@@ -5742,9 +5562,9 @@ act32AVX2_large:
 	VANDPD absMask<>+0(SB), Y1, Y1
 	VANDPD signMask<>+0(SB), Y0, Y0
 	VORPD  Y1, Y0, Y0
-	JMP    act32AVX2_done
+	JMP    act29AVX2_done
 
-act32AVX2_sat:
+act29AVX2_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Y1
 
@@ -5753,7 +5573,7 @@ act32AVX2_sat:
 	VANDPD signMask<>+0(SB), Y0, Y0
 	VORPD  Y1, Y0, Y0
 
-act32AVX2_done:
+act29AVX2_done:
 	MOVQ    tc_base+112(FP), BX
 	VMOVUPD Y0, (BX)(DX*8)
 	VMULPD  Y0, Y4, Y4
@@ -5804,7 +5624,7 @@ gateStepTableAVX2_m12_loop:
 	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y2, Y8
 	VORPD   Y8, Y7, Y7
 	VTESTPD Y7, Y7
-	JZ      act33AVX2_sat
+	JZ      act30AVX2_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Y7
@@ -5883,13 +5703,13 @@ gateStepTableAVX2_m12_loop:
 	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
 	VBLENDVPD Y2, one<>+0(SB), Y6, Y6
 	VDIVPD    Y5, Y6, Y2
-	JMP       act33AVX2_done
+	JMP       act30AVX2_done
 
-act33AVX2_sat:
+act30AVX2_sat:
 	VMOVUPD one<>+0(SB), Y1
 	VMOVUPD one<>+0(SB), Y2
 
-act33AVX2_done:
+act30AVX2_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Y0, Y2, Y0
 	VMULPD  Y3, Y1, Y3
@@ -5912,12 +5732,12 @@ act33AVX2_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
 	VTESTPD Y3, Y3
-	JZ      act34AVX2_sat
+	JZ      act31AVX2_sat
 
 	// no lane small: no rational branch
 	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
 	VTESTPD Y3, Y3
-	JZ      act34AVX2_large
+	JZ      act31AVX2_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Y3
@@ -5983,9 +5803,9 @@ act33AVX2_done:
 	VANDPD absMask<>+0(SB), Y1, Y1
 	VANDPD signMask<>+0(SB), Y0, Y0
 	VORPD  Y1, Y0, Y0
-	JMP    act34AVX2_done
+	JMP    act31AVX2_done
 
-act34AVX2_large:
+act31AVX2_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Y1
 	VMINPD  Y2, Y1, Y2
@@ -6036,9 +5856,9 @@ act34AVX2_large:
 	VANDPD absMask<>+0(SB), Y1, Y1
 	VANDPD signMask<>+0(SB), Y0, Y0
 	VORPD  Y1, Y0, Y0
-	JMP    act34AVX2_done
+	JMP    act31AVX2_done
 
-act34AVX2_sat:
+act31AVX2_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Y1
 
@@ -6047,7 +5867,7 @@ act34AVX2_sat:
 	VANDPD signMask<>+0(SB), Y0, Y0
 	VORPD  Y1, Y0, Y0
 
-act34AVX2_done:
+act31AVX2_done:
 	MOVQ    tc_base+112(FP), BX
 	VMOVUPD Y0, (BX)(DX*8)
 	VMULPD  Y0, Y4, Y4
@@ -6095,7 +5915,7 @@ gateStepTableAVX2_m13_loop:
 	// every lane saturated: sigmoid = 1
 	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y2, Y6
 	VTESTPD Y6, Y6
-	JZ      act35AVX2_sat
+	JZ      act32AVX2_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Y6
@@ -6141,12 +5961,12 @@ gateStepTableAVX2_m13_loop:
 	VCMPPD    $0x1d, zero<>+0(SB), Y2, Y2
 	VBLENDVPD Y2, one<>+0(SB), Y5, Y5
 	VDIVPD    Y6, Y5, Y2
-	JMP       act35AVX2_done
+	JMP       act32AVX2_done
 
-act35AVX2_sat:
+act32AVX2_sat:
 	VMOVUPD one<>+0(SB), Y2
 
-act35AVX2_done:
+act32AVX2_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Y0, Y2, Y0
 	VMULPD  Y3, Y1, Y1
@@ -6154,6 +5974,453 @@ act35AVX2_done:
 	MOVQ    gates_base+0(FP), BX
 	ADDQ    CX, BX
 	VMOVUPD Y2, (BX)(DX*8)
+	MOVQ    c_base+88(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act33AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act33AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act33AVX2_done
+
+act33AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y3
+	VFMADD213PD expC12<>+0(SB), Y2, Y3
+	VFMADD213PD expC11<>+0(SB), Y2, Y3
+	VFMADD213PD expC10<>+0(SB), Y2, Y3
+	VFMADD213PD expC9<>+0(SB), Y2, Y3
+	VFMADD213PD expC8<>+0(SB), Y2, Y3
+	VFMADD213PD expC7<>+0(SB), Y2, Y3
+	VFMADD213PD expC6<>+0(SB), Y2, Y3
+	VFMADD213PD expC5<>+0(SB), Y2, Y3
+	VFMADD213PD expC4<>+0(SB), Y2, Y3
+	VFMADD213PD expC3<>+0(SB), Y2, Y3
+	VFMADD213PD expC2<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y1, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y1, Y1
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y3, Y3
+	VMULPD   Y1, Y3, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act33AVX2_done
+
+act33AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+
+act33AVX2_done:
+	MOVQ    tc_base+112(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+136(FP), BX
+	VMOVUPD Y4, (BX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     gateStepTableAVX2_m13_loop
+
+gateStepTableAVX2_m13_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepTableAVX2_m14:
+	// table = 14
+	XORQ DX, DX
+	ANDQ $-4, AX
+
+gateStepTableAVX2_m14_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, AX
+	JAE  gateStepTableAVX2_m14_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), BX
+	VMOVUPD (BX)(DX*8), Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    act_base+32(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD (BX)(DX*8), Y2
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD (BX)(DX*8), Y3
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD (BX)(DX*8), Y4
+
+	// the computed activations
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y1, Y5
+
+	// tanh: a = |x|, e = exp(2a)
+	// every lane saturated: sigmoid = 1
+	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y1, Y6
+	VTESTPD Y6, Y6
+	JZ      act34AVX2_sat
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y6
+	VMAXPD  Y5, Y6, Y5
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y6
+	VROUNDPD $0x00, Y6, Y6
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y7
+	VFMADD213PD expC12<>+0(SB), Y5, Y7
+	VFMADD213PD expC11<>+0(SB), Y5, Y7
+	VFMADD213PD expC10<>+0(SB), Y5, Y7
+	VFMADD213PD expC9<>+0(SB), Y5, Y7
+	VFMADD213PD expC8<>+0(SB), Y5, Y7
+	VFMADD213PD expC7<>+0(SB), Y5, Y7
+	VFMADD213PD expC6<>+0(SB), Y5, Y7
+	VFMADD213PD expC5<>+0(SB), Y5, Y7
+	VFMADD213PD expC4<>+0(SB), Y5, Y7
+	VFMADD213PD expC3<>+0(SB), Y5, Y7
+	VFMADD213PD expC2<>+0(SB), Y5, Y7
+	VFMADD213PD one<>+0(SB), Y5, Y7
+	VFMADD213PD one<>+0(SB), Y5, Y7
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y6, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VMULPD   Y5, Y7, Y7
+	VMULPD   Y6, Y7, Y5
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y6
+	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
+	VBLENDVPD Y1, one<>+0(SB), Y5, Y5
+	VDIVPD    Y6, Y5, Y1
+	JMP       act34AVX2_done
+
+act34AVX2_sat:
+	VMOVUPD one<>+0(SB), Y1
+
+act34AVX2_done:
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y0, Y2, Y0
+	VMULPD  Y3, Y1, Y2
+	VADDPD  Y2, Y0, Y0
+	MOVQ    gates_base+0(FP), BX
+	VMOVUPD Y1, (BX)(DX*8)
+	MOVQ    c_base+88(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, Y0
+
+	// tc = tanh(c), h = o*tc
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y0, Y1
+	VADDPD Y1, Y1, Y2
+
+	// every lane saturated: tanh = ±1
+	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act35AVX2_sat
+
+	// no lane small: no rational branch
+	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
+	VTESTPD Y3, Y3
+	JZ      act35AVX2_large
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y3
+	VMINPD  Y2, Y3, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y3
+	VROUNDPD $0x00, Y3, Y3
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y5
+	VFMADD213PD expC12<>+0(SB), Y2, Y5
+	VFMADD213PD expC11<>+0(SB), Y2, Y5
+	VFMADD213PD expC10<>+0(SB), Y2, Y5
+	VFMADD213PD expC9<>+0(SB), Y2, Y5
+	VFMADD213PD expC8<>+0(SB), Y2, Y5
+	VFMADD213PD expC7<>+0(SB), Y2, Y5
+	VFMADD213PD expC6<>+0(SB), Y2, Y5
+	VFMADD213PD expC5<>+0(SB), Y2, Y5
+	VFMADD213PD expC4<>+0(SB), Y2, Y5
+	VFMADD213PD expC3<>+0(SB), Y2, Y5
+	VFMADD213PD expC2<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+	VFMADD213PD one<>+0(SB), Y2, Y5
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y3, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y3, Y3
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y3, Y3
+	VPSLLQ   $0x34, Y3, Y3
+	VMULPD   Y2, Y5, Y5
+	VMULPD   Y3, Y5, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y1, Y1, Y3
+	VMOVUPD     tanhP0<>+0(SB), Y5
+	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
+	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
+	VADDPD      tanhQ0<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
+	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
+	VMULPD      Y3, Y1, Y3
+	VMULPD      Y5, Y3, Y5
+	VADDPD      one<>+0(SB), Y2, Y2
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
+	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
+	VBLENDVPD Y3, Y2, Y6, Y6
+	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
+	VDIVPD    Y6, Y5, Y5
+	VADDPD    Y5, Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act35AVX2_done
+
+act35AVX2_large:
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y1
+	VMINPD  Y2, Y1, Y2
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y2, Y1
+	VROUNDPD $0x00, Y1, Y1
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
+	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y3
+	VFMADD213PD expC12<>+0(SB), Y2, Y3
+	VFMADD213PD expC11<>+0(SB), Y2, Y3
+	VFMADD213PD expC10<>+0(SB), Y2, Y3
+	VFMADD213PD expC9<>+0(SB), Y2, Y3
+	VFMADD213PD expC8<>+0(SB), Y2, Y3
+	VFMADD213PD expC7<>+0(SB), Y2, Y3
+	VFMADD213PD expC6<>+0(SB), Y2, Y3
+	VFMADD213PD expC5<>+0(SB), Y2, Y3
+	VFMADD213PD expC4<>+0(SB), Y2, Y3
+	VFMADD213PD expC3<>+0(SB), Y2, Y3
+	VFMADD213PD expC2<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+	VFMADD213PD one<>+0(SB), Y2, Y3
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y1, Y2
+	VROUNDPD $0x01, Y2, Y2
+	VSUBPD   Y2, Y1, Y1
+	VADDPD   expMagic<>+0(SB), Y2, Y2
+	VPSLLQ   $0x34, Y2, Y2
+	VADDPD   expMagic<>+0(SB), Y1, Y1
+	VPSLLQ   $0x34, Y1, Y1
+	VMULPD   Y2, Y3, Y3
+	VMULPD   Y1, Y3, Y2
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: 1 + (-2)/(e+1)
+	VADDPD  one<>+0(SB), Y2, Y2
+	VMOVUPD minusTwo<>+0(SB), Y1
+	VDIVPD  Y2, Y1, Y1
+	VADDPD  one<>+0(SB), Y1, Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+	JMP    act35AVX2_done
+
+act35AVX2_sat:
+	// tanh: ±1
+	VMOVUPD one<>+0(SB), Y1
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y1, Y1
+	VANDPD signMask<>+0(SB), Y0, Y0
+	VORPD  Y1, Y0, Y0
+
+act35AVX2_done:
+	MOVQ    tc_base+112(FP), BX
+	VMOVUPD Y0, (BX)(DX*8)
+	VMULPD  Y0, Y4, Y4
+	MOVQ    h_base+136(FP), BX
+	VMOVUPD Y4, (BX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     gateStepTableAVX2_m14_loop
+
+gateStepTableAVX2_m14_tail:
+	// }
+	VZEROUPPER
+	RET
+
+gateStepTableAVX2_m15:
+	// table = 15
+	XORQ DX, DX
+	ANDQ $-4, AX
+
+gateStepTableAVX2_m15_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ DX, AX
+	JAE  gateStepTableAVX2_m15_tail
+
+	// load every input of the blocks before storing anything
+	MOVQ    cPrev_base+64(FP), BX
+	VMOVUPD (BX)(DX*8), Y0
+	MOVQ    act_base+32(FP), BX
+	VMOVUPD (BX)(DX*8), Y1
+	MOVQ    act_base+32(FP), BX
+	ADDQ    CX, BX
+	VMOVUPD (BX)(DX*8), Y2
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (BX)(CX*2), BX
+	VMOVUPD (BX)(DX*8), Y3
+	MOVQ    act_base+32(FP), BX
+	LEAQ    (CX)(CX*2), SI
+	ADDQ    SI, BX
+	VMOVUPD (BX)(DX*8), Y4
+
+	// the computed activations
+	// c = float64(f*cPrev) + float64(i*g)
+	VMULPD  Y0, Y2, Y0
+	VMULPD  Y3, Y1, Y1
+	VADDPD  Y1, Y0, Y0
 	MOVQ    c_base+88(FP), BX
 	VMOVUPD Y0, (BX)(DX*8)
 	VMOVUPD Y0, Y0
@@ -6303,453 +6570,6 @@ act36AVX2_sat:
 	VORPD  Y1, Y0, Y0
 
 act36AVX2_done:
-	MOVQ    tc_base+112(FP), BX
-	VMOVUPD Y0, (BX)(DX*8)
-	VMULPD  Y0, Y4, Y4
-	MOVQ    h_base+136(FP), BX
-	VMOVUPD Y4, (BX)(DX*8)
-	ADDQ    $+4, DX
-	JMP     gateStepTableAVX2_m13_loop
-
-gateStepTableAVX2_m13_tail:
-	// }
-	VZEROUPPER
-	RET
-
-gateStepTableAVX2_m14:
-	// table = 14
-	XORQ DX, DX
-	ANDQ $-4, AX
-
-gateStepTableAVX2_m14_loop:
-	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ DX, AX
-	JAE  gateStepTableAVX2_m14_tail
-
-	// load every input of the blocks before storing anything
-	MOVQ    cPrev_base+64(FP), BX
-	VMOVUPD (BX)(DX*8), Y0
-	MOVQ    gates_base+0(FP), BX
-	VMOVUPD (BX)(DX*8), Y1
-	MOVQ    act_base+32(FP), BX
-	ADDQ    CX, BX
-	VMOVUPD (BX)(DX*8), Y2
-	MOVQ    act_base+32(FP), BX
-	LEAQ    (BX)(CX*2), BX
-	VMOVUPD (BX)(DX*8), Y3
-	MOVQ    act_base+32(FP), BX
-	LEAQ    (CX)(CX*2), SI
-	ADDQ    SI, BX
-	VMOVUPD (BX)(DX*8), Y4
-
-	// the computed activations
-	// sigmoid: z = exp(-|x|)
-	VORPD signMask<>+0(SB), Y1, Y5
-
-	// tanh: a = |x|, e = exp(2a)
-	// every lane saturated: sigmoid = 1
-	VCMPPD  $0x19, sigmoidSat<>+0(SB), Y1, Y6
-	VTESTPD Y6, Y6
-	JZ      act37AVX2_sat
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Y6
-	VMAXPD  Y5, Y6, Y5
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y5, Y6
-	VROUNDPD $0x00, Y6, Y6
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
-	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y7
-	VFMADD213PD expC12<>+0(SB), Y5, Y7
-	VFMADD213PD expC11<>+0(SB), Y5, Y7
-	VFMADD213PD expC10<>+0(SB), Y5, Y7
-	VFMADD213PD expC9<>+0(SB), Y5, Y7
-	VFMADD213PD expC8<>+0(SB), Y5, Y7
-	VFMADD213PD expC7<>+0(SB), Y5, Y7
-	VFMADD213PD expC6<>+0(SB), Y5, Y7
-	VFMADD213PD expC5<>+0(SB), Y5, Y7
-	VFMADD213PD expC4<>+0(SB), Y5, Y7
-	VFMADD213PD expC3<>+0(SB), Y5, Y7
-	VFMADD213PD expC2<>+0(SB), Y5, Y7
-	VFMADD213PD one<>+0(SB), Y5, Y7
-	VFMADD213PD one<>+0(SB), Y5, Y7
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y6, Y5
-	VROUNDPD $0x01, Y5, Y5
-	VSUBPD   Y5, Y6, Y6
-	VADDPD   expMagic<>+0(SB), Y5, Y5
-	VPSLLQ   $0x34, Y5, Y5
-	VADDPD   expMagic<>+0(SB), Y6, Y6
-	VPSLLQ   $0x34, Y6, Y6
-	VMULPD   Y5, Y7, Y7
-	VMULPD   Y6, Y7, Y5
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Y5, Y6
-	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
-	VBLENDVPD Y1, one<>+0(SB), Y5, Y5
-	VDIVPD    Y6, Y5, Y1
-	JMP       act37AVX2_done
-
-act37AVX2_sat:
-	VMOVUPD one<>+0(SB), Y1
-
-act37AVX2_done:
-	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Y0, Y2, Y0
-	VMULPD  Y3, Y1, Y2
-	VADDPD  Y2, Y0, Y0
-	MOVQ    gates_base+0(FP), BX
-	VMOVUPD Y1, (BX)(DX*8)
-	MOVQ    c_base+88(FP), BX
-	VMOVUPD Y0, (BX)(DX*8)
-	VMOVUPD Y0, Y0
-
-	// tc = tanh(c), h = o*tc
-	// sigmoid: z = exp(-|x|)
-	// tanh: a = |x|, e = exp(2a)
-	VANDPD absMask<>+0(SB), Y0, Y1
-	VADDPD Y1, Y1, Y2
-
-	// every lane saturated: tanh = ±1
-	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
-	VTESTPD Y3, Y3
-	JZ      act38AVX2_sat
-
-	// no lane small: no rational branch
-	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
-	VTESTPD Y3, Y3
-	JZ      act38AVX2_large
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Y3
-	VMINPD  Y2, Y3, Y2
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y2, Y3
-	VROUNDPD $0x00, Y3, Y3
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
-	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y5
-	VFMADD213PD expC12<>+0(SB), Y2, Y5
-	VFMADD213PD expC11<>+0(SB), Y2, Y5
-	VFMADD213PD expC10<>+0(SB), Y2, Y5
-	VFMADD213PD expC9<>+0(SB), Y2, Y5
-	VFMADD213PD expC8<>+0(SB), Y2, Y5
-	VFMADD213PD expC7<>+0(SB), Y2, Y5
-	VFMADD213PD expC6<>+0(SB), Y2, Y5
-	VFMADD213PD expC5<>+0(SB), Y2, Y5
-	VFMADD213PD expC4<>+0(SB), Y2, Y5
-	VFMADD213PD expC3<>+0(SB), Y2, Y5
-	VFMADD213PD expC2<>+0(SB), Y2, Y5
-	VFMADD213PD one<>+0(SB), Y2, Y5
-	VFMADD213PD one<>+0(SB), Y2, Y5
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y3, Y2
-	VROUNDPD $0x01, Y2, Y2
-	VSUBPD   Y2, Y3, Y3
-	VADDPD   expMagic<>+0(SB), Y2, Y2
-	VPSLLQ   $0x34, Y2, Y2
-	VADDPD   expMagic<>+0(SB), Y3, Y3
-	VPSLLQ   $0x34, Y3, Y3
-	VMULPD   Y2, Y5, Y5
-	VMULPD   Y3, Y5, Y2
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Y1, Y1, Y3
-	VMOVUPD     tanhP0<>+0(SB), Y5
-	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
-	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
-	VADDPD      tanhQ0<>+0(SB), Y3, Y6
-	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
-	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
-	VMULPD      Y3, Y1, Y3
-	VMULPD      Y5, Y3, Y5
-	VADDPD      one<>+0(SB), Y2, Y2
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
-	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
-	VBLENDVPD Y3, Y2, Y6, Y6
-	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
-	VDIVPD    Y6, Y5, Y5
-	VADDPD    Y5, Y1, Y1
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y1, Y1
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y1, Y0, Y0
-	JMP    act38AVX2_done
-
-act38AVX2_large:
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Y1
-	VMINPD  Y2, Y1, Y2
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y2, Y1
-	VROUNDPD $0x00, Y1, Y1
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
-	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y3
-	VFMADD213PD expC12<>+0(SB), Y2, Y3
-	VFMADD213PD expC11<>+0(SB), Y2, Y3
-	VFMADD213PD expC10<>+0(SB), Y2, Y3
-	VFMADD213PD expC9<>+0(SB), Y2, Y3
-	VFMADD213PD expC8<>+0(SB), Y2, Y3
-	VFMADD213PD expC7<>+0(SB), Y2, Y3
-	VFMADD213PD expC6<>+0(SB), Y2, Y3
-	VFMADD213PD expC5<>+0(SB), Y2, Y3
-	VFMADD213PD expC4<>+0(SB), Y2, Y3
-	VFMADD213PD expC3<>+0(SB), Y2, Y3
-	VFMADD213PD expC2<>+0(SB), Y2, Y3
-	VFMADD213PD one<>+0(SB), Y2, Y3
-	VFMADD213PD one<>+0(SB), Y2, Y3
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y1, Y2
-	VROUNDPD $0x01, Y2, Y2
-	VSUBPD   Y2, Y1, Y1
-	VADDPD   expMagic<>+0(SB), Y2, Y2
-	VPSLLQ   $0x34, Y2, Y2
-	VADDPD   expMagic<>+0(SB), Y1, Y1
-	VPSLLQ   $0x34, Y1, Y1
-	VMULPD   Y2, Y3, Y3
-	VMULPD   Y1, Y3, Y2
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: 1 + (-2)/(e+1)
-	VADDPD  one<>+0(SB), Y2, Y2
-	VMOVUPD minusTwo<>+0(SB), Y1
-	VDIVPD  Y2, Y1, Y1
-	VADDPD  one<>+0(SB), Y1, Y1
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y1, Y1
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y1, Y0, Y0
-	JMP    act38AVX2_done
-
-act38AVX2_sat:
-	// tanh: ±1
-	VMOVUPD one<>+0(SB), Y1
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y1, Y1
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y1, Y0, Y0
-
-act38AVX2_done:
-	MOVQ    tc_base+112(FP), BX
-	VMOVUPD Y0, (BX)(DX*8)
-	VMULPD  Y0, Y4, Y4
-	MOVQ    h_base+136(FP), BX
-	VMOVUPD Y4, (BX)(DX*8)
-	ADDQ    $+4, DX
-	JMP     gateStepTableAVX2_m14_loop
-
-gateStepTableAVX2_m14_tail:
-	// }
-	VZEROUPPER
-	RET
-
-gateStepTableAVX2_m15:
-	// table = 15
-	XORQ DX, DX
-	ANDQ $-4, AX
-
-gateStepTableAVX2_m15_loop:
-	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ DX, AX
-	JAE  gateStepTableAVX2_m15_tail
-
-	// load every input of the blocks before storing anything
-	MOVQ    cPrev_base+64(FP), BX
-	VMOVUPD (BX)(DX*8), Y0
-	MOVQ    act_base+32(FP), BX
-	VMOVUPD (BX)(DX*8), Y1
-	MOVQ    act_base+32(FP), BX
-	ADDQ    CX, BX
-	VMOVUPD (BX)(DX*8), Y2
-	MOVQ    act_base+32(FP), BX
-	LEAQ    (BX)(CX*2), BX
-	VMOVUPD (BX)(DX*8), Y3
-	MOVQ    act_base+32(FP), BX
-	LEAQ    (CX)(CX*2), SI
-	ADDQ    SI, BX
-	VMOVUPD (BX)(DX*8), Y4
-
-	// the computed activations
-	// c = float64(f*cPrev) + float64(i*g)
-	VMULPD  Y0, Y2, Y0
-	VMULPD  Y3, Y1, Y1
-	VADDPD  Y1, Y0, Y0
-	MOVQ    c_base+88(FP), BX
-	VMOVUPD Y0, (BX)(DX*8)
-	VMOVUPD Y0, Y0
-
-	// tc = tanh(c), h = o*tc
-	// sigmoid: z = exp(-|x|)
-	// tanh: a = |x|, e = exp(2a)
-	VANDPD absMask<>+0(SB), Y0, Y1
-	VADDPD Y1, Y1, Y2
-
-	// every lane saturated: tanh = ±1
-	VCMPPD  $0x19, tanhSat<>+0(SB), Y1, Y3
-	VTESTPD Y3, Y3
-	JZ      act39AVX2_sat
-
-	// no lane small: no rational branch
-	VCMPPD  $0x11, tanhSmall<>+0(SB), Y1, Y3
-	VTESTPD Y3, Y3
-	JZ      act39AVX2_large
-
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Y3
-	VMINPD  Y2, Y3, Y2
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y2, Y3
-	VROUNDPD $0x00, Y3, Y3
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y3, Y2
-	VFNMADD231PD expLn2Lo<>+0(SB), Y3, Y2
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y5
-	VFMADD213PD expC12<>+0(SB), Y2, Y5
-	VFMADD213PD expC11<>+0(SB), Y2, Y5
-	VFMADD213PD expC10<>+0(SB), Y2, Y5
-	VFMADD213PD expC9<>+0(SB), Y2, Y5
-	VFMADD213PD expC8<>+0(SB), Y2, Y5
-	VFMADD213PD expC7<>+0(SB), Y2, Y5
-	VFMADD213PD expC6<>+0(SB), Y2, Y5
-	VFMADD213PD expC5<>+0(SB), Y2, Y5
-	VFMADD213PD expC4<>+0(SB), Y2, Y5
-	VFMADD213PD expC3<>+0(SB), Y2, Y5
-	VFMADD213PD expC2<>+0(SB), Y2, Y5
-	VFMADD213PD one<>+0(SB), Y2, Y5
-	VFMADD213PD one<>+0(SB), Y2, Y5
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y3, Y2
-	VROUNDPD $0x01, Y2, Y2
-	VSUBPD   Y2, Y3, Y3
-	VADDPD   expMagic<>+0(SB), Y2, Y2
-	VPSLLQ   $0x34, Y2, Y2
-	VADDPD   expMagic<>+0(SB), Y3, Y3
-	VPSLLQ   $0x34, Y3, Y3
-	VMULPD   Y2, Y5, Y5
-	VMULPD   Y3, Y5, Y2
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
-	VMULPD      Y1, Y1, Y3
-	VMOVUPD     tanhP0<>+0(SB), Y5
-	VFMADD213PD tanhP1<>+0(SB), Y3, Y5
-	VFMADD213PD tanhP2<>+0(SB), Y3, Y5
-	VADDPD      tanhQ0<>+0(SB), Y3, Y6
-	VFMADD213PD tanhQ1<>+0(SB), Y3, Y6
-	VFMADD213PD tanhQ2<>+0(SB), Y3, Y6
-	VMULPD      Y3, Y1, Y3
-	VMULPD      Y5, Y3, Y5
-	VADDPD      one<>+0(SB), Y2, Y2
-
-	// large (or NaN): numerator -2, denominator e+1, base 1
-	VCMPPD    $0x15, tanhSmall<>+0(SB), Y1, Y3
-	VBLENDVPD Y3, minusTwo<>+0(SB), Y5, Y5
-	VBLENDVPD Y3, Y2, Y6, Y6
-	VBLENDVPD Y3, one<>+0(SB), Y1, Y1
-	VDIVPD    Y6, Y5, Y5
-	VADDPD    Y5, Y1, Y1
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y1, Y1
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y1, Y0, Y0
-	JMP    act39AVX2_done
-
-act39AVX2_large:
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Y1
-	VMINPD  Y2, Y1, Y2
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD   expLog2E<>+0(SB), Y2, Y1
-	VROUNDPD $0x00, Y1, Y1
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Y1, Y2
-	VFNMADD231PD expLn2Lo<>+0(SB), Y1, Y2
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Y3
-	VFMADD213PD expC12<>+0(SB), Y2, Y3
-	VFMADD213PD expC11<>+0(SB), Y2, Y3
-	VFMADD213PD expC10<>+0(SB), Y2, Y3
-	VFMADD213PD expC9<>+0(SB), Y2, Y3
-	VFMADD213PD expC8<>+0(SB), Y2, Y3
-	VFMADD213PD expC7<>+0(SB), Y2, Y3
-	VFMADD213PD expC6<>+0(SB), Y2, Y3
-	VFMADD213PD expC5<>+0(SB), Y2, Y3
-	VFMADD213PD expC4<>+0(SB), Y2, Y3
-	VFMADD213PD expC3<>+0(SB), Y2, Y3
-	VFMADD213PD expC2<>+0(SB), Y2, Y3
-	VFMADD213PD one<>+0(SB), Y2, Y3
-	VFMADD213PD one<>+0(SB), Y2, Y3
-
-	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
-	VMULPD   half<>+0(SB), Y1, Y2
-	VROUNDPD $0x01, Y2, Y2
-	VSUBPD   Y2, Y1, Y1
-	VADDPD   expMagic<>+0(SB), Y2, Y2
-	VPSLLQ   $0x34, Y2, Y2
-	VADDPD   expMagic<>+0(SB), Y1, Y1
-	VPSLLQ   $0x34, Y1, Y1
-	VMULPD   Y2, Y3, Y3
-	VMULPD   Y1, Y3, Y2
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: 1 + (-2)/(e+1)
-	VADDPD  one<>+0(SB), Y2, Y2
-	VMOVUPD minusTwo<>+0(SB), Y1
-	VDIVPD  Y2, Y1, Y1
-	VADDPD  one<>+0(SB), Y1, Y1
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y1, Y1
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y1, Y0, Y0
-	JMP    act39AVX2_done
-
-act39AVX2_sat:
-	// tanh: ±1
-	VMOVUPD one<>+0(SB), Y1
-
-	// x = copysign(t, x)
-	VANDPD absMask<>+0(SB), Y1, Y1
-	VANDPD signMask<>+0(SB), Y0, Y0
-	VORPD  Y1, Y0, Y0
-
-act39AVX2_done:
 	MOVQ    tc_base+112(FP), BX
 	VMOVUPD Y0, (BX)(DX*8)
 	VMULPD  Y0, Y4, Y4
@@ -8979,11 +8799,6 @@ gateStepAVX512_loop:
 	VPANDQ absMask<>+0(SB), Z2, Z8
 	VADDPD Z8, Z8, Z9
 
-	// no lane small: no rational branch
-	VCMPPD   $0x11, tanhSmall<>+0(SB), Z8, K1
-	KORTESTW K1, K1
-	JZ       act40AVX512_large
-
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z10
 	VMAXPD  Z5, Z10, Z5
@@ -9114,127 +8929,7 @@ gateStepAVX512_loop:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z8, Z2
-	JMP        act40AVX512_done
 
-act40AVX512_large:
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Z8
-	VMAXPD  Z5, Z8, Z5
-	VMOVUPD expMinArg<>+0(SB), Z8
-	VMAXPD  Z6, Z8, Z6
-	VMOVUPD expMinArg<>+0(SB), Z8
-	VMAXPD  Z7, Z8, Z7
-	VMOVUPD expMaxArg<>+0(SB), Z8
-	VMINPD  Z9, Z8, Z9
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD      expLog2E<>+0(SB), Z5, Z8
-	VRNDSCALEPD $0x00, Z8, Z8
-	VMULPD      expLog2E<>+0(SB), Z6, Z10
-	VRNDSCALEPD $0x00, Z10, Z10
-	VMULPD      expLog2E<>+0(SB), Z7, Z11
-	VRNDSCALEPD $0x00, Z11, Z11
-	VMULPD      expLog2E<>+0(SB), Z9, Z12
-	VRNDSCALEPD $0x00, Z12, Z12
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
-	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z6
-	VFNMADD231PD expLn2Hi<>+0(SB), Z11, Z7
-	VFNMADD231PD expLn2Hi<>+0(SB), Z12, Z9
-	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
-	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z6
-	VFNMADD231PD expLn2Lo<>+0(SB), Z11, Z7
-	VFNMADD231PD expLn2Lo<>+0(SB), Z12, Z9
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Z13
-	VMOVUPD     expC13<>+0(SB), Z14
-	VMOVUPD     expC13<>+0(SB), Z15
-	VMOVUPD     expC13<>+0(SB), Z16
-	VFMADD213PD expC12<>+0(SB), Z5, Z13
-	VFMADD213PD expC12<>+0(SB), Z6, Z14
-	VFMADD213PD expC12<>+0(SB), Z7, Z15
-	VFMADD213PD expC12<>+0(SB), Z9, Z16
-	VFMADD213PD expC11<>+0(SB), Z5, Z13
-	VFMADD213PD expC11<>+0(SB), Z6, Z14
-	VFMADD213PD expC11<>+0(SB), Z7, Z15
-	VFMADD213PD expC11<>+0(SB), Z9, Z16
-	VFMADD213PD expC10<>+0(SB), Z5, Z13
-	VFMADD213PD expC10<>+0(SB), Z6, Z14
-	VFMADD213PD expC10<>+0(SB), Z7, Z15
-	VFMADD213PD expC10<>+0(SB), Z9, Z16
-	VFMADD213PD expC9<>+0(SB), Z5, Z13
-	VFMADD213PD expC9<>+0(SB), Z6, Z14
-	VFMADD213PD expC9<>+0(SB), Z7, Z15
-	VFMADD213PD expC9<>+0(SB), Z9, Z16
-	VFMADD213PD expC8<>+0(SB), Z5, Z13
-	VFMADD213PD expC8<>+0(SB), Z6, Z14
-	VFMADD213PD expC8<>+0(SB), Z7, Z15
-	VFMADD213PD expC8<>+0(SB), Z9, Z16
-	VFMADD213PD expC7<>+0(SB), Z5, Z13
-	VFMADD213PD expC7<>+0(SB), Z6, Z14
-	VFMADD213PD expC7<>+0(SB), Z7, Z15
-	VFMADD213PD expC7<>+0(SB), Z9, Z16
-	VFMADD213PD expC6<>+0(SB), Z5, Z13
-	VFMADD213PD expC6<>+0(SB), Z6, Z14
-	VFMADD213PD expC6<>+0(SB), Z7, Z15
-	VFMADD213PD expC6<>+0(SB), Z9, Z16
-	VFMADD213PD expC5<>+0(SB), Z5, Z13
-	VFMADD213PD expC5<>+0(SB), Z6, Z14
-	VFMADD213PD expC5<>+0(SB), Z7, Z15
-	VFMADD213PD expC5<>+0(SB), Z9, Z16
-	VFMADD213PD expC4<>+0(SB), Z5, Z13
-	VFMADD213PD expC4<>+0(SB), Z6, Z14
-	VFMADD213PD expC4<>+0(SB), Z7, Z15
-	VFMADD213PD expC4<>+0(SB), Z9, Z16
-	VFMADD213PD expC3<>+0(SB), Z5, Z13
-	VFMADD213PD expC3<>+0(SB), Z6, Z14
-	VFMADD213PD expC3<>+0(SB), Z7, Z15
-	VFMADD213PD expC3<>+0(SB), Z9, Z16
-	VFMADD213PD expC2<>+0(SB), Z5, Z13
-	VFMADD213PD expC2<>+0(SB), Z6, Z14
-	VFMADD213PD expC2<>+0(SB), Z7, Z15
-	VFMADD213PD expC2<>+0(SB), Z9, Z16
-	VFMADD213PD one<>+0(SB), Z5, Z13
-	VFMADD213PD one<>+0(SB), Z6, Z14
-	VFMADD213PD one<>+0(SB), Z7, Z15
-	VFMADD213PD one<>+0(SB), Z9, Z16
-	VFMADD213PD one<>+0(SB), Z5, Z13
-	VFMADD213PD one<>+0(SB), Z6, Z14
-	VFMADD213PD one<>+0(SB), Z7, Z15
-	VFMADD213PD one<>+0(SB), Z9, Z16
-
-	// x = p * 2^k, rounded once (VSCALEFPD)
-	VSCALEFPD Z8, Z13, Z5
-	VSCALEFPD Z10, Z14, Z6
-	VSCALEFPD Z11, Z15, Z7
-	VSCALEFPD Z12, Z16, Z9
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Z5, Z8
-	VCMPPD    $0x1d, zero<>+0(SB), Z0, K1
-	VBLENDMPD one<>+0(SB), Z5, K1, Z5
-	VDIVPD    Z8, Z5, Z0
-	VADDPD    one<>+0(SB), Z6, Z5
-	VCMPPD    $0x1d, zero<>+0(SB), Z1, K1
-	VBLENDMPD one<>+0(SB), Z6, K1, Z6
-	VDIVPD    Z5, Z6, Z1
-	VADDPD    one<>+0(SB), Z7, Z5
-	VCMPPD    $0x1d, zero<>+0(SB), Z3, K1
-	VBLENDMPD one<>+0(SB), Z7, K1, Z7
-	VDIVPD    Z5, Z7, Z3
-
-	// tanh: 1 + (-2)/(e+1)
-	VADDPD  one<>+0(SB), Z9, Z9
-	VMOVUPD minusTwo<>+0(SB), Z8
-	VDIVPD  Z9, Z8, Z8
-	VADDPD  one<>+0(SB), Z8, Z8
-
-	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z8, Z2
-
-act40AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z4, Z1, Z4
 	VMULPD  Z2, Z0, Z5
@@ -9252,16 +8947,6 @@ act40AVX512_done:
 	// tanh: a = |x|, e = exp(2a)
 	VPANDQ absMask<>+0(SB), Z0, Z1
 	VADDPD Z1, Z1, Z2
-
-	// every lane saturated: tanh = ±1
-	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
-	KORTESTW K1, K1
-	JZ       act41AVX512_sat
-
-	// no lane small: no rational branch
-	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
-	KORTESTW K1, K1
-	JZ       act41AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z4
@@ -9317,64 +9002,11 @@ act40AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act41AVX512_done
-
-act41AVX512_large:
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Z1
-	VMINPD  Z2, Z1, Z2
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD      expLog2E<>+0(SB), Z2, Z1
-	VRNDSCALEPD $0x00, Z1, Z1
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
-	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Z4
-	VFMADD213PD expC12<>+0(SB), Z2, Z4
-	VFMADD213PD expC11<>+0(SB), Z2, Z4
-	VFMADD213PD expC10<>+0(SB), Z2, Z4
-	VFMADD213PD expC9<>+0(SB), Z2, Z4
-	VFMADD213PD expC8<>+0(SB), Z2, Z4
-	VFMADD213PD expC7<>+0(SB), Z2, Z4
-	VFMADD213PD expC6<>+0(SB), Z2, Z4
-	VFMADD213PD expC5<>+0(SB), Z2, Z4
-	VFMADD213PD expC4<>+0(SB), Z2, Z4
-	VFMADD213PD expC3<>+0(SB), Z2, Z4
-	VFMADD213PD expC2<>+0(SB), Z2, Z4
-	VFMADD213PD one<>+0(SB), Z2, Z4
-	VFMADD213PD one<>+0(SB), Z2, Z4
-
-	// x = p * 2^k, rounded once (VSCALEFPD)
-	VSCALEFPD Z1, Z4, Z2
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: 1 + (-2)/(e+1)
-	VADDPD  one<>+0(SB), Z2, Z2
-	VMOVUPD minusTwo<>+0(SB), Z1
-	VDIVPD  Z2, Z1, Z1
-	VADDPD  one<>+0(SB), Z1, Z1
-
-	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act41AVX512_done
-
-act41AVX512_sat:
-	// tanh: ±1
-	VMOVUPD one<>+0(SB), Z1
-
-	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-
-act41AVX512_done:
-	VMOVUPD Z0, (R10)(R12*8)
-	VMULPD  Z0, Z3, Z3
-	VMOVUPD Z3, (R11)(R12*8)
-	ADDQ    $+8, R12
-	JMP     gateStepAVX512_loop
+	VMOVUPD    Z0, (R10)(R12*8)
+	VMULPD     Z0, Z3, Z3
+	VMOVUPD    Z3, (R11)(R12*8)
+	ADDQ       $+8, R12
+	JMP        gateStepAVX512_loop
 
 gateStepAVX512_tail:
 	// }
@@ -9400,11 +9032,6 @@ gateStepAVX512_tail:
 	// tanh: a = |x|, e = exp(2a)
 	VPANDQ absMask<>+0(SB), Z2, Z8
 	VADDPD Z8, Z8, Z9
-
-	// no lane small: no rational branch
-	VCMPPD   $0x11, tanhSmall<>+0(SB), Z8, K2
-	KORTESTW K2, K2
-	JZ       act42AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z10
@@ -9536,127 +9163,7 @@ gateStepAVX512_tail:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z8, Z2
-	JMP        act42AVX512_done
 
-act42AVX512_large:
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMinArg<>+0(SB), Z8
-	VMAXPD  Z5, Z8, Z5
-	VMOVUPD expMinArg<>+0(SB), Z8
-	VMAXPD  Z6, Z8, Z6
-	VMOVUPD expMinArg<>+0(SB), Z8
-	VMAXPD  Z7, Z8, Z7
-	VMOVUPD expMaxArg<>+0(SB), Z8
-	VMINPD  Z9, Z8, Z9
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD      expLog2E<>+0(SB), Z5, Z8
-	VRNDSCALEPD $0x00, Z8, Z8
-	VMULPD      expLog2E<>+0(SB), Z6, Z10
-	VRNDSCALEPD $0x00, Z10, Z10
-	VMULPD      expLog2E<>+0(SB), Z7, Z11
-	VRNDSCALEPD $0x00, Z11, Z11
-	VMULPD      expLog2E<>+0(SB), Z9, Z12
-	VRNDSCALEPD $0x00, Z12, Z12
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z5
-	VFNMADD231PD expLn2Hi<>+0(SB), Z10, Z6
-	VFNMADD231PD expLn2Hi<>+0(SB), Z11, Z7
-	VFNMADD231PD expLn2Hi<>+0(SB), Z12, Z9
-	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z5
-	VFNMADD231PD expLn2Lo<>+0(SB), Z10, Z6
-	VFNMADD231PD expLn2Lo<>+0(SB), Z11, Z7
-	VFNMADD231PD expLn2Lo<>+0(SB), Z12, Z9
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Z13
-	VMOVUPD     expC13<>+0(SB), Z14
-	VMOVUPD     expC13<>+0(SB), Z15
-	VMOVUPD     expC13<>+0(SB), Z16
-	VFMADD213PD expC12<>+0(SB), Z5, Z13
-	VFMADD213PD expC12<>+0(SB), Z6, Z14
-	VFMADD213PD expC12<>+0(SB), Z7, Z15
-	VFMADD213PD expC12<>+0(SB), Z9, Z16
-	VFMADD213PD expC11<>+0(SB), Z5, Z13
-	VFMADD213PD expC11<>+0(SB), Z6, Z14
-	VFMADD213PD expC11<>+0(SB), Z7, Z15
-	VFMADD213PD expC11<>+0(SB), Z9, Z16
-	VFMADD213PD expC10<>+0(SB), Z5, Z13
-	VFMADD213PD expC10<>+0(SB), Z6, Z14
-	VFMADD213PD expC10<>+0(SB), Z7, Z15
-	VFMADD213PD expC10<>+0(SB), Z9, Z16
-	VFMADD213PD expC9<>+0(SB), Z5, Z13
-	VFMADD213PD expC9<>+0(SB), Z6, Z14
-	VFMADD213PD expC9<>+0(SB), Z7, Z15
-	VFMADD213PD expC9<>+0(SB), Z9, Z16
-	VFMADD213PD expC8<>+0(SB), Z5, Z13
-	VFMADD213PD expC8<>+0(SB), Z6, Z14
-	VFMADD213PD expC8<>+0(SB), Z7, Z15
-	VFMADD213PD expC8<>+0(SB), Z9, Z16
-	VFMADD213PD expC7<>+0(SB), Z5, Z13
-	VFMADD213PD expC7<>+0(SB), Z6, Z14
-	VFMADD213PD expC7<>+0(SB), Z7, Z15
-	VFMADD213PD expC7<>+0(SB), Z9, Z16
-	VFMADD213PD expC6<>+0(SB), Z5, Z13
-	VFMADD213PD expC6<>+0(SB), Z6, Z14
-	VFMADD213PD expC6<>+0(SB), Z7, Z15
-	VFMADD213PD expC6<>+0(SB), Z9, Z16
-	VFMADD213PD expC5<>+0(SB), Z5, Z13
-	VFMADD213PD expC5<>+0(SB), Z6, Z14
-	VFMADD213PD expC5<>+0(SB), Z7, Z15
-	VFMADD213PD expC5<>+0(SB), Z9, Z16
-	VFMADD213PD expC4<>+0(SB), Z5, Z13
-	VFMADD213PD expC4<>+0(SB), Z6, Z14
-	VFMADD213PD expC4<>+0(SB), Z7, Z15
-	VFMADD213PD expC4<>+0(SB), Z9, Z16
-	VFMADD213PD expC3<>+0(SB), Z5, Z13
-	VFMADD213PD expC3<>+0(SB), Z6, Z14
-	VFMADD213PD expC3<>+0(SB), Z7, Z15
-	VFMADD213PD expC3<>+0(SB), Z9, Z16
-	VFMADD213PD expC2<>+0(SB), Z5, Z13
-	VFMADD213PD expC2<>+0(SB), Z6, Z14
-	VFMADD213PD expC2<>+0(SB), Z7, Z15
-	VFMADD213PD expC2<>+0(SB), Z9, Z16
-	VFMADD213PD one<>+0(SB), Z5, Z13
-	VFMADD213PD one<>+0(SB), Z6, Z14
-	VFMADD213PD one<>+0(SB), Z7, Z15
-	VFMADD213PD one<>+0(SB), Z9, Z16
-	VFMADD213PD one<>+0(SB), Z5, Z13
-	VFMADD213PD one<>+0(SB), Z6, Z14
-	VFMADD213PD one<>+0(SB), Z7, Z15
-	VFMADD213PD one<>+0(SB), Z9, Z16
-
-	// x = p * 2^k, rounded once (VSCALEFPD)
-	VSCALEFPD Z8, Z13, Z5
-	VSCALEFPD Z10, Z14, Z6
-	VSCALEFPD Z11, Z15, Z7
-	VSCALEFPD Z12, Z16, Z9
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	VADDPD    one<>+0(SB), Z5, Z8
-	VCMPPD    $0x1d, zero<>+0(SB), Z0, K2
-	VBLENDMPD one<>+0(SB), Z5, K2, Z5
-	VDIVPD    Z8, Z5, Z0
-	VADDPD    one<>+0(SB), Z6, Z5
-	VCMPPD    $0x1d, zero<>+0(SB), Z1, K2
-	VBLENDMPD one<>+0(SB), Z6, K2, Z6
-	VDIVPD    Z5, Z6, Z1
-	VADDPD    one<>+0(SB), Z7, Z5
-	VCMPPD    $0x1d, zero<>+0(SB), Z3, K2
-	VBLENDMPD one<>+0(SB), Z7, K2, Z7
-	VDIVPD    Z5, Z7, Z3
-
-	// tanh: 1 + (-2)/(e+1)
-	VADDPD  one<>+0(SB), Z9, Z9
-	VMOVUPD minusTwo<>+0(SB), Z8
-	VDIVPD  Z9, Z8, Z8
-	VADDPD  one<>+0(SB), Z8, Z8
-
-	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z8, Z2
-
-act42AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z4, Z1, Z4
 	VMULPD  Z2, Z0, Z5
@@ -9674,16 +9181,6 @@ act42AVX512_done:
 	// tanh: a = |x|, e = exp(2a)
 	VPANDQ absMask<>+0(SB), Z0, Z1
 	VADDPD Z1, Z1, Z2
-
-	// every lane saturated: tanh = ±1
-	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
-	KORTESTW K2, K2
-	JZ       act43AVX512_sat
-
-	// no lane small: no rational branch
-	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
-	KORTESTW K2, K2
-	JZ       act43AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z4
@@ -9739,62 +9236,9 @@ act42AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act43AVX512_done
-
-act43AVX512_large:
-	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
-	VMOVUPD expMaxArg<>+0(SB), Z1
-	VMINPD  Z2, Z1, Z2
-
-	// k = roundEven(float64(x*log2e))
-	VMULPD      expLog2E<>+0(SB), Z2, Z1
-	VRNDSCALEPD $0x00, Z1, Z1
-
-	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
-	VFNMADD231PD expLn2Hi<>+0(SB), Z1, Z2
-	VFNMADD231PD expLn2Lo<>+0(SB), Z1, Z2
-
-	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
-	VMOVUPD     expC13<>+0(SB), Z4
-	VFMADD213PD expC12<>+0(SB), Z2, Z4
-	VFMADD213PD expC11<>+0(SB), Z2, Z4
-	VFMADD213PD expC10<>+0(SB), Z2, Z4
-	VFMADD213PD expC9<>+0(SB), Z2, Z4
-	VFMADD213PD expC8<>+0(SB), Z2, Z4
-	VFMADD213PD expC7<>+0(SB), Z2, Z4
-	VFMADD213PD expC6<>+0(SB), Z2, Z4
-	VFMADD213PD expC5<>+0(SB), Z2, Z4
-	VFMADD213PD expC4<>+0(SB), Z2, Z4
-	VFMADD213PD expC3<>+0(SB), Z2, Z4
-	VFMADD213PD expC2<>+0(SB), Z2, Z4
-	VFMADD213PD one<>+0(SB), Z2, Z4
-	VFMADD213PD one<>+0(SB), Z2, Z4
-
-	// x = p * 2^k, rounded once (VSCALEFPD)
-	VSCALEFPD Z1, Z4, Z2
-
-	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
-	// tanh: 1 + (-2)/(e+1)
-	VADDPD  one<>+0(SB), Z2, Z2
-	VMOVUPD minusTwo<>+0(SB), Z1
-	VDIVPD  Z2, Z1, Z1
-	VADDPD  one<>+0(SB), Z1, Z1
-
-	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act43AVX512_done
-
-act43AVX512_sat:
-	// tanh: ±1
-	VMOVUPD one<>+0(SB), Z1
-
-	// x = copysign(t, x)
-	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-
-act43AVX512_done:
-	VMOVUPD Z0, K1, (R10)(R12*8)
-	VMULPD  Z0, Z3, Z3
-	VMOVUPD Z3, K1, (R11)(R12*8)
+	VMOVUPD    Z0, K1, (R10)(R12*8)
+	VMULPD     Z0, Z3, Z3
+	VMOVUPD    Z3, K1, (R11)(R12*8)
 
 gateStepAVX512_done:
 	VZEROUPPER
@@ -9879,7 +9323,7 @@ gateStepTableAVX512_m0_loop:
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z8, K1
 	KORTESTW K1, K1
-	JZ       act44AVX512_large
+	JZ       act37AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z10
@@ -10011,9 +9455,9 @@ gateStepTableAVX512_m0_loop:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z8, Z3
-	JMP        act44AVX512_done
+	JMP        act37AVX512_done
 
-act44AVX512_large:
+act37AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z8
 	VMAXPD  Z5, Z8, Z5
@@ -10131,7 +9575,7 @@ act44AVX512_large:
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z8, Z3
 
-act44AVX512_done:
+act37AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z5
@@ -10161,12 +9605,12 @@ act44AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act45AVX512_sat
+	JZ       act38AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act45AVX512_large
+	JZ       act38AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -10222,9 +9666,9 @@ act44AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act45AVX512_done
+	JMP        act38AVX512_done
 
-act45AVX512_large:
+act38AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -10265,16 +9709,16 @@ act45AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act45AVX512_done
+	JMP        act38AVX512_done
 
-act45AVX512_sat:
+act38AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act45AVX512_done:
+act38AVX512_done:
 	MOVQ    tc_base+112(FP), SI
 	VMOVUPD Z0, (SI)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -10320,7 +9764,7 @@ gateStepTableAVX512_m0_tail:
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z8, K2
 	KORTESTW K2, K2
-	JZ       act46AVX512_large
+	JZ       act39AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z10
@@ -10452,9 +9896,9 @@ gateStepTableAVX512_m0_tail:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z8, Z3
-	JMP        act46AVX512_done
+	JMP        act39AVX512_done
 
-act46AVX512_large:
+act39AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z8
 	VMAXPD  Z5, Z8, Z5
@@ -10572,7 +10016,7 @@ act46AVX512_large:
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z8, Z3
 
-act46AVX512_done:
+act39AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z5
@@ -10602,12 +10046,12 @@ act46AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act47AVX512_sat
+	JZ       act40AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act47AVX512_large
+	JZ       act40AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -10663,9 +10107,9 @@ act46AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act47AVX512_done
+	JMP        act40AVX512_done
 
-act47AVX512_large:
+act40AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -10706,16 +10150,16 @@ act47AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act47AVX512_done
+	JMP        act40AVX512_done
 
-act47AVX512_sat:
+act40AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act47AVX512_done:
+act40AVX512_done:
 	MOVQ    tc_base+112(FP), AX
 	VMOVUPD Z0, K1, (AX)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -10765,7 +10209,7 @@ gateStepTableAVX512_m1_loop:
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z7, K1
 	KORTESTW K1, K1
-	JZ       act48AVX512_large
+	JZ       act41AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z9
@@ -10872,9 +10316,9 @@ gateStepTableAVX512_m1_loop:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
-	JMP        act48AVX512_done
+	JMP        act41AVX512_done
 
-act48AVX512_large:
+act41AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z7
 	VMAXPD  Z5, Z7, Z5
@@ -10967,7 +10411,7 @@ act48AVX512_large:
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
 
-act48AVX512_done:
+act41AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z1
@@ -10995,12 +10439,12 @@ act48AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act49AVX512_sat
+	JZ       act42AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act49AVX512_large
+	JZ       act42AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -11056,9 +10500,9 @@ act48AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act49AVX512_done
+	JMP        act42AVX512_done
 
-act49AVX512_large:
+act42AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -11099,16 +10543,16 @@ act49AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act49AVX512_done
+	JMP        act42AVX512_done
 
-act49AVX512_sat:
+act42AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act49AVX512_done:
+act42AVX512_done:
 	MOVQ    tc_base+112(FP), SI
 	VMOVUPD Z0, (SI)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -11153,7 +10597,7 @@ gateStepTableAVX512_m1_tail:
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z7, K2
 	KORTESTW K2, K2
-	JZ       act50AVX512_large
+	JZ       act43AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z9
@@ -11260,9 +10704,9 @@ gateStepTableAVX512_m1_tail:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
-	JMP        act50AVX512_done
+	JMP        act43AVX512_done
 
-act50AVX512_large:
+act43AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z7
 	VMAXPD  Z5, Z7, Z5
@@ -11355,7 +10799,7 @@ act50AVX512_large:
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
 
-act50AVX512_done:
+act43AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z1
@@ -11383,12 +10827,12 @@ act50AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act51AVX512_sat
+	JZ       act44AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act51AVX512_large
+	JZ       act44AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -11444,9 +10888,9 @@ act50AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act51AVX512_done
+	JMP        act44AVX512_done
 
-act51AVX512_large:
+act44AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -11487,16 +10931,16 @@ act51AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act51AVX512_done
+	JMP        act44AVX512_done
 
-act51AVX512_sat:
+act44AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act51AVX512_done:
+act44AVX512_done:
 	MOVQ    tc_base+112(FP), AX
 	VMOVUPD Z0, K1, (AX)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -11546,7 +10990,7 @@ gateStepTableAVX512_m2_loop:
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z7, K1
 	KORTESTW K1, K1
-	JZ       act52AVX512_large
+	JZ       act45AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z9
@@ -11653,9 +11097,9 @@ gateStepTableAVX512_m2_loop:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
-	JMP        act52AVX512_done
+	JMP        act45AVX512_done
 
-act52AVX512_large:
+act45AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z7
 	VMAXPD  Z5, Z7, Z5
@@ -11748,7 +11192,7 @@ act52AVX512_large:
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
 
-act52AVX512_done:
+act45AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z2
@@ -11775,12 +11219,12 @@ act52AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act53AVX512_sat
+	JZ       act46AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act53AVX512_large
+	JZ       act46AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -11836,9 +11280,9 @@ act52AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act53AVX512_done
+	JMP        act46AVX512_done
 
-act53AVX512_large:
+act46AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -11879,16 +11323,16 @@ act53AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act53AVX512_done
+	JMP        act46AVX512_done
 
-act53AVX512_sat:
+act46AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act53AVX512_done:
+act46AVX512_done:
 	MOVQ    tc_base+112(FP), SI
 	VMOVUPD Z0, (SI)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -11933,7 +11377,7 @@ gateStepTableAVX512_m2_tail:
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z7, K2
 	KORTESTW K2, K2
-	JZ       act54AVX512_large
+	JZ       act47AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z9
@@ -12040,9 +11484,9 @@ gateStepTableAVX512_m2_tail:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
-	JMP        act54AVX512_done
+	JMP        act47AVX512_done
 
-act54AVX512_large:
+act47AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z7
 	VMAXPD  Z5, Z7, Z5
@@ -12135,7 +11579,7 @@ act54AVX512_large:
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
 
-act54AVX512_done:
+act47AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z2
@@ -12162,12 +11606,12 @@ act54AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act55AVX512_sat
+	JZ       act48AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act55AVX512_large
+	JZ       act48AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -12223,9 +11667,9 @@ act54AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act55AVX512_done
+	JMP        act48AVX512_done
 
-act55AVX512_large:
+act48AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -12266,16 +11710,16 @@ act55AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act55AVX512_done
+	JMP        act48AVX512_done
 
-act55AVX512_sat:
+act48AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act55AVX512_done:
+act48AVX512_done:
 	MOVQ    tc_base+112(FP), AX
 	VMOVUPD Z0, K1, (AX)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -12324,7 +11768,7 @@ gateStepTableAVX512_m3_loop:
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z6, K1
 	KORTESTW K1, K1
-	JZ       act56AVX512_large
+	JZ       act49AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z8
@@ -12406,9 +11850,9 @@ gateStepTableAVX512_m3_loop:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
-	JMP        act56AVX512_done
+	JMP        act49AVX512_done
 
-act56AVX512_large:
+act49AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z6
 	VMAXPD  Z5, Z6, Z5
@@ -12476,7 +11920,7 @@ act56AVX512_large:
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
 
-act56AVX512_done:
+act49AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z1
@@ -12501,12 +11945,12 @@ act56AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act57AVX512_sat
+	JZ       act50AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act57AVX512_large
+	JZ       act50AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -12562,9 +12006,9 @@ act56AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act57AVX512_done
+	JMP        act50AVX512_done
 
-act57AVX512_large:
+act50AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -12605,16 +12049,16 @@ act57AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act57AVX512_done
+	JMP        act50AVX512_done
 
-act57AVX512_sat:
+act50AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act57AVX512_done:
+act50AVX512_done:
 	MOVQ    tc_base+112(FP), SI
 	VMOVUPD Z0, (SI)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -12658,7 +12102,7 @@ gateStepTableAVX512_m3_tail:
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z6, K2
 	KORTESTW K2, K2
-	JZ       act58AVX512_large
+	JZ       act51AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z8
@@ -12740,9 +12184,9 @@ gateStepTableAVX512_m3_tail:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
-	JMP        act58AVX512_done
+	JMP        act51AVX512_done
 
-act58AVX512_large:
+act51AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z6
 	VMAXPD  Z5, Z6, Z5
@@ -12810,7 +12254,7 @@ act58AVX512_large:
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
 
-act58AVX512_done:
+act51AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z1
@@ -12835,12 +12279,12 @@ act58AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act59AVX512_sat
+	JZ       act52AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act59AVX512_large
+	JZ       act52AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -12896,9 +12340,9 @@ act58AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act59AVX512_done
+	JMP        act52AVX512_done
 
-act59AVX512_large:
+act52AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -12939,16 +12383,16 @@ act59AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act59AVX512_done
+	JMP        act52AVX512_done
 
-act59AVX512_sat:
+act52AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act59AVX512_done:
+act52AVX512_done:
 	MOVQ    tc_base+112(FP), AX
 	VMOVUPD Z0, K1, (AX)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -13000,7 +12444,7 @@ gateStepTableAVX512_m4_loop:
 	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z4, K2
 	KORW     K2, K1, K1
 	KORTESTW K1, K1
-	JZ       act60AVX512_sat
+	JZ       act53AVX512_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z8
@@ -13088,14 +12532,14 @@ gateStepTableAVX512_m4_loop:
 	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
 	VBLENDMPD one<>+0(SB), Z7, K1, Z7
 	VDIVPD    Z5, Z7, Z4
-	JMP       act60AVX512_done
+	JMP       act53AVX512_done
 
-act60AVX512_sat:
+act53AVX512_sat:
 	VMOVUPD one<>+0(SB), Z1
 	VMOVUPD one<>+0(SB), Z2
 	VMOVUPD one<>+0(SB), Z4
 
-act60AVX512_done:
+act53AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z3
@@ -13122,12 +12566,12 @@ act60AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act61AVX512_sat
+	JZ       act54AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act61AVX512_large
+	JZ       act54AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -13183,9 +12627,9 @@ act60AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act61AVX512_done
+	JMP        act54AVX512_done
 
-act61AVX512_large:
+act54AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -13226,16 +12670,16 @@ act61AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act61AVX512_done
+	JMP        act54AVX512_done
 
-act61AVX512_sat:
+act54AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act61AVX512_done:
+act54AVX512_done:
 	MOVQ    tc_base+112(FP), SI
 	VMOVUPD Z0, (SI)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -13282,7 +12726,7 @@ gateStepTableAVX512_m4_tail:
 	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z4, K3
 	KORW     K3, K2, K2
 	KORTESTW K2, K2
-	JZ       act62AVX512_sat
+	JZ       act55AVX512_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z8
@@ -13370,14 +12814,14 @@ gateStepTableAVX512_m4_tail:
 	VCMPPD    $0x1d, zero<>+0(SB), Z4, K2
 	VBLENDMPD one<>+0(SB), Z7, K2, Z7
 	VDIVPD    Z5, Z7, Z4
-	JMP       act62AVX512_done
+	JMP       act55AVX512_done
 
-act62AVX512_sat:
+act55AVX512_sat:
 	VMOVUPD one<>+0(SB), Z1
 	VMOVUPD one<>+0(SB), Z2
 	VMOVUPD one<>+0(SB), Z4
 
-act62AVX512_done:
+act55AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z3
@@ -13404,12 +12848,12 @@ act62AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act63AVX512_sat
+	JZ       act56AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act63AVX512_large
+	JZ       act56AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -13465,9 +12909,9 @@ act62AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act63AVX512_done
+	JMP        act56AVX512_done
 
-act63AVX512_large:
+act56AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -13508,16 +12952,16 @@ act63AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act63AVX512_done
+	JMP        act56AVX512_done
 
-act63AVX512_sat:
+act56AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act63AVX512_done:
+act56AVX512_done:
 	MOVQ    tc_base+112(FP), AX
 	VMOVUPD Z0, K1, (AX)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -13566,7 +13010,7 @@ gateStepTableAVX512_m5_loop:
 	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z4, K2
 	KORW     K2, K1, K1
 	KORTESTW K1, K1
-	JZ       act64AVX512_sat
+	JZ       act57AVX512_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z7
@@ -13629,13 +13073,13 @@ gateStepTableAVX512_m5_loop:
 	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
 	VBLENDMPD one<>+0(SB), Z6, K1, Z6
 	VDIVPD    Z5, Z6, Z4
-	JMP       act64AVX512_done
+	JMP       act57AVX512_done
 
-act64AVX512_sat:
+act57AVX512_sat:
 	VMOVUPD one<>+0(SB), Z2
 	VMOVUPD one<>+0(SB), Z4
 
-act64AVX512_done:
+act57AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z1
@@ -13660,12 +13104,12 @@ act64AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act65AVX512_sat
+	JZ       act58AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act65AVX512_large
+	JZ       act58AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -13721,9 +13165,9 @@ act64AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act65AVX512_done
+	JMP        act58AVX512_done
 
-act65AVX512_large:
+act58AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -13764,16 +13208,16 @@ act65AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act65AVX512_done
+	JMP        act58AVX512_done
 
-act65AVX512_sat:
+act58AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act65AVX512_done:
+act58AVX512_done:
 	MOVQ    tc_base+112(FP), SI
 	VMOVUPD Z0, (SI)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -13817,7 +13261,7 @@ gateStepTableAVX512_m5_tail:
 	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z4, K3
 	KORW     K3, K2, K2
 	KORTESTW K2, K2
-	JZ       act66AVX512_sat
+	JZ       act59AVX512_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z7
@@ -13880,13 +13324,13 @@ gateStepTableAVX512_m5_tail:
 	VCMPPD    $0x1d, zero<>+0(SB), Z4, K2
 	VBLENDMPD one<>+0(SB), Z6, K2, Z6
 	VDIVPD    Z5, Z6, Z4
-	JMP       act66AVX512_done
+	JMP       act59AVX512_done
 
-act66AVX512_sat:
+act59AVX512_sat:
 	VMOVUPD one<>+0(SB), Z2
 	VMOVUPD one<>+0(SB), Z4
 
-act66AVX512_done:
+act59AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z1
@@ -13911,12 +13355,12 @@ act66AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act67AVX512_sat
+	JZ       act60AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act67AVX512_large
+	JZ       act60AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -13972,9 +13416,9 @@ act66AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act67AVX512_done
+	JMP        act60AVX512_done
 
-act67AVX512_large:
+act60AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -14015,16 +13459,16 @@ act67AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act67AVX512_done
+	JMP        act60AVX512_done
 
-act67AVX512_sat:
+act60AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act67AVX512_done:
+act60AVX512_done:
 	MOVQ    tc_base+112(FP), AX
 	VMOVUPD Z0, K1, (AX)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -14073,7 +13517,7 @@ gateStepTableAVX512_m6_loop:
 	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z4, K2
 	KORW     K2, K1, K1
 	KORTESTW K1, K1
-	JZ       act68AVX512_sat
+	JZ       act61AVX512_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z7
@@ -14136,13 +13580,13 @@ gateStepTableAVX512_m6_loop:
 	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
 	VBLENDMPD one<>+0(SB), Z6, K1, Z6
 	VDIVPD    Z5, Z6, Z4
-	JMP       act68AVX512_done
+	JMP       act61AVX512_done
 
-act68AVX512_sat:
+act61AVX512_sat:
 	VMOVUPD one<>+0(SB), Z1
 	VMOVUPD one<>+0(SB), Z4
 
-act68AVX512_done:
+act61AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z2
@@ -14166,12 +13610,12 @@ act68AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act69AVX512_sat
+	JZ       act62AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act69AVX512_large
+	JZ       act62AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -14227,9 +13671,9 @@ act68AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act69AVX512_done
+	JMP        act62AVX512_done
 
-act69AVX512_large:
+act62AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -14270,16 +13714,16 @@ act69AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act69AVX512_done
+	JMP        act62AVX512_done
 
-act69AVX512_sat:
+act62AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act69AVX512_done:
+act62AVX512_done:
 	MOVQ    tc_base+112(FP), SI
 	VMOVUPD Z0, (SI)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -14323,7 +13767,7 @@ gateStepTableAVX512_m6_tail:
 	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z4, K3
 	KORW     K3, K2, K2
 	KORTESTW K2, K2
-	JZ       act70AVX512_sat
+	JZ       act63AVX512_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z7
@@ -14386,13 +13830,13 @@ gateStepTableAVX512_m6_tail:
 	VCMPPD    $0x1d, zero<>+0(SB), Z4, K2
 	VBLENDMPD one<>+0(SB), Z6, K2, Z6
 	VDIVPD    Z5, Z6, Z4
-	JMP       act70AVX512_done
+	JMP       act63AVX512_done
 
-act70AVX512_sat:
+act63AVX512_sat:
 	VMOVUPD one<>+0(SB), Z1
 	VMOVUPD one<>+0(SB), Z4
 
-act70AVX512_done:
+act63AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z2
@@ -14416,12 +13860,12 @@ act70AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act71AVX512_sat
+	JZ       act64AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act71AVX512_large
+	JZ       act64AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -14477,9 +13921,9 @@ act70AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act71AVX512_done
+	JMP        act64AVX512_done
 
-act71AVX512_large:
+act64AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -14520,16 +13964,16 @@ act71AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act71AVX512_done
+	JMP        act64AVX512_done
 
-act71AVX512_sat:
+act64AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act71AVX512_done:
+act64AVX512_done:
 	MOVQ    tc_base+112(FP), AX
 	VMOVUPD Z0, K1, (AX)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -14592,7 +14036,7 @@ gateStepTableAVX512_m7_loopk:
 	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z9, K2
 	KORW     K2, K1, K1
 	KORTESTW K1, K1
-	JZ       act72AVX512_sat
+	JZ       act65AVX512_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z12
@@ -14655,13 +14099,13 @@ gateStepTableAVX512_m7_loopk:
 	VCMPPD    $0x1d, zero<>+0(SB), Z9, K1
 	VBLENDMPD one<>+0(SB), Z11, K1, Z11
 	VDIVPD    Z10, Z11, Z9
-	JMP       act72AVX512_done
+	JMP       act65AVX512_done
 
-act72AVX512_sat:
+act65AVX512_sat:
 	VMOVUPD one<>+0(SB), Z4
 	VMOVUPD one<>+0(SB), Z9
 
-act72AVX512_done:
+act65AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z1
@@ -14699,14 +14143,14 @@ act72AVX512_done:
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z5, K2
 	KORW     K2, K1, K1
 	KORTESTW K1, K1
-	JZ       act73AVX512_sat
+	JZ       act66AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z2, K1
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z5, K2
 	KORW     K2, K1, K1
 	KORTESTW K1, K1
-	JZ       act73AVX512_large
+	JZ       act66AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z7
@@ -14804,9 +14248,9 @@ act72AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
-	JMP        act73AVX512_done
+	JMP        act66AVX512_done
 
-act73AVX512_large:
+act66AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z2
 	VMINPD  Z3, Z2, Z3
@@ -14875,9 +14319,9 @@ act73AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
-	JMP        act73AVX512_done
+	JMP        act66AVX512_done
 
-act73AVX512_sat:
+act66AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z2
 
@@ -14888,7 +14332,7 @@ act73AVX512_sat:
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
 
-act73AVX512_done:
+act66AVX512_done:
 	MOVQ    tc_base+112(FP), SI
 	VMOVUPD Z0, (SI)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -14935,7 +14379,7 @@ gateStepTableAVX512_m7_loop:
 	// every lane saturated: sigmoid = 1
 	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z4, K1
 	KORTESTW K1, K1
-	JZ       act74AVX512_sat
+	JZ       act67AVX512_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z6
@@ -14973,12 +14417,12 @@ gateStepTableAVX512_m7_loop:
 	VCMPPD    $0x1d, zero<>+0(SB), Z4, K1
 	VBLENDMPD one<>+0(SB), Z5, K1, Z5
 	VDIVPD    Z6, Z5, Z4
-	JMP       act74AVX512_done
+	JMP       act67AVX512_done
 
-act74AVX512_sat:
+act67AVX512_sat:
 	VMOVUPD one<>+0(SB), Z4
 
-act74AVX512_done:
+act67AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z1
@@ -15000,12 +14444,12 @@ act74AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act75AVX512_sat
+	JZ       act68AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act75AVX512_large
+	JZ       act68AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -15061,9 +14505,9 @@ act74AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act75AVX512_done
+	JMP        act68AVX512_done
 
-act75AVX512_large:
+act68AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -15104,16 +14548,16 @@ act75AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act75AVX512_done
+	JMP        act68AVX512_done
 
-act75AVX512_sat:
+act68AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act75AVX512_done:
+act68AVX512_done:
 	MOVQ    tc_base+112(FP), SI
 	VMOVUPD Z0, (SI)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -15154,7 +14598,7 @@ gateStepTableAVX512_m7_tail:
 	// every lane saturated: sigmoid = 1
 	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z4, K2
 	KORTESTW K2, K2
-	JZ       act76AVX512_sat
+	JZ       act69AVX512_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z6
@@ -15192,12 +14636,12 @@ gateStepTableAVX512_m7_tail:
 	VCMPPD    $0x1d, zero<>+0(SB), Z4, K2
 	VBLENDMPD one<>+0(SB), Z5, K2, Z5
 	VDIVPD    Z6, Z5, Z4
-	JMP       act76AVX512_done
+	JMP       act69AVX512_done
 
-act76AVX512_sat:
+act69AVX512_sat:
 	VMOVUPD one<>+0(SB), Z4
 
-act76AVX512_done:
+act69AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z1
@@ -15219,12 +14663,12 @@ act76AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act77AVX512_sat
+	JZ       act70AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act77AVX512_large
+	JZ       act70AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -15280,9 +14724,9 @@ act76AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act77AVX512_done
+	JMP        act70AVX512_done
 
-act77AVX512_large:
+act70AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -15323,16 +14767,16 @@ act77AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act77AVX512_done
+	JMP        act70AVX512_done
 
-act77AVX512_sat:
+act70AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act77AVX512_done:
+act70AVX512_done:
 	MOVQ    tc_base+112(FP), AX
 	VMOVUPD Z0, K1, (AX)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -15382,7 +14826,7 @@ gateStepTableAVX512_m8_loop:
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z7, K1
 	KORTESTW K1, K1
-	JZ       act78AVX512_large
+	JZ       act71AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z9
@@ -15489,9 +14933,9 @@ gateStepTableAVX512_m8_loop:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
-	JMP        act78AVX512_done
+	JMP        act71AVX512_done
 
-act78AVX512_large:
+act71AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z7
 	VMAXPD  Z5, Z7, Z5
@@ -15584,7 +15028,7 @@ act78AVX512_large:
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
 
-act78AVX512_done:
+act71AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z5
@@ -15610,12 +15054,12 @@ act78AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act79AVX512_sat
+	JZ       act72AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act79AVX512_large
+	JZ       act72AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -15671,9 +15115,9 @@ act78AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act79AVX512_done
+	JMP        act72AVX512_done
 
-act79AVX512_large:
+act72AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -15714,16 +15158,16 @@ act79AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act79AVX512_done
+	JMP        act72AVX512_done
 
-act79AVX512_sat:
+act72AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act79AVX512_done:
+act72AVX512_done:
 	MOVQ    tc_base+112(FP), SI
 	VMOVUPD Z0, (SI)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -15768,7 +15212,7 @@ gateStepTableAVX512_m8_tail:
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z7, K2
 	KORTESTW K2, K2
-	JZ       act80AVX512_large
+	JZ       act73AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z9
@@ -15875,9 +15319,9 @@ gateStepTableAVX512_m8_tail:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
-	JMP        act80AVX512_done
+	JMP        act73AVX512_done
 
-act80AVX512_large:
+act73AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z7
 	VMAXPD  Z5, Z7, Z5
@@ -15970,7 +15414,7 @@ act80AVX512_large:
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z7, Z3
 
-act80AVX512_done:
+act73AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z5
@@ -15996,12 +15440,12 @@ act80AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act81AVX512_sat
+	JZ       act74AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act81AVX512_large
+	JZ       act74AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -16057,9 +15501,9 @@ act80AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act81AVX512_done
+	JMP        act74AVX512_done
 
-act81AVX512_large:
+act74AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -16100,16 +15544,16 @@ act81AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act81AVX512_done
+	JMP        act74AVX512_done
 
-act81AVX512_sat:
+act74AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act81AVX512_done:
+act74AVX512_done:
 	MOVQ    tc_base+112(FP), AX
 	VMOVUPD Z0, K1, (AX)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -16158,7 +15602,7 @@ gateStepTableAVX512_m9_loop:
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z6, K1
 	KORTESTW K1, K1
-	JZ       act82AVX512_large
+	JZ       act75AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z8
@@ -16240,9 +15684,9 @@ gateStepTableAVX512_m9_loop:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
-	JMP        act82AVX512_done
+	JMP        act75AVX512_done
 
-act82AVX512_large:
+act75AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z6
 	VMAXPD  Z5, Z6, Z5
@@ -16310,7 +15754,7 @@ act82AVX512_large:
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
 
-act82AVX512_done:
+act75AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z1
@@ -16334,12 +15778,12 @@ act82AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act83AVX512_sat
+	JZ       act76AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act83AVX512_large
+	JZ       act76AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -16395,9 +15839,9 @@ act82AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act83AVX512_done
+	JMP        act76AVX512_done
 
-act83AVX512_large:
+act76AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -16438,16 +15882,16 @@ act83AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act83AVX512_done
+	JMP        act76AVX512_done
 
-act83AVX512_sat:
+act76AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act83AVX512_done:
+act76AVX512_done:
 	MOVQ    tc_base+112(FP), SI
 	VMOVUPD Z0, (SI)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -16491,7 +15935,7 @@ gateStepTableAVX512_m9_tail:
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z6, K2
 	KORTESTW K2, K2
-	JZ       act84AVX512_large
+	JZ       act77AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z8
@@ -16573,9 +16017,9 @@ gateStepTableAVX512_m9_tail:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
-	JMP        act84AVX512_done
+	JMP        act77AVX512_done
 
-act84AVX512_large:
+act77AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z6
 	VMAXPD  Z5, Z6, Z5
@@ -16643,7 +16087,7 @@ act84AVX512_large:
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
 
-act84AVX512_done:
+act77AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z1
@@ -16667,12 +16111,12 @@ act84AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act85AVX512_sat
+	JZ       act78AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act85AVX512_large
+	JZ       act78AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -16728,9 +16172,9 @@ act84AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act85AVX512_done
+	JMP        act78AVX512_done
 
-act85AVX512_large:
+act78AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -16771,16 +16215,16 @@ act85AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act85AVX512_done
+	JMP        act78AVX512_done
 
-act85AVX512_sat:
+act78AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act85AVX512_done:
+act78AVX512_done:
 	MOVQ    tc_base+112(FP), AX
 	VMOVUPD Z0, K1, (AX)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -16829,7 +16273,7 @@ gateStepTableAVX512_m10_loop:
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z6, K1
 	KORTESTW K1, K1
-	JZ       act86AVX512_large
+	JZ       act79AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z8
@@ -16911,9 +16355,9 @@ gateStepTableAVX512_m10_loop:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
-	JMP        act86AVX512_done
+	JMP        act79AVX512_done
 
-act86AVX512_large:
+act79AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z6
 	VMAXPD  Z5, Z6, Z5
@@ -16981,7 +16425,7 @@ act86AVX512_large:
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
 
-act86AVX512_done:
+act79AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z2
@@ -17004,12 +16448,12 @@ act86AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act87AVX512_sat
+	JZ       act80AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act87AVX512_large
+	JZ       act80AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -17065,9 +16509,9 @@ act86AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act87AVX512_done
+	JMP        act80AVX512_done
 
-act87AVX512_large:
+act80AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -17108,16 +16552,16 @@ act87AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act87AVX512_done
+	JMP        act80AVX512_done
 
-act87AVX512_sat:
+act80AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act87AVX512_done:
+act80AVX512_done:
 	MOVQ    tc_base+112(FP), SI
 	VMOVUPD Z0, (SI)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -17161,7 +16605,7 @@ gateStepTableAVX512_m10_tail:
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z6, K2
 	KORTESTW K2, K2
-	JZ       act88AVX512_large
+	JZ       act81AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z8
@@ -17243,9 +16687,9 @@ gateStepTableAVX512_m10_tail:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
-	JMP        act88AVX512_done
+	JMP        act81AVX512_done
 
-act88AVX512_large:
+act81AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z6
 	VMAXPD  Z5, Z6, Z5
@@ -17313,7 +16757,7 @@ act88AVX512_large:
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z6, Z3
 
-act88AVX512_done:
+act81AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z2
@@ -17336,12 +16780,12 @@ act88AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act89AVX512_sat
+	JZ       act82AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act89AVX512_large
+	JZ       act82AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -17397,9 +16841,9 @@ act88AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act89AVX512_done
+	JMP        act82AVX512_done
 
-act89AVX512_large:
+act82AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -17440,16 +16884,16 @@ act89AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act89AVX512_done
+	JMP        act82AVX512_done
 
-act89AVX512_sat:
+act82AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act89AVX512_done:
+act82AVX512_done:
 	MOVQ    tc_base+112(FP), AX
 	VMOVUPD Z0, K1, (AX)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -17514,14 +16958,14 @@ gateStepTableAVX512_m11_loopk:
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z12, K2
 	KORW     K2, K1, K1
 	KORTESTW K1, K1
-	JZ       act90AVX512_sat
+	JZ       act83AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z10, K1
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z12, K2
 	KORW     K2, K1, K1
 	KORTESTW K1, K1
-	JZ       act90AVX512_large
+	JZ       act83AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z14
@@ -17619,9 +17063,9 @@ gateStepTableAVX512_m11_loopk:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z12, Z8
-	JMP        act90AVX512_done
+	JMP        act83AVX512_done
 
-act90AVX512_large:
+act83AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z10
 	VMINPD  Z11, Z10, Z11
@@ -17690,9 +17134,9 @@ act90AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z12, Z8
-	JMP        act90AVX512_done
+	JMP        act83AVX512_done
 
-act90AVX512_sat:
+act83AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z10
 
@@ -17703,7 +17147,7 @@ act90AVX512_sat:
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z12, Z8
 
-act90AVX512_done:
+act83AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z1
@@ -17739,14 +17183,14 @@ act90AVX512_done:
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z5, K2
 	KORW     K2, K1, K1
 	KORTESTW K1, K1
-	JZ       act91AVX512_sat
+	JZ       act84AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z2, K1
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z5, K2
 	KORW     K2, K1, K1
 	KORTESTW K1, K1
-	JZ       act91AVX512_large
+	JZ       act84AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z7
@@ -17844,9 +17288,9 @@ act90AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
-	JMP        act91AVX512_done
+	JMP        act84AVX512_done
 
-act91AVX512_large:
+act84AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z2
 	VMINPD  Z3, Z2, Z3
@@ -17915,9 +17359,9 @@ act91AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
-	JMP        act91AVX512_done
+	JMP        act84AVX512_done
 
-act91AVX512_sat:
+act84AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z2
 
@@ -17928,7 +17372,7 @@ act91AVX512_sat:
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
 
-act91AVX512_done:
+act84AVX512_done:
 	MOVQ    tc_base+112(FP), SI
 	VMOVUPD Z0, (SI)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -17976,12 +17420,12 @@ gateStepTableAVX512_m11_loop:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z5, K1
 	KORTESTW K1, K1
-	JZ       act92AVX512_sat
+	JZ       act85AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z5, K1
 	KORTESTW K1, K1
-	JZ       act92AVX512_large
+	JZ       act85AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z7
@@ -18037,9 +17481,9 @@ gateStepTableAVX512_m11_loop:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z3
-	JMP        act92AVX512_done
+	JMP        act85AVX512_done
 
-act92AVX512_large:
+act85AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z5
 	VMINPD  Z6, Z5, Z6
@@ -18080,16 +17524,16 @@ act92AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z3
-	JMP        act92AVX512_done
+	JMP        act85AVX512_done
 
-act92AVX512_sat:
+act85AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z5
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z3
 
-act92AVX512_done:
+act85AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z1
@@ -18110,12 +17554,12 @@ act92AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act93AVX512_sat
+	JZ       act86AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act93AVX512_large
+	JZ       act86AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -18171,9 +17615,9 @@ act92AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act93AVX512_done
+	JMP        act86AVX512_done
 
-act93AVX512_large:
+act86AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -18214,16 +17658,16 @@ act93AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act93AVX512_done
+	JMP        act86AVX512_done
 
-act93AVX512_sat:
+act86AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act93AVX512_done:
+act86AVX512_done:
 	MOVQ    tc_base+112(FP), SI
 	VMOVUPD Z0, (SI)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -18265,12 +17709,12 @@ gateStepTableAVX512_m11_tail:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z5, K2
 	KORTESTW K2, K2
-	JZ       act94AVX512_sat
+	JZ       act87AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z5, K2
 	KORTESTW K2, K2
-	JZ       act94AVX512_large
+	JZ       act87AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z7
@@ -18326,9 +17770,9 @@ gateStepTableAVX512_m11_tail:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z3
-	JMP        act94AVX512_done
+	JMP        act87AVX512_done
 
-act94AVX512_large:
+act87AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z5
 	VMINPD  Z6, Z5, Z6
@@ -18369,16 +17813,16 @@ act94AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z3
-	JMP        act94AVX512_done
+	JMP        act87AVX512_done
 
-act94AVX512_sat:
+act87AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z5
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z3
 
-act94AVX512_done:
+act87AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z1
@@ -18399,12 +17843,12 @@ act94AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act95AVX512_sat
+	JZ       act88AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act95AVX512_large
+	JZ       act88AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -18460,9 +17904,9 @@ act94AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act95AVX512_done
+	JMP        act88AVX512_done
 
-act95AVX512_large:
+act88AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -18503,16 +17947,16 @@ act95AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act95AVX512_done
+	JMP        act88AVX512_done
 
-act95AVX512_sat:
+act88AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act95AVX512_done:
+act88AVX512_done:
 	MOVQ    tc_base+112(FP), AX
 	VMOVUPD Z0, K1, (AX)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -18561,7 +18005,7 @@ gateStepTableAVX512_m12_loop:
 	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z2, K2
 	KORW     K2, K1, K1
 	KORTESTW K1, K1
-	JZ       act96AVX512_sat
+	JZ       act89AVX512_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z7
@@ -18624,13 +18068,13 @@ gateStepTableAVX512_m12_loop:
 	VCMPPD    $0x1d, zero<>+0(SB), Z2, K1
 	VBLENDMPD one<>+0(SB), Z6, K1, Z6
 	VDIVPD    Z5, Z6, Z2
-	JMP       act96AVX512_done
+	JMP       act89AVX512_done
 
-act96AVX512_sat:
+act89AVX512_sat:
 	VMOVUPD one<>+0(SB), Z1
 	VMOVUPD one<>+0(SB), Z2
 
-act96AVX512_done:
+act89AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z3
@@ -18653,12 +18097,12 @@ act96AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act97AVX512_sat
+	JZ       act90AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act97AVX512_large
+	JZ       act90AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -18714,9 +18158,9 @@ act96AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act97AVX512_done
+	JMP        act90AVX512_done
 
-act97AVX512_large:
+act90AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -18757,16 +18201,16 @@ act97AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act97AVX512_done
+	JMP        act90AVX512_done
 
-act97AVX512_sat:
+act90AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act97AVX512_done:
+act90AVX512_done:
 	MOVQ    tc_base+112(FP), SI
 	VMOVUPD Z0, (SI)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -18810,7 +18254,7 @@ gateStepTableAVX512_m12_tail:
 	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z2, K3
 	KORW     K3, K2, K2
 	KORTESTW K2, K2
-	JZ       act98AVX512_sat
+	JZ       act91AVX512_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z7
@@ -18873,13 +18317,13 @@ gateStepTableAVX512_m12_tail:
 	VCMPPD    $0x1d, zero<>+0(SB), Z2, K2
 	VBLENDMPD one<>+0(SB), Z6, K2, Z6
 	VDIVPD    Z5, Z6, Z2
-	JMP       act98AVX512_done
+	JMP       act91AVX512_done
 
-act98AVX512_sat:
+act91AVX512_sat:
 	VMOVUPD one<>+0(SB), Z1
 	VMOVUPD one<>+0(SB), Z2
 
-act98AVX512_done:
+act91AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z3
@@ -18902,12 +18346,12 @@ act98AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act99AVX512_sat
+	JZ       act92AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act99AVX512_large
+	JZ       act92AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -18963,9 +18407,9 @@ act98AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act99AVX512_done
+	JMP        act92AVX512_done
 
-act99AVX512_large:
+act92AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -19006,16 +18450,16 @@ act99AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act99AVX512_done
+	JMP        act92AVX512_done
 
-act99AVX512_sat:
+act92AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act99AVX512_done:
+act92AVX512_done:
 	MOVQ    tc_base+112(FP), AX
 	VMOVUPD Z0, K1, (AX)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -19078,7 +18522,7 @@ gateStepTableAVX512_m13_loopk:
 	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z7, K2
 	KORW     K2, K1, K1
 	KORTESTW K1, K1
-	JZ       act100AVX512_sat
+	JZ       act93AVX512_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z12
@@ -19141,13 +18585,13 @@ gateStepTableAVX512_m13_loopk:
 	VCMPPD    $0x1d, zero<>+0(SB), Z7, K1
 	VBLENDMPD one<>+0(SB), Z11, K1, Z11
 	VDIVPD    Z10, Z11, Z7
-	JMP       act100AVX512_done
+	JMP       act93AVX512_done
 
-act100AVX512_sat:
+act93AVX512_sat:
 	VMOVUPD one<>+0(SB), Z2
 	VMOVUPD one<>+0(SB), Z7
 
-act100AVX512_done:
+act93AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z1
@@ -19183,14 +18627,14 @@ act100AVX512_done:
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z5, K2
 	KORW     K2, K1, K1
 	KORTESTW K1, K1
-	JZ       act101AVX512_sat
+	JZ       act94AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z2, K1
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z5, K2
 	KORW     K2, K1, K1
 	KORTESTW K1, K1
-	JZ       act101AVX512_large
+	JZ       act94AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z7
@@ -19288,9 +18732,9 @@ act100AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
-	JMP        act101AVX512_done
+	JMP        act94AVX512_done
 
-act101AVX512_large:
+act94AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z2
 	VMINPD  Z3, Z2, Z3
@@ -19359,9 +18803,9 @@ act101AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
-	JMP        act101AVX512_done
+	JMP        act94AVX512_done
 
-act101AVX512_sat:
+act94AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z2
 
@@ -19372,7 +18816,7 @@ act101AVX512_sat:
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
 
-act101AVX512_done:
+act94AVX512_done:
 	MOVQ    tc_base+112(FP), SI
 	VMOVUPD Z0, (SI)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -19419,7 +18863,7 @@ gateStepTableAVX512_m13_loop:
 	// every lane saturated: sigmoid = 1
 	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z2, K1
 	KORTESTW K1, K1
-	JZ       act102AVX512_sat
+	JZ       act95AVX512_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z6
@@ -19457,12 +18901,12 @@ gateStepTableAVX512_m13_loop:
 	VCMPPD    $0x1d, zero<>+0(SB), Z2, K1
 	VBLENDMPD one<>+0(SB), Z5, K1, Z5
 	VDIVPD    Z6, Z5, Z2
-	JMP       act102AVX512_done
+	JMP       act95AVX512_done
 
-act102AVX512_sat:
+act95AVX512_sat:
 	VMOVUPD one<>+0(SB), Z2
 
-act102AVX512_done:
+act95AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z1
@@ -19483,12 +18927,12 @@ act102AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act103AVX512_sat
+	JZ       act96AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act103AVX512_large
+	JZ       act96AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -19544,9 +18988,9 @@ act102AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act103AVX512_done
+	JMP        act96AVX512_done
 
-act103AVX512_large:
+act96AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -19587,16 +19031,16 @@ act103AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act103AVX512_done
+	JMP        act96AVX512_done
 
-act103AVX512_sat:
+act96AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act103AVX512_done:
+act96AVX512_done:
 	MOVQ    tc_base+112(FP), SI
 	VMOVUPD Z0, (SI)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -19637,7 +19081,7 @@ gateStepTableAVX512_m13_tail:
 	// every lane saturated: sigmoid = 1
 	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z2, K2
 	KORTESTW K2, K2
-	JZ       act104AVX512_sat
+	JZ       act97AVX512_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z6
@@ -19675,12 +19119,12 @@ gateStepTableAVX512_m13_tail:
 	VCMPPD    $0x1d, zero<>+0(SB), Z2, K2
 	VBLENDMPD one<>+0(SB), Z5, K2, Z5
 	VDIVPD    Z6, Z5, Z2
-	JMP       act104AVX512_done
+	JMP       act97AVX512_done
 
-act104AVX512_sat:
+act97AVX512_sat:
 	VMOVUPD one<>+0(SB), Z2
 
-act104AVX512_done:
+act97AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z1
@@ -19701,12 +19145,12 @@ act104AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act105AVX512_sat
+	JZ       act98AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act105AVX512_large
+	JZ       act98AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -19762,9 +19206,9 @@ act104AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act105AVX512_done
+	JMP        act98AVX512_done
 
-act105AVX512_large:
+act98AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -19805,16 +19249,16 @@ act105AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act105AVX512_done
+	JMP        act98AVX512_done
 
-act105AVX512_sat:
+act98AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act105AVX512_done:
+act98AVX512_done:
 	MOVQ    tc_base+112(FP), AX
 	VMOVUPD Z0, K1, (AX)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -19877,7 +19321,7 @@ gateStepTableAVX512_m14_loopk:
 	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z6, K2
 	KORW     K2, K1, K1
 	KORTESTW K1, K1
-	JZ       act106AVX512_sat
+	JZ       act99AVX512_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z12
@@ -19940,13 +19384,13 @@ gateStepTableAVX512_m14_loopk:
 	VCMPPD    $0x1d, zero<>+0(SB), Z6, K1
 	VBLENDMPD one<>+0(SB), Z11, K1, Z11
 	VDIVPD    Z10, Z11, Z6
-	JMP       act106AVX512_done
+	JMP       act99AVX512_done
 
-act106AVX512_sat:
+act99AVX512_sat:
 	VMOVUPD one<>+0(SB), Z1
 	VMOVUPD one<>+0(SB), Z6
 
-act106AVX512_done:
+act99AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z2
@@ -19980,14 +19424,14 @@ act106AVX512_done:
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z5, K2
 	KORW     K2, K1, K1
 	KORTESTW K1, K1
-	JZ       act107AVX512_sat
+	JZ       act100AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z2, K1
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z5, K2
 	KORW     K2, K1, K1
 	KORTESTW K1, K1
-	JZ       act107AVX512_large
+	JZ       act100AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z7
@@ -20085,9 +19529,9 @@ act106AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
-	JMP        act107AVX512_done
+	JMP        act100AVX512_done
 
-act107AVX512_large:
+act100AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z2
 	VMINPD  Z3, Z2, Z3
@@ -20156,9 +19600,9 @@ act107AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
-	JMP        act107AVX512_done
+	JMP        act100AVX512_done
 
-act107AVX512_sat:
+act100AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z2
 
@@ -20169,7 +19613,7 @@ act107AVX512_sat:
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
 
-act107AVX512_done:
+act100AVX512_done:
 	MOVQ    tc_base+112(FP), SI
 	VMOVUPD Z0, (SI)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -20216,7 +19660,7 @@ gateStepTableAVX512_m14_loop:
 	// every lane saturated: sigmoid = 1
 	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act108AVX512_sat
+	JZ       act101AVX512_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z6
@@ -20254,12 +19698,12 @@ gateStepTableAVX512_m14_loop:
 	VCMPPD    $0x1d, zero<>+0(SB), Z1, K1
 	VBLENDMPD one<>+0(SB), Z5, K1, Z5
 	VDIVPD    Z6, Z5, Z1
-	JMP       act108AVX512_done
+	JMP       act101AVX512_done
 
-act108AVX512_sat:
+act101AVX512_sat:
 	VMOVUPD one<>+0(SB), Z1
 
-act108AVX512_done:
+act101AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z2
@@ -20279,12 +19723,12 @@ act108AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act109AVX512_sat
+	JZ       act102AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act109AVX512_large
+	JZ       act102AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -20340,9 +19784,9 @@ act108AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act109AVX512_done
+	JMP        act102AVX512_done
 
-act109AVX512_large:
+act102AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -20383,16 +19827,16 @@ act109AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act109AVX512_done
+	JMP        act102AVX512_done
 
-act109AVX512_sat:
+act102AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act109AVX512_done:
+act102AVX512_done:
 	MOVQ    tc_base+112(FP), SI
 	VMOVUPD Z0, (SI)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -20433,7 +19877,7 @@ gateStepTableAVX512_m14_tail:
 	// every lane saturated: sigmoid = 1
 	VCMPPD   $0x19, sigmoidSat<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act110AVX512_sat
+	JZ       act103AVX512_sat
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMinArg<>+0(SB), Z6
@@ -20471,12 +19915,12 @@ gateStepTableAVX512_m14_tail:
 	VCMPPD    $0x1d, zero<>+0(SB), Z1, K2
 	VBLENDMPD one<>+0(SB), Z5, K2, Z5
 	VDIVPD    Z6, Z5, Z1
-	JMP       act110AVX512_done
+	JMP       act103AVX512_done
 
-act110AVX512_sat:
+act103AVX512_sat:
 	VMOVUPD one<>+0(SB), Z1
 
-act110AVX512_done:
+act103AVX512_done:
 	// c = float64(f*cPrev) + float64(i*g)
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z2
@@ -20496,12 +19940,12 @@ act110AVX512_done:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act111AVX512_sat
+	JZ       act104AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act111AVX512_large
+	JZ       act104AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -20557,9 +20001,9 @@ act110AVX512_done:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act111AVX512_done
+	JMP        act104AVX512_done
 
-act111AVX512_large:
+act104AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -20600,16 +20044,16 @@ act111AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act111AVX512_done
+	JMP        act104AVX512_done
 
-act111AVX512_sat:
+act104AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act111AVX512_done:
+act104AVX512_done:
 	MOVQ    tc_base+112(FP), AX
 	VMOVUPD Z0, K1, (AX)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -20691,14 +20135,14 @@ gateStepTableAVX512_m15_loopk:
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z5, K2
 	KORW     K2, K1, K1
 	KORTESTW K1, K1
-	JZ       act112AVX512_sat
+	JZ       act105AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z2, K1
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z5, K2
 	KORW     K2, K1, K1
 	KORTESTW K1, K1
-	JZ       act112AVX512_large
+	JZ       act105AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z7
@@ -20796,9 +20240,9 @@ gateStepTableAVX512_m15_loopk:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
-	JMP        act112AVX512_done
+	JMP        act105AVX512_done
 
-act112AVX512_large:
+act105AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z2
 	VMINPD  Z3, Z2, Z3
@@ -20867,9 +20311,9 @@ act112AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
-	JMP        act112AVX512_done
+	JMP        act105AVX512_done
 
-act112AVX512_sat:
+act105AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z2
 
@@ -20880,7 +20324,7 @@ act112AVX512_sat:
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z5, Z1
 
-act112AVX512_done:
+act105AVX512_done:
 	MOVQ    tc_base+112(FP), SI
 	VMOVUPD Z0, (SI)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -20937,12 +20381,12 @@ gateStepTableAVX512_m15_loop:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act113AVX512_sat
+	JZ       act106AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K1
 	KORTESTW K1, K1
-	JZ       act113AVX512_large
+	JZ       act106AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -20998,9 +20442,9 @@ gateStepTableAVX512_m15_loop:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act113AVX512_done
+	JMP        act106AVX512_done
 
-act113AVX512_large:
+act106AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -21041,16 +20485,16 @@ act113AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act113AVX512_done
+	JMP        act106AVX512_done
 
-act113AVX512_sat:
+act106AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act113AVX512_done:
+act106AVX512_done:
 	MOVQ    tc_base+112(FP), SI
 	VMOVUPD Z0, (SI)(DX*8)
 	VMULPD  Z0, Z4, Z4
@@ -21101,12 +20545,12 @@ gateStepTableAVX512_m15_tail:
 	// every lane saturated: tanh = ±1
 	VCMPPD   $0x19, tanhSat<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act114AVX512_sat
+	JZ       act107AVX512_sat
 
 	// no lane small: no rational branch
 	VCMPPD   $0x11, tanhSmall<>+0(SB), Z1, K2
 	KORTESTW K2, K2
-	JZ       act114AVX512_large
+	JZ       act107AVX512_large
 
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z3
@@ -21162,9 +20606,9 @@ gateStepTableAVX512_m15_tail:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act114AVX512_done
+	JMP        act107AVX512_done
 
-act114AVX512_large:
+act107AVX512_large:
 	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
 	VMOVUPD expMaxArg<>+0(SB), Z1
 	VMINPD  Z2, Z1, Z2
@@ -21205,16 +20649,16 @@ act114AVX512_large:
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
-	JMP        act114AVX512_done
+	JMP        act107AVX512_done
 
-act114AVX512_sat:
+act107AVX512_sat:
 	// tanh: ±1
 	VMOVUPD one<>+0(SB), Z1
 
 	// x = copysign(t, x)
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
-act114AVX512_done:
+act107AVX512_done:
 	MOVQ    tc_base+112(FP), AX
 	VMOVUPD Z0, K1, (AX)(DX*8)
 	VMULPD  Z0, Z4, Z4

@@ -186,13 +186,23 @@ func (a *isa) exp(args []expArg) {
 var activations int
 
 // activate replaces each register of sig by sigmoidGeneric of it and each of
-// tanh by tanhGeneric of it, sharing one interleaved exp. Where no lane of
-// any tanh argument is small (|x| < tanhSmall), the rational branch is not
-// computed. Where every lane of every argument is saturated (tanh: |x| ≥
-// tanhSat; sigmoid: x ≥ sigmoidSat; the two are not mixed), nothing is:
-// the result is ±1 or 1. Either way the lanes get the bits of the blended
-// computation.
-func (a *isa) activate(sig, tanh []Register) {
+// tanh by tanhGeneric of it, sharing one interleaved exp.
+func (a *isa) activate(sig, tanh []Register) { a.activateSkip(sig, tanh, false) }
+
+// activateSkip is activate, skipping work where skip is set: where no lane
+// of any tanh argument is small (|x| < tanhSmall), the rational branch is not
+// computed, and where every lane of every argument is saturated (tanh: |x| ≥
+// tanhSat; sigmoid: x ≥ sigmoidSat; the two are not mixed), nothing is: the
+// result is ±1 or 1. Either way the lanes get the bits of the blended
+// computation. The tests and branches cost 6–8% on inputs where they never
+// pay (GateStep on random values, and the single path's short masked blocks,
+// whose masked-off lanes are never saturated), so only GateStepTable, which
+// runs the white-box networks' long batches of counters, takes them.
+func (a *isa) activateSkip(sig, tanh []Register, skip bool) {
+	if !skip {
+		a.activateAll(sig, tanh)
+		return
+	}
 	activations++
 	id := fmt.Sprintf("act%d%s", activations, a.name)
 	var args []expArg
@@ -236,29 +246,7 @@ func (a *isa) activate(sig, tanh []Register) {
 	JZ(LabelRef(id + "_large"))
 	a.exp(args)
 	a.sigmoids(sig, zs)
-	Comment("tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a")
-	for i, x := range tanh {
-		t := as[i]
-		s, p, q := a.vec(), a.vec(), a.vec()
-		VMULPD(t, t, s)
-		VMOVUPD(a.k("tanhP0"), p)
-		VFMADD213PD(a.k("tanhP1"), s, p)
-		VFMADD213PD(a.k("tanhP2"), s, p)
-		VADDPD(a.k("tanhQ0"), s, q)
-		VFMADD213PD(a.k("tanhQ1"), s, q)
-		VFMADD213PD(a.k("tanhQ2"), s, q)
-		VMULPD(s, t, s)
-		VMULPD(p, s, p)
-		VADDPD(a.k("one"), es[i], es[i])
-		Comment("large (or NaN): numerator -2, denominator e+1, base 1")
-		m := a.cmp(cmpNLTUQ, a.k("tanhSmall"), t)
-		a.blend(m, a.k("minusTwo"), p, p)
-		a.blend(m, es[i], q, q)
-		a.blend(m, a.k("one"), t, t)
-		VDIVPD(q, p, p)
-		VADDPD(p, t, t)
-		a.copysign(t, x)
-	}
+	a.tanhBlend(tanh, as, es)
 	JMP(LabelRef(id + "_done"))
 
 	Label(id + "_large")
@@ -283,6 +271,59 @@ func (a *isa) activate(sig, tanh []Register) {
 		}
 	}
 	Label(id + "_done")
+}
+
+// activateAll is activate without any shortcut.
+func (a *isa) activateAll(sig, tanh []Register) {
+	var args []expArg
+	zs := make([]Register, len(sig))
+	Comment("sigmoid: z = exp(-|x|)")
+	for i, x := range sig {
+		zs[i] = a.vec()
+		a.or(a.k("signMask"), x, zs[i])
+		args = append(args, expArg{x: zs[i], lo: true})
+	}
+	Comment("tanh: a = |x|, e = exp(2a)")
+	as := make([]Register, len(tanh))
+	es := make([]Register, len(tanh))
+	for i, x := range tanh {
+		as[i], es[i] = a.vec(), a.vec()
+		a.and(a.k("absMask"), x, as[i])
+		VADDPD(as[i], as[i], es[i])
+		args = append(args, expArg{x: es[i], hi: true})
+	}
+	a.exp(args)
+	a.sigmoids(sig, zs)
+	a.tanhBlend(tanh, as, es)
+}
+
+// tanhBlend finishes the tanh of activate from a = |x| and e = exp(2a),
+// evaluating both branches and blending their operands before the one
+// division.
+func (a *isa) tanhBlend(tanh, as, es []Register) {
+	Comment("tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a")
+	for i, x := range tanh {
+		t := as[i]
+		s, p, q := a.vec(), a.vec(), a.vec()
+		VMULPD(t, t, s)
+		VMOVUPD(a.k("tanhP0"), p)
+		VFMADD213PD(a.k("tanhP1"), s, p)
+		VFMADD213PD(a.k("tanhP2"), s, p)
+		VADDPD(a.k("tanhQ0"), s, q)
+		VFMADD213PD(a.k("tanhQ1"), s, q)
+		VFMADD213PD(a.k("tanhQ2"), s, q)
+		VMULPD(s, t, s)
+		VMULPD(p, s, p)
+		VADDPD(a.k("one"), es[i], es[i])
+		Comment("large (or NaN): numerator -2, denominator e+1, base 1")
+		m := a.cmp(cmpNLTUQ, a.k("tanhSmall"), t)
+		a.blend(m, a.k("minusTwo"), p, p)
+		a.blend(m, es[i], q, q)
+		a.blend(m, a.k("one"), t, t)
+		VDIVPD(q, p, p)
+		VADDPD(p, t, t)
+		a.copysign(t, x)
+	}
 }
 
 // sigmoids finishes the sigmoids of activate from z = exp(-|x|).
@@ -528,7 +569,7 @@ func (a *isa) gateStepTable() {
 						sig = append(sig, r.x)
 					}
 				}
-				a.activate(sig, th)
+				a.activateSkip(sig, th, true)
 			}
 			vt := make([]Register, nb)
 			for b, ac := range acs {
@@ -547,7 +588,7 @@ func (a *isa) gateStepTable() {
 				VMOVUPD(vc[b], vt[b])
 			}
 			Comment("tc = tanh(c), h = o*tc")
-			a.activate(nil, vt)
+			a.activateSkip(nil, vt, true)
 			for b, ac := range acs {
 				ac.st(vt[b], base("tc"))
 				VMULPD(vt[b], v[b][3], v[b][3])

@@ -49,6 +49,61 @@ func BenchmarkGateStep(b *testing.B) {
 	})
 }
 
+// BenchmarkGateStepTable: the batched step of the white-box networks, n =
+// 448 (sp-counter: H = 7 units × 64 lanes), with all four gates from the
+// table (table=15: only tanh(c) is computed) or the input gate computed too
+// (table=14), on cell states of a few units (in=mixed: |c| < 2, both tanh
+// branches in most vectors) or of long counters (in=saturated: |c| ≥ 20 and
+// z_i ≥ 40 in every lane, where the vector bodies skip the work).
+func BenchmarkGateStepTable(b *testing.B) {
+	benchImpls(b, func(b *testing.B) {
+		const n = 448
+		for _, table := range []int{14, 15} {
+			for _, in := range []string{"mixed", "saturated"} {
+				b.Run(fmt.Sprintf("n=%d/table=%d/in=%s", n, table, in), func(b *testing.B) {
+					rng := rand.New(rand.NewPCG(3, 1))
+					z, cPrev, act := randSlice(rng, 4*n, 2), randSlice(rng, n, 1), randSlice(rng, 4*n, 1)
+					if in == "saturated" {
+						for j := range n {
+							z[j] = 40 + float64(j%7)     // σ(z_i) = 1
+							cPrev[j] = 30 + float64(j%5) // |c| ≥ 20 with |f|, |i·g| ≤ 1
+						}
+					}
+					gates := make([]float64, 4*n)
+					c, tc, h := make([]float64, n), make([]float64, n), make([]float64, n)
+					b.ReportAllocs()
+					for b.Loop() {
+						copy(gates[:n], z[:n])
+						GateStepTable(gates, n, act, table, cPrev, c, tc, h)
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/unit")
+				})
+			}
+		}
+	})
+}
+
+// BenchmarkGateBackwardTable: the batched backward step, n = 448, all gates
+// from the table, every gradient (need=15) or only the cell candidate's
+// (need=4: sp-counter's counters, whose other gates have no weights).
+func BenchmarkGateBackwardTable(b *testing.B) {
+	benchImpls(b, func(b *testing.B) {
+		const n = 448
+		for _, need := range []int{15, 4} {
+			b.Run(fmt.Sprintf("n=%d/need=%d", n, need), func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(4, 1))
+				act, tc, cPrev, dh, dc := randSlice(rng, 4*n, 0.5), randSlice(rng, n, 0.5), randSlice(rng, n, 1), randSlice(rng, n, 1), randSlice(rng, n, 1)
+				gates, dz, dcPrev := make([]float64, 4*n), make([]float64, 4*n), make([]float64, n)
+				b.ReportAllocs()
+				for b.Loop() {
+					GateBackwardTable(dz, n, dcPrev, dh, dc, gates, act, 15, need, tc, cPrev)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/unit")
+			})
+		}
+	})
+}
+
 func BenchmarkGateBackward(b *testing.B) {
 	benchImpls(b, func(b *testing.B) {
 		for _, n := range benchUnits {

@@ -38,6 +38,12 @@ func newProduct(a, aT []float64, m, k int) *product {
 // products went from 24% to 13% of the time, 8.3 → 8.0 ms in all.
 const sparseMaxDensity = 0.25
 
+// sparseMinLanes is the fewest lanes for which a sparse product runs as
+// axpys over its terms: below a whole AVX-512 vector each axpy is mostly call
+// overhead (measured: occlusion sp-fsa T = 16, in batches of 2 lanes, spent
+// 29% of its time in such axpys; with this bound 290 → 226 µs).
+const sparseMinLanes = 8
+
 // sparseTerms lists the nonzero entries of a matrix row by row: those of row
 // r are src[start[r]:start[r+1]] (their columns, ascending) and the same
 // range of coef.
@@ -71,7 +77,7 @@ func newSparseTerms(a []float64, m, k int) *sparseTerms {
 // zero factor may be skipped (see package kernel). With one lane the
 // product is one AxpyRows over aT, rows of m values, as on the single path;
 // a sparse matrix runs one axpy per nonzero term, which skips exactly the
-// zero terms.
+// zero terms (with at least sparseMinLanes lanes).
 func (b *engine) mulAdd(dst []float64, p *product, r0, r1 int, src []float64, l int) {
 	m, k := p.m, p.k
 	if r0 >= r1 {
@@ -81,7 +87,7 @@ func (b *engine) mulAdd(dst []float64, p *product, r0, r1 int, src []float64, l 
 		kernel.AxpyRows(dst[r0:r1], p.aT[r0:], m, src[:k])
 		return
 	}
-	if t := p.terms; t != nil {
+	if t := p.terms; t != nil && l >= sparseMinLanes {
 		for r := r0; r < r1; r++ {
 			d := dst[r*l : (r+1)*l]
 			for q := t.start[r]; q < t.start[r+1]; q++ {

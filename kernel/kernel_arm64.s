@@ -279,6 +279,39 @@ gs_loop:
 gs_done:
 	RET
 
+// GATE_BACKWARD computes gateBackwardBlocks' operations on a pair, from
+// V0-V7 = i, f, g, o, tc, dh, dc, cPrev and V31 = 1 (V8 and V11 scratch):
+//
+//	V9  = dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
+//	V10 = do = float64(float64(d*t)*float64(1-o)) * o
+//	V12 = di = float64(float64(dct*g)*float64(1-i)) * i
+//	V13 = df = float64(float64(dct*cPrev)*float64(1-f)) * f
+//	V14 = dg = float64(dct*i) * float64(1-float64(g*g))
+//	V15 = dcPrev = dct * f
+#define GATE_BACKWARD \
+	FMUL2D(4, 4, 8); \
+	FSUB2D(8, 31, 8); \
+	FMUL2D(3, 5, 9); \
+	FMUL2D(8, 9, 9); \
+	FADD2D(6, 9, 9); \
+	FMUL2D(4, 5, 10); \
+	FSUB2D(3, 31, 11); \
+	FMUL2D(11, 10, 10); \
+	FMUL2D(3, 10, 10); \
+	FMUL2D(2, 9, 12); \
+	FSUB2D(0, 31, 11); \
+	FMUL2D(11, 12, 12); \
+	FMUL2D(0, 12, 12); \
+	FMUL2D(7, 9, 13); \
+	FSUB2D(1, 31, 11); \
+	FMUL2D(11, 13, 13); \
+	FMUL2D(1, 13, 13); \
+	FMUL2D(0, 9, 14); \
+	FMUL2D(2, 2, 11); \
+	FSUB2D(11, 31, 11); \
+	FMUL2D(11, 14, 14); \
+	FMUL2D(1, 9, 15)
+
 // func gateBackwardNEON(dz []float64, dcPrev []float64, dh []float64, dc []float64, gates []float64, tc []float64, cPrev []float64)
 TEXT ·gateBackwardNEON(SB), NOSPLIT, $0-168
 	MOVD dh_len+56(FP), R15
@@ -311,34 +344,7 @@ gb_loop:
 	VLD1.P 16(R6), [V6.D2]     // dc
 	VLD1.P 16(R7), [V7.D2]     // cPrev
 
-	// V9 = dct = float64(float64(d*o)*float64(1-float64(t*t))) + dc
-	FMUL2D(4, 4, 8)
-	FSUB2D(8, 31, 8)
-	FMUL2D(3, 5, 9)
-	FMUL2D(8, 9, 9)
-	FADD2D(6, 9, 9)
-	// V10 = do = float64(float64(d*t)*float64(1-o)) * o
-	FMUL2D(4, 5, 10)
-	FSUB2D(3, 31, 11)
-	FMUL2D(11, 10, 10)
-	FMUL2D(3, 10, 10)
-	// V12 = di = float64(float64(dct*g)*float64(1-i)) * i
-	FMUL2D(2, 9, 12)
-	FSUB2D(0, 31, 11)
-	FMUL2D(11, 12, 12)
-	FMUL2D(0, 12, 12)
-	// V13 = df = float64(float64(dct*cPrev)*float64(1-f)) * f
-	FMUL2D(7, 9, 13)
-	FSUB2D(1, 31, 11)
-	FMUL2D(11, 13, 13)
-	FMUL2D(1, 13, 13)
-	// V14 = dg = float64(dct*i) * float64(1-float64(g*g))
-	FMUL2D(0, 9, 14)
-	FMUL2D(2, 2, 11)
-	FSUB2D(11, 31, 11)
-	FMUL2D(11, 14, 14)
-	// V15 = dcPrev = dct * f
-	FMUL2D(1, 9, 15)
+	GATE_BACKWARD
 
 	VST1.P [V10.D2], 16(R12)
 	VST1.P [V12.D2], 16(R8)
@@ -663,30 +669,8 @@ gbt_loop:
 	VLD1.P 16(R6), [V6.D2]     // dc
 	VLD1.P 16(R7), [V7.D2]     // cPrev
 
-	// The operations of gateBackwardNEON (every gradient; those not in
-	// need are not stored).
-	FMUL2D(4, 4, 8)
-	FSUB2D(8, 31, 8)
-	FMUL2D(3, 5, 9)
-	FMUL2D(8, 9, 9)
-	FADD2D(6, 9, 9)
-	FMUL2D(4, 5, 10)
-	FSUB2D(3, 31, 11)
-	FMUL2D(11, 10, 10)
-	FMUL2D(3, 10, 10)
-	FMUL2D(2, 9, 12)
-	FSUB2D(0, 31, 11)
-	FMUL2D(11, 12, 12)
-	FMUL2D(0, 12, 12)
-	FMUL2D(7, 9, 13)
-	FSUB2D(1, 31, 11)
-	FMUL2D(11, 13, 13)
-	FMUL2D(1, 13, 13)
-	FMUL2D(0, 9, 14)
-	FMUL2D(2, 2, 11)
-	FSUB2D(11, 31, 11)
-	FMUL2D(11, 14, 14)
-	FMUL2D(1, 9, 15)
+	// Every gradient; those not in need are not stored.
+	GATE_BACKWARD
 
 	GBT_STORE(3, V10, R12, gbt_so)
 	GBT_STORE(0, V12, R8, gbt_si)

@@ -205,23 +205,7 @@ func (a *isa) activateSkip(sig, tanh []Register, skip bool) {
 	}
 	activations++
 	id := fmt.Sprintf("act%d%s", activations, a.name)
-	var args []expArg
-	zs := make([]Register, len(sig))
-	Comment("sigmoid: z = exp(-|x|)")
-	for i, x := range sig {
-		zs[i] = a.vec()
-		a.or(a.k("signMask"), x, zs[i])
-		args = append(args, expArg{x: zs[i], lo: true})
-	}
-	Comment("tanh: a = |x|, e = exp(2a)")
-	as := make([]Register, len(tanh))
-	es := make([]Register, len(tanh))
-	for i, x := range tanh {
-		as[i], es[i] = a.vec(), a.vec()
-		a.and(a.k("absMask"), x, as[i])
-		VADDPD(as[i], as[i], es[i])
-		args = append(args, expArg{x: es[i], hi: true})
-	}
+	args, zs, as, es := a.activationArgs(sig, tanh)
 	if len(tanh) == 0 {
 		Comment("every lane saturated: sigmoid = 1")
 		a.anyLane(cmpNGEUQ, "sigmoidSat", sig)
@@ -273,10 +257,11 @@ func (a *isa) activateSkip(sig, tanh []Register, skip bool) {
 	Label(id + "_done")
 }
 
-// activateAll is activate without any shortcut.
-func (a *isa) activateAll(sig, tanh []Register) {
-	var args []expArg
-	zs := make([]Register, len(sig))
+// activationArgs emits the first steps of activate: z = -|x| for each
+// sigmoid, a = |x| and 2a for each tanh, and returns the exp arguments (the
+// z and 2a registers, replaced by their exps by a.exp) with z, a and 2a.
+func (a *isa) activationArgs(sig, tanh []Register) (args []expArg, zs, as, es []Register) {
+	zs = make([]Register, len(sig))
 	Comment("sigmoid: z = exp(-|x|)")
 	for i, x := range sig {
 		zs[i] = a.vec()
@@ -284,14 +269,20 @@ func (a *isa) activateAll(sig, tanh []Register) {
 		args = append(args, expArg{x: zs[i], lo: true})
 	}
 	Comment("tanh: a = |x|, e = exp(2a)")
-	as := make([]Register, len(tanh))
-	es := make([]Register, len(tanh))
+	as = make([]Register, len(tanh))
+	es = make([]Register, len(tanh))
 	for i, x := range tanh {
 		as[i], es[i] = a.vec(), a.vec()
 		a.and(a.k("absMask"), x, as[i])
 		VADDPD(as[i], as[i], es[i])
 		args = append(args, expArg{x: es[i], hi: true})
 	}
+	return args, zs, as, es
+}
+
+// activateAll is activate without any shortcut.
+func (a *isa) activateAll(sig, tanh []Register) {
+	args, zs, as, es := a.activationArgs(sig, tanh)
 	a.exp(args)
 	a.sigmoids(sig, zs)
 	a.tanhBlend(tanh, as, es)

@@ -491,7 +491,7 @@ func TestBatchIntegratedGradients(t *testing.T) {
 		}
 		for _, k := range []int{5, 40, 300} {
 			alphas, weights := randomRule(rng, k)
-			for _, opt := range []BatchOptions{{Workers: 1}, {Workers: 2}, {Workers: 1, Lanes: 3}} {
+			for _, opt := range []BatchOptions{{Workers: 1}, {Workers: 2}, {Workers: 1, Lanes: 3}, {Workers: 2, Lanes: 1}} {
 				what := fmt.Sprintf("one-hot=%v steps=%d %+v", x.IsOneHot(), k, opt)
 				y, y0, acc := make([]float64, 3), make([]float64, 3), make([]float64, steps*3)
 				chosen := -1
@@ -509,6 +509,17 @@ func TestBatchIntegratedGradients(t *testing.T) {
 					t.Fatal(err)
 				}
 				assertSameBits(t, what+" sum", acc, want)
+				// A failing class choice is the call's error, with the
+				// other workers waiting for the class (no deadlock).
+				errClass := errors.New("no class")
+				err := b.IntegratedGradients(context.Background(), x, func([]float64) (int, error) { return 0, errClass }, alphas, weights, acc, y, y0, opt)
+				if err != errClass {
+					t.Fatalf("%s: class error: got %v", what, err)
+				}
+				err = b.IntegratedGradients(context.Background(), x, func([]float64) (int, error) { return 7, nil }, alphas, weights, acc, y, y0, opt)
+				if err == nil || !strings.Contains(err.Error(), "class") {
+					t.Fatalf("%s: class 7 of 3: got %v", what, err)
+				}
 			}
 		}
 	}

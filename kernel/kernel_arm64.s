@@ -279,6 +279,18 @@ gs_loop:
 gs_done:
 	RET
 
+// GB_LOAD loads a pair of each input of the backward step into V0-V7:
+// i, f, g, o, tc, dh, dc, cPrev from R0-R7, advancing them.
+#define GB_LOAD \
+	VLD1.P 16(R0), [V0.D2]; \
+	VLD1.P 16(R1), [V1.D2]; \
+	VLD1.P 16(R2), [V2.D2]; \
+	VLD1.P 16(R3), [V3.D2]; \
+	VLD1.P 16(R4), [V4.D2]; \
+	VLD1.P 16(R5), [V5.D2]; \
+	VLD1.P 16(R6), [V6.D2]; \
+	VLD1.P 16(R7), [V7.D2]
+
 // GATE_BACKWARD computes gateBackwardBlocks' operations on a pair, from
 // V0-V7 = i, f, g, o, tc, dh, dc, cPrev and V31 = 1 (V8 and V11 scratch):
 //
@@ -335,14 +347,7 @@ TEXT ·gateBackwardNEON(SB), NOSPLIT, $0-168
 	VDUP  V31.D[0], V31.D2     // V31 = 1
 
 gb_loop:
-	VLD1.P 16(R0), [V0.D2]     // i
-	VLD1.P 16(R1), [V1.D2]     // f
-	VLD1.P 16(R2), [V2.D2]     // g
-	VLD1.P 16(R3), [V3.D2]     // o
-	VLD1.P 16(R4), [V4.D2]     // t
-	VLD1.P 16(R5), [V5.D2]     // d
-	VLD1.P 16(R6), [V6.D2]     // dc
-	VLD1.P 16(R7), [V7.D2]     // cPrev
+	GB_LOAD
 
 	GATE_BACKWARD
 
@@ -660,14 +665,7 @@ gbt_o:
 	VDUP  V31.D[0], V31.D2     // V31 = 1
 
 gbt_loop:
-	VLD1.P 16(R0), [V0.D2]     // i
-	VLD1.P 16(R1), [V1.D2]     // f
-	VLD1.P 16(R2), [V2.D2]     // g
-	VLD1.P 16(R3), [V3.D2]     // o
-	VLD1.P 16(R4), [V4.D2]     // t
-	VLD1.P 16(R5), [V5.D2]     // d
-	VLD1.P 16(R6), [V6.D2]     // dc
-	VLD1.P 16(R7), [V7.D2]     // cPrev
+	GB_LOAD
 
 	// Every gradient; those not in need are not stored.
 	GATE_BACKWARD

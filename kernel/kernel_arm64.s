@@ -216,6 +216,15 @@ GLOBL tanhPoly<>(SB), RODATA|NOPTR, $128
 	VORR   V23.B16, V23.B16, V16.B16; \
 	BSL16B(21, 20, 16)
 
+// TC_H finishes a gate step's pair from c in V5 and o in V3: tc = tanh(c)
+// stored through R7, h = o*tc through R8.
+#define TC_H \
+	VORR   V5.B16, V5.B16, V16.B16; \
+	TANH; \
+	VST1.P [V16.D2], 16(R7); \
+	FMUL2D(16, 3, 6); \
+	VST1.P [V6.D2], 16(R8)
+
 // func gateStepNEON(gates []float64, zg []float64, cPrev []float64, c []float64, tc []float64, h []float64)
 TEXT ·gateStepNEON(SB), NOSPLIT, $0-144
 	MOVD c_len+80(FP), R11
@@ -266,12 +275,7 @@ gs_loop:
 	VST1.P [V3.D2], 16(R3)
 	VST1.P [V5.D2], 16(R6)
 
-	// tc = tanh(c), h = o*tc
-	VORR   V5.B16, V5.B16, V16.B16
-	TANH
-	VST1.P [V16.D2], 16(R7)
-	FMUL2D(16, 3, 6)
-	VST1.P [V6.D2], 16(R8)
+	TC_H
 
 	SUBS $1, R10
 	BNE  gs_loop
@@ -593,12 +597,7 @@ gst_loop:
 	FADD2D(6, 5, 5)
 	VST1.P [V5.D2], 16(R6)
 
-	// tc = tanh(c), h = o*tc
-	VORR   V5.B16, V5.B16, V16.B16
-	TANH
-	VST1.P [V16.D2], 16(R7)
-	FMUL2D(16, 3, 6)
-	VST1.P [V6.D2], 16(R8)
+	TC_H
 
 	SUBS $1, R10
 	BNE  gst_loop

@@ -643,16 +643,7 @@ func (a *isa) gateBackward() {
 	nb := GP64()
 	MOVQ(n, nb)
 	SHLQ(U8(3), nb)
-	blocks := func(p string) [4]Register {
-		var r [4]Register
-		r[0] = Load(Param(p).Base(), GP64())
-		for k := 1; k < 4; k++ {
-			r[k] = GP64()
-			LEAQ(Mem{Base: r[k-1], Index: nb, Scale: 1}, r[k])
-		}
-		return r
-	}
-	dz, gs := blocks("dz"), blocks("gates")
+	dz, gs := gateBlocks("dz", nb), gateBlocks("gates", nb)
 	// The other bases are reloaded from the frame in the loop: there are
 	// not enough general registers for all of them.
 	base := func(p string) Register { return Load(Param(p).Base(), GP64()) }
@@ -663,6 +654,18 @@ func (a *isa) gateBackward() {
 		a.backwardBody(one, vi, vf, vg, vo, vt, vd, vdc, vcp, 15, func(q int, r Register) { ac.st(r, dz[q]) },
 			func(r Register) { ac.st(r, base("dcPrev")) })
 	})
+}
+
+// gateBlocks returns the addresses of the four gate blocks of slice
+// parameter p, stride bytes apart.
+func gateBlocks(p string, stride Register) [4]Register {
+	var r [4]Register
+	r[0] = Load(Param(p).Base(), GP64())
+	for k := 1; k < 4; k++ {
+		r[k] = GP64()
+		LEAQ(Mem{Base: r[k-1], Index: stride, Scale: 1}, r[k])
+	}
+	return r
 }
 
 // gateBackwardTable is gateBackward for gate blocks stride elements apart
@@ -678,16 +681,7 @@ func (a *isa) gateBackwardTable() {
 	sb := Load(Param("stride"), GP64())
 	SHLQ(U8(3), sb)
 	table := Load(Param("table"), GP64())
-	blocks := func(p string) [4]Register {
-		var r [4]Register
-		r[0] = Load(Param(p).Base(), GP64())
-		for k := 1; k < 4; k++ {
-			r[k] = GP64()
-			LEAQ(Mem{Base: r[k-1], Index: sb, Scale: 1}, r[k])
-		}
-		return r
-	}
-	dz, gs := blocks("dz"), blocks("gates")
+	dz, gs := gateBlocks("dz", sb), gateBlocks("gates", sb)
 	Comment("gate q's activations come from act where bit q of table is set")
 	ap := Load(Param("act").Base(), GP64())
 	for q := range 4 {

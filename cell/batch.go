@@ -167,7 +167,9 @@ type laneWorker struct {
 	h0, c0                []float64  // occlusion: the start state, H×lanes each
 	dz                    []float64  // 4H×lanes
 	dh, dc, dcPrev        []float64  // H×lanes
-	gx, xrow              []float64  // D×lanes
+	gx                    []float64  // D×lanes
+	ux                    []float64  // dense inputs: W_x·x_t for the inputBlock steps from uxT0, [step][4H]
+	uxT0                  int        // the first step in ux, or −1
 	scale, lin            []float64  // lanes
 	parts                 [2]partBuf // IG: two chunks' block partial sums
 	bias                  []float64  // 4H×biasLanes: the bias b repeated over the lanes
@@ -177,7 +179,6 @@ type laneWorker struct {
 	keepC                 bool       // IG: c in the trace (cs), else in two slots (cpp)
 	cpp                   []float64  // IG without keepC: c_t in slot t&1, cppOffset apart
 	occ                   int        // occlusion: the lane whose current row is occluded, or -1
-	zx, lx                []float64  // Logits: input products and inputs of a block of steps
 	biasLanes             int
 }
 
@@ -373,7 +374,8 @@ func (b *engine) igBytes(lanes, seg, steps int) int64 {
 	if nseg := (t + s - 1) / s; nseg > 1 {
 		words += nseg * 2 * h * l
 	}
-	words += (4*h + 4*h + 2*d + 2) * l // dz, dh, dc, dcPrev, zero; gx, xrow; scale, lin
+	words += (4*h + 4*h + d + 2) * l // dz, dh, dc, dcPrev, zero; gx; scale, lin
+	words += inputBlock * 4 * h      // dense inputs: the input products of a block
 	words += 2 * int64(chunkOf(lanes)/sumBlock) * t * d
 	return 8 * words
 }
@@ -569,52 +571,22 @@ func (b *engine) Logits(x Input, logits []float64) error {
 	return nil
 }
 
-// logitsBlock is the number of time steps whose input products Logits
-// computes together.
-const logitsBlock = 32
-
-// logitsDense is Logits' forward pass over a dense input: the input
-// products W_x·x_t of logitsBlock steps at a time are one batched product
-// with the steps as lanes (the weights go by once per block instead of once
-// per step), each step then adds W_h·h_{t−1} to its column and runs the gate
-// step. Every z_t gets the single path's operations in its order (bias, the
-// terms of W_x·x_t in order of j, those of W_h·h_{t−1}), so the bits are
-// Forward's. It returns the last h and c.
+// logitsDense is Logits' forward pass over a dense input: z_t = b + s·u_t
+// from the input products of inputProduct (a block of steps at a time), plus
+// W_h·h_{t−1}, then the gate step: the operations of Network.forward, in its
+// order, hence its bits. It returns the last h and c.
 func (b *engine) logitsDense(w *laneWorker, hPrev, cPrev []float64) (hLast, cLast []float64) {
 	n, x := b.net, b.x
-	h, d, g := n.h, n.d, n.gates
-	grow := func(v *[]float64, size int) {
-		if len(*v) < size {
-			*v = make([]float64, size)
-		}
-	}
-	grow(&w.zx, g*logitsBlock)
-	grow(&w.lx, d*logitsBlock)
-	steps := x.Len()
-	for t0 := 0; t0 < steps; t0 += logitsBlock {
-		l := min(logitsBlock, steps-t0)
-		xr, zx := w.lx[:d*l], w.zx[:g*l]
-		for i := range d {
-			row := xr[i*l : (i+1)*l]
-			for k := range row {
-				row[k] = float64(x.scale * x.dense[(t0+k)*d+i])
-			}
-		}
-		for r, v := range n.p.B {
-			fill(zx[r*l:(r+1)*l], v)
-		}
-		b.mulAdd(zx, b.wx, 0, g, xr, l)
-		for k := range l {
-			slot := (t0 + k) & 1
-			z := w.gates[slot*g : (slot+1)*g]
-			for r := range z {
-				z[r] = zx[r*l+k]
-			}
-			b.mulAdd(z, b.wh, 0, g, hPrev, 1)
-			cNew, hNew := w.cs[slot*h:(slot+1)*h], w.hs[slot*h:(slot+1)*h]
-			kernel.GateStep(z, w.zg[slot*h:(slot+1)*h], cPrev, cNew, w.tc[slot*h:(slot+1)*h], hNew)
-			hPrev, cPrev = hNew, cNew
-		}
+	h, g := n.h, n.gates
+	for t := range x.Len() {
+		slot := t & 1
+		z := w.gates[slot*g : (slot+1)*g]
+		copy(z, b.inputProduct(w, t))
+		scaleInput(z, x.scale, n.p.B)
+		b.mulAdd(z, b.wh, 0, g, hPrev, 1)
+		cNew, hNew := w.cs[slot*h:(slot+1)*h], w.hs[slot*h:(slot+1)*h]
+		kernel.GateStep(z, w.zg[slot*h:(slot+1)*h], cPrev, cNew, w.tc[slot*h:(slot+1)*h], hNew)
+		hPrev, cPrev = hNew, cNew
 	}
 	return hPrev, cPrev
 }
@@ -658,7 +630,10 @@ func (w *laneWorker) reserve(b *engine) {
 	grow(&w.dh, h*l)
 	grow(&w.dc, h*l)
 	grow(&w.dcPrev, h*l)
-	grow(&w.xrow, d*l)
+	if b.x.dense != nil {
+		grow(&w.ux, inputBlock*4*h)
+	}
+	w.uxT0 = -1
 	grow(&w.scale, l)
 	grow(&w.lin, l)
 	if len(w.bias) < 4*h*l {
@@ -964,32 +939,28 @@ func laneSums(p, gx []float64, l, a, e int, w []float64) {
 // other rows' pre-activations are computed.
 func (b *engine) stepForward(w *laneWorker, l, t, slot int, hPrev, cPrev []float64) (hNew, cNew []float64) {
 	n := b.net
-	h, d, g := n.h, n.d, n.gates
+	h, g := n.h, n.gates
 	hl := h * l
 	z := w.gates[slot*g*l : (slot+1)*g*l]
 	b.ensureBias(w, l)
 	x := b.x
 	scale := w.scale[:l]
-	var xr []float64
+	// The input product of lane k is scale[k]·u with u = W_x·x_t, row r
+	// adding u_r·scale to the bias: on one-hot inputs u is column s of W_x
+	// (a scaled column gather), on dense inputs the product of the unscaled
+	// row, shared by all lanes (see Network.inputProducts).
+	var u []float64
 	if x.dense != nil {
-		xr = w.xrow[:d*l]
-		for i, v := range x.dense[t*d : (t+1)*d] {
-			row := xr[i*l : (i+1)*l]
-			for lane, a := range scale {
-				row[lane] = float64(a * v)
-			}
-		}
+		u = b.inputProduct(w, t)
+	} else if s := x.symbols[t]; s >= 0 {
+		u = n.wxT[s*g : (s+1)*g]
 	}
-	// z = b + W_x·x_t + W_h·h_{t−1} for rows [r0, r1).
+	// z = b + scale·u + W_h·h_{t−1} for rows [r0, r1).
 	rows := func(r0, r1 int) {
 		copy(z[r0*l:r1*l], w.bias[r0*l:r1*l])
-		if xr != nil {
-			b.mulAdd(z, b.wx, r0, r1, xr, l)
-		} else if s := x.symbols[t]; s >= 0 {
-			// One-hot: the input product is column s of W_x times each
-			// lane's scale, a scaled column gather.
+		if u != nil {
 			for r := r0; r < r1; r++ {
-				if v := n.wx[r*d+s]; v != 0 {
+				if v := u[r]; v != 0 {
 					kernel.Axpy(v, scale, z[r*l:(r+1)*l])
 				}
 			}
@@ -1017,6 +988,23 @@ func (b *engine) stepForward(w *laneWorker, l, t, slot int, hPrev, cPrev []float
 		kernel.GateStepTable(z[o:], hl, act[o:], run.mask, cPrev[o:e], cNew[o:e], tc[o:e], hNew[o:e])
 	}
 	return hNew, cNew
+}
+
+// inputProduct returns u = W_x·x_t of the dense input, from w's block of
+// inputBlock steps, which it computes first if it does not hold step t: the
+// bits of Network.inputProducts, once per block for every lane.
+func (b *engine) inputProduct(w *laneWorker, t int) []float64 {
+	n := b.net
+	g, d := n.gates, n.d
+	t0 := t / inputBlock * inputBlock
+	if w.uxT0 != t0 {
+		t1 := min(t0+inputBlock, b.x.Len())
+		u := w.ux[:(t1-t0)*g]
+		clear(u)
+		kernel.MulAddRows(u, g, n.wxT, g, b.x.dense[t0*d:t1*d], d, d)
+		w.uxT0 = t0
+	}
+	return w.ux[(t-t0)*g : (t-t0+1)*g]
 }
 
 // ensureBias fills w.bias with the bias repeated over l lanes.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -309,10 +310,11 @@ func TestBatcherGoroutinesEnd(t *testing.T) {
 	t.Errorf("%d goroutines after the Batcher was collected, want %d", runtime.NumGoroutine(), before)
 }
 
-// TestBatchLogitsDenseBlocks: Logits computes a dense input's products in
-// blocks of logitsBlock steps; every length around the block size, inputs
-// with zeros and a sparse network give Forward's bits, with either product.
-func TestBatchLogitsDenseBlocks(t *testing.T) {
+// TestDenseInputBlocks: Forward and Logits compute a dense input's products
+// in blocks of inputBlock steps; every length around the block size, inputs
+// with zeros and a sparse network give the bits of the step-by-step
+// definition, z_t = b + s·(W_x·x_t) + W_h·h_{t−1}, with either product.
+func TestDenseInputBlocks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	for _, hd := range [][2]int{{5, 3}, {40, 9}} {
 		h, d := hd[0], hd[1]
@@ -328,7 +330,7 @@ func TestBatchLogitsDenseBlocks(t *testing.T) {
 				}
 			}
 			n := mustNew(t, p)
-			for _, steps := range []int{1, 2, logitsBlock - 1, logitsBlock, logitsBlock + 1, 2*logitsBlock + 7} {
+			for _, steps := range []int{1, 2, inputBlock - 1, inputBlock, inputBlock + 1, 2*inputBlock + 7} {
 				v := randomDense(rng, steps, d)
 				for i := range v {
 					if rng.IntN(5) == 0 {
@@ -340,18 +342,21 @@ func TestBatchLogitsDenseBlocks(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				// The per-step products, as forward computed them before
-				// inputProducts: z = b, += W_x·x_t, += W_h·h_{t−1}.
+				// One step at a time: u = W_x·x_t from zero, z = b + s·u
+				// (b alone where u = 0), += W_h·h_{t−1}.
 				g := n.gates
 				hp, cp := make([]float64, h), make([]float64, h)
 				z, zg, tc := make([]float64, g), make([]float64, h), make([]float64, h)
-				row := make([]float64, d)
 				for t := range steps {
-					copy(z, n.p.B)
-					for i := range row {
-						row[i] = float64(x.scale * v[t*d+i])
+					clear(z)
+					kernel.AxpyRows(z, n.wxT, g, v[t*d:(t+1)*d])
+					for r, u := range z {
+						if u != 0 {
+							z[r] = math.FMA(u, x.scale, n.p.B[r])
+						} else {
+							z[r] = n.p.B[r]
+						}
 					}
-					kernel.AxpyRows(z, n.wxT, g, row)
 					kernel.AxpyRows(z, n.whT, g, hp)
 					hn, cn := make([]float64, h), make([]float64, h)
 					kernel.GateStep(z, zg, cp, cn, tc, hn)

@@ -2,6 +2,7 @@ package cell
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/whitebox-lstm/whitebox/kernel"
 )
@@ -82,28 +83,44 @@ func (n *Network) forward(ws *Workspace, x Input) {
 // computes in one kernel.MulAddRows call.
 const inputBlock = 32
 
-// inputProducts sets z_t = b + W_x·x_t in the trace for every step of the
-// dense input x, inputBlock steps at a time: one kernel.MulAddRows over the
-// packed, transposed weights with the (scaled) input rows as the
-// coefficients, which is AxpyRows(z_t, wxT, 4H, x_t) for each t, bit for bit,
-// with the weights going by once per block instead of once per step.
+// inputProducts sets z_t = b + s·(W_x·x_t) in the trace for every step of the
+// dense input x scaled by s, inputBlock steps at a time: one
+// kernel.MulAddRows over the packed, transposed weights with the unscaled
+// input rows as the coefficients, which is AxpyRows(u_t, wxT, 4H, x_t) from
+// zero for each t, bit for bit, with the weights going by once per block
+// instead of once per step; then scaleInput.
+//
+// The scale multiplies the product, not the input: the α-scaled copies of
+// Integrated Gradients then share one input product per step, which a batch
+// of them computes once instead of once per copy (W_x·(α·x) and α·(W_x·x)
+// differ only in rounding). One-hot inputs were always computed this way:
+// their product is one column of W_x.
 func (n *Network) inputProducts(ws *Workspace, x Input) {
 	g, d := n.gates, n.d
 	steps := x.Len()
 	for t0 := 0; t0 < steps; t0 += inputBlock {
 		t1 := min(t0+inputBlock, steps)
-		for t := t0; t < t1; t++ {
-			copy(ws.gates[t*g:(t+1)*g], n.p.B)
+		u := ws.gates[t0*g : t1*g]
+		clear(u)
+		kernel.MulAddRows(u, g, n.wxT, g, x.dense[t0*d:t1*d], d, d)
+		for t := range t1 - t0 {
+			scaleInput(u[t*g:(t+1)*g], x.scale, n.p.B)
 		}
-		xs := x.dense[t0*d : t1*d]
-		if x.scale != 1 {
-			s := ws.xblk[:len(xs)]
-			for i, v := range xs {
-				s[i] = float64(x.scale * v)
-			}
-			xs = s
+	}
+}
+
+// scaleInput turns the input product u = W_x·x_t in z into
+// z = b + s·u: fma(u_r, s, b_r) for each row r, as kernel.Axpy(u_r, s, ·)
+// computes it over the lanes of a batch, and b_r alone where u_r = 0 (the
+// batches skip those rows, as one-hot inputs skip zero weights).
+func scaleInput(z []float64, s float64, b []float64) {
+	b = b[:len(z)]
+	for r, u := range z {
+		if u != 0 {
+			z[r] = math.FMA(u, s, b[r])
+		} else {
+			z[r] = b[r]
 		}
-		kernel.MulAddRows(ws.gates[t0*g:t1*g], g, n.wxT, g, xs, d, d)
 	}
 }
 

@@ -25,7 +25,6 @@ type Workspace struct {
 	dz        []float64 // 4H
 	accH      []float64 // H
 	accD, row []float64 // D
-	xblk      []float64 // inputBlock×D: scaled input rows
 	grad      []float64 // T×D: one gradient, for sums over many
 	part      []float64 // T×D: a block's partial sum
 }
@@ -38,7 +37,7 @@ func NewWorkspace(n *Network) *Workspace {
 		lin: make([]float64, c), logits: make([]float64, c),
 		zero: make([]float64, h), dh: make([]float64, h), dc: make([]float64, h),
 		dcPrev: make([]float64, h), dz: make([]float64, 4*h), accH: make([]float64, h),
-		accD: make([]float64, d), row: make([]float64, d), xblk: make([]float64, inputBlock*d),
+		accD: make([]float64, d), row: make([]float64, d),
 	}
 	ws.h0, ws.c0 = ws.zero, ws.zero
 	return ws

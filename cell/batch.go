@@ -168,6 +168,8 @@ type laneWorker struct {
 	dz                    []float64  // 4H×lanes
 	dh, dc, dcPrev        []float64  // H×lanes
 	gx                    []float64  // D×lanes
+	dzSum                 []float64  // dense inputs: a block's sum of dz at one step, 4H
+	carry                 []float64  // dense inputs: the sums of dz (T×4H) of a block cut by the end of a batch
 	ux                    []float64  // dense inputs: W_x·x_t for the inputBlock steps from uxT0, [step][4H]
 	uxT0                  int        // the first step in ux, or −1
 	scale, lin            []float64  // lanes
@@ -228,7 +230,7 @@ func (b *engine) GradientSum(ctx context.Context, x Input, class int, alphas, we
 	}
 	b.kind, b.x, b.class, b.alphas, b.wts, b.acc = jobIG, x, class, alphas, weights, acc
 	b.items = len(alphas)
-	b.plan = b.planIG(x.Len(), len(alphas), opt)
+	b.plan = b.planIG(x.Len(), len(alphas), !x.IsOneHot(), opt)
 	return b.start(ctx, opt)
 }
 
@@ -251,7 +253,7 @@ func (b *engine) IntegratedGradients(ctx context.Context, x Input, class func(y 
 		return fmt.Errorf("cell: logits have %d and %d elements, want C = %d", len(y), len(y0), n.c)
 	}
 	if want := x.Len() * n.d; len(acc) == want && len(alphas) == len(weights) && len(alphas) > 0 {
-		p := b.planIG(x.Len(), len(alphas), opt)
+		p := b.planIG(x.Len(), len(alphas), !x.IsOneHot(), opt)
 		k := len(alphas)
 		fused := k <= p.lanes && k <= p.chunk && min(roundUp8(k), p.lanes)-k >= 2
 		if fused || (x.IsOneHot() && p.lanes >= 2) {
@@ -365,8 +367,10 @@ func workerCount(opt BatchOptions) int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// igBytes is the scratch memory of one IG worker.
-func (b *engine) igBytes(lanes, seg, steps int) int64 {
+// igBytes is the scratch memory of one IG worker with batches of the given
+// lanes, segments of seg time steps, an input of the given steps (dense or
+// not) and the given items (α steps) in all.
+func (b *engine) igBytes(lanes, seg, steps, items int, dense bool) int64 {
 	h, d := int64(b.net.h), int64(b.net.d)
 	l, s, t := int64(lanes), int64(seg), int64(steps)
 	words := s*7*h*l + 2*h*l     // trace: gates 4H, zg, c, tanh c; h (two slots)
@@ -375,10 +379,17 @@ func (b *engine) igBytes(lanes, seg, steps int) int64 {
 		words += nseg * 2 * h * l
 	}
 	words += (4*h + 4*h + d + 2) * l // dz, dh, dc, dcPrev, zero; gx; scale, lin
-	words += inputBlock * 4 * h      // dense inputs: the input products of a block
+	words += inputBlock*4*h + 4*h    // dense inputs: the input products of a block, a sum of dz
+	if dense && cutsBlocks(lanes, items) {
+		words += t * 4 * h // the sums of dz of a block cut by a batch
+	}
 	words += 2 * int64(chunkOf(lanes)/sumBlock) * t * d
 	return 8 * words
 }
+
+// cutsBlocks reports whether IG batches of the given lanes cut blocks of 16
+// items when there are items in all.
+func cutsBlocks(lanes, items int) bool { return lanes%sumBlock != 0 && items > lanes }
 
 // cacheBytes is the size of the L2 cache a checkpointed segment's trace
 // should fit (2 MiB on this machine).
@@ -387,7 +398,7 @@ const cacheBytes = 2 << 20
 // chunkOf is the IG chunk for batches of the given lanes: whole blocks of 16.
 func chunkOf(lanes int) int { return (lanes + sumBlock - 1) / sumBlock * sumBlock }
 
-func (b *engine) planIG(steps, n int, opt BatchOptions) plan {
+func (b *engine) planIG(steps, n int, dense bool, opt BatchOptions) plan {
 	budget := opt.Budget
 	if budget <= 0 {
 		budget = DefaultBudget
@@ -402,7 +413,7 @@ func (b *engine) planIG(steps, n int, opt BatchOptions) plan {
 	if opt.Lanes == 0 {
 		top = min(maxLanes, 1<<bits.Len(uint(top-1))) // a power of two: whole batches per chunk
 	}
-	fits := func(p plan) bool { return int64(p.workers)*b.igBytes(p.lanes, p.seg, steps) <= budget }
+	fits := func(p plan) bool { return int64(p.workers)*b.igBytes(p.lanes, p.seg, steps, n, dense) <= budget }
 	mk := func(lanes, seg int) plan {
 		chunk := chunkOf(lanes)
 		return plan{workers: min(w, (n+chunk-1)/chunk), lanes: lanes, chunk: chunk, seg: seg}
@@ -632,6 +643,10 @@ func (w *laneWorker) reserve(b *engine) {
 	grow(&w.dcPrev, h*l)
 	if b.x.dense != nil {
 		grow(&w.ux, inputBlock*4*h)
+		grow(&w.dzSum, 4*h)
+		if b.kind == jobIG && cutsBlocks(l, b.items) {
+			grow(&w.carry, steps*4*h)
+		}
 	}
 	w.uxT0 = -1
 	grow(&w.scale, l)
@@ -834,7 +849,10 @@ func (b *engine) gradientLanes(w *laneWorker, l, used, s0, k0 int, part []float6
 		b.class = c
 	}
 
-	// Backward, segment by segment from the last.
+	// Backward, segment by segment from the last. Dense inputs sum the
+	// weighted dz of each block instead of the gradients (see
+	// Network.GradientSum).
+	dense := !b.x.IsOneHot()
 	dh, dc, dcPrev, dz, gx := w.dh[:hl], w.dc[:hl], w.dcPrev[:hl], w.dz[:g*l], w.gx[:d*l]
 	wc := n.p.Wy[b.class*h : (b.class+1)*h]
 	for j, v := range wc {
@@ -871,24 +889,29 @@ func (b *engine) gradientLanes(w *laneWorker, l, used, s0, k0 int, part []float6
 				for _, run := range b.tabs.runs {
 					o, e := run.j0*l, run.j1*l
 					need := run.need
-					if l == 1 {
+					if l == 1 || dense {
 						// One lane's products (AxpyRows over the
-						// transposed weights) take dz as the
-						// coefficients and would read every row.
+						// transposed weights) and the sums of dz
+						// read every row.
 						need = 15
 					}
 					kernel.GateBackwardTable(dz[o:], hl, dcPrev[o:e], dh[o:e], dc[o:e], gates[o:], act[o:], run.mask, need, tc[o:e], cPrev[o:e])
 				}
 			}
-			clear(gx)
-			b.mulAdd(gx, b.wxT, 0, d, dz, l)
-			// Each lane's gradient joins its block's partial sum, lanes
-			// (steps) in order: one chain of fused multiply-adds per sum.
-			for a := 0; a < used; {
-				blk := (s0 + a - k0) / sumBlock
-				e := min(used, (blk+1)*sumBlock+k0-s0)
-				laneSums(part[blk*size+t*d:][:d], gx, l, a, e, b.wts[s0+a:s0+e])
-				a = e
+			if dense {
+				b.dzSums(w, l, used, s0, k0, t, part)
+			} else {
+				clear(gx)
+				b.mulAdd(gx, b.wxT, 0, d, dz, l)
+				// Each lane's gradient joins its block's partial sum,
+				// lanes (steps) in order: one chain of fused
+				// multiply-adds per sum.
+				for a := 0; a < used; {
+					blk := (s0 + a - k0) / sumBlock
+					e := min(used, (blk+1)*sumBlock+k0-s0)
+					laneSums(part[blk*size+t*d:][:d], gx, l, a, e, b.wts[s0+a:s0+e])
+					a = e
+				}
 			}
 			if t > 0 {
 				clear(dh)
@@ -898,6 +921,36 @@ func (b *engine) gradientLanes(w *laneWorker, l, used, s0, k0 int, part []float6
 		}
 	}
 	return true
+}
+
+// dzSums adds the weighted dz_t of the first used lanes (steps s0, s0+1, …)
+// to their blocks' sums of dz in the chunk starting at k0, lanes in order,
+// as Network.GradientSum does on dense inputs. A block that ends in this
+// batch then has its sum: W_xᵀ·sum goes to row t of the block's partial sum.
+// A block cut by the end of the batch (batches of lanes that are not a
+// multiple of 16) keeps its sum in w.carry until the next batch goes on.
+func (b *engine) dzSums(w *laneWorker, l, used, s0, k0, t int, part []float64) {
+	n := b.net
+	d, g := n.d, n.gates
+	k1 := min(k0+b.plan.chunk, b.items)
+	size := b.x.Len() * d
+	for a := 0; a < used; {
+		blk := (s0 + a - k0) / sumBlock
+		first, end := k0+blk*sumBlock, min(k0+(blk+1)*sumBlock, k1)
+		e := min(used, end-s0)
+		sum := w.dzSum[:g]
+		if first < s0 || s0+e < end {
+			sum = w.carry[t*g : (t+1)*g]
+		}
+		if first >= s0 {
+			clear(sum)
+		}
+		laneSums(sum, w.dz, l, a, e, b.wts[s0+a:s0+e])
+		if s0+e == end {
+			kernel.AxpyRows(part[blk*size+t*d:][:d], n.wx, d, sum)
+		}
+		a = e
+	}
 }
 
 // laneSums adds Σ_q w[q]·gx[i*l+a+q], q in order, to p[i] for every i <

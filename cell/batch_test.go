@@ -104,18 +104,18 @@ func TestBatchPlans(t *testing.T) {
 	rng := rand.New(rand.NewPCG(35, 36))
 	n := mustNew(t, randomParams(rng, 7, 4, 2, true))
 	b := NewBatcher(n)
-	p := b.planIG(4096, 10000, BatchOptions{Workers: 2, Budget: 16 << 20})
+	p := b.planIG(4096, 10000, false, BatchOptions{Workers: 2, Budget: 16 << 20})
 	if p.seg != 64 || p.lanes < 16 || p.workers != 2 || p.chunk%sumBlock != 0 {
 		t.Errorf("16 MiB, T=4096: plan %+v, want checkpoints every 64 steps and ≥ 16 lanes", p)
 	}
-	if got := 2 * b.igBytes(p.lanes, p.seg, 4096); got > 16<<20 {
+	if got := 2 * b.igBytes(p.lanes, p.seg, 4096, 10000, false); got > 16<<20 {
 		t.Errorf("plan %+v uses %d bytes", p, got)
 	}
-	p = b.planIG(256, 1000, BatchOptions{Workers: 2, Budget: 1 << 30})
+	p = b.planIG(256, 1000, false, BatchOptions{Workers: 2, Budget: 1 << 30})
 	if p.seg != 256 || p.lanes != maxLanes {
 		t.Errorf("1 GiB, T=256: plan %+v, want the whole trace and %d lanes", p, maxLanes)
 	}
-	p = b.planIG(100, 50, BatchOptions{Workers: 2})
+	p = b.planIG(100, 50, false, BatchOptions{Workers: 2})
 	if p.workers != 2 || p.chunk != 32 {
 		t.Errorf("50 steps on 2 workers: plan %+v, want chunks of 32", p)
 	}

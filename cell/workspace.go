@@ -27,6 +27,7 @@ type Workspace struct {
 	accD, row []float64 // D
 	grad      []float64 // T×D: one gradient, for sums over many
 	part      []float64 // T×D: a block's partial sum
+	dzSum     []float64 // T×4H: a block's weighted sum of dz (dense inputs)
 }
 
 // NewWorkspace returns an empty workspace for networks shaped like n.
@@ -66,10 +67,14 @@ func (ws *Workspace) reserve(n *Network, x Input) error {
 	return nil
 }
 
-// reserveSums grows the buffers of gradient sums to T×D.
-func (ws *Workspace) reserveSums(t int) {
+// reserveSums grows the buffers of gradient sums to T×D, and to T×4H those
+// of the sums of dz for dense inputs.
+func (ws *Workspace) reserveSums(t int, dense bool) {
 	if n := t * ws.d; len(ws.grad) < n {
 		ws.grad = make([]float64, n)
 		ws.part = make([]float64, n)
+	}
+	if n := t * 4 * ws.h; dense && len(ws.dzSum) < n {
+		ws.dzSum = make([]float64, n)
 	}
 }

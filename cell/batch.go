@@ -162,25 +162,25 @@ type plan struct {
 type laneWorker struct {
 	// The trace of one segment, [step][gate][unit][lane].
 	gates, zg, cs, tc, hs []float64
-	ck                    []float64  // checkpoints: h then c at each segment start
-	zero                  []float64  // H×lanes zeros
-	h0, c0                []float64  // occlusion: the start state, H×lanes each
-	dz                    []float64  // 4H×lanes
-	dh, dc, dcPrev        []float64  // H×lanes
-	gx                    []float64  // D×lanes
-	dzSum                 []float64  // dense inputs: a block's sum of dz at one step, 4H
-	carry                 []float64  // dense inputs: the sums of dz (T×4H) of a block cut by the end of a batch
-	ux                    []float64  // dense inputs: W_x·x_t for the inputBlock steps from uxT0, [step][4H]
-	uxT0                  int        // the first step in ux, or −1
-	scale, lin            []float64  // lanes
-	parts                 [2]partBuf // IG: two chunks' block partial sums
-	bias                  []float64  // 4H×biasLanes: the bias b repeated over the lanes
-	tab                   []float64  // the activation tables, one 4H×lanes block per symbol (see tableSet)
-	patch                 []float64  // occlusion: a table with one lane's row occluded, 4H×lanes
-	tabKey                tabKey     // what tab holds, if every lane has the same scale
-	keepC                 bool       // IG: c in the trace (cs), else in two slots (cpp)
-	cpp                   []float64  // IG without keepC: c_t in slot t&1, cppOffset apart
-	occ                   int        // occlusion: the lane whose current row is occluded, or -1
+	ck                    []float64    // checkpoints: h then c at each segment start
+	zero                  []float64    // H×lanes zeros
+	h0, c0                []float64    // occlusion: the start state, H×lanes each
+	dz                    []float64    // 4H×lanes
+	dh, dc, dcPrev        []float64    // H×lanes
+	gx                    []float64    // D×lanes
+	dzSum                 []float64    // dense inputs: the blocks' sums of dz over dzWindow steps, [block][step][4H]
+	carry                 [2][]float64 // dense inputs: the sums of dz (T×4H) of a block cut by the end of a batch
+	ux                    []float64    // dense inputs: W_x·x_t for the inputBlock steps from uxT0, [step][4H]
+	uxT0                  int          // the first step in ux, or −1
+	scale, lin            []float64    // lanes
+	parts                 [2]partBuf   // IG: two chunks' block partial sums
+	bias                  []float64    // 4H×biasLanes: the bias b repeated over the lanes
+	tab                   []float64    // the activation tables, one 4H×lanes block per symbol (see tableSet)
+	patch                 []float64    // occlusion: a table with one lane's row occluded, 4H×lanes
+	tabKey                tabKey       // what tab holds, if every lane has the same scale
+	keepC                 bool         // IG: c in the trace (cs), else in two slots (cpp)
+	cpp                   []float64    // IG without keepC: c_t in slot t&1, cppOffset apart
+	occ                   int          // occlusion: the lane whose current row is occluded, or -1
 	biasLanes             int
 }
 
@@ -643,9 +643,10 @@ func (w *laneWorker) reserve(b *engine) {
 	grow(&w.dcPrev, h*l)
 	if b.x.dense != nil {
 		grow(&w.ux, inputBlock*4*h)
-		grow(&w.dzSum, 4*h)
+		grow(&w.dzSum, dzBlocks(l)*dzWindow*4*h)
 		if b.kind == jobIG && cutsBlocks(l, b.items) {
-			grow(&w.carry, steps*4*h)
+			grow(&w.carry[0], steps*4*h)
+			grow(&w.carry[1], steps*4*h)
 		}
 	}
 	w.uxT0 = -1
@@ -926,32 +927,50 @@ func (b *engine) gradientLanes(w *laneWorker, l, used, s0, k0 int, part []float6
 // dzSums adds the weighted dz_t of the first used lanes (steps s0, s0+1, …)
 // to their blocks' sums of dz in the chunk starting at k0, lanes in order,
 // as Network.GradientSum does on dense inputs. A block that ends in this
-// batch then has its sum: W_xᵀ·sum goes to row t of the block's partial sum.
-// A block cut by the end of the batch (batches of lanes that are not a
-// multiple of 16) keeps its sum in w.carry until the next batch goes on.
+// batch keeps its sums of the dzWindow steps from t/dzWindow·dzWindow in
+// w.dzSum; once backprop reaches the first of them, one kernel.MulAddRows
+// writes W_xᵀ·sum for all of them to the block's partial sum (AxpyRows' bits
+// for each). A block cut by the end of the batch (batches of lanes that are
+// not a multiple of 16) passes its sums of every step to the next batch in
+// w.carry: batch i writes carry[i&1] and reads what batch i−1 wrote.
 func (b *engine) dzSums(w *laneWorker, l, used, s0, k0, t int, part []float64) {
 	n := b.net
 	d, g := n.d, n.gates
+	steps := b.x.Len()
 	k1 := min(k0+b.plan.chunk, b.items)
-	size := b.x.Len() * d
+	size := steps * d
+	tw0 := t / dzWindow * dzWindow
+	tw1 := min(tw0+dzWindow, steps)
+	batch := (s0 - k0) / b.plan.lanes
+	blk0 := (s0 - k0) / sumBlock
 	for a := 0; a < used; {
 		blk := (s0 + a - k0) / sumBlock
 		first, end := k0+blk*sumBlock, min(k0+(blk+1)*sumBlock, k1)
 		e := min(used, end-s0)
-		sum := w.dzSum[:g]
-		if first < s0 || s0+e < end {
-			sum = w.carry[t*g : (t+1)*g]
+		win := w.dzSum[(blk-blk0)*dzWindow*g:][:(tw1-tw0)*g]
+		sum := win[(t-tw0)*g : (t-tw0+1)*g]
+		if s0+e < end {
+			sum = w.carry[batch&1][t*g : (t+1)*g]
 		}
-		if first >= s0 {
+		if first < s0 {
+			copy(sum, w.carry[(batch+1)&1][t*g:(t+1)*g])
+		} else {
 			clear(sum)
 		}
 		laneSums(sum, w.dz, l, a, e, b.wts[s0+a:s0+e])
-		if s0+e == end {
-			kernel.AxpyRows(part[blk*size+t*d:][:d], n.wx, d, sum)
+		if s0+e == end && t == tw0 {
+			kernel.MulAddRows(part[blk*size+tw0*d:blk*size+tw1*d], d, n.wx, d, win, g, g)
 		}
 		a = e
 	}
 }
+
+// dzWindow is the number of steps whose sums of dz dzSums multiplies by W_xᵀ
+// in one product.
+const dzWindow = 8
+
+// dzBlocks is the most blocks of 16 items a batch of l lanes touches.
+func dzBlocks(l int) int { return (l+sumBlock-1)/sumBlock + 1 }
 
 // laneSums adds Σ_q w[q]·gx[i*l+a+q], q in order, to p[i] for every i <
 // len(p). The sums are independent chains of fused multiply-adds, each bound

@@ -80,6 +80,7 @@ func TestBatchGradientSumBits(t *testing.T) {
 				{Workers: 1, Lanes: 1},
 				{Workers: 2, Lanes: 3},
 				{Workers: 3, Lanes: 16},
+				{Workers: 2, Lanes: 40},        // batches cut blocks at both ends
 				{Workers: 2, Budget: 1},        // checkpoints, one lane
 				{Workers: 1, Budget: 40 << 10}, // checkpoints, some lanes
 				{Workers: 2, Budget: 1 << 30},

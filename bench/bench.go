@@ -164,6 +164,19 @@ func FLOPs(method string, h, d, c, t, steps int) float64 {
 	panic("bench: unknown method " + method)
 }
 
+// IGRunFLOPs counts the products Integrated Gradients runs on a dense input,
+// which share the input products among the α steps (cell.Network.GradientSum):
+// W_h·h and W_hᵀ·dz per α step and time step (none at t = 0 backward),
+// W_x·x once per time step, W_xᵀ once per block of 16 α steps and time step,
+// and the forward passes of x and 0·x. FLOPs("ig", …) counts the same
+// workload as a framework computes it.
+func IGRunFLOPs(h, d, c, t, steps int) float64 {
+	g := 4 * float64(h)
+	T, k := float64(t), float64(steps)
+	terms := g*float64(h)*(k*(2*T-1)+2*T) + g*float64(d)*T*float64(1+(steps+15)/16) + 2*float64(c*h)
+	return 2 * terms
+}
+
 // Work estimates the cost of a case in units that track its run time for
 // every network size: FLOPs plus unitOverhead per hidden unit and time step
 // for the gate nonlinearities (five exp-based functions per unit), which

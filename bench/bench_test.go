@@ -66,7 +66,8 @@ func skipLarge(b *testing.B, w *Workload, method string, steps int) {
 // report adds the suite's metrics: tokens/s (input tokens processed per
 // second), token-steps/s for IG (T·steps per second) and GFLOP/s (see FLOPs)
 // for the dense networks, where the matrices are dense and the count means
-// what it says.
+// what it says; for IG also run-GFLOP/s, the products the engine runs (see
+// IGRunFLOPs).
 func report(b *testing.B, w *Workload, method string, steps, n int) {
 	sec := b.Elapsed().Seconds()
 	if n == 0 || sec == 0 {
@@ -80,6 +81,10 @@ func report(b *testing.B, w *Workload, method string, steps, n int) {
 	if w.Symbols == nil {
 		f := FLOPs(method, w.H, w.D, w.Network.Classes(), w.Input.Len(), steps)
 		b.ReportMetric(f*float64(n)/sec/1e9, "GFLOP/s")
+		if method == "ig" {
+			f = IGRunFLOPs(w.H, w.D, w.Network.Classes(), w.Input.Len(), steps)
+			b.ReportMetric(f*float64(n)/sec/1e9, "run-GFLOP/s")
+		}
 	}
 }
 

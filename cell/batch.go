@@ -62,7 +62,11 @@ type BatchOptions struct {
 // instead of across H (7 units in sp-counter). The lane-major alternative
 // [lane][gate][unit] would reuse the single-lane kernels unchanged but
 // vectorise over H only. For dense, wide networks the register-blocked
-// product of matmul.go replaces the axpys (measurements there).
+// product of matmul.go replaces the axpys (measurements there). On dense
+// inputs the lanes share their input products: lane k's is
+// scale_k·(W_x·x_t), one product per step for all lanes, and IG multiplies
+// each block's weighted sum of dz by W_xᵀ instead of every lane's dz, as
+// Network.forward and Network.GradientSum define them.
 //
 // Determinism. IG's sum is that of Network.GradientSum: gradients are added
 // to a partial sum in step order within fixed blocks of 16 steps, and the
@@ -76,7 +80,8 @@ type BatchOptions struct {
 //
 // Memory. One IG worker holds the trace of one segment (S steps × 8H values
 // × l lanes), the states at segment starts (⌈T/S⌉ × 2H × l) and two chunks'
-// partial sums (l/16 blocks × T × D). With S = T no state is recomputed;
+// partial sums (l/16 blocks × T × D; dense inputs add two T×4H sums of dz
+// when batches cut blocks of 16). With S = T no state is recomputed;
 // when that does not fit the budget, S = ⌈√T⌉: the forward pass keeps every
 // S-th state, and backprop recomputes each segment before it runs through
 // it, about one forward pass more, for memory O(l·H·√T). Nothing is

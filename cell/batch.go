@@ -98,7 +98,9 @@ type BatchOptions struct {
 //
 // A Batcher reuses its buffers and its goroutines: steady-state calls
 // allocate nothing. It is not safe for concurrent use; the Network it
-// serves may be shared. Its goroutines end when it is garbage collected.
+// serves may be shared. Its goroutines end when it is garbage collected;
+// after each call they spin for up to 200 µs (spinTime) before they block,
+// so that calls in a loop start at once.
 type Batcher struct {
 	*engine
 }

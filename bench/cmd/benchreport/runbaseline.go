@@ -95,9 +95,19 @@ func runBaseline(o options, root, dir string, hdr *header) (string, error) {
 		// One process per thread count: with a -cpu list, go test runs the
 		// first sample of a sub-benchmark at the previous list entry's
 		// GOMAXPROCS (seen with go1.26: -cpu 1,2 gives a "1 thread" sample
-		// at 2 threads).
-		for _, cpus := range strings.Split(c.cpus, ",") {
-			args := []string{bin, "-test.run", "^$", "-test.bench", pattern(c.name), "-test.count", fmt.Sprint(count),
+		// at 2 threads). With several thread counts, the processes take
+		// turns, one sample each, so that the machine's drift (these
+		// shared cores ran the same binary 10% slower from one minute to
+		// the next) reaches every thread count alike and not their ratio.
+		runs, per := []string{c.cpus}, count
+		if cpus := strings.Split(c.cpus, ","); len(cpus) > 1 {
+			runs, per = nil, 1
+			for range count {
+				runs = append(runs, cpus...)
+			}
+		}
+		for _, cpus := range runs {
+			args := []string{bin, "-test.run", "^$", "-test.bench", pattern(c.name), "-test.count", fmt.Sprint(per),
 				"-test.cpu", cpus, "-test.timeout", "0", "-maxwork", "1e300"}
 			fmt.Fprintf(os.Stderr, "benchreport: %s\n", strings.Join(args, " "))
 			cmd := exec.Command(args[0], args[1:]...)

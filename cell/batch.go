@@ -1143,8 +1143,7 @@ func (b *engine) inputProduct(w *laneWorker, t int) []float64 {
 	if w.uxT0 != t0 {
 		t1 := min(t0+inputBlock, b.x.Len())
 		u := w.ux[:(t1-t0)*g]
-		clear(u)
-		kernel.MulAddRows(u, g, n.wxT, g, b.x.dense[t0*d:t1*d], d, d)
+		n.inputRows(u, b.x.dense[t0*d:t1*d])
 		w.uxT0 = t0
 	}
 	return w.ux[(t-t0)*g : (t-t0+1)*g]

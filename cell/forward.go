@@ -101,12 +101,20 @@ func (n *Network) inputProducts(ws *Workspace, x Input) {
 	for t0 := 0; t0 < steps; t0 += inputBlock {
 		t1 := min(t0+inputBlock, steps)
 		u := ws.gates[t0*g : t1*g]
-		clear(u)
-		kernel.MulAddRows(u, g, n.wxT, g, x.dense[t0*d:t1*d], d, d)
+		n.inputRows(u, x.dense[t0*d:t1*d])
 		for t := range t1 - t0 {
 			scaleInput(u[t*g:(t+1)*g], x.scale, n.p.B)
 		}
 	}
+}
+
+// inputRows writes u_t = W_x·x_t, from zero, to u (rows of 4H) for the
+// unscaled input rows in xs (rows of D): one kernel.MulAddRows, which is
+// AxpyRows(u_t, wxT, 4H, x_t) for each t, bit for bit.
+func (n *Network) inputRows(u, xs []float64) {
+	g, d := n.gates, n.d
+	clear(u)
+	kernel.MulAddRows(u, g, n.wxT, g, xs, d, d)
 }
 
 // scaleInput turns the input product u = W_x·x_t in z into

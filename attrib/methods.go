@@ -1,5 +1,7 @@
 // Package attrib implements five attribution methods for any LSTM classifier
-// of package cell, on one-hot or dense input: Occlusion, Saliency,
+// of package cell — a Network (the white-box networks, any one-layer LSTM)
+// or a Stacked model (several layers, two directions: the models package
+// model imports) — on one-hot or dense input: Occlusion, Saliency,
 // Gradient×Input, Integrated Gradients and LRP (the ε-rule). Each gives a
 // score R_{t,i} to every input feature for a relevance class c and token
 // scores R_t = Σ_i R_{t,i}.
@@ -53,6 +55,14 @@ func ParseMethod(s string) (Method, error) {
 	return 0, fmt.Errorf("unknown method %q (methods: %s)", s, strings.Join(methodNames[:], ", "))
 }
 
+// Model is a classifier the methods run on: a *cell.Network or a
+// *cell.Stacked. The methods are the same for both; only the engine
+// underneath differs.
+type Model interface {
+	Input() int   // features per time step
+	Classes() int // logits
+}
+
 // Predicted, as Options.Class, asks for the network's predicted class.
 const Predicted = -1
 
@@ -73,6 +83,12 @@ type Options struct {
 	Steps      int        // IG: the number of quadrature nodes (0: DefaultSteps)
 	Quadrature Quadrature // IG: the rule (the zero value is Gauss–Legendre)
 	Epsilon    float64    // LRP: the stabilizer ε (0: DefaultEpsilon)
+	// LRPBias is LRP's bias factor, Arras et al.'s bias_factor in [0, 1]:
+	// 0 (the default, theirs too) lets the biases and the stabilizer
+	// absorb their share of relevance, 1 redistributes it over the inputs
+	// so that relevance is conserved. Stacked models only: a Network's LRP
+	// is the white-box paper's rule, bias factor 0.
+	LRPBias float64
 
 	// The batched methods (IG, Occlusion) run many variants of the input
 	// as batches, in chunks, on several goroutines. These settings change
@@ -110,9 +126,11 @@ type Result struct {
 // call to call. It is not safe for concurrent use; make one per goroutine
 // (IG and Occlusion use several goroutines inside one call; see Options).
 type Explainer struct {
-	net      *cell.Network
+	model    Model
+	net      *cell.Network // a Network's engine: net, ws and batch
 	ws       *cell.Workspace
 	batch    *cell.Batcher
+	stacked  *cell.StackedRunner // a Stacked model's engine
 	grad     []float64
 	alphas   []float64
 	weights  []float64
@@ -153,13 +171,26 @@ func (e *Explainer) quadrature(q Quadrature, n int) error {
 	return nil
 }
 
-// NewExplainer returns an Explainer for net.
-func NewExplainer(net *cell.Network) *Explainer {
-	return &Explainer{net: net, ws: cell.NewWorkspace(net)}
+// NewExplainer returns an Explainer for m, a *cell.Network or a
+// *cell.Stacked (anything else, nil too, makes every call fail with an
+// error).
+func NewExplainer(m Model) *Explainer {
+	e := &Explainer{model: m}
+	switch m := m.(type) {
+	case *cell.Network:
+		if m != nil {
+			e.net, e.ws = m, cell.NewWorkspace(m)
+		}
+	case *cell.Stacked:
+		if m != nil {
+			e.stacked, _ = cell.NewStackedRunner(m)
+		}
+	}
+	return e
 }
 
-// Attribute is NewExplainer(net).Attribute with a new Result.
-func Attribute(net *cell.Network, m Method, x cell.Input, opt Options) (*Result, error) {
+// Attribute is NewExplainer(m).Attribute with a new Result.
+func Attribute(net Model, m Method, x cell.Input, opt Options) (*Result, error) {
 	res := new(Result)
 	if err := NewExplainer(net).Attribute(m, x, opt, res); err != nil {
 		return nil, err
@@ -197,6 +228,15 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 	if !(opt.Epsilon > 0) || opt.Epsilon > 1e300 {
 		return fmt.Errorf("attrib: LRP epsilon %v must be positive and finite", opt.Epsilon)
 	}
+	if !(opt.LRPBias >= 0 && opt.LRPBias <= 1) {
+		return fmt.Errorf("attrib: LRP bias factor %v must be in [0, 1]", opt.LRPBias)
+	}
+	if e == nil || (e.net == nil && e.stacked == nil) {
+		return fmt.Errorf("attrib: no model (a nil or unsupported Model %T)", e.modelOrNil())
+	}
+	if opt.LRPBias != 0 && m == LRP && e.stacked == nil {
+		return fmt.Errorf("attrib: LRP bias factor %v: a Network's LRP has bias factor 0 only", opt.LRPBias)
+	}
 	if m == IntegratedGradients {
 		if done, err := e.integratedGradientsFused(ctx, x, opt, res); done {
 			return err
@@ -206,15 +246,15 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 	var err error
 	if m == IntegratedGradients || m == Occlusion {
 		// No trace needed: the batched methods keep within the budget.
-		e.y = grow(e.y, e.net.Classes())
-		logits, err = e.y, e.batcher().Logits(x, e.y)
+		e.y = grow(e.y, e.model.Classes())
+		logits, err = e.y, e.logits(x, e.y)
 	} else {
-		logits, err = e.net.Forward(e.ws, x)
+		logits, err = e.forward(x)
 	}
 	if err != nil {
 		return fmt.Errorf("attrib: %w", err)
 	}
-	d, steps := e.net.Input(), x.Len()
+	d, steps := e.model.Input(), x.Len()
 	*res = Result{Method: m, Steps: steps, Logits: res.Logits[:0], Features: res.Features, Tokens: grow(res.Tokens, steps)}
 	res.Logits = append(res.Logits, logits...)
 	res.Prediction = cell.Predict(logits)
@@ -222,8 +262,8 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 	if res.Class == Predicted {
 		res.Class = res.Prediction
 	}
-	if res.Class < 0 || res.Class >= e.net.Classes() {
-		return fmt.Errorf("attrib: class %d is out of range [0, %d)", res.Class, e.net.Classes())
+	if res.Class < 0 || res.Class >= e.model.Classes() {
+		return fmt.Errorf("attrib: class %d is out of range [0, %d)", res.Class, e.model.Classes())
 	}
 	if m == Occlusion {
 		return e.occlusion(ctx, x, opt, res)
@@ -233,14 +273,14 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 	var y0 float64 // IG: ŷ_c(0)
 	switch m {
 	case Saliency:
-		_, err = e.net.Gradient(e.ws, x, res.Class, f)
+		err = e.gradient(x, res.Class, f)
 	case GradientXInput:
-		_, err = e.net.Gradient(e.ws, x, res.Class, f)
+		err = e.gradient(x, res.Class, f)
 		timesInput(f, x, d)
 	case IntegratedGradients:
 		y0, err = e.integratedGradients(ctx, x, opt, res)
 	case LRP:
-		res.Relevance, err = e.net.LRP(e.ws, x, res.Class, opt.Epsilon, f)
+		res.Relevance, err = e.lrp(x, res.Class, opt, f)
 	}
 	if err != nil {
 		return fmt.Errorf("attrib: %w", err)
@@ -255,10 +295,10 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 // occlusion: R_t = ŷ_c(X) − ŷ_c(X with row t set to 0), the occluded copies
 // run as batches from their shared prefix.
 func (e *Explainer) occlusion(ctx context.Context, x cell.Input, opt Options, res *Result) error {
-	d, steps := e.net.Input(), x.Len()
+	d, steps := e.model.Input(), x.Len()
 	e.occluded = grow(e.occluded, steps)
 	occluded := e.occluded
-	if err := e.batcher().Occlusion(ctx, x, res.Class, occluded, batchOptions(opt)); err != nil {
+	if err := e.occlude(ctx, x, res.Class, occluded, batchOptions(opt)); err != nil {
 		return fmt.Errorf("attrib: %w", err)
 	}
 	yc := res.Logits[res.Class]
@@ -297,7 +337,7 @@ func batchOptions(opt Options) cell.BatchOptions {
 // the quadrature rule fails or x's shape is wrong, so that the general path
 // reports the errors in its order.
 func (e *Explainer) integratedGradientsFused(ctx context.Context, x cell.Input, opt Options, res *Result) (done bool, err error) {
-	d, steps := e.net.Input(), x.Len()
+	d, steps := e.model.Input(), x.Len()
 	if steps < 1 || (x.IsOneHot() && len(x.Symbols()) != steps) || (!x.IsOneHot() && len(x.DenseValues()) != steps*d) {
 		return false, nil
 	}
@@ -305,7 +345,7 @@ func (e *Explainer) integratedGradientsFused(ctx context.Context, x cell.Input, 
 	if e.quadrature(opt.Quadrature, n) != nil {
 		return false, nil
 	}
-	c := e.net.Classes()
+	c := e.model.Classes()
 	e.y, e.y0 = grow(e.y, c), grow(e.y0, c)
 	features := grow(res.Features, steps*d)
 	res.Tokens = grow(res.Tokens, steps)
@@ -313,7 +353,11 @@ func (e *Explainer) integratedGradientsFused(ctx context.Context, x cell.Input, 
 		e.choose = e.chooseClass
 	}
 	e.igRes, e.igOpt, e.igFeat, e.classErr = res, opt, features, nil
-	err = e.batcher().IntegratedGradients(ctx, x, e.choose, e.alphas, e.weights, features, e.y, e.y0, batchOptions(opt))
+	if e.stacked != nil {
+		err = e.stacked.IntegratedGradients(ctx, x, e.choose, e.alphas, e.weights, features, e.y, e.y0, batchOptions(opt))
+	} else {
+		err = e.batcher().IntegratedGradients(ctx, x, e.choose, e.alphas, e.weights, features, e.y, e.y0, batchOptions(opt))
+	}
 	classErr := e.classErr
 	e.igRes, e.igFeat, e.classErr = nil, nil, nil
 	if err != nil {
@@ -331,7 +375,7 @@ func (e *Explainer) integratedGradientsFused(ctx context.Context, x cell.Input, 
 // chooseClass sets up IG's result from its logits y, as Attribute does for
 // every method, and returns the relevance class.
 func (e *Explainer) chooseClass(y []float64) (int, error) {
-	res, opt, c := e.igRes, e.igOpt, e.net.Classes()
+	res, opt, c := e.igRes, e.igOpt, e.model.Classes()
 	*res = Result{Method: IntegratedGradients, Steps: len(res.Tokens), Logits: res.Logits[:0], Features: e.igFeat, Tokens: res.Tokens}
 	res.Logits = append(res.Logits, y...)
 	res.Prediction = cell.Predict(y)
@@ -352,6 +396,9 @@ func (e *Explainer) integratedGradients(ctx context.Context, x cell.Input, opt O
 	n := opt.Steps
 	if err := e.quadrature(opt.Quadrature, n); err != nil {
 		return 0, err
+	}
+	if e.stacked != nil {
+		return 0, fmt.Errorf("attrib: IG on a Stacked model: the input does not fit the model")
 	}
 	e.y0 = grow(e.y0, e.net.Classes())
 	if err := e.batcher().Logits(x.Scaled(0), e.y0); err != nil {
@@ -393,4 +440,54 @@ func grow(v []float64, n int) []float64 {
 		return make([]float64, n)
 	}
 	return v[:n]
+}
+
+// The engine underneath: a Network's Workspace and Batcher, or a Stacked
+// model's runner. Everything above them is one path for both.
+
+func (e *Explainer) modelOrNil() Model {
+	if e == nil {
+		return nil
+	}
+	return e.model
+}
+
+// logits writes the logits of x to y without keeping a trace.
+func (e *Explainer) logits(x cell.Input, y []float64) error {
+	if e.stacked != nil {
+		return e.stacked.Logits(x, y)
+	}
+	return e.batcher().Logits(x, y)
+}
+
+// forward returns the logits of x, keeping the trace for gradient and lrp.
+func (e *Explainer) forward(x cell.Input) ([]float64, error) {
+	if e.stacked != nil {
+		return e.stacked.Forward(x)
+	}
+	return e.net.Forward(e.ws, x)
+}
+
+func (e *Explainer) gradient(x cell.Input, class int, f []float64) error {
+	var err error
+	if e.stacked != nil {
+		_, err = e.stacked.Gradient(x, class, f)
+	} else {
+		_, err = e.net.Gradient(e.ws, x, class, f)
+	}
+	return err
+}
+
+func (e *Explainer) lrp(x cell.Input, class int, opt Options, f []float64) (cell.Relevance, error) {
+	if e.stacked != nil {
+		return e.stacked.LRP(x, class, opt.Epsilon, opt.LRPBias, f)
+	}
+	return e.net.LRP(e.ws, x, class, opt.Epsilon, f)
+}
+
+func (e *Explainer) occlude(ctx context.Context, x cell.Input, class int, out []float64, bo cell.BatchOptions) error {
+	if e.stacked != nil {
+		return e.stacked.Occlusion(ctx, x, class, out, bo)
+	}
+	return e.batcher().Occlusion(ctx, x, class, out, bo)
 }

@@ -7,17 +7,16 @@ import (
 
 // Quadrature names a rule for integrating over α ∈ [0,1].
 //
-// The rules follow Captum's captum/attr/_utils/approximation_methods.py
-// (the integral approximations of its IntegratedGradients), with two
-// deliberate differences, both in the direction of the textbook rule:
-//
-//   - RiemannTrapezoid places its nodes at k/(n−1) like Captum but weights
-//     them 1/(n−1) (halved at both ends), so the weights sum to 1. Captum
-//     uses 1/n (halved at both ends), whose sum is 1 − 1/n.
-//   - Captum builds Riemann nodes with torch.linspace in float32 and rejects
-//     n = 1 for every Riemann rule; here nodes are the correctly rounded
-//     float64 values and n = 1 is accepted wherever the rule is defined
-//     (all but RiemannTrapezoid, which needs both end points).
+// The rules are Captum's (captum/attr/_utils/approximation_methods.py, the
+// integral approximations of its IntegratedGradients), so that scores can
+// be compared with Captum's one for one. That includes RiemannTrapezoid's
+// weights: 1/n, halved at both ends, whose sum is 1 − 1/n (the textbook
+// rule would weight the n−1 intervals by 1/(n−1)). Two differences remain:
+// Captum builds Riemann nodes with torch.linspace in the default dtype
+// (float32 unless set to float64) and rejects n = 1 for every Riemann rule;
+// here nodes are the correctly rounded float64 values and n = 1 is accepted
+// wherever the rule is defined (all but RiemannTrapezoid, which needs both
+// end points).
 type Quadrature int
 
 const (
@@ -25,7 +24,7 @@ const (
 	RiemannLeft                        // α_k = k/n, w_k = 1/n
 	RiemannRight                       // α_k = (k+1)/n, w_k = 1/n
 	RiemannMiddle                      // α_k = (k+1/2)/n, w_k = 1/n
-	RiemannTrapezoid                   // α_k = k/(n−1), w_k = 1/(n−1), halved at the ends
+	RiemannTrapezoid                   // α_k = k/(n−1), w_k = 1/n, halved at the ends (Captum's)
 )
 
 var quadratureNames = [...]string{
@@ -105,7 +104,7 @@ func Rule(q Quadrature, n int, alphas, weights []float64) error {
 		if n < 2 {
 			return fmt.Errorf("attrib: %v rule needs at least 2 points (both end points), got n = %d", q, n)
 		}
-		h := 1 / (fn - 1)
+		h := 1 / fn
 		for k := range alphas {
 			alphas[k] = float64(k) / (fn - 1)
 			weights[k] = h

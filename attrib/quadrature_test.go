@@ -415,14 +415,15 @@ func TestRiemannRules(t *testing.T) {
 		{RiemannLeft, 4, []float64{0, 0.25, 0.5, 0.75}, []float64{0.25, 0.25, 0.25, 0.25}},
 		{RiemannRight, 4, []float64{0.25, 0.5, 0.75, 1}, []float64{0.25, 0.25, 0.25, 0.25}},
 		{RiemannMiddle, 4, []float64{0.125, 0.375, 0.625, 0.875}, []float64{0.25, 0.25, 0.25, 0.25}},
-		{RiemannTrapezoid, 5, []float64{0, 0.25, 0.5, 0.75, 1}, []float64{0.125, 0.25, 0.25, 0.25, 0.125}},
-		{RiemannTrapezoid, 2, []float64{0, 1}, []float64{0.5, 0.5}},
+		// Captum's trapezoid: weights 1/n, halved at the ends.
+		{RiemannTrapezoid, 5, []float64{0, 0.25, 0.5, 0.75, 1}, []float64{0.1, 0.2, 0.2, 0.2, 0.1}},
+		{RiemannTrapezoid, 2, []float64{0, 1}, []float64{0.25, 0.25}},
 		{RiemannLeft, 1, []float64{0}, []float64{1}},
 		{RiemannRight, 1, []float64{1}, []float64{1}},
 		{RiemannMiddle, 1, []float64{0.5}, []float64{1}},
 		{RiemannLeft, 3, []float64{0, 1.0 / 3, 2.0 / 3}, []float64{1.0 / 3, 1.0 / 3, 1.0 / 3}},
 		{RiemannMiddle, 3, []float64{1.0 / 6, 0.5, 5.0 / 6}, []float64{1.0 / 3, 1.0 / 3, 1.0 / 3}},
-		{RiemannTrapezoid, 4, []float64{0, 1.0 / 3, 2.0 / 3, 1}, []float64{1.0 / 6, 1.0 / 3, 1.0 / 3, 1.0 / 6}},
+		{RiemannTrapezoid, 4, []float64{0, 1.0 / 3, 2.0 / 3, 1}, []float64{0.125, 0.25, 0.25, 0.125}},
 	}
 	for _, c := range cases {
 		a, w := mustRule(t, c.q, c.n)
@@ -450,8 +451,12 @@ func TestRiemannRules(t *testing.T) {
 				}
 				s += w[k]
 			}
-			if math.Abs(s-1) > 1e-13 {
-				t.Errorf("%v n=%d: Σw = %v", q, n, s)
+			wantSum := 1.0
+			if q == RiemannTrapezoid {
+				wantSum = 1 - 1/fn // Captum's
+			}
+			if math.Abs(s-wantSum) > 1e-13 {
+				t.Errorf("%v n=%d: Σw = %v, want %v", q, n, s, wantSum)
 			}
 			// Exact for linear integrands: trapezoid and midpoint always,
 			// left/right up to the O(1/n) term.
@@ -459,7 +464,8 @@ func TestRiemannRules(t *testing.T) {
 			for k := range n {
 				lin += w[k] * a[k]
 			}
-			want := map[Quadrature]float64{RiemannLeft: 0.5 - 0.5/fn, RiemannRight: 0.5 + 0.5/fn, RiemannMiddle: 0.5, RiemannTrapezoid: 0.5}[q]
+			// Captum's trapezoid is the textbook one times (n−1)/n.
+			want := map[Quadrature]float64{RiemannLeft: 0.5 - 0.5/fn, RiemannRight: 0.5 + 0.5/fn, RiemannMiddle: 0.5, RiemannTrapezoid: 0.5 * (fn - 1) / fn}[q]
 			if math.Abs(lin-want) > 1e-14 {
 				t.Errorf("%v n=%d: ∫α = %v, want %v", q, n, lin, want)
 			}

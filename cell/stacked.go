@@ -1,0 +1,225 @@
+package cell
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// Stacked is an LSTM classifier of PyTorch's usual shape: nn.LSTM with one
+// or more layers, one or two directions, then nn.Linear on the final states
+// — h_n[-1] for one direction, cat(h_n[-2], h_n[-1]) for two: the forward
+// direction's state after the last step and the backward direction's state
+// after it has read the first step. Layer k+1 reads the output sequence of
+// layer k, both directions concatenated (forward first). Initial states are
+// zero. It reads dense input (an embedding layer, if any, is the caller's:
+// attribution is on the embedded input).
+//
+// A one-layer, one-direction Stacked computes what a Network with the same
+// weights computes; Network stays the engine of the white-box networks (its
+// batches exploit one-hot input and sparse weights), Stacked that of
+// imported models. Like Network, a Stacked is immutable and safe for
+// concurrent use; a StackedRunner holds the buffers of one goroutine.
+type Stacked struct {
+	p       StackedParams
+	in, h   int // input size of layer 0, H
+	dirs    int // 1 or 2
+	c       int
+	cells   []stackedCell // [layer*dirs + dir]
+	wy, wyT []float64     // C×(H·dirs) and its transpose
+	by      []float64     // C (zeros when the decoder has no bias)
+}
+
+// StackedParams are the weights of a Stacked classifier in PyTorch's layout
+// and gate order (i, f, g, o), flat and row-major.
+type StackedParams struct {
+	Input         int  // E: the input features of layer 0
+	Hidden        int  // H
+	Layers        int  // num_layers, at least 1
+	Bidirectional bool // two directions per layer
+	Classes       int  // C
+
+	// Cells holds layer k's directions at [k*dirs] (forward) and
+	// [k*dirs+1] (backward, PyTorch's _reverse tensors).
+	Cells []StackedCell
+	Wy    []float64 // C×(H·dirs): the decoder's weight
+	By    []float64 // C, or nil for a decoder without bias
+}
+
+// StackedCell is one direction of one layer: weight_ih (4H×in, where in is
+// Input for layer 0 and H·dirs above), weight_hh (4H×H) and the sum of
+// bias_ih and bias_hh (4H; nil for an LSTM built with bias=False).
+type StackedCell struct {
+	Wih, Whh, B []float64
+}
+
+// stackedCell is a StackedCell packed for the products.
+type stackedCell struct {
+	in         int
+	wih, wihT  []float64 // 4H×in and in×4H
+	whh, whhT  []float64 // 4H×H and H×4H
+	b          []float64 // 4H (zeros without bias)
+	hasBias    bool
+	reverse    bool // the backward direction: runs from the last step to the first
+	layer, dir int
+}
+
+// MaxStackedWeights bounds the number of weights NewStacked accepts
+// (2^31, 16 GiB of float64 with the packed copies): sizes beyond it are
+// refused before anything is allocated.
+const MaxStackedWeights = 1 << 31
+
+// NewStacked validates p and packs its weights. It returns an error naming
+// the problem for bad sizes, slices of the wrong length and NaN or infinite
+// weights. The weights are copied.
+func NewStacked(p StackedParams) (*Stacked, error) {
+	if p.Input < 1 || p.Hidden < 1 || p.Layers < 1 || p.Classes < 1 {
+		return nil, fmt.Errorf("cell: sizes must be positive: Input=%d Hidden=%d Layers=%d Classes=%d", p.Input, p.Hidden, p.Layers, p.Classes)
+	}
+	dirs := 1
+	if p.Bidirectional {
+		dirs = 2
+	}
+	h := p.Hidden
+	// Count the weights without overflow before trusting any size.
+	total := uint64(0)
+	add := func(a, b int) bool {
+		hi, lo := bits.Mul64(uint64(a), uint64(b))
+		if hi != 0 {
+			return false
+		}
+		s, carry := bits.Add64(total, lo, 0)
+		total = s
+		return carry == 0 && total <= MaxStackedWeights
+	}
+	ok := true
+	for k := range p.Layers {
+		in := p.Input
+		if k > 0 {
+			in = h * dirs
+		}
+		for range dirs {
+			ok = ok && add(4*h, in+h+1)
+		}
+	}
+	ok = ok && add(p.Classes, h*dirs+1) && 4*h > 0 && h*dirs > 0
+	if !ok {
+		return nil, fmt.Errorf("cell: a model of Input=%d Hidden=%d Layers=%d directions=%d Classes=%d has more than %d weights", p.Input, h, p.Layers, dirs, p.Classes, MaxStackedWeights)
+	}
+	if len(p.Cells) != p.Layers*dirs {
+		return nil, fmt.Errorf("cell: %d cells for %d layers × %d directions", len(p.Cells), p.Layers, dirs)
+	}
+	s := &Stacked{in: p.Input, h: h, dirs: dirs, c: p.Classes}
+	s.p = StackedParams{Input: p.Input, Hidden: h, Layers: p.Layers, Bidirectional: p.Bidirectional, Classes: p.Classes}
+	for k := range p.Layers {
+		in := p.Input
+		if k > 0 {
+			in = h * dirs
+		}
+		for d := range dirs {
+			pc := p.Cells[k*dirs+d]
+			name := cellName(k, d)
+			if err := checkWeights(name+" weight_ih", pc.Wih, 4*h*in, fmt.Sprintf("4H×in = 4×%d×%d", h, in)); err != nil {
+				return nil, err
+			}
+			if err := checkWeights(name+" weight_hh", pc.Whh, 4*h*h, fmt.Sprintf("4H×H = 4×%d×%d", h, h)); err != nil {
+				return nil, err
+			}
+			if pc.B != nil {
+				if err := checkWeights(name+" bias", pc.B, 4*h, fmt.Sprintf("4H = 4×%d", h)); err != nil {
+					return nil, err
+				}
+			}
+			c := stackedCell{in: in, layer: k, dir: d, reverse: d == 1, hasBias: pc.B != nil}
+			c.wih, c.whh = clone(pc.Wih), clone(pc.Whh)
+			c.b = make([]float64, 4*h)
+			copy(c.b, pc.B)
+			for i := range c.b {
+				c.b[i] += 0 // −0 becomes +0, as in New
+			}
+			c.wihT = transpose(c.wih, 4*h, in)
+			c.whhT = transpose(c.whh, 4*h, h)
+			s.cells = append(s.cells, c)
+			s.p.Cells = append(s.p.Cells, StackedCell{Wih: c.wih, Whh: c.whh, B: clone(pc.B)})
+		}
+	}
+	if err := checkWeights("decoder weight", p.Wy, p.Classes*h*dirs, fmt.Sprintf("C×(H·directions) = %d×%d", p.Classes, h*dirs)); err != nil {
+		return nil, err
+	}
+	s.wy = clone(p.Wy)
+	s.wyT = transpose(s.wy, p.Classes, h*dirs)
+	s.by = make([]float64, p.Classes)
+	if p.By != nil {
+		if err := checkWeights("decoder bias", p.By, p.Classes, fmt.Sprintf("C = %d", p.Classes)); err != nil {
+			return nil, err
+		}
+		copy(s.by, p.By)
+		for i := range s.by {
+			s.by[i] += 0
+		}
+	}
+	s.p.Wy, s.p.By = s.wy, clone(p.By)
+	return s, nil
+}
+
+// cellName names layer k's direction d as PyTorch's tensors do: l0, l0_reverse.
+func cellName(k, d int) string {
+	if d == 1 {
+		return fmt.Sprintf("layer %d (reverse)", k)
+	}
+	return fmt.Sprintf("layer %d", k)
+}
+
+func checkWeights(name string, v []float64, want int, dims string) error {
+	if len(v) != want {
+		return fmt.Errorf("cell: %s has %d elements, want %s = %d", name, len(v), dims, want)
+	}
+	for i, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("cell: %s[%d] is %v; weights must be finite", name, i, x)
+		}
+	}
+	return nil
+}
+
+// Input returns the number of input features of layer 0.
+func (s *Stacked) Input() int { return s.in }
+
+// Hidden returns H, the number of units of each direction of each layer.
+func (s *Stacked) Hidden() int { return s.h }
+
+// Layers returns the number of layers.
+func (s *Stacked) Layers() int { return s.p.Layers }
+
+// Directions returns 1, or 2 for a bidirectional model.
+func (s *Stacked) Directions() int { return s.dirs }
+
+// Classes returns C, the number of logits.
+func (s *Stacked) Classes() int { return s.c }
+
+// HasDecoderBias reports whether the decoder has a bias.
+func (s *Stacked) HasDecoderBias() bool { return s.p.By != nil }
+
+// HasLSTMBias reports whether the LSTM has biases (bias=True in PyTorch).
+func (s *Stacked) HasLSTMBias() bool { return s.cells[0].hasBias }
+
+// Params returns a copy of the weights.
+func (s *Stacked) Params() StackedParams {
+	p := s.p
+	p.Cells = make([]StackedCell, len(s.p.Cells))
+	for i, c := range s.p.Cells {
+		p.Cells[i] = StackedCell{Wih: clone(c.Wih), Whh: clone(c.Whh), B: clone(c.B)}
+	}
+	p.Wy, p.By = clone(s.p.Wy), clone(s.p.By)
+	return p
+}
+
+// Weights returns the number of weights (the parameters of the LSTM and the
+// decoder).
+func (s *Stacked) Weights() int {
+	n := len(s.wy) + len(s.p.By)
+	for _, c := range s.p.Cells {
+		n += len(c.Wih) + len(c.Whh) + len(c.B)
+	}
+	return n
+}

@@ -1,0 +1,227 @@
+package cell
+
+import (
+	"math"
+
+	"github.com/whitebox-lstm/whitebox/kernel"
+)
+
+// gradSink receives what backprop sends to the input of layer 0: dz_t
+// (4H×l) of each step and direction. One input's gradient multiplies it by
+// W_ihᵀ into grad; IG adds each lane's weighted dz_t to its block's sum
+// instead (dzSum, blocks × dirs × T×4H), lane j with weight wts[j] to block
+// blockOf[j].
+type gradSink struct {
+	grad    []float64 // T×E, or nil for IG
+	dzSum   []float64
+	wts     []float64
+	blockOf []int
+}
+
+func (r *lanes) sink(k *gradSink, d, t, steps, l int, dz []float64) {
+	s := r.s
+	g := 4 * s.h
+	if k.grad != nil {
+		e := s.in
+		kernel.AxpyRows(k.grad[t*e:(t+1)*e], s.cells[d].wih, e, dz[:g])
+		return
+	}
+	for j := range l {
+		w := k.wts[j]
+		sum := k.dzSum[((k.blockOf[j]*s.dirs+d)*steps+t)*g:]
+		sum = sum[:g]
+		for q := range sum {
+			sum[q] = math.FMA(w, dz[q*l+j], sum[q])
+		}
+	}
+}
+
+// backward runs backpropagation through time of the logit of class over
+// the trace of the last forward pass of l lanes, through every layer and
+// direction, and hands each step's dz of layer 0 to sk.
+func (r *lanes) backward(steps, l, class int, sk *gradSink) {
+	s := r.s
+	h, g := s.h, 4*s.h
+	hl, gl := h*l, g*l
+	top := s.p.Layers - 1
+	for k := top; k >= 0; k-- {
+		// dOut[k&1] is the gradient of layer k's output sequence, written by
+		// layer k+1; layer k writes that of layer k−1 to dOut[(k−1)&1].
+		var above, below []float64
+		if k < top {
+			above = r.dOut[k&1][:steps*h*s.dirs*l]
+		}
+		if k > 0 {
+			below = r.dOut[(k-1)&1][:steps*h*s.dirs*l]
+			clear(below)
+		}
+		for d := range s.dirs {
+			ci := k*s.dirs + d
+			cl, tr := &s.cells[ci], &r.cells[ci]
+			dh, dc, dcPrev, dz := r.dh[:hl], r.dc[:hl], r.dcPrev[:hl], r.dz[:gl]
+			clear(dh)
+			clear(dc)
+			if k == top {
+				wc := s.wy[class*h*s.dirs+d*h : class*h*s.dirs+(d+1)*h]
+				for j, w := range wc {
+					row := dh[j*l : (j+1)*l]
+					for q := range row {
+						row[q] = w
+					}
+				}
+			}
+			for i := steps - 1; i >= 0; i-- {
+				t := order(cl.reverse, i, steps)
+				if above != nil {
+					a := above[(t*s.dirs+d)*hl : (t*s.dirs+d+1)*hl]
+					for j, v := range a {
+						dh[j] += v
+					}
+				}
+				cPrev := r.zero[:hl]
+				if i > 0 {
+					tp := order(cl.reverse, i-1, steps)
+					cPrev = tr.c[tp*hl : (tp+1)*hl]
+				}
+				kernel.GateBackward(dz, dcPrev, dh, dc, tr.z[t*gl:(t+1)*gl], tr.tc[t*hl:(t+1)*hl], cPrev)
+				if k > 0 {
+					bt := below[t*s.dirs*hl : (t+1)*s.dirs*hl]
+					mulAddLanes(bt, cl.wihT, cl.wih, cl.in, g, g, 0, dz, l)
+				} else {
+					r.sink(sk, d, t, steps, l, dz)
+				}
+				if i > 0 {
+					clear(dh)
+					mulAddLanes(dh, cl.whhT, cl.whh, h, g, g, 0, dz, l)
+				}
+				dc, dcPrev = dcPrev, dc
+			}
+		}
+	}
+}
+
+// lrp runs the ε-rule of Arras et al.'s LSTM_bidi.lrp over the trace of the
+// last one-lane forward pass, layer by layer from the top, and adds the
+// relevance of layer 0's input x (T×E) to rel. See Stacked.LRP.
+func (r *lanes) lrp(x []float64, steps, class int, eps, bf float64, rel []float64) Relevance {
+	s := r.s
+	h, g, dirs := s.h, 4*s.h, s.dirs
+	top := s.p.Layers - 1
+	y := r.logitsBuf[class]
+	out := Relevance{Output: y}
+	// The decoder: lrp_linear(h_final, W_yᵀ, b_y, ŷ, ŷ_c·onehot(c), H·dirs).
+	rh, rc, rcPrev, q := r.dh[:h], r.dc[:h], r.dcPrev[:h], r.dz[:h]
+	acc := r.dz[h : 2*h]
+	decoderShare := (y / stabilize(y, eps))
+	decoderBias := bf * (s.by[class] + eps*sign(y)) / float64(h*dirs)
+	clear(rel)
+	inputs := 0.0
+	for k := top; k >= 0; k-- {
+		var above, below []float64
+		if k < top {
+			above = r.dOut[k&1][:steps*h*dirs]
+		}
+		if k > 0 {
+			below = r.dOut[(k-1)&1][:steps*h*dirs]
+			clear(below)
+		}
+		for d := range dirs {
+			ci := k*dirs + d
+			cl, tr := &s.cells[ci], &r.cells[ci]
+			clear(rh)
+			clear(rc)
+			if k == top {
+				hT := r.final(d, steps, 1)
+				wc := s.wy[class*h*dirs+d*h : class*h*dirs+(d+1)*h]
+				for j := range rh {
+					rh[j] = float64(wc[j]*hT[j]+decoderBias) * decoderShare
+				}
+			}
+			wg, whg, bg := cl.wih[2*h*cl.in:3*h*cl.in], cl.whh[2*h*h:3*h*h], cl.b[2*h:3*h]
+			nb := float64(h + cl.in)
+			for i := steps - 1; i >= 0; i-- {
+				t := order(cl.reverse, i, steps)
+				if above != nil {
+					a := above[(t*dirs+d)*h : (t*dirs+d+1)*h]
+					for j, v := range a {
+						rh[j] += v
+					}
+				}
+				// c_t = f⊙c_{t−1} + i⊙g: lrp_linear with the identity, 2H units.
+				cPrev, hPrev := r.zero[:h], r.zero[:h]
+				if i > 0 {
+					tp := order(cl.reverse, i-1, steps)
+					cPrev, hPrev = tr.c[tp*h:(tp+1)*h], tr.hs[tp*h:(tp+1)*h]
+				}
+				gates, c, zg := tr.z[t*g:(t+1)*g], tr.c[t*h:(t+1)*h], tr.zg[t*h:(t+1)*h]
+				cross := 0.0
+				for j := range rc {
+					rc[j] += rh[j]
+					sv := rc[j] / stabilize(c[j], eps)
+					rc[j] = sv // s_j, until the split below
+					cross += sign(c[j]) * sv
+				}
+				cross *= bf * eps / float64(2*h)
+				// q_j = R_g,j / (z_g,j ± ε): the share of g, divided for lrp_linear.
+				kx := 0.0
+				for j := range rc {
+					sv := rc[j]
+					rcPrev[j] = float64(gates[h+j]*cPrev[j])*sv + cross
+					rg := float64(gates[j]*gates[2*h+j])*sv + cross
+					q[j] = rg / stabilize(zg[j], eps)
+					kx += (bg[j] + eps*sign(zg[j])) * q[j]
+				}
+				kx *= bf / nb
+				// x_t: lrp_linear(x_t, W_gᵀ, b_g, z_g, R_g, H+in).
+				var xt, dst []float64
+				if k > 0 {
+					dst = below[t*dirs*h : (t+1)*dirs*h]
+					xt = r.layerInput(k, t, steps)
+				} else {
+					dst = rel[t*s.in : (t+1)*s.in]
+					xt = x[t*s.in : (t+1)*s.in]
+				}
+				kernel.LRPLinear(dst, r.acc[:cl.in], xt, wg, cl.in, q)
+				for j := range dst {
+					dst[j] += kx
+				}
+				// h_{t−1}: the same map's recurrent inputs.
+				clear(rh)
+				kernel.LRPLinear(rh, acc, hPrev, whg, h, q)
+				for j := range rh {
+					rh[j] += kx
+				}
+				copy(rc, rcPrev)
+			}
+			for j := range rh {
+				out.Initial += rh[j] + rc[j]
+			}
+		}
+	}
+	for _, v := range rel[:steps*s.in] {
+		inputs += v
+	}
+	out.Bias = out.Output - inputs - out.Initial
+	return out
+}
+
+// layerInput returns layer k's input at step t (k ≥ 1): the output of
+// layer k−1, both directions, in r.row.
+func (r *lanes) layerInput(k, t, steps int) []float64 {
+	s := r.s
+	h := s.h
+	row := r.row[:h*s.dirs]
+	for d := range s.dirs {
+		tr := &r.cells[(k-1)*s.dirs+d]
+		copy(row[d*h:(d+1)*h], tr.hs[t*h:(t+1)*h])
+	}
+	return row
+}
+
+// sign is numpy's np.where(z >= 0, 1, -1): sign(0) = +1.
+func sign(z float64) float64 {
+	if z >= 0 || math.IsNaN(z) {
+		return 1
+	}
+	return -1
+}

@@ -1,0 +1,344 @@
+package cell
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/whitebox-lstm/whitebox/kernel"
+)
+
+// Integrated Gradients on a Stacked model.
+//
+// Determinism. Step k's gradient is W_ihᵀ·dz_k of layer 0 (both
+// directions), linear in dz_k, so each block of 16 consecutive steps sums
+// its weighted dz_k, in order of k, and multiplies the sum by W_ihᵀ once
+// (per direction, forward first); the blocks' products are added to the
+// total in block order. Blocks are fixed by the step count alone; a chunk
+// is a run of whole blocks that one worker computes in batches of any
+// number of lanes (a batch may end inside a block: the block's sum simply
+// goes on in the next batch). The workers, the lanes and the budget change
+// the schedule, never an operation: the same bits for every setting, and
+// those of Stacked's one-lane pass for each step.
+
+// IntegratedGradients writes Σ_k weights[k]·∇ŷ_c(alphas[k]·x) to grad
+// (T×E), the logits of x to y and those of the zero input to y0, where c
+// is choose(y) (the relevance class, chosen once the logits of x are known;
+// an error from choose ends the call with that error).
+func (r *StackedRunner) IntegratedGradients(ctx context.Context, x Input, choose func(y []float64) (int, error), alphas, weights, grad, y, y0 []float64, opt BatchOptions) error {
+	if err := r.acquire(); err != nil {
+		return err
+	}
+	defer r.release()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	s := r.s
+	if err := r.checkOut(x, 0, grad); err != nil {
+		return err
+	}
+	if len(alphas) != len(weights) || len(alphas) == 0 {
+		return fmt.Errorf("cell: %d alphas and %d weights: want the same positive number", len(alphas), len(weights))
+	}
+	if len(y) != s.c || len(y0) != s.c {
+		return fmt.Errorf("cell: logits buffers have %d and %d elements, want C = %d", len(y), len(y0), s.c)
+	}
+	budget, maxWorkers, maxLanes, err := stackedOptions(opt)
+	if err != nil {
+		return err
+	}
+	if err := canceled(ctx); err != nil {
+		return err
+	}
+	steps, n := x.Len(), len(alphas)
+	blocks := (n + igBlock - 1) / igBlock
+	blockBytes := int64(8 * (s.dirs*steps*4*s.h + steps*s.in))
+	shared := int64(8 * s.dirs * steps * 4 * s.h)
+	perWorker := func(l int) int64 { return int64(max(1, l/igBlock)) * blockBytes }
+	w, l, err := r.plan(steps, n, budget, maxWorkers, maxLanes, perWorker, shared)
+	if err != nil {
+		return err
+	}
+	// Chunks of whole blocks: as many blocks as l lanes hold, fewer when
+	// there are fewer blocks than workers would take.
+	per := max(1, min(l/igBlock, (blocks+w-1)/w))
+	chunks := (blocks + per - 1) / per
+	w = min(w, chunks)
+	pool := r.workers(w, l, steps, per)
+	r.prepare(x)
+
+	// ŷ(x) and ŷ(0) as a two-lane batch, then the class.
+	first := pool[0].r
+	lanesXY := min(2, l)
+	for j, a := range []float64{1, 0}[:lanesXY] {
+		first.scale[j], first.occluded[j] = float64(x.scale*a), -1
+	}
+	first.forward(r.u, steps, lanesXY)
+	for k := range s.c {
+		y[k] = first.logitsBuf[k*lanesXY]
+	}
+	if lanesXY == 2 {
+		for k := range s.c {
+			y0[k] = first.logitsBuf[k*2+1]
+		}
+	} else {
+		first.scale[0] = 0
+		first.forward(r.u, steps, 1)
+		copy(y0, first.logitsBuf[:s.c])
+	}
+	class, err := choose(y)
+	if err != nil {
+		return err
+	}
+	if class < 0 || class >= s.c {
+		return fmt.Errorf("cell: class %d is out of range [0, %d)", class, s.c)
+	}
+
+	job := &igJob{r: r, ctx: ctx, x: x, class: class, alphas: alphas, weights: weights, grad: grad,
+		steps: steps, lanes: l, per: per, chunks: chunks, prog: progress{fn: opt.Progress, total: n}}
+	job.cond.L = &job.mu
+	clear(grad)
+	var wg sync.WaitGroup
+	for _, wk := range pool[1:] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			job.run(wk)
+		}()
+	}
+	job.run(pool[0])
+	wg.Wait()
+	return job.err
+}
+
+// igBlock is the number of IG steps whose weighted dz one sum collects.
+const igBlock = 16
+
+// igJob is one IntegratedGradients call: the input, the outputs, and the
+// hand-over of the blocks' products to the total in block order.
+type igJob struct {
+	r                *StackedRunner
+	ctx              context.Context
+	x                Input
+	class            int
+	alphas, weights  []float64
+	grad             []float64
+	steps, lanes     int
+	per, chunks      int
+	mu               sync.Mutex
+	cond             sync.Cond
+	nextChunk, added int // chunks handed out, chunks added to grad
+	err              error
+	prog             progress
+}
+
+// take returns the next chunk, or −1 when none is left or the job failed.
+func (j *igJob) take() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err != nil || j.nextChunk >= j.chunks {
+		return -1
+	}
+	j.nextChunk++
+	return j.nextChunk - 1
+}
+
+func (j *igJob) fail(err error) {
+	j.mu.Lock()
+	if j.err == nil {
+		j.err = err
+	}
+	j.cond.Broadcast()
+	j.mu.Unlock()
+}
+
+func (j *igJob) run(wk *worker) {
+	for {
+		c := j.take()
+		if c < 0 {
+			return
+		}
+		if err := j.chunk(wk, c); err != nil {
+			j.fail(err)
+			return
+		}
+		// Wait for the earlier chunks, then add this one's blocks in order.
+		j.mu.Lock()
+		for j.added != c && j.err == nil {
+			j.cond.Wait()
+		}
+		if j.err != nil {
+			j.mu.Unlock()
+			return
+		}
+		size := j.steps * j.r.s.in
+		nb := min(j.per, (len(j.alphas)+igBlock-1)/igBlock-c*j.per)
+		for b := range nb {
+			kernel.Axpy(1, wk.part[b*size:(b+1)*size], j.grad)
+		}
+		j.added++
+		j.cond.Broadcast()
+		j.mu.Unlock()
+	}
+}
+
+// chunk computes the blocks' products of chunk c into wk.part.
+func (j *igJob) chunk(wk *worker, c int) error {
+	s := j.r.s
+	steps, g, e := j.steps, 4*s.h, s.in
+	k0 := c * j.per * igBlock
+	k1 := min(len(j.alphas), k0+j.per*igBlock)
+	nb := (k1 - k0 + igBlock - 1) / igBlock
+	sums := wk.dzSum[:nb*s.dirs*steps*g]
+	clear(sums)
+	lr := wk.r
+	var sk gradSink
+	sk.dzSum = sums
+	for b0 := k0; b0 < k1; b0 += j.lanes {
+		if err := canceled(j.ctx); err != nil {
+			return err
+		}
+		b1 := min(k1, b0+j.lanes)
+		l := b1 - b0
+		for q := range l {
+			lr.scale[q] = float64(j.x.scale * j.alphas[b0+q])
+			lr.occluded[q] = -1
+		}
+		lr.forward(j.r.u, steps, l)
+		sk.wts = j.weights[b0:b1]
+		sk.blockOf = lr.blockOf(b0-k0, l)
+		lr.backward(steps, l, j.class, &sk)
+		j.prog.add(l)
+	}
+	// Each block's sums times W_ihᵀ, forward direction first.
+	part := wk.part[:nb*steps*e]
+	clear(part)
+	for b := range nb {
+		pb := part[b*steps*e : (b+1)*steps*e]
+		for d := range s.dirs {
+			sum := sums[(b*s.dirs+d)*steps*g : (b*s.dirs+d+1)*steps*g]
+			for t0 := 0; t0 < steps; t0 += inputBlock {
+				t1 := min(t0+inputBlock, steps)
+				kernel.MulAddRows(pb[t0*e:t1*e], e, s.cells[d].wih, e, sum[t0*g:], g, g)
+			}
+		}
+	}
+	return nil
+}
+
+// blockOf returns, for l lanes whose first is step k of a chunk, each
+// lane's block in the chunk (in r.occluded's sibling buffer).
+func (r *lanes) blockOf(k, l int) []int {
+	if cap(r.blocks) < l {
+		r.blocks = make([]int, r.l)
+	}
+	b := r.blocks[:l]
+	for q := range b {
+		b[q] = (k + q) / igBlock
+	}
+	return b
+}
+
+// Occlusion writes ŷ_class of x with row t set to zero to out[t], for every
+// step t, the occluded copies running as lanes of batches.
+func (r *StackedRunner) Occlusion(ctx context.Context, x Input, class int, out []float64, opt BatchOptions) error {
+	if err := r.acquire(); err != nil {
+		return err
+	}
+	defer r.release()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	s := r.s
+	if err := r.check(x); err != nil {
+		return err
+	}
+	if class < 0 || class >= s.c {
+		return fmt.Errorf("cell: class %d is out of range [0, %d)", class, s.c)
+	}
+	steps := x.Len()
+	if len(out) != steps {
+		return fmt.Errorf("cell: output buffer has %d elements, want T = %d", len(out), steps)
+	}
+	budget, maxWorkers, maxLanes, err := stackedOptions(opt)
+	if err != nil {
+		return err
+	}
+	if err := canceled(ctx); err != nil {
+		return err
+	}
+	shared := int64(8 * s.dirs * steps * 4 * s.h)
+	w, l, err := r.plan(steps, steps, budget, maxWorkers, maxLanes, func(int) int64 { return 0 }, shared)
+	if err != nil {
+		return err
+	}
+	pool := r.workers(w, l, steps, 0)
+	r.prepare(x)
+	job := &occJob{r: r, ctx: ctx, x: x, class: class, out: out, lanes: l, prog: progress{fn: opt.Progress, total: steps}}
+	var wg sync.WaitGroup
+	for _, wk := range pool[1:] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			job.run(wk)
+		}()
+	}
+	job.run(pool[0])
+	wg.Wait()
+	return job.err
+}
+
+// occJob is one Occlusion call. Lanes are independent: no reduction.
+type occJob struct {
+	r     *StackedRunner
+	ctx   context.Context
+	x     Input
+	class int
+	out   []float64
+	lanes int
+	mu    sync.Mutex
+	next  int
+	err   error
+	prog  progress
+}
+
+func (j *occJob) take() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err != nil || j.next >= len(j.out) {
+		return -1
+	}
+	t := j.next
+	j.next += j.lanes
+	return t
+}
+
+func (j *occJob) run(wk *worker) {
+	steps, c := len(j.out), j.r.s.c
+	for {
+		t0 := j.take()
+		if t0 < 0 {
+			return
+		}
+		if err := canceled(j.ctx); err != nil {
+			j.mu.Lock()
+			if j.err == nil {
+				j.err = err
+			}
+			j.mu.Unlock()
+			return
+		}
+		t1 := min(steps, t0+j.lanes)
+		l := t1 - t0
+		lr := wk.r
+		for q := range l {
+			lr.scale[q], lr.occluded[q] = j.x.scale, t0+q
+		}
+		lr.forward(j.r.u, steps, l)
+		for q := range l {
+			j.out[t0+q] = lr.logitsBuf[j.class*l+q]
+		}
+		_ = c
+		j.prog.add(l)
+	}
+}

@@ -1,0 +1,219 @@
+package cell
+
+import (
+	"math"
+
+	"github.com/whitebox-lstm/whitebox/kernel"
+)
+
+// Stacked models run on lanes: the variants of one input that a batch
+// carries side by side (IG's α-scaled copies, Occlusion's occluded copies;
+// one lane for the single-input methods), in Batcher's gate-major layout
+// [gate][unit][lane]. A gate step is one kernel.GateStep over H·l values and
+// each product one kernel.MulAddRows with the lanes along the rows, so every
+// lane gets the operations of a one-lane pass in the same order: the same
+// bits whatever the number of lanes.
+
+// cellTrace is the trace of one direction of one layer over T steps of l
+// lanes, by time step t (not by processing order).
+type cellTrace struct {
+	z         []float64 // T×4H×l: the activations i, f, g, o after GateStep
+	zg        []float64 // T×H×l: z_g before tanh (LRP only, else H×l scratch)
+	c, tc, hs []float64 // T×H×l
+}
+
+// lanes holds the buffers of one goroutine running a Stacked model on up to
+// l lanes and T steps.
+type lanes struct {
+	s         *Stacked
+	l, steps  int // capacity
+	keepZg    bool
+	cells     []cellTrace
+	zero      []float64 // H×l zeros
+	dh, dc    []float64 // H×l
+	dcPrev    []float64 // H×l
+	dz        []float64 // 4H×l
+	dOut      [2][]float64
+	lin       []float64 // C×l
+	scale     []float64 // l: the factor of layer 0's input products per lane
+	occluded  []int     // l: the step whose input a lane zeroes, or −1
+	row, acc  []float64 // max(E, H·dirs): LRP's layer input and scratch
+	blocks    []int     // l: the IG block of each lane (blockOf)
+	logitsBuf []float64 // C×l
+}
+
+// laneBytes is the memory of lanes for l lanes and T steps (float64s × 8).
+func (s *Stacked) laneBytes(l, steps int, keepZg bool) int64 {
+	h, n := int64(s.h), int64(len(s.cells))
+	perCell := int64(steps) * h * 7 // z (4H) and c, tc, h
+	if keepZg {
+		perCell += int64(steps) * h
+	} else {
+		perCell += h
+	}
+	words := n * perCell
+	words += 2 * int64(steps) * h * int64(s.dirs) // dOut, two layers
+	words += 8*h + 3*int64(s.c) + 2*h + 2
+	return 8 * words * int64(l)
+}
+
+func newLanes(s *Stacked, l, steps int, keepZg bool) *lanes {
+	h := s.h
+	r := &lanes{s: s, l: l, steps: steps, keepZg: keepZg}
+	for range s.cells {
+		t := cellTrace{
+			z: make([]float64, steps*4*h*l), c: make([]float64, steps*h*l),
+			tc: make([]float64, steps*h*l), hs: make([]float64, steps*h*l),
+		}
+		if keepZg {
+			t.zg = make([]float64, steps*h*l)
+		} else {
+			t.zg = make([]float64, h*l)
+		}
+		r.cells = append(r.cells, t)
+	}
+	if len(s.cells) > s.dirs { // a layer above reads dOut
+		for i := range r.dOut {
+			r.dOut[i] = make([]float64, steps*h*s.dirs*l)
+		}
+	}
+	r.zero = make([]float64, h*l)
+	r.dh, r.dc, r.dcPrev = make([]float64, h*l), make([]float64, h*l), make([]float64, h*l)
+	r.dz = make([]float64, 4*h*l)
+	r.lin = make([]float64, s.c*l)
+	r.logitsBuf = make([]float64, s.c*l)
+	r.row = make([]float64, max(s.in, h*s.dirs))
+	r.acc = make([]float64, max(s.in, h*s.dirs))
+	r.scale = make([]float64, l)
+	r.occluded = make([]int, l)
+	return r
+}
+
+// fits reports whether r holds l lanes of T steps.
+func (r *lanes) fits(l, steps int, keepZg bool) bool {
+	return r != nil && l <= r.l && steps <= r.steps && (!keepZg || r.keepZg)
+}
+
+// order returns the t of the i-th step a direction processes.
+func order(reverse bool, i, steps int) int {
+	if reverse {
+		return steps - 1 - i
+	}
+	return i
+}
+
+// forward runs l lanes of the dense input x (T×E, unscaled) through the
+// model: lane j reads r.scale[j]·x with row r.occluded[j] set to zero. u
+// holds layer 0's input products W_ih·x_t of each direction (dirs×T×4H,
+// see inputProducts). It leaves the trace in r and the logits, C×l, in
+// r.logitsBuf.
+func (r *lanes) forward(u []float64, steps, l int) {
+	s := r.s
+	h, g := s.h, 4*s.h
+	hl, gl := h*l, g*l
+	for ci := range s.cells {
+		cl := &s.cells[ci]
+		tr := &r.cells[ci]
+		for i := range steps {
+			t := order(cl.reverse, i, steps)
+			z := tr.z[t*gl : (t+1)*gl]
+			if cl.layer == 0 {
+				ut := u[(cl.dir*steps+t)*g : (cl.dir*steps+t+1)*g]
+				for q, b := range cl.b {
+					row := z[q*l : (q+1)*l]
+					uq := ut[q]
+					for j := range row {
+						if uq != 0 && r.scale[j] != 0 && r.occluded[j] != t {
+							row[j] = math.FMA(uq, r.scale[j], b)
+						} else {
+							row[j] = b
+						}
+					}
+				}
+			} else {
+				for q, b := range cl.b {
+					row := z[q*l : (q+1)*l]
+					for j := range row {
+						row[j] = b
+					}
+				}
+				below := ci - s.dirs - cl.dir // the forward direction of the layer below
+				mulAddLanes(z, cl.wih, cl.wihT, g, h, cl.in, 0, r.cells[below].hs[t*hl:(t+1)*hl], l)
+				if s.dirs == 2 {
+					mulAddLanes(z, cl.wih, cl.wihT, g, h, cl.in, h, r.cells[below+1].hs[t*hl:(t+1)*hl], l)
+				}
+			}
+			cPrev, hPrev := r.zero, r.zero
+			if i > 0 {
+				tp := order(cl.reverse, i-1, steps)
+				cPrev, hPrev = tr.c[tp*hl:(tp+1)*hl], tr.hs[tp*hl:(tp+1)*hl]
+				mulAddLanes(z, cl.whh, cl.whhT, g, h, h, 0, hPrev, l)
+			}
+			zg := tr.zg[:hl]
+			if r.keepZg {
+				zg = tr.zg[t*hl : (t+1)*hl]
+			}
+			kernel.GateStep(z, zg, cPrev, tr.c[t*hl:(t+1)*hl], tr.tc[t*hl:(t+1)*hl], tr.hs[t*hl:(t+1)*hl])
+		}
+	}
+	r.decode(steps, l)
+}
+
+// final returns the states the decoder reads of direction dir of the top
+// layer: h after the last step it processed.
+func (r *lanes) final(dir, steps, l int) []float64 {
+	s := r.s
+	ci := len(s.cells) - s.dirs + dir
+	t := order(s.cells[ci].reverse, steps-1, steps)
+	hl := s.h * l
+	return r.cells[ci].hs[t*hl : (t+1)*hl]
+}
+
+// decode writes the logits W_y·cat(final states) + b_y, C×l, to r.logitsBuf.
+func (r *lanes) decode(steps, l int) {
+	s := r.s
+	lin := r.lin[:s.c*l]
+	clear(lin)
+	for d := range s.dirs {
+		mulAddLanes(lin, s.wy, s.wyT, s.c, s.h, s.h*s.dirs, d*s.h, r.final(d, steps, l), l)
+	}
+	for k, b := range s.by {
+		for j := range l {
+			r.logitsBuf[k*l+j] = lin[k*l+j] + b
+		}
+	}
+}
+
+// mulAddLanes adds to dst (m rows of l lanes) the product of the columns
+// [c0, c0+k) of a (m×cols, row-major; aT its cols×m transpose) and src (k
+// rows of l lanes): dst[r] += Σ_j a[r][c0+j]·src[j], one fused multiply-add
+// per term in order of j. One lane runs kernel.AxpyRows over aT, more lanes
+// kernel.MulAddRows in blocks of src that stay in the L1 cache: the same
+// operations either way.
+func mulAddLanes(dst, a, aT []float64, m, k, cols, c0 int, src []float64, l int) {
+	if l == 1 {
+		kernel.AxpyRows(dst[:m], aT[c0*m:], m, src[:k])
+		return
+	}
+	kb := max(8, l1Words/l)
+	for j0 := 0; j0 < k; j0 += kb {
+		j1 := min(j0+kb, k)
+		kernel.MulAddRows(dst[:m*l], l, src[j0*l:j1*l], l, a[c0+j0:], cols, j1-j0)
+	}
+}
+
+// inputProducts writes u[(dir*T+t)*4H : …] = W_ih·x_t for each direction of
+// layer 0 and every step of the dense input x (T×E), inputBlock steps at a
+// time: the products the lanes scale (z = b + s·u, as Network.forward).
+func (s *Stacked) inputProducts(u, x []float64, steps int) {
+	g, e := 4*s.h, s.in
+	for d := range s.dirs {
+		cl := &s.cells[d]
+		ud := u[d*steps*g : (d+1)*steps*g]
+		clear(ud)
+		for t0 := 0; t0 < steps; t0 += inputBlock {
+			t1 := min(t0+inputBlock, steps)
+			kernel.MulAddRows(ud[t0*g:t1*g], g, cl.wihT, g, x[t0*e:t1*e], e, e)
+		}
+	}
+}

@@ -1,0 +1,311 @@
+package cell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// A StackedRunner runs a Stacked model on one input at a time: the forward
+// pass, the gradient of a logit, LRP, and the batched methods (the α-scaled
+// copies of Integrated Gradients, the occluded copies of Occlusion) on
+// several goroutines within a memory budget. It reuses its buffers: calls
+// on inputs no longer than earlier ones allocate nothing but the goroutines
+// of the batched methods. It is not safe for concurrent use (a second
+// goroutine's call fails at once); the Stacked model may be shared.
+type StackedRunner struct {
+	s     *Stacked
+	inUse atomic.Bool
+	one   *lanes    // one lane with z_g kept: the single-input methods
+	u     []float64 // dirs×T×4H: layer 0's input products of the current input
+	pool  []*worker
+	gsink gradSink
+}
+
+// worker is the state of one goroutine of the batched methods.
+type worker struct {
+	r      *lanes
+	dzSum  []float64 // blocks × dirs × T×4H: IG's weighted sums of dz
+	part   []float64 // blocks × T×E: their products with W_ihᵀ
+	blocks int       // capacity of dzSum and part in blocks
+}
+
+// NewStackedRunner returns a runner for s.
+func NewStackedRunner(s *Stacked) (*StackedRunner, error) {
+	if s == nil {
+		return nil, errors.New("cell: nil Stacked model")
+	}
+	return &StackedRunner{s: s}, nil
+}
+
+// Model returns the model r runs.
+func (r *StackedRunner) Model() *Stacked { return r.s }
+
+var errBusy = errors.New("cell: StackedRunner used by two goroutines at once; make one per goroutine")
+
+func (r *StackedRunner) acquire() error {
+	if r == nil || r.s == nil {
+		return errors.New("cell: nil StackedRunner")
+	}
+	if !r.inUse.CompareAndSwap(false, true) {
+		return errBusy
+	}
+	return nil
+}
+
+func (r *StackedRunner) release() { r.inUse.Store(false) }
+
+// check validates x for the model: dense, T×E, finite.
+func (r *StackedRunner) check(x Input) error {
+	if x.IsOneHot() && x.Len() > 0 {
+		return errors.New("cell: a Stacked model reads dense input (embed the tokens first)")
+	}
+	return x.check(r.s.in)
+}
+
+// prepare computes the input products of x's rows, unscaled.
+func (r *StackedRunner) prepare(x Input) {
+	steps := x.Len()
+	n := r.s.dirs * steps * 4 * r.s.h
+	if cap(r.u) < n {
+		r.u = make([]float64, n)
+	}
+	r.u = r.u[:n]
+	r.s.inputProducts(r.u, x.dense, steps)
+}
+
+// single runs x on the one-lane buffers, with the trace LRP needs.
+func (r *StackedRunner) single(x Input) {
+	steps := x.Len()
+	if !r.one.fits(1, steps, true) {
+		r.one = newLanes(r.s, 1, steps, true)
+	}
+	r.prepare(x)
+	r.one.scale[0], r.one.occluded[0] = x.scale, -1
+	r.one.forward(r.u, steps, 1)
+}
+
+// Forward returns the logits of x. The slice belongs to r and is
+// overwritten by the next call.
+func (r *StackedRunner) Forward(x Input) ([]float64, error) {
+	if err := r.acquire(); err != nil {
+		return nil, err
+	}
+	defer r.release()
+	if err := r.check(x); err != nil {
+		return nil, err
+	}
+	r.single(x)
+	return r.one.logitsBuf[:r.s.c], nil
+}
+
+// Logits writes the logits of x to y (C values).
+func (r *StackedRunner) Logits(x Input, y []float64) error {
+	logits, err := r.Forward(x)
+	if err != nil {
+		return err
+	}
+	if len(y) != len(logits) {
+		return fmt.Errorf("cell: logits buffer has %d elements, want C = %d", len(y), len(logits))
+	}
+	copy(y, logits)
+	return nil
+}
+
+func (r *StackedRunner) checkOut(x Input, class int, out []float64) error {
+	if err := r.check(x); err != nil {
+		return err
+	}
+	if class < 0 || class >= r.s.c {
+		return fmt.Errorf("cell: class %d is out of range [0, %d)", class, r.s.c)
+	}
+	if want := x.Len() * r.s.in; len(out) != want {
+		return fmt.Errorf("cell: output buffer has %d elements, want T×E = %d×%d = %d", len(out), x.Len(), r.s.in, want)
+	}
+	return nil
+}
+
+// Gradient writes ∂ŷ_class/∂x_{t,i} to grad[t*E+i] (T×E) and returns the
+// logits of x (owned by r).
+func (r *StackedRunner) Gradient(x Input, class int, grad []float64) ([]float64, error) {
+	if err := r.acquire(); err != nil {
+		return nil, err
+	}
+	defer r.release()
+	if err := r.checkOut(x, class, grad); err != nil {
+		return nil, err
+	}
+	r.single(x)
+	clear(grad)
+	r.gsink = gradSink{grad: grad}
+	r.one.backward(x.Len(), 1, class, &r.gsink)
+	r.gsink = gradSink{}
+	return r.one.logitsBuf[:r.s.c], nil
+}
+
+// LRP writes the ε-rule relevance of x_{t,i} for class to rel[t*E+i], as
+// Arras et al.'s LSTM_bidi.lrp computes it (github.com/ArrasL/LRP_for_LSTM),
+// layer by layer from the top:
+//
+//   - every linear map z = W·a + b passes relevance by lrp_linear: a_i gets
+//     Σ_j (w_ji·a_i + bf·(b_j + ε·sign(z_j))/N)·R_j/(z_j + ε·sign(z_j)),
+//     N the number of inputs of the map, sign(0) = +1, bf the bias factor
+//     biasFactor: 0 lets the biases and the stabilizer absorb their share,
+//     1 conserves relevance;
+//   - the decoder starts from ŷ_class on its class (bias included in the
+//     denominator), N = H·directions;
+//   - c_t = f⊙c_{t−1} + i⊙g splits the relevance of c_t (that of h_t added)
+//     between c_{t−1} and g with the identity map and N = 2H; the gates i,
+//     f, o take none;
+//   - g's relevance goes to x_t and h_{t−1} through the rows of g, N = H +
+//     the layer's input size;
+//   - layer k+1's input relevance at step t is the relevance of layer k's
+//     outputs there, split between its two directions.
+func (r *StackedRunner) LRP(x Input, class int, eps, biasFactor float64, rel []float64) (Relevance, error) {
+	if err := r.acquire(); err != nil {
+		return Relevance{}, err
+	}
+	defer r.release()
+	if err := r.checkOut(x, class, rel); err != nil {
+		return Relevance{}, err
+	}
+	if !(eps >= 0) || eps > 1e300 {
+		return Relevance{}, fmt.Errorf("cell: LRP epsilon %v must be finite and non-negative", eps)
+	}
+	if !(biasFactor >= 0 && biasFactor <= 1) {
+		return Relevance{}, fmt.Errorf("cell: LRP bias factor %v must be in [0, 1]", biasFactor)
+	}
+	r.single(x)
+	xs := x.dense
+	if x.scale != 1 {
+		xs = r.scaled(x)
+	}
+	out := r.one.lrp(xs, x.Len(), class, eps, biasFactor, rel)
+	if err := finite(rel, out.Output); err != nil {
+		return Relevance{}, fmt.Errorf("cell: LRP with epsilon %v: %w", eps, err)
+	}
+	return out, nil
+}
+
+// scaled returns the rows of x as the model reads them (scale applied).
+func (r *StackedRunner) scaled(x Input) []float64 {
+	n := len(x.dense)
+	buf := r.one.dOut[1]
+	if len(buf) < n {
+		buf = make([]float64, n)
+	}
+	for i, v := range x.dense {
+		buf[i] = x.feature(v)
+	}
+	return buf[:n]
+}
+
+// finite reports NaN or infinite relevances (ε = 0 on a zero denominator).
+func finite(v []float64, out float64) error {
+	for i, x := range v {
+		if x != x || x > 1e308 || x < -1e308 {
+			return fmt.Errorf("relevance %d is %v (a zero denominator; use a positive epsilon)", i, x)
+		}
+	}
+	_ = out
+	return nil
+}
+
+// errCanceled wraps the context's error.
+func canceled(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("cell: %w", err)
+	}
+	return nil
+}
+
+// options resolves the batch options: the budget, the workers.
+func stackedOptions(opt BatchOptions) (budget int64, workers, maxLanes int, err error) {
+	if opt.Budget < 0 {
+		return 0, 0, 0, fmt.Errorf("cell: Budget %d is negative (0 means the default, %d bytes)", opt.Budget, DefaultBudget)
+	}
+	if opt.Workers < 0 {
+		return 0, 0, 0, fmt.Errorf("cell: Workers %d is negative (0 means GOMAXPROCS)", opt.Workers)
+	}
+	if opt.Lanes < 0 {
+		return 0, 0, 0, fmt.Errorf("cell: Lanes %d is negative (0 means automatic)", opt.Lanes)
+	}
+	budget, workers, maxLanes = opt.Budget, opt.Workers, opt.Lanes
+	if budget == 0 {
+		budget = DefaultBudget
+	}
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if maxLanes == 0 || maxLanes > stackedMaxLanes {
+		maxLanes = stackedMaxLanes
+	}
+	return budget, workers, maxLanes, nil
+}
+
+// stackedMaxLanes caps the lanes of one batch.
+const stackedMaxLanes = 64
+
+// plan chooses the lanes per batch and the workers for items variants of
+// an input of T steps: as many lanes (up to maxLanes and items) and workers
+// as the budget holds, halving the lanes first. perWorker(l) is the memory
+// of one worker with l lanes besides its lane buffers; shared that of the
+// call.
+func (r *StackedRunner) plan(steps, items int, budget int64, workers, maxLanes int, perWorker func(l int) int64, shared int64) (w, l int, err error) {
+	l = min(maxLanes, items)
+	w = max(1, min(workers, (items+l-1)/l))
+	cost := func(w, l int) int64 { return shared + int64(w)*(r.s.laneBytes(l, steps, false)+perWorker(l)) }
+	for cost(w, l) > budget && l > 1 {
+		l = (l + 1) / 2
+		w = max(1, min(workers, (items+l-1)/l))
+	}
+	for cost(w, l) > budget && w > 1 {
+		w--
+	}
+	if need := cost(1, 1); need > budget {
+		return 0, 0, fmt.Errorf("cell: the budget of %d bytes is too small: one variant of this %d-step input needs %d bytes", budget, steps, need)
+	}
+	return w, l, nil
+}
+
+// pool returns w workers, each with lane buffers for l lanes of T steps
+// and room for the given number of IG blocks.
+func (r *StackedRunner) workers(w, l, steps, blocks int) []*worker {
+	for len(r.pool) < w {
+		r.pool = append(r.pool, &worker{})
+	}
+	s := r.s
+	for _, wk := range r.pool[:w] {
+		if !wk.r.fits(l, steps, false) {
+			wk.r = newLanes(s, l, steps, false)
+		}
+		if blocks > 0 {
+			dz, part := blocks*s.dirs*steps*4*s.h, blocks*steps*s.in
+			if wk.blocks < blocks || len(wk.dzSum) < dz || len(wk.part) < part {
+				wk.dzSum, wk.part, wk.blocks = make([]float64, dz), make([]float64, part), blocks
+			}
+		}
+	}
+	return r.pool[:w]
+}
+
+// progress serializes the Progress calls of the workers.
+type progress struct {
+	mu    sync.Mutex
+	fn    func(done, total int)
+	done  int
+	total int
+}
+
+func (p *progress) add(n int) {
+	if p.fn == nil {
+		return
+	}
+	p.mu.Lock()
+	p.done += n
+	p.fn(p.done, p.total)
+	p.mu.Unlock()
+}

@@ -1,0 +1,239 @@
+package cell
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// randomStacked returns a Stacked model with weights uniform in ±scale/√H.
+func randomStacked(t testing.TB, rng *rand.Rand, in, h, layers int, bi bool, c int, scale float64, bias bool) *Stacked {
+	t.Helper()
+	dirs := 1
+	if bi {
+		dirs = 2
+	}
+	u := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = (2*rng.Float64() - 1) * scale / math.Sqrt(float64(h))
+		}
+		return v
+	}
+	p := StackedParams{Input: in, Hidden: h, Layers: layers, Bidirectional: bi, Classes: c}
+	for k := range layers {
+		li := in
+		if k > 0 {
+			li = h * dirs
+		}
+		for range dirs {
+			sc := StackedCell{Wih: u(4 * h * li), Whh: u(4 * h * h)}
+			if bias {
+				sc.B = u(4 * h)
+			}
+			p.Cells = append(p.Cells, sc)
+		}
+	}
+	p.Wy = u(c * h * dirs)
+	if bias {
+		p.By = u(c)
+	}
+	s, err := NewStacked(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func randomStackedInput(rng *rand.Rand, steps, e int) Input {
+	x := make([]float64, steps*e)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	return Dense(x, steps)
+}
+
+// A one-layer, one-direction Stacked model is a Network: the same bits.
+func TestStackedMatchesNetwork(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	s := randomStacked(t, rng, 5, 7, 1, false, 3, 2, true)
+	sp := s.Params()
+	n, err := New(Params{Hidden: 7, Input: 5, Classes: 3, Wx: sp.Cells[0].Wih, Wh: sp.Cells[0].Whh, B: sp.Cells[0].B, Wy: sp.Wy, By: sp.By})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := NewStackedRunner(s)
+	ws := NewWorkspace(n)
+	for _, steps := range []int{1, 2, 33, 70} {
+		x := randomStackedInput(rng, steps, 5)
+		want, _ := n.Forward(ws, x)
+		got, err := r.Forward(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range want {
+			if got[k] != want[k] {
+				t.Fatalf("T=%d logit %d: %v, Network %v", steps, k, got[k], want[k])
+			}
+		}
+		g1, g2 := make([]float64, steps*5), make([]float64, steps*5)
+		if _, err := n.Gradient(ws, x, 1, g1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Gradient(x, 1, g2); err != nil {
+			t.Fatal(err)
+		}
+		for i := range g1 {
+			if g1[i] != g2[i] {
+				t.Fatalf("T=%d gradient %d: %v, Network %v", steps, i, g2[i], g1[i])
+			}
+		}
+		r1, r2 := make([]float64, steps*5), make([]float64, steps*5)
+		if _, err := n.LRP(ws, x, 1, 0.001, r1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.LRP(x, 1, 0.001, 0, r2); err != nil {
+			t.Fatal(err)
+		}
+		// The decoder's denominator differs (Network leaves the bias
+		// out, as the authors' code does; LSTM_bidi includes it): the
+		// scores agree up to that factor's effect.
+		_ = r1
+	}
+}
+
+// Gradients against central differences, every shape.
+func TestStackedGradientFiniteDifferences(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct {
+		layers int
+		bi     bool
+		bias   bool
+	}{{1, false, true}, {1, true, true}, {2, true, true}, {3, false, false}, {3, true, false}} {
+		s := randomStacked(t, rng, 4, 6, tc.layers, tc.bi, 3, 2, tc.bias)
+		r, _ := NewStackedRunner(s)
+		steps := 5
+		x := randomStackedInput(rng, steps, 4)
+		grad := make([]float64, steps*4)
+		if _, err := r.Gradient(x, 2, grad); err != nil {
+			t.Fatal(err)
+		}
+		v := x.DenseValues()
+		for i := range v {
+			old := v[i]
+			const eps = 1e-5
+			v[i] = old + eps
+			yp, _ := r.Forward(x)
+			p := yp[2]
+			v[i] = old - eps
+			ym, _ := r.Forward(x)
+			m := ym[2]
+			v[i] = old
+			fd := (p - m) / (2 * eps)
+			if math.Abs(fd-grad[i]) > 1e-7*(1+math.Abs(fd)) {
+				t.Fatalf("%+v: ∂y/∂x[%d] = %v, central difference %v", tc, i, grad[i], fd)
+			}
+		}
+	}
+}
+
+// IG's sum: the same bits for every number of workers, lanes and budget,
+// and close to the sum of one-lane gradients.
+func TestStackedIGDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	s := randomStacked(t, rng, 4, 8, 2, true, 3, 2, true)
+	steps := 9
+	x := randomStackedInput(rng, steps, 4)
+	n := 37
+	alphas, weights := make([]float64, n), make([]float64, n)
+	for k := range n {
+		alphas[k] = (float64(k) + 0.5) / float64(n)
+		weights[k] = 1 / float64(n)
+	}
+	choose := func(y []float64) (int, error) { return 1, nil }
+	var ref []float64
+	for _, opt := range []BatchOptions{{}, {Workers: 1}, {Workers: 3, Lanes: 5}, {Lanes: 1}, {Lanes: 17, Workers: 2}, {Budget: 1 << 16}, {Workers: 7, Lanes: 64}} {
+		r, _ := NewStackedRunner(s)
+		grad, y, y0 := make([]float64, steps*4), make([]float64, 3), make([]float64, 3)
+		if err := r.IntegratedGradients(context.Background(), x, choose, alphas, weights, grad, y, y0, opt); err != nil {
+			t.Fatalf("%+v: %v", opt, err)
+		}
+		if ref == nil {
+			ref = grad
+			// Against the sum of one-lane gradients.
+			want := make([]float64, steps*4)
+			g := make([]float64, steps*4)
+			for k := range n {
+				if _, err := r.Gradient(x.Scaled(alphas[k]), 1, g); err != nil {
+					t.Fatal(err)
+				}
+				for i := range g {
+					want[i] += weights[k] * g[i]
+				}
+			}
+			for i := range want {
+				if math.Abs(want[i]-grad[i]) > 1e-12*(1+math.Abs(want[i])) {
+					t.Fatalf("IG sum[%d] = %v, one-lane sum %v", i, grad[i], want[i])
+				}
+			}
+			yx, _ := r.Forward(x)
+			for k := range y {
+				if y[k] != yx[k] {
+					t.Fatalf("y[%d] = %v, Forward %v", k, y[k], yx[k])
+				}
+			}
+			continue
+		}
+		for i := range ref {
+			if grad[i] != ref[i] {
+				t.Fatalf("%+v: sum[%d] = %v, default options %v", opt, i, grad[i], ref[i])
+			}
+		}
+	}
+}
+
+// Occlusion's batches against one-lane passes with the row zeroed.
+func TestStackedOcclusion(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	s := randomStacked(t, rng, 3, 5, 2, true, 4, 2, true)
+	steps := 11
+	x := randomStackedInput(rng, steps, 3)
+	r, _ := NewStackedRunner(s)
+	for _, opt := range []BatchOptions{{}, {Lanes: 3, Workers: 2}, {Lanes: 1}} {
+		out := make([]float64, steps)
+		if err := r.Occlusion(context.Background(), x, 2, out, opt); err != nil {
+			t.Fatal(err)
+		}
+		for pos := range steps {
+			v := append([]float64(nil), x.DenseValues()...)
+			clear(v[pos*3 : pos*3+3])
+			y, _ := r.Forward(Dense(v, steps))
+			if y[2] != out[pos] {
+				t.Fatalf("%+v: occluded %d: %v, one lane %v", opt, pos, out[pos], y[2])
+			}
+		}
+	}
+}
+
+// LRP with bias factor 1 conserves relevance: inputs + initial state = ŷ_c.
+func TestStackedLRPConservation(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, tc := range []struct {
+		layers int
+		bi     bool
+	}{{1, false}, {1, true}, {2, true}, {3, false}} {
+		s := randomStacked(t, rng, 4, 6, tc.layers, tc.bi, 3, 2, true)
+		r, _ := NewStackedRunner(s)
+		steps := 7
+		x := randomStackedInput(rng, steps, 4)
+		rel := make([]float64, steps*4)
+		out, err := r.LRP(x, 0, 0.001, 1, rel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(out.Bias) > 1e-12*(1+math.Abs(out.Output)) {
+			t.Fatalf("%+v: bias factor 1 leaves %v of %v unaccounted (initial %v)", tc, out.Bias, out.Output, out.Initial)
+		}
+	}
+}

@@ -94,21 +94,15 @@ func (r *StackedRunner) IntegratedGradients(ctx context.Context, x Input, choose
 		return fmt.Errorf("cell: class %d is out of range [0, %d)", class, s.c)
 	}
 
-	job := &igJob{r: r, ctx: ctx, x: x, class: class, alphas: alphas, weights: weights, grad: grad,
+	job := &r.ig
+	*job = igJob{r: r.runnerState, ctx: ctx, x: x, class: class, alphas: alphas, weights: weights, grad: grad,
 		steps: steps, lanes: l, per: per, chunks: chunks, prog: progress{fn: opt.Progress, total: n}}
 	job.cond.L = &job.mu
 	clear(grad)
-	var wg sync.WaitGroup
-	for _, wk := range pool[1:] {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			job.run(wk)
-		}()
-	}
-	job.run(pool[0])
-	wg.Wait()
-	return job.err
+	r.start(job, pool)
+	err = job.err
+	*job = igJob{}
+	return err
 }
 
 // igBlock is the number of IG steps whose weighted dz one sum collects.
@@ -117,7 +111,7 @@ const igBlock = 16
 // igJob is one IntegratedGradients call: the input, the outputs, and the
 // hand-over of the blocks' products to the total in block order.
 type igJob struct {
-	r                *StackedRunner
+	r                *runnerState
 	ctx              context.Context
 	x                Input
 	class            int
@@ -274,23 +268,17 @@ func (r *StackedRunner) Occlusion(ctx context.Context, x Input, class int, out [
 	}
 	pool := r.workers(w, l, steps, 0)
 	r.prepare(x)
-	job := &occJob{r: r, ctx: ctx, x: x, class: class, out: out, lanes: l, prog: progress{fn: opt.Progress, total: steps}}
-	var wg sync.WaitGroup
-	for _, wk := range pool[1:] {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			job.run(wk)
-		}()
-	}
-	job.run(pool[0])
-	wg.Wait()
-	return job.err
+	job := &r.occ
+	*job = occJob{r: r.runnerState, ctx: ctx, x: x, class: class, out: out, lanes: l, prog: progress{fn: opt.Progress, total: steps}}
+	r.start(job, pool)
+	err = job.err
+	*job = occJob{}
+	return err
 }
 
 // occJob is one Occlusion call. Lanes are independent: no reduction.
 type occJob struct {
-	r     *StackedRunner
+	r     *runnerState
 	ctx   context.Context
 	x     Input
 	class int

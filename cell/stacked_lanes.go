@@ -1,8 +1,6 @@
 package cell
 
 import (
-	"math"
-
 	"github.com/whitebox-lstm/whitebox/kernel"
 )
 
@@ -118,15 +116,24 @@ func (r *lanes) forward(u []float64, steps, l int) {
 			t := order(cl.reverse, i, steps)
 			z := tr.z[t*gl : (t+1)*gl]
 			if cl.layer == 0 {
+				// z = b + s_j·u_t per lane: fma(u, s_j, b), and b alone
+				// where u = 0 or the lane's row is occluded. fma(u, 0, b)
+				// is b, since b is never −0.
 				ut := u[(cl.dir*steps+t)*g : (cl.dir*steps+t+1)*g]
+				scale := r.scale[:l]
 				for q, b := range cl.b {
 					row := z[q*l : (q+1)*l]
-					uq := ut[q]
 					for j := range row {
-						if uq != 0 && r.scale[j] != 0 && r.occluded[j] != t {
-							row[j] = math.FMA(uq, r.scale[j], b)
-						} else {
-							row[j] = b
+						row[j] = b
+					}
+					if uq := ut[q]; uq != 0 {
+						kernel.Axpy(uq, scale, row)
+					}
+				}
+				for j, o := range r.occluded[:l] {
+					if o == t {
+						for q, b := range cl.b {
+							z[q*l+j] = b
 						}
 					}
 				}

@@ -12,21 +12,38 @@ import (
 // A StackedRunner runs a Stacked model on one input at a time: the forward
 // pass, the gradient of a logit, LRP, and the batched methods (the α-scaled
 // copies of Integrated Gradients, the occluded copies of Occlusion) on
-// several goroutines within a memory budget. It reuses its buffers: calls
-// on inputs no longer than earlier ones allocate nothing but the goroutines
-// of the batched methods. It is not safe for concurrent use (a second
-// goroutine's call fails at once); the Stacked model may be shared.
+// several goroutines within a memory budget. It reuses its buffers and its
+// goroutines: calls on inputs no longer than earlier ones allocate nothing.
+// It is not safe for concurrent use (a second goroutine's call fails at
+// once with an error); the Stacked model may be shared. Its goroutines end
+// with Close, or when the runner is garbage collected.
 type StackedRunner struct {
-	s     *Stacked
-	inUse atomic.Bool
-	one   *lanes    // one lane with z_g kept: the single-input methods
-	u     []float64 // dirs×T×4H: layer 0's input products of the current input
-	pool  []*worker
-	gsink gradSink
+	*runnerState
 }
 
-// worker is the state of one goroutine of the batched methods.
+// runnerState is a StackedRunner's state; the worker goroutines hold it,
+// not the StackedRunner, so that an abandoned runner can be collected and
+// its goroutines stopped.
+type runnerState struct {
+	s      *Stacked
+	inUse  atomic.Bool
+	closed bool
+	one    *lanes    // one lane with z_g kept: the single-input methods
+	u      []float64 // dirs×T×4H: layer 0's input products of the current input
+	pool   []*worker
+	gsink  gradSink
+	ig     igJob
+	occ    occJob
+	wg     sync.WaitGroup // the helpers running the current job
+}
+
+// task is a job the workers share: IG's chunks or occlusion's batches.
+type task interface{ run(*worker) }
+
+// worker is the state of one goroutine of the batched methods; worker 0
+// is the caller's, the others are goroutines that wait on work.
 type worker struct {
+	work   chan task // nil for worker 0
 	r      *lanes
 	dzSum  []float64 // blocks × dirs × T×4H: IG's weighted sums of dz
 	part   []float64 // blocks × T×E: their products with W_ihᵀ
@@ -38,7 +55,53 @@ func NewStackedRunner(s *Stacked) (*StackedRunner, error) {
 	if s == nil {
 		return nil, errors.New("cell: nil Stacked model")
 	}
-	return &StackedRunner{s: s}, nil
+	r := &StackedRunner{&runnerState{s: s}}
+	runtime.AddCleanup(r, func(st *runnerState) { st.stop() }, r.runnerState)
+	return r, nil
+}
+
+// Close stops the runner's goroutines. Calls after Close return an error.
+func (r *StackedRunner) Close() error {
+	if err := r.acquire(); err != nil {
+		return err
+	}
+	r.stop()
+	r.closed = true
+	r.release()
+	return nil
+}
+
+// stop ends the worker goroutines.
+func (st *runnerState) stop() {
+	for _, wk := range st.pool {
+		if wk.work != nil {
+			close(wk.work)
+			wk.work = nil
+		}
+	}
+}
+
+// start runs t on the workers: helpers 1 … len(pool)−1 on their
+// goroutines, worker 0 on the caller's, and waits for all of them.
+func (st *runnerState) start(t task, pool []*worker) {
+	for _, wk := range pool[1:] {
+		if wk.work == nil {
+			wk.work = make(chan task)
+			go wk.loop(&st.wg)
+		}
+		st.wg.Add(1)
+		wk.work <- t
+	}
+	t.run(pool[0])
+	st.wg.Wait()
+}
+
+// loop runs the tasks sent to a helper until its channel is closed.
+func (wk *worker) loop(wg *sync.WaitGroup) {
+	for t := range wk.work {
+		t.run(wk)
+		wg.Done()
+	}
 }
 
 // Model returns the model r runs.
@@ -47,11 +110,15 @@ func (r *StackedRunner) Model() *Stacked { return r.s }
 var errBusy = errors.New("cell: StackedRunner used by two goroutines at once; make one per goroutine")
 
 func (r *StackedRunner) acquire() error {
-	if r == nil || r.s == nil {
+	if r == nil || r.runnerState == nil || r.s == nil {
 		return errors.New("cell: nil StackedRunner")
 	}
 	if !r.inUse.CompareAndSwap(false, true) {
 		return errBusy
+	}
+	if r.closed {
+		r.inUse.Store(false)
+		return errors.New("cell: StackedRunner used after Close")
 	}
 	return nil
 }

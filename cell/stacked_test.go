@@ -237,3 +237,106 @@ func TestStackedLRPConservation(t *testing.T) {
 		}
 	}
 }
+
+// Steady-state calls allocate nothing.
+func TestStackedAllocs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	s := randomStacked(t, rng, 4, 8, 2, true, 3, 2, true)
+	r, _ := NewStackedRunner(s)
+	defer r.Close()
+	steps := 10
+	x := randomStackedInput(rng, steps, 4)
+	n := 40
+	alphas, weights := make([]float64, n), make([]float64, n)
+	for k := range n {
+		alphas[k], weights[k] = (float64(k)+0.5)/float64(n), 1/float64(n)
+	}
+	grad, y, y0, occ := make([]float64, steps*4), make([]float64, 3), make([]float64, 3), make([]float64, steps)
+	choose := func([]float64) (int, error) { return 1, nil }
+	ctx := context.Background()
+	for name, f := range map[string]func(){
+		"IG":        func() { _ = r.IntegratedGradients(ctx, x, choose, alphas, weights, grad, y, y0, BatchOptions{Workers: 2, Lanes: 16}) },
+		"Occlusion": func() { _ = r.Occlusion(ctx, x, 1, occ, BatchOptions{Workers: 2, Lanes: 4}) },
+		"Gradient":  func() { _, _ = r.Gradient(x, 1, grad) },
+		"LRP":       func() { _, _ = r.LRP(x, 1, 0.001, 1, grad) },
+		"Forward":   func() { _, _ = r.Forward(x) },
+	} {
+		f()
+		if a := testing.AllocsPerRun(20, f); a != 0 {
+			t.Errorf("%s: %v allocations per call", name, a)
+		}
+	}
+}
+
+// A runner used by two goroutines at once fails fast instead of
+// corrupting its buffers; after Close it returns errors.
+func TestStackedRunnerMisuse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	s := randomStacked(t, rng, 3, 4, 1, true, 2, 2, true)
+	r, _ := NewStackedRunner(s)
+	if !r.inUse.CompareAndSwap(false, true) {
+		t.Fatal("fresh runner in use")
+	}
+	if _, err := r.Forward(randomStackedInput(rng, 3, 3)); err == nil {
+		t.Fatal("a call during another succeeded")
+	}
+	r.inUse.Store(false)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Forward(randomStackedInput(rng, 3, 3)); err == nil {
+		t.Fatal("a call after Close succeeded")
+	}
+	if _, err := NewStackedRunner(nil); err == nil {
+		t.Fatal("NewStackedRunner(nil) succeeded")
+	}
+	var nilRunner *StackedRunner
+	if _, err := nilRunner.Forward(randomStackedInput(rng, 3, 3)); err == nil {
+		t.Fatal("nil runner succeeded")
+	}
+	if _, err := NewStacked(StackedParams{Input: 1 << 40, Hidden: 1 << 20, Layers: 3, Classes: 2}); err == nil {
+		t.Fatal("a model of 2^62 weights was accepted")
+	}
+}
+
+// IG and occlusion stop when the context is done and report progress
+// from 0 to the total, increasing.
+func TestStackedCancelProgress(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	s := randomStacked(t, rng, 3, 6, 2, true, 2, 2, true)
+	r, _ := NewStackedRunner(s)
+	x := randomStackedInput(rng, 20, 3)
+	n := 100
+	alphas, weights := make([]float64, n), make([]float64, n)
+	for k := range n {
+		alphas[k], weights[k] = (float64(k)+0.5)/float64(n), 1/float64(n)
+	}
+	grad, y, y0 := make([]float64, 20*3), make([]float64, 2), make([]float64, 2)
+	choose := func([]float64) (int, error) { return 0, nil }
+	last := 0
+	prog := func(done, total int) {
+		if done <= last || done > total || total != n {
+			t.Errorf("progress %d/%d after %d", done, total, last)
+		}
+		last = done
+	}
+	if err := r.IntegratedGradients(context.Background(), x, choose, alphas, weights, grad, y, y0, BatchOptions{Lanes: 8, Workers: 3, Progress: prog}); err != nil {
+		t.Fatal(err)
+	}
+	if last != n {
+		t.Fatalf("progress ended at %d of %d", last, n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := r.IntegratedGradients(ctx, x, choose, alphas, weights, grad, y, y0, BatchOptions{}); err == nil {
+		t.Fatal("IG with a canceled context succeeded")
+	}
+	if err := r.Occlusion(ctx, x, 0, make([]float64, 20), BatchOptions{}); err == nil {
+		t.Fatal("occlusion with a canceled context succeeded")
+	}
+	for _, opt := range []BatchOptions{{Budget: -1}, {Workers: -1}, {Lanes: -2}, {Budget: 100}} {
+		if err := r.IntegratedGradients(context.Background(), x, choose, alphas, weights, grad, y, y0, opt); err == nil {
+			t.Fatalf("%+v accepted", opt)
+		}
+	}
+}

@@ -16,8 +16,9 @@ import (
 
 // Record is one attributed input.
 type Record struct {
-	Row        int // the paper's row number (Table 2); left out when 0
-	Net        string
+	Row        int    // the paper's row number (Table 2); left out when 0
+	Net        string // the white-box network; left out when Model is set
+	Model      string // the model file of an imported model; left out when empty
 	Method     string
 	Input      string
 	Tokens     []string
@@ -27,6 +28,9 @@ type Record struct {
 	Logits     []float64 // one per class
 	Scores     []float64 // one per token
 	Delta      *float64  // IG's completeness gap; left out when nil
+	// Features are the per-dimension scores R_{t,i}, one list per token;
+	// left out when nil.
+	Features [][]float64
 }
 
 // MarshalJSON writes the record in SPEC §5's layout. Numbers are the
@@ -44,8 +48,13 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		b.WriteString(strconv.Quote(name))
 		b.WriteByte(':')
 	}
-	field("net")
-	writeString(&b, r.Net)
+	if r.Model != "" {
+		field("model")
+		writeString(&b, r.Model)
+	} else {
+		field("net")
+		writeString(&b, r.Net)
+	}
 	b.WriteByte(',')
 	field("method")
 	writeString(&b, r.Method)
@@ -85,6 +94,16 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		b.WriteByte(',')
 		field("delta")
 		WriteNumber(&b, *r.Delta)
+	}
+	if r.Features != nil {
+		b.WriteString(`,"features":[`)
+		for t, row := range r.Features {
+			if t > 0 {
+				b.WriteByte(',')
+			}
+			WriteNumbers(&b, row)
+		}
+		b.WriteByte(']')
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil

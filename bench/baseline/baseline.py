@@ -46,8 +46,10 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_v] = "1"
 
 import argparse  # noqa: E402
+import json  # noqa: E402
 import platform  # noqa: E402
 import re  # noqa: E402
+import struct  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
@@ -143,6 +145,56 @@ def occlusion(model, x, batch):
     return out
 
 
+TESTDATA = os.path.join(HERE, "..", "..", "model", "testdata")
+
+
+def read_safetensors(path):
+    """The tensors of a .safetensors file (F64, F32, F16), as float64."""
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    header.pop("__metadata__", None)
+    body = data[8 + n:]
+    kinds = {"F64": np.float64, "F32": np.float32, "F16": np.float16}
+    out = {}
+    for k, v in header.items():
+        a, b = v["data_offsets"]
+        arr = np.frombuffer(body[a:b], dtype=np.dtype(kinds[v["dtype"]]).newbyteorder("<"))
+        out[k] = torch.from_numpy(arr.astype(np.float64)).reshape(v["shape"])
+    return out
+
+
+class Imported(torch.nn.Module):
+    """Embedding -> nn.LSTM -> Linear on h_n[-1] (cat(h_n[-2], h_n[-1]) when
+    bidirectional), from a model/testdata fixture: the imported-model cases.
+    forward takes the embedded input, which IG attributes."""
+
+    def __init__(self, name):
+        super().__init__()
+        spec = json.load(open(os.path.join(TESTDATA, name + ".json")))
+        sd = read_safetensors(os.path.join(TESTDATA, name + ".safetensors"))
+        p = spec["prefixes"]
+        self.bi, self.vocab = spec["bidirectional"], spec["vocab"]
+        self.emb = sd[p["embedding"] + ".weight"]
+        self.lstm = torch.nn.LSTM(spec["input"], spec["hidden"], num_layers=spec["layers"],
+                                  bidirectional=self.bi, batch_first=True, bias=spec["lstm_bias"])
+        self.dec = torch.nn.Linear(spec["hidden"] * (2 if self.bi else 1), spec["classes"], bias=spec["decoder_bias"])
+        self.lstm.load_state_dict({k[len(p["lstm"]) + 1:]: v for k, v in sd.items() if k.startswith(p["lstm"] + ".")})
+        self.dec.load_state_dict({k[len(p["decoder"]) + 1:]: v for k, v in sd.items() if k.startswith(p["decoder"] + ".")})
+        self.spec = spec
+
+    def forward(self, e):
+        _, (h_n, _) = self.lstm(e)
+        return self.dec(torch.cat((h_n[-2], h_n[-1]), dim=-1) if self.bi else h_n[-1])
+
+    def forward_flops(self, t):
+        s = self.spec
+        h, dirs = s["hidden"], 2 if self.bi else 1
+        f = sum(dirs * 8 * h * ((s["input"] if k == 0 else h * dirs) + h) for k in range(s["layers"]))
+        return f * t + 2 * s["classes"] * h * dirs
+
+
 def lrp(model, xn, target):
     return model.lrp(xn, target).sum(1)
 
@@ -222,6 +274,15 @@ def main():
     f = (2 * 50 + 2) * flops_forward(256, 128, 2, 256)
     add("BenchmarkIG/net=dense-h256/T=256/steps=50", lambda: ig(dense, xd[256], 50, 50),
         [("token-steps/s", lambda s: 256 * 50 / s), ("GFLOP/s", lambda s: f / s / 1e9)])
+    # Imported models: Captum's IntegratedGradients algorithm (ig above: all
+    # 50 steps in one batch, the forward passes of the delta included) on
+    # the embedded input of a random length-200 token sequence.
+    for name in ("bench_h256", "bench_bi2_h64"):
+        net = Imported(name).eval()
+        e = net.emb[torch.tensor(rng.integers(0, net.vocab, 200))]
+        f_imp = (2 * 50 + 2) * net.forward_flops(200)
+        add(f"BenchmarkImportedIG/model={name}/T=200/steps=50", lambda net=net, e=e: ig(net, e, 50, 50),
+            [("token-steps/s", lambda s: 200 * 50 / s), ("GFLOP/s", lambda s, f=f_imp: f / s / 1e9)])
     if not a.quick:
         add("BenchmarkOcclusion/net=sp-counter/T=4096", lambda: occlusion(sp, xs[4096], a.occ_batch),
             [("tokens/s", lambda s: 4096 / s)])

@@ -16,7 +16,6 @@ import (
 	"strings"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
-	"github.com/whitebox-lstm/whitebox/cell"
 	"github.com/whitebox-lstm/whitebox/heatmap"
 	"github.com/whitebox-lstm/whitebox/record"
 	"github.com/whitebox-lstm/whitebox/whitebox"
@@ -25,8 +24,11 @@ import (
 // attributeFlags are the options of "whitebox attribute".
 type attributeFlags struct {
 	net, method, class, quadrature, format, budget string
-	m, u, eps                                      float64
+	m, u, eps, lrpBias                             float64
 	k, steps                                       int
+	mf                                             modelFlags
+	features, captumWeights                        bool
+	set                                            map[string]bool // the flags given
 }
 
 // exitInterrupted is the exit status after Ctrl-C (128 + SIGINT).
@@ -47,23 +49,47 @@ func attribute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.Float64Var(&f.eps, "eps", attrib.DefaultEpsilon, "LRP: the stabilizer ε")
 	fs.StringVar(&f.format, "format", "json", "output: json (one object per line), text (a heatmap; coloured on a terminal), html or latex")
 	fs.StringVar(&f.budget, "budget", "256MiB", "scratch memory for IG and occlusion (e.g. 16MiB, 1GiB); results do not depend on it")
+	fs.StringVar(&f.mf.path, "model", "", "an imported model: a PyTorch state_dict (torch.save) or .safetensors file of Embedding → LSTM → Linear")
+	fs.StringVar(&f.mf.embedding, "embedding", "", "-model: the embedding's name in the file (default: detected; none: the model reads features)")
+	fs.StringVar(&f.mf.lstm, "lstm", "", "-model: the LSTM's name in the file (default: detected)")
+	fs.StringVar(&f.mf.decoder, "decoder", "", "-model: the decoder's name in the file (default: detected)")
+	fs.StringVar(&f.mf.vocab, "vocab", "", "-model: a file of one token per line (id = line number from 0); inputs are then words")
+	fs.StringVar(&f.mf.unk, "unk", "", "-model: the -vocab token that stands for unknown words (default: an unknown word is an error)")
+	fs.StringVar(&f.mf.classes, "classes", "", "-model: a file of one class name per line, in logit order (default: 0, 1, ...)")
+	fs.BoolVar(&f.features, "features", false, "-model: also write the per-dimension scores (\"features\": T lists of E)")
+	fs.Float64Var(&f.lrpBias, "lrp-bias", 0, "-model, LRP: Arras et al.'s bias_factor in [0, 1] (0: bias and stabilizer absorb their share; 1: relevance is conserved)")
+	fs.BoolVar(&f.captumWeights, "captum-weights", false, "IG: round the quadrature weights to float32 as Captum does, for Captum's numbers to the last digit (default: true with -model, false with -net)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: whitebox attribute -net NET -method METHOD [flags] [INPUT ...]
+       whitebox attribute -model FILE -method METHOD [flags] [INPUT ...]
 
 Scores every token of each INPUT (or of each line of standard input) for
 the relevance class. A bad input is reported on standard error, the other
 inputs are still scored, and the exit status is 1. Inputs are scored in
 parallel and written in input order; the results do not depend on the
 number of cores or on -budget. On a terminal, long runs show a progress
-bar on standard error; Ctrl-C stops the run (exit status 130).
+bar on standard error; Ctrl-C stops the run (exit status 130). Flags may
+come before or after the inputs; "--" ends the flags.
+
+With -net, an input is a string over the network's alphabet. With -model,
+an input is whitespace-separated token ids (or words, with -vocab), which
+the model's embedding turns into the rows that are scored (the baseline is
+the zero embedding); a model without an embedding reads a JSON array of
+rows of features. "whitebox inspect -model FILE" shows what was read.
+
+Exit status: 0 success; 1 some input failed; 2 a usage error (bad flag or
+value, unreadable model); 130 interrupted.
 
 Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if status, ok := parseFlags(fs, args); !ok {
+	inputs, status, ok := parseInterleaved(fs, args)
+	if !ok {
 		return status
 	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	job, err := newAttributeJob(f, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "whitebox attribute: %v\n", err)
@@ -71,13 +97,34 @@ Flags:
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	return job.run(ctx, fs.Args(), stdin, stderr)
+	return job.run(ctx, inputs, stdin, stderr)
+}
+
+// parseInterleaved parses flags that may come before, between or after the
+// positional arguments (which it returns), until "--".
+func parseInterleaved(fs *flag.FlagSet, args []string) (positional []string, status int, ok bool) {
+	for {
+		if status, ok := parseFlags(fs, args); !ok {
+			return nil, status, false
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, 0, true
+		}
+		// flag.Parse stops at the first positional argument, or consumes a
+		// "--" and stops after it.
+		if len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			return append(positional, rest...), 0, true
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
 }
 
 // attributeJob scores inputs and writes them in its format.
 type attributeJob struct {
 	f      attributeFlags
-	net    *whitebox.Net
+	subj   subject
 	method attrib.Method
 	opt    attrib.Options
 	out    io.Writer
@@ -86,16 +133,43 @@ type attributeJob struct {
 }
 
 func newAttributeJob(f attributeFlags, out io.Writer) (*attributeJob, error) {
-	if f.net == "" || f.method == "" {
-		return nil, errors.New("-net and -method are required (see whitebox help attribute)")
+	if (f.net == "") == (f.mf.path == "") || f.method == "" {
+		return nil, errors.New("-method and one of -net and -model are required (see whitebox help attribute)")
 	}
-	cfg := whitebox.Config{M: f.m, U: f.u, K: f.k}
-	if f.m == 0 {
-		return nil, errors.New("parameter m = 0 must be positive")
-	}
-	net, err := whitebox.New(f.net, cfg)
+	budget, err := parseSize(f.budget)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("-budget: %v", err)
+	}
+	var subj subject
+	if f.net != "" {
+		for _, name := range []string{"embedding", "lstm", "decoder", "vocab", "unk", "classes", "features", "lrp-bias"} {
+			if f.set[name] {
+				return nil, fmt.Errorf("-%s applies to -model only", name)
+			}
+		}
+		if f.m == 0 {
+			return nil, errors.New("parameter m = 0 must be positive")
+		}
+		net, err := whitebox.New(f.net, whitebox.Config{M: f.m, U: f.u, K: f.k})
+		if err != nil {
+			return nil, err
+		}
+		subj = whiteboxSubject{net}
+	} else {
+		for _, name := range []string{"m", "u", "k"} {
+			if f.set[name] {
+				return nil, fmt.Errorf("-%s applies to -net only", name)
+			}
+		}
+		if subj, err = newModelSubject(f.mf, budget); err != nil {
+			return nil, err
+		}
+		if !f.set["captum-weights"] {
+			f.captumWeights = true
+		}
+	}
+	if !(f.lrpBias >= 0 && f.lrpBias <= 1) {
+		return nil, fmt.Errorf("-lrp-bias %v must be in [0, 1]", f.lrpBias)
 	}
 	method, err := attrib.ParseMethod(f.method)
 	if err != nil {
@@ -111,12 +185,10 @@ func newAttributeJob(f attributeFlags, out io.Writer) (*attributeJob, error) {
 	if !(f.eps > 0) || math.IsInf(f.eps, 0) {
 		return nil, fmt.Errorf("-eps %v must be positive and finite", f.eps)
 	}
-	opt := attrib.Options{Class: attrib.Predicted, Steps: f.steps, Quadrature: q, Epsilon: f.eps}
-	if opt.Budget, err = parseSize(f.budget); err != nil {
-		return nil, fmt.Errorf("-budget: %v", err)
-	}
+	opt := attrib.Options{Class: attrib.Predicted, Steps: f.steps, Quadrature: q, Epsilon: f.eps,
+		LRPBias: f.lrpBias, Float32Weights: f.captumWeights, Budget: budget}
 	if f.class != "" {
-		if opt.Class, err = net.Task.Class(f.class); err != nil {
+		if opt.Class, err = subj.class(f.class); err != nil {
 			return nil, err
 		}
 	}
@@ -125,7 +197,7 @@ func newAttributeJob(f attributeFlags, out io.Writer) (*attributeJob, error) {
 	default:
 		return nil, fmt.Errorf("unknown -format %q (formats: json, text, html, latex)", f.format)
 	}
-	j := &attributeJob{f: f, net: net, method: method, opt: opt, out: out}
+	j := &attributeJob{f: f, subj: subj, method: method, opt: opt, out: out}
 	if file, ok := out.(*os.File); ok {
 		j.color = heatmap.IsTerminal(file)
 	}
@@ -210,7 +282,7 @@ func (j *attributeJob) run(ctx context.Context, args []string, stdin io.Reader, 
 	}()
 	for range workers {
 		go func() {
-			w := worker{job: j, ex: attrib.NewExplainer(j.net.Network), opt: opt}
+			w := worker{job: j, ex: attrib.NewExplainer(j.subj.model()), opt: opt}
 			for it := range todo {
 				w.opt.Progress = bar.callback()
 				if ctx.Err() == nil {
@@ -277,19 +349,15 @@ type worker struct {
 
 func (w *worker) do(ctx context.Context, it *item) error {
 	j, s := w.job, it.input
-	sym, err := j.net.Task.Encode(s)
+	x, tokens, err := j.subj.parse(s)
 	if err != nil {
 		return err
 	}
-	if err := w.ex.AttributeContext(ctx, j.method, cell.OneHot(sym), w.opt, &w.res); err != nil {
+	if err := w.ex.AttributeContext(ctx, j.method, x, w.opt, &w.res); err != nil {
 		return err
 	}
-	tokens := make([]string, len(sym))
-	for i, k := range sym {
-		tokens[i] = j.net.Task.Alphabet[k]
-	}
 	h := heatmap.Heatmap{Tokens: tokens, Scores: w.res.Tokens}
-	classes := j.net.Task.Classes
+	classes := j.subj.classes()
 	b := &it.out
 	switch j.f.format {
 	case "json":
@@ -309,7 +377,7 @@ func (w *worker) do(ctx context.Context, it *item) error {
 		heatmap.WriteLaTeX(b, h)
 		b.WriteString(" % " + strings.ReplaceAll(s, "%", `\%`) + "\n")
 	case "html":
-		label := fmt.Sprintf("%s · %s · class %s (predicted %s)", j.net.Name, j.method, classes[w.res.Class], classes[w.res.Prediction])
+		label := fmt.Sprintf("%s · %s · class %s (predicted %s)", j.subj.label(), j.method, classes[w.res.Class], classes[w.res.Prediction])
 		it.row = heatmap.Row{Label: label, Heatmap: heatmap.Heatmap{Tokens: tokens, Scores: append([]float64(nil), w.res.Tokens...)}}
 	}
 	return nil
@@ -319,17 +387,24 @@ func (j *attributeJob) finish() error {
 	if j.f.format != "html" {
 		return nil
 	}
-	return heatmap.HTMLPage(j.out, fmt.Sprintf("whitebox attribute -net %s -method %s", j.net.Name, j.method), j.rows)
+	return heatmap.HTMLPage(j.out, fmt.Sprintf("whitebox attribute %s -method %s", j.subj.label(), j.method), j.rows)
 }
 
-// writeJSON writes SPEC §5's object as one line.
+// writeJSON writes the record of one input (package record) as one line.
 func (j *attributeJob) writeJSON(b *bytes.Buffer, res *attrib.Result, input string, tokens []string) {
-	classes := j.net.Task.Classes
-	rec := record.Record{Net: j.net.Name, Method: j.method.String(), Input: input, Tokens: tokens,
+	classes := j.subj.classes()
+	rec := record.Record{Method: j.method.String(), Input: input, Tokens: tokens,
 		Class: classes[res.Class], Prediction: classes[res.Prediction], Classes: classes,
 		Logits: res.Logits, Scores: res.Tokens}
+	j.subj.stamp(&rec)
 	if j.method == attrib.IntegratedGradients {
 		rec.Delta = &res.Delta
+	}
+	if j.f.features && len(res.Features) == len(tokens)*j.subj.model().Input() {
+		d := j.subj.model().Input()
+		for t := range tokens {
+			rec.Features = append(rec.Features, res.Features[t*d:(t+1)*d])
+		}
 	}
 	line, _ := rec.MarshalJSON() // it never fails
 	b.Write(line)

@@ -5,6 +5,8 @@
 //
 //	whitebox reproduce [-table N] [-format F] [-out DIR] [-data FILE] [-seed S]
 //	whitebox attribute -net NET -method METHOD [flags] [INPUT ...]
+//	whitebox attribute -model FILE -method METHOD [flags] [INPUT ...]
+//	whitebox inspect -model FILE
 //	whitebox version
 //
 // Run "whitebox help reproduce" or "whitebox help attribute" for the flags.
@@ -35,11 +37,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return attribute(args[1:], stdin, stdout, stderr)
 	case "reproduce":
 		return reproduceCmd(args[1:], stdout, stderr)
+	case "inspect":
+		return inspect(args[1:], stdout, stderr)
 	case "version":
 		return version(stdout)
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && args[1] == "attribute" {
 			return attribute([]string{"-h"}, stdin, stdout, stdout)
+		}
+		if len(args) > 1 && args[1] == "inspect" {
+			return inspect([]string{"-h"}, stdout, stdout)
 		}
 		if len(args) > 1 && args[1] == "reproduce" {
 			return reproduceCmd([]string{"-h"}, stdout, stdout)
@@ -58,6 +65,7 @@ func usage(w io.Writer) {
 Commands:
   reproduce   recompute the paper's Tables 2-5 beside the published values
   attribute   score every input token with an attribution method
+  inspect     show how a model file (PyTorch, safetensors) is read
   version     print the build and machine description
   help        this text ("whitebox help COMMAND" for a command's flags)
 

@@ -17,6 +17,8 @@ func runCLI(t *testing.T, stdin string, args ...string) (status int, stdout, std
 
 type jsonLine struct {
 	Net        string             `json:"net"`
+	Model      string             `json:"model"`
+	Features   [][]float64        `json:"features"`
 	Method     string             `json:"method"`
 	Input      string             `json:"input"`
 	Tokens     []string           `json:"tokens"`
@@ -93,7 +95,7 @@ func TestAttributeUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"attribute", "-method", "ig"}, "-net and -method are required"},
+		{[]string{"attribute", "-method", "ig"}, "-method and one of -net and -model are required"},
 		{[]string{"attribute", "-net", "lstm", "-method", "ig"}, `unknown network "lstm"`},
 		{[]string{"attribute", "-net", "counting", "-method", "shap"}, `unknown method "shap"`},
 		{[]string{"attribute", "-net", "counting", "-method", "ig", "-class", "Maybe"}, `unknown class "Maybe"`},

@@ -8,14 +8,17 @@ import (
 
 // Names of the cases issue 4's bars are judged on.
 const (
-	igSmall    = "BenchmarkIG/net=sp-counter/T=256/steps=1000"
-	igLarge    = "BenchmarkIG/net=sp-counter/T=4096/steps=10000"
-	occLarge   = "BenchmarkOcclusion/net=sp-counter/T=4096"
-	igDense    = "BenchmarkIG/net=dense-h256/T=256/steps=50"
-	dgemm      = "BenchmarkDGEMM/n=1024"
-	peakRSS    = "BenchmarkPeakRSS/ig/net=sp-counter/T=4096/steps=10000"
-	pytorch    = "pytorch"
-	rssLimitMB = 300
+	igSmall  = "BenchmarkIG/net=sp-counter/T=256/steps=1000"
+	igLarge  = "BenchmarkIG/net=sp-counter/T=4096/steps=10000"
+	occLarge = "BenchmarkOcclusion/net=sp-counter/T=4096"
+	igDense  = "BenchmarkIG/net=dense-h256/T=256/steps=50"
+	dgemm    = "BenchmarkDGEMM/n=1024"
+	// The model-import issue's cases: IG against PyTorch with Captum's algorithm.
+	igImportedH256 = "BenchmarkImportedIG/model=bench_h256/T=200/steps=50"
+	igImportedBi2  = "BenchmarkImportedIG/model=bench_bi2_h64/T=200/steps=50"
+	peakRSS        = "BenchmarkPeakRSS/ig/net=sp-counter/T=4096/steps=10000"
+	pytorch        = "pytorch"
+	rssLimitMB     = 300
 )
 
 func (f *resultFile) values(name string, procs int, engine, unit string) []float64 {
@@ -119,6 +122,10 @@ func renderBars(f, cur *resultFile) string {
 		func(x float64) string {
 			return fmt.Sprintf("%.1f%% (%s of %s GFLOP/s)", 100*x, fmtValue(median(gf), ""), fmtValue(median(peak), ""))
 		}, atLeast(0.6))
+	r, ok = ratio(f, igImportedH256)
+	add("imported 1-layer H = 256, E = 100, IG 50 steps, T = 200, 1 thread vs PyTorch + Captum's algorithm", "≥ 2×", r, ok, times, atLeast(2))
+	r, ok = ratio(f, igImportedBi2)
+	add("imported 2-layer bidirectional H = 64, E = 16, same", "≥ 2×", r, ok, times, atLeast(2))
 	run := f.values(igDense, 1, "go", "run-GFLOP/s")
 	add("same, counting only the products the engine runs (it shares the input products among the α steps)", "≥ 60%", safeRatio(run, peak), len(run) > 0 && len(peak) > 0,
 		func(x float64) string {

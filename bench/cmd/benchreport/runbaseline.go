@@ -37,6 +37,9 @@ func baselineCases() []goCase {
 		{name: "BenchmarkLRP/net=sp-counter/T=256", method: "lrp", h: 7, d: 4, t: 256, cpus: "1"},
 		{name: "BenchmarkLRP/net=sp-counter/T=4096", method: "lrp", h: 7, d: 4, t: 4096, cpus: "1", long: true},
 		{name: "BenchmarkLRP/net=dense-h256/T=4096", method: "lrp", h: 256, d: 128, t: 4096, cpus: "1", long: true},
+		// Imported models (model/testdata): 4 cells of H = 64 are about one of H = 128.
+		{name: igImportedH256, method: "ig", h: 256, d: 100, t: 200, steps: 50, cpus: "1"},
+		{name: igImportedBi2, method: "ig", h: 128, d: 64, t: 200, steps: 50, cpus: "1"},
 	}
 }
 

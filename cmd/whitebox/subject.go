@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/whitebox-lstm/whitebox/attrib"
+	"github.com/whitebox-lstm/whitebox/cell"
+	"github.com/whitebox-lstm/whitebox/model"
+	"github.com/whitebox-lstm/whitebox/record"
+	"github.com/whitebox-lstm/whitebox/whitebox"
+)
+
+// A subject is the classifier that attribute scores: a white-box network
+// (-net) or an imported model (-model). It reads input lines and names
+// classes; everything else is the same for both.
+type subject interface {
+	model() attrib.Model
+	// parse reads one input: the classifier's input and a label per token.
+	parse(s string) (cell.Input, []string, error)
+	classes() []string
+	class(name string) (int, error) // -class
+	label() string                  // for titles
+	stamp(r *record.Record)         // names the classifier in a record
+}
+
+// whiteboxSubject is one of the paper's networks; inputs are strings over
+// its alphabet.
+type whiteboxSubject struct{ net *whitebox.Net }
+
+func (w whiteboxSubject) model() attrib.Model { return w.net.Network }
+func (w whiteboxSubject) classes() []string   { return w.net.Task.Classes }
+func (w whiteboxSubject) label() string       { return w.net.Name }
+func (w whiteboxSubject) stamp(r *record.Record) {
+	r.Net = w.net.Name
+}
+func (w whiteboxSubject) class(name string) (int, error) { return w.net.Task.Class(name) }
+
+func (w whiteboxSubject) parse(s string) (cell.Input, []string, error) {
+	sym, err := w.net.Task.Encode(s)
+	if err != nil {
+		return cell.Input{}, nil, err
+	}
+	tokens := make([]string, len(sym))
+	for i, k := range sym {
+		tokens[i] = w.net.Task.Alphabet[k]
+	}
+	return cell.OneHot(sym), tokens, nil
+}
+
+// modelSubject is an imported model. Its inputs are whitespace-separated
+// token ids, or tokens looked up in a vocabulary; a model without an
+// embedding reads a JSON array of T rows of E numbers.
+type modelSubject struct {
+	m        *model.Model
+	name     string         // the file, as given
+	vocab    map[string]int // nil: ids
+	unk      int            // the id of unknown tokens, or −1
+	names    []string       // the class names
+	maxBytes int64          // the largest embedded input accepted
+}
+
+func (m *modelSubject) model() attrib.Model    { return m.m.Net }
+func (m *modelSubject) classes() []string      { return m.names }
+func (m *modelSubject) label() string          { return filepath.Base(m.name) }
+func (m *modelSubject) stamp(r *record.Record) { r.Model = m.name }
+
+func (m *modelSubject) class(name string) (int, error) {
+	for k, c := range m.names {
+		if c == name {
+			return k, nil
+		}
+	}
+	if k, err := strconv.Atoi(name); err == nil && k >= 0 && k < len(m.names) {
+		return k, nil
+	}
+	return 0, fmt.Errorf("unknown class %q (classes: %s, or an index in [0, %d))", name, strings.Join(m.names, ", "), len(m.names))
+}
+
+func (m *modelSubject) parse(s string) (cell.Input, []string, error) {
+	e := m.m.Input()
+	if m.m.Embedding == nil {
+		return m.parseDense(s, e)
+	}
+	fields := strings.Fields(s)
+	if len(fields) == 0 {
+		return cell.Input{}, nil, cell.ErrEmptyInput
+	}
+	if need := int64(len(fields)) * int64(e) * 8; need > m.maxBytes {
+		return cell.Input{}, nil, fmt.Errorf("%d tokens need %d bytes of embedded input, more than the budget of %d (raise -budget)", len(fields), need, m.maxBytes)
+	}
+	ids := make([]int, len(fields))
+	for t, f := range fields {
+		if m.vocab != nil {
+			id, ok := m.vocab[f]
+			if !ok {
+				if m.unk < 0 {
+					return cell.Input{}, nil, fmt.Errorf("unknown token %q at position %d (not in the -vocab file; -unk TOKEN maps unknown tokens)", f, t)
+				}
+				id = m.unk
+			}
+			ids[t] = id
+			continue
+		}
+		id, err := strconv.Atoi(f)
+		if err != nil {
+			return cell.Input{}, nil, fmt.Errorf("token %q at position %d is not an integer id (give -vocab FILE to read words)", quoteWindow(f), t)
+		}
+		ids[t] = id
+	}
+	x, err := m.m.Embed(ids)
+	if err != nil {
+		return cell.Input{}, nil, err
+	}
+	return x, fields, nil
+}
+
+// parseDense reads [[x_11, …, x_1E], …]: T rows of E features.
+func (m *modelSubject) parseDense(s string, e int) (cell.Input, []string, error) {
+	var rows [][]float64
+	if err := json.Unmarshal([]byte(s), &rows); err != nil {
+		return cell.Input{}, nil, fmt.Errorf("the model has no embedding: an input is a JSON array of rows of %d numbers (%v)", e, err)
+	}
+	if len(rows) == 0 {
+		return cell.Input{}, nil, cell.ErrEmptyInput
+	}
+	x := make([]float64, 0, len(rows)*e)
+	tokens := make([]string, len(rows))
+	for t, r := range rows {
+		if len(r) != e {
+			return cell.Input{}, nil, fmt.Errorf("row %d has %d numbers, want %d", t, len(r), e)
+		}
+		x = append(x, r...)
+		tokens[t] = strconv.Itoa(t)
+	}
+	return cell.Dense(x, len(rows)), tokens, nil
+}
+
+// quoteWindow shortens a long token for a message.
+func quoteWindow(s string) string {
+	const most = 40
+	if len(s) <= most {
+		return s
+	}
+	return s[:most] + "…"
+}
+
+// modelFlags are attribute's and inspect's options for -model.
+type modelFlags struct {
+	path, embedding, lstm, decoder string
+	vocab, unk, classes            string
+}
+
+func (f modelFlags) names() model.Names {
+	return model.Names{Embedding: f.embedding, LSTM: f.lstm, Decoder: f.decoder}
+}
+
+// newModelSubject loads the model and its vocabulary and class names.
+func newModelSubject(f modelFlags, budget int64) (*modelSubject, error) {
+	m, err := model.Load(f.path, f.names())
+	if err != nil {
+		return nil, err
+	}
+	s := &modelSubject{m: m, name: f.path, unk: -1, maxBytes: budget}
+	if f.vocab != "" {
+		if m.Embedding == nil {
+			return nil, fmt.Errorf("-vocab: the model has no embedding (its inputs are features)")
+		}
+		if s.vocab, err = readVocab(f.vocab, m.Vocab); err != nil {
+			return nil, err
+		}
+	}
+	if f.unk != "" {
+		if s.vocab == nil {
+			return nil, fmt.Errorf("-unk needs -vocab")
+		}
+		id, ok := s.vocab[f.unk]
+		if !ok {
+			return nil, fmt.Errorf("-unk %q is not in the vocabulary %s", f.unk, f.vocab)
+		}
+		s.unk = id
+	}
+	c := m.Net.Classes()
+	if f.classes != "" {
+		if s.names, err = readLines(f.classes, "class", c); err != nil {
+			return nil, err
+		}
+		if len(s.names) != c {
+			return nil, fmt.Errorf("-classes %s names %d classes; the model has %d", f.classes, len(s.names), c)
+		}
+	} else {
+		for k := range c {
+			s.names = append(s.names, strconv.Itoa(k))
+		}
+	}
+	return s, nil
+}
+
+// readVocab reads one token per line, the id being the line number from 0.
+func readVocab(path string, v int) (map[string]int, error) {
+	lines, err := readLines(path, "token", v)
+	if err != nil {
+		return nil, err
+	}
+	vocab := make(map[string]int, len(lines))
+	for id, tok := range lines {
+		if tok == "" {
+			continue // a placeholder: an id no word reaches
+		}
+		if strings.ContainsAny(tok, " \t") {
+			return nil, fmt.Errorf("%s:%d: token %q contains white space, which separates tokens in inputs", path, id+1, tok)
+		}
+		vocab[tok] = id
+	}
+	return vocab, nil
+}
+
+// readLines reads the lines of a small file: at most most lines (the
+// model's vocabulary or classes), no duplicates but empty lines.
+func readLines(path, what string, most int) ([]string, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	var lines []string
+	seen := map[string]int{}
+	sc := bufio.NewScanner(io.LimitReader(file, 1<<30))
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		s := strings.TrimRight(sc.Text(), "\r")
+		if len(lines) == most {
+			return nil, fmt.Errorf("%s has more than %d lines, one per %s of the model", path, most, what)
+		}
+		if s != "" {
+			if prev, ok := seen[s]; ok {
+				return nil, fmt.Errorf("%s:%d: %s %q repeats line %d", path, len(lines)+1, what, s, prev)
+			}
+			seen[s] = len(lines) + 1
+		}
+		lines = append(lines, s)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return lines, nil
+}

@@ -1,0 +1,523 @@
+// Package model loads a trained LSTM classifier of PyTorch's usual shape —
+// Embedding → nn.LSTM (one or more layers, one or two directions) → Linear
+// — from a PyTorch state_dict (torch.save) or a .safetensors file, and
+// makes it a cell.Stacked model that package attrib attributes.
+//
+// The architecture is inferred from PyTorch's names and shapes: an nn.LSTM
+// is the set <prefix>.weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k},
+// bias_hh_l{k} and their _reverse twins; the embedding is a 2-D
+// <prefix>.weight of shape (V, E) whose E is layer 0's input size; the
+// decoder is the Linear of shape (C, H·directions), with or without a bias.
+// Where the names leave a choice, Load lists the candidates and Names picks
+// them. A file with tensors beyond these, or with a GRU, proj_size or other
+// layers, is refused: a model this package cannot run exactly is an error,
+// never an approximation.
+//
+// The tensors are read by package tensorfile (no pickle is executed; every
+// size is checked against the file before anything is allocated). Weights
+// become float64 exactly; all arithmetic is float64.
+package model
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/whitebox-lstm/whitebox/cell"
+	"github.com/whitebox-lstm/whitebox/tensorfile"
+)
+
+// Names are the prefixes of the model's three parts in the state_dict, as
+// `-embedding`, `-lstm` and `-decoder` give them. An empty field is
+// detected; Embedding "none" says the model has no embedding (its input is
+// dense features).
+type Names struct {
+	Embedding, LSTM, Decoder string
+}
+
+// NoEmbedding, as Names.Embedding, says that the model reads dense features.
+const NoEmbedding = "none"
+
+// Model is a loaded classifier.
+type Model struct {
+	Path   string // the file
+	Format string // tensorfile's format name
+	DType  string // the dtype of the weights (e.g. "F32"; "mixed" if they differ)
+	Names  Names  // the prefixes found (Embedding "" for none)
+
+	// Embedding is the V×E embedding matrix, row-major; nil for a model
+	// that reads dense features.
+	Embedding []float64
+	Vocab     int // V (0 without embedding)
+
+	Net *cell.Stacked
+
+	// Tensors lists every tensor of the file with the part it was read as.
+	Tensors []TensorInfo
+}
+
+// TensorInfo describes one tensor of the file.
+type TensorInfo struct {
+	Name  string
+	DType string
+	Shape []int
+	Role  string // e.g. "embedding", "layer 0 weight_ih", "decoder bias"
+}
+
+// Load reads the model in the file at path. names may be zero.
+func Load(path string, names Names) (*Model, error) {
+	f, err := tensorfile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := FromFile(f, names)
+	if err != nil {
+		return nil, fmt.Errorf("model: %s: %w", filepath.Base(path), err)
+	}
+	m.Path = path
+	return m, nil
+}
+
+// FromFile builds the model from tensors already read.
+func FromFile(f *tensorfile.File, names Names) (*Model, error) {
+	if f == nil {
+		return nil, fmt.Errorf("nil file")
+	}
+	b := &builder{f: f, used: map[string]string{}}
+	m, err := b.build(names)
+	if err != nil {
+		return nil, err
+	}
+	m.Format = f.Format
+	for _, t := range f.Tensors {
+		m.Tensors = append(m.Tensors, TensorInfo{Name: t.Name, DType: t.DType, Shape: t.Shape, Role: b.used[t.Name]})
+	}
+	return m, nil
+}
+
+// builder infers the architecture from the tensors of f.
+type builder struct {
+	f    *tensorfile.File
+	used map[string]string // tensor name → role
+}
+
+func (b *builder) build(names Names) (*Model, error) {
+	lstm, err := b.lstmPrefix(names.LSTM)
+	if err != nil {
+		return nil, err
+	}
+	p, err := b.lstm(lstm)
+	if err != nil {
+		return nil, err
+	}
+	dirs := 1
+	if p.Bidirectional {
+		dirs = 2
+	}
+	emb, dec, err := b.headAndEmbedding(names, p.Input, p.Hidden*dirs)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{Names: Names{LSTM: lstm, Decoder: dec}}
+	if emb != "" {
+		t := b.f.Get(emb + ".weight")
+		if err := finite(t); err != nil {
+			return nil, err
+		}
+		b.used[t.Name] = "embedding"
+		m.Names.Embedding = emb
+		m.Embedding, m.Vocab = t.Data, t.Shape[0]
+	}
+	w := b.f.Get(dec + ".weight")
+	if err := finite(w); err != nil {
+		return nil, err
+	}
+	b.used[w.Name] = "decoder weight"
+	p.Classes, p.Wy = w.Shape[0], w.Data
+	if bt := b.f.Get(dec + ".bias"); bt != nil {
+		if len(bt.Shape) != 1 || bt.Shape[0] != p.Classes {
+			return nil, fmt.Errorf("tensor %q has shape %v, want [%d] (the decoder's classes)", bt.Name, bt.Shape, p.Classes)
+		}
+		if err := finite(bt); err != nil {
+			return nil, err
+		}
+		b.used[bt.Name] = "decoder bias"
+		p.By = bt.Data
+	}
+	if err := b.leftovers(); err != nil {
+		return nil, err
+	}
+	m.Net, err = cell.NewStacked(p)
+	if err != nil {
+		return nil, err
+	}
+	m.DType = b.dtype()
+	return m, nil
+}
+
+// lstmPrefix returns the prefix of the nn.LSTM: given, or the only one.
+func (b *builder) lstmPrefix(given string) (string, error) {
+	var found []string
+	for _, t := range b.f.Tensors {
+		if p, ok := strings.CutSuffix(t.Name, ".weight_ih_l0"); ok {
+			found = append(found, p)
+		} else if t.Name == "weight_ih_l0" {
+			found = append(found, "")
+		}
+	}
+	if given != "" {
+		for _, p := range found {
+			if p == given {
+				return p, nil
+			}
+		}
+		return "", fmt.Errorf("no LSTM called %q (no tensor %s.weight_ih_l0); LSTMs found: %s", given, given, list(found))
+	}
+	switch len(found) {
+	case 0:
+		if gru := b.f.Get("gru.weight_ih_l0"); gru != nil {
+			return "", fmt.Errorf("no nn.LSTM: a GRU is not supported")
+		}
+		return "", fmt.Errorf("no nn.LSTM found (no tensor named <prefix>.weight_ih_l0); tensors: %s", list(b.names()))
+	case 1:
+		return found[0], nil
+	}
+	return "", fmt.Errorf("several LSTMs: %s; name one with -lstm", list(found))
+}
+
+// lstm reads the layers of the LSTM at prefix.
+func (b *builder) lstm(prefix string) (cell.StackedParams, error) {
+	name := func(s string) string {
+		if prefix == "" {
+			return s
+		}
+		return prefix + "." + s
+	}
+	var p cell.StackedParams
+	if b.f.Get(name("weight_hr_l0")) != nil {
+		return p, fmt.Errorf("LSTM %q has proj_size (tensor %s): not supported", prefix, name("weight_hr_l0"))
+	}
+	hh := b.f.Get(name("weight_hh_l0"))
+	if hh == nil {
+		return p, fmt.Errorf("LSTM %q has no tensor %s", prefix, name("weight_hh_l0"))
+	}
+	if len(hh.Shape) != 2 || hh.Shape[1] < 1 {
+		return p, fmt.Errorf("tensor %q has shape %v, want [4H, H]", hh.Name, hh.Shape)
+	}
+	h := hh.Shape[1]
+	switch hh.Shape[0] {
+	case 4 * h:
+	case 3 * h:
+		return p, fmt.Errorf("tensor %q has shape %v = [3H, H]: a GRU, not an LSTM; GRUs are not supported", hh.Name, hh.Shape)
+	default:
+		return p, fmt.Errorf("tensor %q has shape %v, want [4H, H] (an LSTM's four gates)", hh.Name, hh.Shape)
+	}
+	p.Hidden = h
+	p.Bidirectional = b.f.Get(name("weight_ih_l0_reverse")) != nil
+	dirs := 1
+	if p.Bidirectional {
+		dirs = 2
+	}
+	hasBias := b.f.Get(name("bias_ih_l0")) != nil
+	for k := 0; ; k++ {
+		if b.f.Get(name(fmt.Sprintf("weight_ih_l%d", k))) == nil {
+			p.Layers = k
+			break
+		}
+		for d := range dirs {
+			suffix := fmt.Sprintf("_l%d", k)
+			role := fmt.Sprintf("layer %d", k)
+			if d == 1 {
+				suffix += "_reverse"
+				role += " (reverse)"
+			}
+			in := h * dirs
+			if k == 0 {
+				in = 0 // from the tensor
+			}
+			wih, err := b.matrix(name("weight_ih"+suffix), 4*h, in, role+" weight_ih")
+			if err != nil {
+				return p, err
+			}
+			if k == 0 {
+				if d == 0 {
+					p.Input = wih.Shape[1]
+				} else if wih.Shape[1] != p.Input {
+					return p, fmt.Errorf("tensor %q has shape %v, want [%d, %d] like the forward direction", wih.Name, wih.Shape, 4*h, p.Input)
+				}
+			}
+			whh, err := b.matrix(name("weight_hh"+suffix), 4*h, h, role+" weight_hh")
+			if err != nil {
+				return p, err
+			}
+			c := cell.StackedCell{Wih: wih.Data, Whh: whh.Data}
+			bi, bh := b.f.Get(name("bias_ih"+suffix)), b.f.Get(name("bias_hh"+suffix))
+			if (bi != nil) != hasBias || (bh != nil) != hasBias {
+				return p, fmt.Errorf("LSTM %q: %s has %s; want both bias_ih and bias_hh in every layer or none", prefix, role, present(bi, bh))
+			}
+			if hasBias {
+				for _, t := range []*tensorfile.Tensor{bi, bh} {
+					if len(t.Shape) != 1 || t.Shape[0] != 4*h {
+						return p, fmt.Errorf("tensor %q has shape %v, want [%d] (4H)", t.Name, t.Shape, 4*h)
+					}
+					if err := finite(t); err != nil {
+						return p, err
+					}
+				}
+				b.used[bi.Name], b.used[bh.Name] = role+" bias_ih", role+" bias_hh"
+				c.B = make([]float64, 4*h)
+				for i := range c.B {
+					c.B[i] = bi.Data[i] + bh.Data[i]
+				}
+			}
+			p.Cells = append(p.Cells, c)
+		}
+	}
+	if p.Layers == 0 {
+		return p, fmt.Errorf("LSTM %q has no layer 0", prefix)
+	}
+	return p, nil
+}
+
+func present(bi, bh *tensorfile.Tensor) string {
+	switch {
+	case bi != nil && bh == nil:
+		return "bias_ih but no bias_hh"
+	case bi == nil && bh != nil:
+		return "bias_hh but no bias_ih"
+	case bi == nil:
+		return "no biases unlike layer 0"
+	}
+	return "biases unlike layer 0"
+}
+
+// matrix returns the 2-D tensor name of shape rows×cols (cols 0: any),
+// finite, and records its role.
+func (b *builder) matrix(name string, rows, cols int, role string) (*tensorfile.Tensor, error) {
+	t := b.f.Get(name)
+	if t == nil {
+		return nil, fmt.Errorf("missing tensor %q (%s)", name, role)
+	}
+	if len(t.Shape) != 2 || t.Shape[0] != rows || (cols > 0 && t.Shape[1] != cols) || t.Shape[1] < 1 {
+		want := fmt.Sprintf("[%d, %d]", rows, cols)
+		if cols == 0 {
+			want = fmt.Sprintf("[%d, E]", rows)
+		}
+		return nil, fmt.Errorf("tensor %q (%s) has shape %v, want %s", name, role, t.Shape, want)
+	}
+	if err := finite(t); err != nil {
+		return nil, err
+	}
+	b.used[name] = role
+	return t, nil
+}
+
+func finite(t *tensorfile.Tensor) error {
+	for i, v := range t.Data {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("tensor %q holds %v at flat index %d; weights must be finite", t.Name, v, i)
+		}
+	}
+	return nil
+}
+
+// headAndEmbedding finds the decoder (a .weight of shape (C, hd) with an
+// optional .bias) and the embedding (a .weight of shape (V, e)) among the
+// tensors the LSTM does not use.
+func (b *builder) headAndEmbedding(names Names, e, hd int) (emb, dec string, err error) {
+	var embs, decs []string
+	for _, t := range b.f.Tensors {
+		p, ok := strings.CutSuffix(t.Name, ".weight")
+		if !ok || b.used[t.Name] != "" || len(t.Shape) != 2 {
+			continue
+		}
+		if t.Shape[1] == e && b.f.Get(p+".bias") == nil {
+			embs = append(embs, p)
+		}
+		if t.Shape[1] == hd {
+			decs = append(decs, p)
+		}
+	}
+	switch names.Decoder {
+	case "":
+		decs = prefer(decs, func(p string) bool { return !strings.Contains(strings.ToLower(p), "emb") })
+		if len(decs) != 1 {
+			if len(decs) == 0 {
+				return "", "", fmt.Errorf("no decoder: no tensor <prefix>.weight of shape [C, %d] (H·directions); tensors: %s", hd, list(b.names()))
+			}
+			return "", "", fmt.Errorf("several decoder candidates of shape [C, %d]: %s; name one with -decoder", hd, list(decs))
+		}
+		dec = decs[0]
+	default:
+		t := b.f.Get(names.Decoder + ".weight")
+		if t == nil || len(t.Shape) != 2 || t.Shape[1] != hd {
+			return "", "", fmt.Errorf("decoder %q: want a tensor %s.weight of shape [C, %d]; candidates: %s", names.Decoder, names.Decoder, hd, list(decs))
+		}
+		dec = names.Decoder
+	}
+	embs = remove(embs, dec)
+	switch names.Embedding {
+	case NoEmbedding:
+		return "", dec, nil
+	case "":
+		embs = prefer(embs, func(p string) bool { return strings.Contains(strings.ToLower(p), "emb") })
+		if len(embs) > 1 {
+			return "", "", fmt.Errorf("several embedding candidates of shape [V, %d]: %s; name one with -embedding (or -embedding none)", e, list(embs))
+		}
+		if len(embs) == 1 {
+			emb = embs[0]
+		}
+	default:
+		t := b.f.Get(names.Embedding + ".weight")
+		if t == nil || len(t.Shape) != 2 || t.Shape[1] != e {
+			return "", "", fmt.Errorf("embedding %q: want a tensor %s.weight of shape [V, %d]; candidates: %s", names.Embedding, names.Embedding, e, list(embs))
+		}
+		emb = names.Embedding
+	}
+	if emb != "" && b.f.Get(emb+".weight").Shape[0] < 1 {
+		return "", "", fmt.Errorf("embedding %q has no rows", emb)
+	}
+	return emb, dec, nil
+}
+
+// prefer keeps the candidates that ok accepts, if any does.
+func prefer(c []string, ok func(string) bool) []string {
+	var kept []string
+	for _, p := range c {
+		if ok(p) {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) > 0 {
+		return kept
+	}
+	return c
+}
+
+func remove(c []string, s string) []string {
+	var kept []string
+	for _, p := range c {
+		if p != s {
+			kept = append(kept, p)
+		}
+	}
+	return kept
+}
+
+// leftovers refuses tensors that are not part of the model: a model with
+// more layers than this package runs would otherwise be attributed as
+// something it is not.
+func (b *builder) leftovers() error {
+	var rest []string
+	for _, t := range b.f.Tensors {
+		if b.used[t.Name] == "" {
+			rest = append(rest, fmt.Sprintf("%s %v", t.Name, t.Shape))
+		}
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("tensors beyond Embedding → LSTM → Linear: %s; this architecture is not supported (attention, extra layers and GRUs are not)", strings.Join(rest, ", "))
+	}
+	return nil
+}
+
+func (b *builder) dtype() string {
+	d := ""
+	for _, t := range b.f.Tensors {
+		if d == "" {
+			d = t.DType
+		} else if d != t.DType {
+			return "mixed"
+		}
+	}
+	return d
+}
+
+func (b *builder) names() []string {
+	var n []string
+	for _, t := range b.f.Tensors {
+		n = append(n, t.Name)
+	}
+	return n
+}
+
+// list quotes and joins names, at most 20.
+func list(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	s := append([]string(nil), names...)
+	sort.Strings(s)
+	more := ""
+	if len(s) > 20 {
+		more = fmt.Sprintf(" and %d more", len(s)-20)
+		s = s[:20]
+	}
+	for i, n := range s {
+		s[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(s, ", ") + more
+}
+
+// Input returns E, the size of one embedded token (or of one feature row).
+func (m *Model) Input() int { return m.Net.Input() }
+
+// Embed returns the embedded input of the token ids: row t is the
+// embedding of ids[t]. An id outside [0, V) is an error naming its
+// position.
+func (m *Model) Embed(ids []int) (cell.Input, error) {
+	if m.Embedding == nil {
+		return cell.Input{}, fmt.Errorf("model: the model has no embedding: give dense features")
+	}
+	if len(ids) == 0 {
+		return cell.Input{}, cell.ErrEmptyInput
+	}
+	e := m.Input()
+	x := make([]float64, len(ids)*e)
+	for t, id := range ids {
+		if id < 0 || id >= m.Vocab {
+			return cell.Input{}, fmt.Errorf("model: token %d at position %d is out of range [0, %d)", id, t, m.Vocab)
+		}
+		copy(x[t*e:(t+1)*e], m.Embedding[id*e:(id+1)*e])
+	}
+	return cell.Dense(x, len(ids)), nil
+}
+
+// Summary is a few lines that say what was understood: parts, sizes,
+// parameters.
+func (m *Model) Summary() string {
+	var b strings.Builder
+	n := m.Net
+	dirs := "unidirectional"
+	if n.Directions() == 2 {
+		dirs = "bidirectional"
+	}
+	fmt.Fprintf(&b, "file:       %s (%s, %s)\n", m.Path, m.Format, m.DType)
+	if m.Embedding != nil {
+		fmt.Fprintf(&b, "embedding:  %s: %d tokens × %d\n", m.Names.Embedding, m.Vocab, n.Input())
+	} else {
+		fmt.Fprintf(&b, "embedding:  none (dense input of %d features)\n", n.Input())
+	}
+	bias := "with biases"
+	if !n.HasLSTMBias() {
+		bias = "no biases"
+	}
+	fmt.Fprintf(&b, "lstm:       %s: %d layer(s), %s, H = %d, %s\n", m.Names.LSTM, n.Layers(), dirs, n.Hidden(), bias)
+	head := "h_n[-1]"
+	if n.Directions() == 2 {
+		head = "cat(h_n[-2], h_n[-1])"
+	}
+	dbias := "with bias"
+	if !n.HasDecoderBias() {
+		dbias = "no bias"
+	}
+	fmt.Fprintf(&b, "decoder:    %s: Linear(%d → %d) on %s, %s\n", m.Names.Decoder, n.Hidden()*n.Directions(), n.Classes(), head, dbias)
+	params := n.Weights() + len(m.Embedding)
+	fmt.Fprintf(&b, "classes:    %d\nparameters: %d\n", n.Classes(), params)
+	fmt.Fprintf(&b, "tensors:\n")
+	for _, t := range m.Tensors {
+		fmt.Fprintf(&b, "  %-32s %-5s %-14s %s\n", t.Name, t.DType, fmt.Sprint(t.Shape), t.Role)
+	}
+	return b.String()
+}

@@ -17,8 +17,8 @@ import (
 	"github.com/whitebox-lstm/whitebox/whitebox"
 )
 
-// The paper's data files, beside the repository (SPEC: read them from
-// ../shared/data; tests that need them skip when they are absent).
+// The paper's data files, beside the repository (the authors' release: read
+// them from ../shared/data; tests that need them skip when they are absent).
 const sharedData = "../../shared/data/"
 
 func TestTable2(t *testing.T) {
@@ -343,3 +343,33 @@ func TestReportInChromium(t *testing.T) {
 func near(a uint32, b int) bool { return math.Abs(float64(int(a)-b)) <= 3 }
 
 func newRand(seed uint64) *rand.Rand { return whitebox.NewRand(seed) }
+
+// Issue 14, item 1: Config's zero Seed means DefaultSeed, SeedSet makes a
+// zero Seed seed 0; meaningless values are errors, not defaults.
+func TestConfigSeed(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want uint64
+	}{
+		{Config{}, DefaultSeed},
+		{Config{SeedSet: true}, 0},
+		{Config{Seed: 5}, 5},
+		{Config{Seed: 5, SeedSet: true}, 5},
+	} {
+		res, err := Run(context.Background(), []int{4}, Config{Seed: tc.cfg.Seed, SeedSet: tc.cfg.SeedSet, Table4Data: GenerateTable4(newRand(2), 5)})
+		if err != nil || res.Seed != tc.want {
+			t.Errorf("%+v: seed %d, %v; want %d", tc.cfg, res.Seed, err, tc.want)
+		}
+	}
+	a, _ := Table4(context.Background(), Config{SeedSet: true})
+	b, _ := Table4(context.Background(), Config{})
+	c, _ := Table4(context.Background(), Config{Seed: DefaultSeed})
+	if a[0] == b[0] || b[0] != c[0] {
+		t.Errorf("seed 0 %+v, default %+v, 2020 %+v: want 0 to differ from the default", a[0], b[0], c[0])
+	}
+	for _, cfg := range []Config{{RandomSeeds: -1}, {Workers: -2}} {
+		if _, err := Run(context.Background(), []int{5}, cfg); err == nil || !strings.Contains(err.Error(), "must not be negative") {
+			t.Errorf("%+v: %v", cfg, err)
+		}
+	}
+}

@@ -52,7 +52,9 @@ func randomSymbols(rng *rand.Rand, steps, d int) []int {
 	return s
 }
 
-// referenceForward is an independent, plain implementation of SPEC §1 with
+// referenceForward is an independent, plain implementation of the LSTM
+// (z = W_x x⁽ᵗ⁾ + W_h h⁽ᵗ⁻¹⁾ + b, gates i, f, g, o; c⁽ᵗ⁾ = f⊙c⁽ᵗ⁻¹⁾ + i⊙g;
+// h⁽ᵗ⁾ = o⊙tanh(c⁽ᵗ⁾); ŷ = W_y h⁽ᵀ⁾ + b_y, from h⁽⁰⁾ = c⁽⁰⁾ = 0) with
 // math.Exp and math.Tanh, for cross-checking.
 func referenceForward(p Params, x []float64, steps int) (logits []float64, hs, cs [][]float64) {
 	h, d := p.Hidden, p.Input

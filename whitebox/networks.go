@@ -194,8 +194,9 @@ func spCounter(m, u float64) (*cell.Network, error) {
 	return cell.New(w.p)
 }
 
-// bracket is the authors' released PDA construction (the paper's §4.4 and
-// appendix, as their released code builds it): stack slots
+// bracket is the authors' released PDA construction, which produced the
+// published heatmaps (the paper's appendix describes a 2k+1-unit variant
+// whose printed matrices contain typos): stack slots
 // S_j = j, unary height U_j = k+j, top of stack T = 2k, empty flag E = 2k+1.
 func bracket(m float64, k int) (*cell.Network, error) {
 	h := 2*k + 2

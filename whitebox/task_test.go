@@ -149,6 +149,9 @@ func TestGenerate(t *testing.T) {
 			t.Errorf("%s: generated classes %v, want all %d", task.Name, seen, len(task.Classes))
 		}
 	}
+	if _, err := CountingTask().Generate(nil, 1, 3); err == nil || !strings.Contains(err.Error(), "nil random generator") {
+		t.Errorf("Generate(nil): %v", err)
+	}
 	if _, err := CountingTask().Generate(NewRand(1), 0, 3); err == nil {
 		t.Error("Generate accepted min length 0")
 	}

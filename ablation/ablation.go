@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
 	"github.com/whitebox-lstm/whitebox/cell"
@@ -25,8 +26,24 @@ type Stop struct {
 	Class int
 }
 
-// Done reports whether symbols satisfy the stop condition.
-func (s Stop) Done(symbols []int) bool { return s.DFA.ClassOf[s.DFA.Run(symbols)] == s.Class }
+// Done reports whether symbols satisfy the stop condition. It returns an
+// error, never panics, for an invalid condition (see New) and for a symbol
+// outside the automaton's alphabet.
+func (s Stop) Done(symbols []int) (bool, error) {
+	if err := s.check(); err != nil {
+		return false, err
+	}
+	return s.done(symbols)
+}
+
+// done is Done for a checked condition.
+func (s Stop) done(symbols []int) (bool, error) {
+	q, err := s.DFA.Run(symbols)
+	if err != nil {
+		return false, fmt.Errorf("ablation: %w", err)
+	}
+	return s.DFA.ClassOf[q] == s.Class, nil
+}
 
 func (s Stop) check() error {
 	if s.DFA == nil {
@@ -41,8 +58,23 @@ func (s Stop) check() error {
 	return nil
 }
 
+// checkSymbols validates the string an ablation starts from: at least one
+// symbol, each in 0..|Σ|−1 (−1, occlusion's zero row, is not a symbol here).
+func (s Stop) checkSymbols(symbols []int) error {
+	if len(symbols) == 0 {
+		return errors.New("ablation: empty string (a string needs at least one symbol)")
+	}
+	for i, k := range symbols {
+		if k < 0 || k >= len(s.DFA.Alphabet) {
+			return fmt.Errorf("ablation: symbol %d at position %d is out of range 0..%d", k, i+1, len(s.DFA.Alphabet)-1)
+		}
+	}
+	return nil
+}
+
 // Evaluator ablates strings for one network and one method. It is not safe
-// for concurrent use; make one per goroutine.
+// for concurrent use; make one per goroutine. Make it with New: the zero
+// Evaluator has no network, and its Run returns an error.
 type Evaluator struct {
 	Method  attrib.Method
 	Options attrib.Options // Options.Class is ignored: each step explains the predicted class
@@ -53,8 +85,17 @@ type Evaluator struct {
 	symbols []int
 }
 
-// New returns an Evaluator of method m on net.
+// New returns an Evaluator of method m on net. It returns an error for a
+// nil network, a method that is not one of attrib.Methods, an invalid stop
+// condition (no automaton, an invalid one, a class out of range) and an
+// automaton whose alphabet is not the network's input.
 func New(net *cell.Network, m attrib.Method, opt attrib.Options, stop Stop) (*Evaluator, error) {
+	if net == nil {
+		return nil, errors.New("ablation: nil network")
+	}
+	if !slices.Contains(attrib.Methods, m) {
+		return nil, fmt.Errorf("ablation: unknown method %v (methods: %v)", m, attrib.Methods)
+	}
 	if err := stop.check(); err != nil {
 		return nil, err
 	}
@@ -67,26 +108,38 @@ func New(net *cell.Network, m attrib.Method, opt attrib.Options, stop Stop) (*Ev
 
 // Run ablates symbols and returns the number of symbols deleted: while more
 // than one symbol is left, it deletes the one with the highest token score
-// for the network's predicted class (the leftmost on ties, as argmax does)
-// and stops as soon as the stop condition holds. A string that satisfies it
-// from the start deletes nothing.
+// for the network's predicted class (the leftmost on ties, as argmax does;
+// a NaN score never wins) and stops as soon as the stop condition holds. A
+// string that satisfies it from the start deletes nothing. An empty string
+// and a symbol outside the automaton's alphabet are errors.
 func (e *Evaluator) Run(ctx context.Context, symbols []int) (int, error) {
+	if e == nil || e.ex == nil {
+		return 0, errors.New("ablation: Evaluator not made by New")
+	}
+	if err := e.Stop.check(); err != nil {
+		return 0, err
+	}
+	if err := e.Stop.checkSymbols(symbols); err != nil {
+		return 0, err
+	}
 	e.symbols = append(e.symbols[:0], symbols...)
 	s := e.symbols
 	deleted := 0
-	for len(s) > 1 && !e.Stop.Done(s) {
+	for len(s) > 1 {
+		done, err := e.Stop.done(s)
+		if err != nil {
+			return deleted, err
+		}
+		if done {
+			break
+		}
 		if err := ctx.Err(); err != nil {
 			return deleted, err
 		}
 		if err := e.ex.Attribute(e.Method, cell.OneHot(s), e.Options, &e.res); err != nil {
 			return deleted, err
 		}
-		best := 0
-		for t, r := range e.res.Tokens {
-			if r > e.res.Tokens[best] {
-				best = t
-			}
-		}
+		best := cell.Predict(e.res.Tokens)
 		s = append(s[:best], s[best+1:]...)
 		deleted++
 	}
@@ -94,26 +147,47 @@ func (e *Evaluator) Run(ctx context.Context, symbols []int) (int, error) {
 }
 
 // Random deletes uniformly random symbols until the stop condition holds or
-// one symbol is left, and returns how many it deleted.
-func Random(rng *rand.Rand, stop Stop, symbols []int) int {
+// one symbol is left, and returns how many it deleted. A nil rng, an
+// invalid stop condition, an empty string and a symbol outside the
+// automaton's alphabet are errors.
+func Random(rng *rand.Rand, stop Stop, symbols []int) (int, error) {
+	if rng == nil {
+		return 0, errors.New("ablation: nil random generator")
+	}
+	if err := stop.check(); err != nil {
+		return 0, err
+	}
+	if err := stop.checkSymbols(symbols); err != nil {
+		return 0, err
+	}
 	s := append([]int(nil), symbols...)
 	deleted := 0
-	for len(s) > 1 && !stop.Done(s) {
+	for len(s) > 1 {
+		if done, err := stop.done(s); err != nil || done {
+			return deleted, err
+		}
 		k := rng.IntN(len(s))
 		s = append(s[:k], s[k+1:]...)
 		deleted++
 	}
-	return deleted
+	return deleted, nil
 }
 
 // Optimal returns the fewest deletions after which the stop condition holds
 // (at most len(symbols)−1: one symbol is left at the least): the length
 // minus the longest subsequence whose run ends in a stop state, found by
-// dynamic programming over (position, state).
-func Optimal(stop Stop, symbols []int) int {
+// dynamic programming over (position, state). An invalid stop condition, an
+// empty string and a symbol outside the automaton's alphabet are errors.
+func Optimal(stop Stop, symbols []int) (int, error) {
+	if err := stop.check(); err != nil {
+		return 0, err
+	}
+	if err := stop.checkSymbols(symbols); err != nil {
+		return 0, err
+	}
 	a := stop.DFA
-	if stop.Done(symbols) {
-		return 0
+	if done, err := stop.done(symbols); err != nil || done {
+		return 0, err
 	}
 	// best[q]: the longest subsequence read so far whose run ends in q (−1: none).
 	best := make([]int, len(a.Delta))
@@ -139,5 +213,5 @@ func Optimal(stop Stop, symbols []int) int {
 			keep = l
 		}
 	}
-	return len(symbols) - keep
+	return len(symbols) - keep, nil
 }

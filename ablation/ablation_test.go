@@ -20,6 +20,15 @@ func encode(t *testing.T, s string) []int {
 	return sym
 }
 
+func optimal(t *testing.T, sym []int) int {
+	t.Helper()
+	n, err := Optimal(spStop, sym)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // bruteOptimal tries every subset of positions to delete.
 func bruteOptimal(stop Stop, sym []int) int {
 	best := len(sym) - 1
@@ -30,7 +39,7 @@ func bruteOptimal(stop Stop, sym []int) int {
 				kept = append(kept, k)
 			}
 		}
-		if len(kept) >= 1 && stop.Done(kept) {
+		if done, _ := stop.Done(kept); len(kept) >= 1 && done {
 			best = min(best, len(sym)-len(kept))
 		}
 	}
@@ -43,12 +52,12 @@ func TestOptimalMatchesBruteForce(t *testing.T) {
 	for range 300 {
 		s, _ := task.Generate(rng, 1, 11)
 		sym := encode(t, s)
-		if got, want := Optimal(spStop, sym), bruteOptimal(spStop, sym); got != want {
+		if got, want := optimal(t, sym), bruteOptimal(spStop, sym); got != want {
 			t.Fatalf("Optimal(%s) = %d, brute force %d", s, got, want)
 		}
 	}
 	for s, want := range map[string]int{"ab": 1, "ba": 0, "aab": 1, "abcd": 2, "dddc": 1, "a": 0} {
-		if got := Optimal(spStop, encode(t, s)); got != want {
+		if got := optimal(t, encode(t, s)); got != want {
 			t.Errorf("Optimal(%s) = %d, want %d", s, got, want)
 		}
 	}
@@ -56,10 +65,10 @@ func TestOptimalMatchesBruteForce(t *testing.T) {
 
 func TestRandom(t *testing.T) {
 	sym := encode(t, "abcdabcdabcd")
-	a := Random(whitebox.NewRand(1), spStop, sym)
-	b := Random(whitebox.NewRand(1), spStop, sym)
-	if a != b || a < Optimal(spStop, sym) || a > len(sym)-1 {
-		t.Errorf("Random = %d and %d (optimal %d)", a, b, Optimal(spStop, sym))
+	a, errA := Random(whitebox.NewRand(1), spStop, sym)
+	b, errB := Random(whitebox.NewRand(1), spStop, sym)
+	if errA != nil || errB != nil || a != b || a < optimal(t, sym) || a > len(sym)-1 {
+		t.Errorf("Random = %d and %d (optimal %d), errors %v, %v", a, b, optimal(t, sym), errA, errB)
 	}
 	if got := encode(t, "abcdabcdabcd"); len(got) != len(sym) || sym[0] != 0 {
 		t.Errorf("Random changed its input: %v", sym)
@@ -90,7 +99,7 @@ func TestEvaluator(t *testing.T) {
 		if got != want {
 			t.Errorf("occlusion ablation of %s deleted %d, want %d", s, got, want)
 		}
-		if opt := Optimal(spStop, sym); got < opt {
+		if opt := optimal(t, sym); got < opt {
 			t.Errorf("%s: %d deletions beat the optimum %d", s, got, opt)
 		}
 	}
@@ -112,4 +121,103 @@ func TestNewErrors(t *testing.T) {
 	if _, err := New(net.Network, attrib.LRP, attrib.DefaultOptions(), Stop{DFA: whitebox.SPAutomaton(), Class: 5}); err == nil {
 		t.Error("bad stop class accepted")
 	}
+}
+
+// Issue 14: bad arguments are errors, never panics.
+func TestBadArguments(t *testing.T) {
+	net, _ := whitebox.New("sp-counter", whitebox.Config{})
+	if _, err := New(nil, attrib.LRP, attrib.DefaultOptions(), spStop); err == nil || !strings.Contains(err.Error(), "nil network") {
+		t.Errorf("nil network: %v", err)
+	}
+	for _, m := range []attrib.Method{9, -1} {
+		if _, err := New(net.Network, m, attrib.DefaultOptions(), spStop); err == nil || !strings.Contains(err.Error(), "unknown method") {
+			t.Errorf("method %d: %v", int(m), err)
+		}
+	}
+	ev, err := New(net.Network, attrib.Occlusion, attrib.DefaultOptions(), spStop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, sym := range [][]int{{9}, {-1}, {0, 1, 9}, {0, -1, 1}, {}, nil} {
+		if _, err := ev.Run(ctx, sym); err == nil {
+			t.Errorf("Run(%v): no error", sym)
+		}
+		if _, err := Optimal(spStop, sym); err == nil {
+			t.Errorf("Optimal(%v): no error", sym)
+		}
+		if _, err := Random(whitebox.NewRand(1), spStop, sym); err == nil {
+			t.Errorf("Random(%v): no error", sym)
+		}
+		if len(sym) > 0 {
+			if _, err := spStop.Done(sym); err == nil || !strings.Contains(err.Error(), "out of range") {
+				t.Errorf("Done(%v): %v", sym, err)
+			}
+		}
+	}
+	if _, err := (Stop{}).Done([]int{0}); err == nil {
+		t.Error("Done without an automaton: no error")
+	}
+	if _, err := Optimal(Stop{}, []int{0}); err == nil {
+		t.Error("Optimal without an automaton: no error")
+	}
+	if _, err := Random(nil, spStop, []int{0, 1}); err == nil {
+		t.Error("Random with a nil generator: no error")
+	}
+	var zero Evaluator
+	if _, err := zero.Run(ctx, []int{0}); err == nil {
+		t.Error("the zero Evaluator ran")
+	}
+	var nilEv *Evaluator
+	if _, err := nilEv.Run(ctx, []int{0}); err == nil {
+		t.Error("a nil Evaluator ran")
+	}
+}
+
+// FuzzAblation runs the evaluator, Random, Optimal and Done on arbitrary
+// symbols (in range or not), methods and stop classes: errors, never
+// panics; and on a valid string Optimal ≤ Run, Random ≤ len−1.
+func FuzzAblation(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3}, int8(0), int8(0))
+	f.Add([]byte{9, 255, 1}, int8(4), int8(1))
+	f.Add([]byte{}, int8(9), int8(-1))
+	f.Add([]byte{1, 0, 3, 2, 2, 1}, int8(-1), int8(5))
+	net, err := whitebox.New("sp-counter", whitebox.Config{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, raw []byte, method, class int8) {
+		if len(raw) > 24 {
+			raw = raw[:24]
+		}
+		sym := make([]int, len(raw))
+		valid := len(raw) > 0
+		for i, b := range raw {
+			sym[i] = int(b%7) - 1 // −1 … 5: 0..3 valid
+			valid = valid && sym[i] >= 0 && sym[i] < 4
+		}
+		stop := Stop{DFA: whitebox.SPAutomaton(), Class: int(class)}
+		stopOK := class == 0 || class == 1
+		_, errDone := stop.Done(sym)
+		opt, errOpt := Optimal(stop, sym)
+		rnd, errRnd := Random(whitebox.NewRand(uint64(len(raw))), stop, sym)
+		if want := valid && stopOK; (errOpt == nil) != want || (errRnd == nil) != want || (errDone == nil) != (stopOK && (valid || len(sym) == 0)) {
+			t.Fatalf("%v class %d: errors %v, %v, %v", sym, class, errDone, errOpt, errRnd)
+		}
+		ev, err := New(net.Network, attrib.Method(method), attrib.DefaultOptions(), stop)
+		if methodOK := method >= 0 && int(method) < len(attrib.Methods); (err == nil) != (methodOK && stopOK) {
+			t.Fatalf("New(method %d, class %d): %v", method, class, err)
+		}
+		if err != nil {
+			return
+		}
+		n, err := ev.Run(ctx, sym)
+		if (err == nil) != valid {
+			t.Fatalf("Run(%v): %v", sym, err)
+		}
+		if valid && (n < opt || n > len(sym)-1 || rnd < opt || rnd > len(sym)-1) {
+			t.Fatalf("%v: Run %d, Random %d, Optimal %d", sym, n, rnd, opt)
+		}
+	})
 }

@@ -52,7 +52,9 @@ func randomSymbols(rng *rand.Rand, steps, d int) []int {
 	return s
 }
 
-// referenceForward is an independent, plain implementation of SPEC §1 with
+// referenceForward is an independent, plain implementation of the LSTM
+// (z = W_x x⁽ᵗ⁾ + W_h h⁽ᵗ⁻¹⁾ + b, gates i, f, g, o; c⁽ᵗ⁾ = f⊙c⁽ᵗ⁻¹⁾ + i⊙g;
+// h⁽ᵗ⁾ = o⊙tanh(c⁽ᵗ⁾); ŷ = W_y h⁽ᵀ⁾ + b_y, from h⁽⁰⁾ = c⁽⁰⁾ = 0) with
 // math.Exp and math.Tanh, for cross-checking.
 func referenceForward(p Params, x []float64, steps int) (logits []float64, hs, cs [][]float64) {
 	h, d := p.Hidden, p.Input
@@ -489,6 +491,65 @@ func TestErrors(t *testing.T) {
 	} {
 		if err := f(); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("got error %v, want one containing %q", err, want)
+		}
+	}
+}
+
+// Sizes whose products overflow or whose weights exceed MaxWeights are
+// errors, not panics or allocations.
+func TestSizesWithoutOverflow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	n := mustNew(t, randomParams(rng, 2, 1, 2, false))
+	ws := NewWorkspace(n)
+	for _, steps := range []int{1 << 62, 1 << 61, math.MaxInt} {
+		if _, err := n.Forward(ws, Dense([]float64{}, steps)); err == nil || !strings.Contains(err.Error(), "dense input has 0 values") {
+			t.Errorf("Dense(empty, %d): err = %v", steps, err)
+		}
+	}
+	for _, p := range []Params{
+		{Hidden: 1, Input: 1 << 62, Classes: 1},
+		{Hidden: 1 << 62, Input: 1, Classes: 1},
+		{Hidden: 1, Input: 1, Classes: math.MaxInt},
+		{Hidden: 5000, Input: 4000, Classes: 2},
+	} {
+		if _, err := New(p); err == nil || !strings.Contains(err.Error(), "weights") {
+			t.Errorf("New(H=%d D=%d C=%d): err = %v, want the weight cap", p.Hidden, p.Input, p.Classes, err)
+		}
+	}
+	if w, err := Weights(3, 2, 2); err != nil || w != 4*3*(2+3+1)+2*(3+1) {
+		t.Errorf("Weights(3, 2, 2) = %d, %v", w, err)
+	}
+}
+
+// LRP with ε = 0 on a zero denominator is an error, not NaN; ForwardFrom
+// refuses a NaN initial state; Predict passes over NaN.
+func TestNaNHandling(t *testing.T) {
+	// All weights zero: every z is 0, so ε = 0 divides by zero.
+	p := Params{Hidden: 1, Input: 1, Classes: 1, Wx: make([]float64, 4), Wh: make([]float64, 4), B: make([]float64, 4), Wy: make([]float64, 1), By: make([]float64, 1)}
+	n := mustNew(t, p)
+	ws := NewWorkspace(n)
+	rel := make([]float64, 2)
+	if _, err := n.LRP(ws, OneHot([]int{0, 0}), 0, 0, rel); err == nil || !strings.Contains(err.Error(), "epsilon 0") {
+		t.Errorf("LRP(ε = 0) on z = 0: err = %v", err)
+	}
+	if r, err := n.LRP(ws, OneHot([]int{0, 0}), 0, DefaultEpsilon, rel); err != nil || r.Output != 0 {
+		t.Errorf("LRP(ε = 0.001): %v, %v", r, err)
+	}
+	for _, st := range [][2][]float64{{{math.NaN()}, {0}}, {{0}, {math.Inf(1)}}} {
+		if _, err := n.ForwardFrom(ws, OneHot([]int{0}), st[0], st[1]); err == nil || !strings.Contains(err.Error(), "initial state") {
+			t.Errorf("ForwardFrom(%v, %v): err = %v", st[0], st[1], err)
+		}
+	}
+	nan := math.NaN()
+	for _, c := range []struct {
+		logits []float64
+		want   int
+	}{
+		{[]float64{nan, 1}, 1}, {[]float64{1, nan}, 0}, {[]float64{nan, nan}, 0}, {nil, 0},
+		{[]float64{nan, -1, 2, nan}, 2}, {[]float64{3, 3}, 0}, {[]float64{math.Inf(-1), nan}, 0},
+	} {
+		if got := Predict(c.logits); got != c.want {
+			t.Errorf("Predict(%v) = %d, want %d", c.logits, got, c.want)
 		}
 	}
 }

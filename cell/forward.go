@@ -20,6 +20,7 @@ func (n *Network) Forward(ws *Workspace, x Input) ([]float64, error) {
 
 // ForwardFrom is Forward started from the state h⁽⁰⁾ = h0, c⁽⁰⁾ = c0 instead of
 // zero: it continues a sequence whose prefix was run before (see Final).
+// Both must have H values, all finite.
 // Gradient, LRP and GradientSum always start from the zero state.
 func (n *Network) ForwardFrom(ws *Workspace, x Input, h0, c0 []float64) ([]float64, error) {
 	if err := ws.reserve(n, x); err != nil {
@@ -27,6 +28,16 @@ func (n *Network) ForwardFrom(ws *Workspace, x Input, h0, c0 []float64) ([]float
 	}
 	if len(h0) != n.h || len(c0) != n.h {
 		return nil, fmt.Errorf("cell: initial state has %d and %d values, want H = %d each", len(h0), len(c0), n.h)
+	}
+	for _, s := range []struct {
+		name string
+		v    []float64
+	}{{"h0", h0}, {"c0", c0}} {
+		for j, v := range s.v {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("cell: initial state %s[%d] is %v; it must be finite", s.name, j, v)
+			}
+		}
 	}
 	ws.h0, ws.c0 = h0, c0
 	n.forward(ws, x)
@@ -42,14 +53,16 @@ func (ws *Workspace) Final() (h, c []float64) {
 }
 
 // Predict returns the index of the largest logit; ties go to the first class.
+// NaN never wins: a NaN logit is passed over (+Inf beats every finite one),
+// and 0 is returned when every logit is NaN or there are none.
 func Predict(logits []float64) int {
-	best := 0
+	best := -1
 	for k, v := range logits {
-		if v > logits[best] {
+		if v == v && (best < 0 || v > logits[best]) {
 			best = k
 		}
 	}
-	return best
+	return max(best, 0)
 }
 
 func (n *Network) forward(ws *Workspace, x Input) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // Input is one sequence x⁽¹⁾…x⁽ᵀ⁾: either one-hot rows given by their symbol
@@ -95,8 +96,12 @@ func (x Input) check(d int) error {
 		}
 		return nil
 	}
-	if len(x.dense) != x.t*d {
-		return fmt.Errorf("cell: dense input has %d values, want T×D = %d×%d = %d", len(x.dense), x.t, d, x.t*d)
+	// len/d = T and len%d = 0, not len = T·D: the product may overflow.
+	if len(x.dense)%d != 0 || len(x.dense)/d != x.t {
+		if hi, lo := bits.Mul64(uint64(x.t), uint64(d)); hi == 0 && lo <= math.MaxInt {
+			return fmt.Errorf("cell: dense input has %d values, want T×D = %d×%d = %d", len(x.dense), x.t, d, lo)
+		}
+		return fmt.Errorf("cell: dense input has %d values, want T×D = %d×%d, more than an int holds", len(x.dense), x.t, d)
 	}
 	for k, v := range x.dense {
 		if math.IsNaN(v) || math.IsInf(v, 0) {

@@ -2,6 +2,7 @@ package cell
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/whitebox-lstm/whitebox/kernel"
 )
@@ -23,7 +24,9 @@ type Relevance struct {
 // z = W_y h⁽ᵀ⁾ (its bias left out); the relevance of h⁽ᵗ⁾ passes unchanged to
 // c⁽ᵗ⁾; c⁽ᵗ⁾ = f⊙c⁽ᵗ⁻¹⁾ + i⊙g splits it with denominator c⁽ᵗ⁾ ± ε; the gates
 // take none; g sends its share to x⁽ᵗ⁾ and h⁽ᵗ⁻¹⁾ through W_gx and W_gh with
-// denominator z_g ± ε (bias included). sign(0) = +1 throughout.
+// denominator z_g ± ε (bias included). sign(0) = +1 throughout. A pass
+// that would give a NaN or infinite relevance (with ε = 0, any zero
+// denominator) returns an error instead.
 func (n *Network) LRP(ws *Workspace, x Input, class int, eps float64, rel []float64) (Relevance, error) {
 	if err := n.checkGradient(ws, x, class, rel); err != nil {
 		return Relevance{}, err
@@ -32,7 +35,37 @@ func (n *Network) LRP(ws *Workspace, x Input, class int, eps float64, rel []floa
 		return Relevance{}, fmt.Errorf("cell: LRP epsilon %v must be finite and non-negative", eps)
 	}
 	n.forward(ws, x)
-	return n.lrp(ws, x, class, eps, rel), nil
+	out := n.lrp(ws, x, class, eps, rel)
+	if err := finiteRelevance(out, rel[:x.Len()*n.d], eps); err != nil {
+		return Relevance{}, err
+	}
+	return out, nil
+}
+
+// finiteRelevance returns an error when the pass produced a NaN or an
+// infinity: with ε = 0 a zero denominator (a zero logit pre-activation, cell
+// state or g pre-activation) divides by zero, and with ε > 0 an overflow may.
+func finiteRelevance(out Relevance, rel []float64, eps float64) error {
+	bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+	where := ""
+	switch {
+	case bad(out.Output), bad(out.Bias), bad(out.Initial):
+		where = "the bookkeeping (output, bias or initial share)"
+	default:
+		for k, v := range rel {
+			if bad(v) {
+				where = fmt.Sprintf("rel[%d]", k)
+				break
+			}
+		}
+	}
+	if where == "" {
+		return nil
+	}
+	if eps == 0 {
+		return fmt.Errorf("cell: LRP with epsilon 0 gives a NaN or infinite relevance in %s: a denominator (z_c, c⁽ᵗ⁾ or z_g) is zero; use epsilon > 0", where)
+	}
+	return fmt.Errorf("cell: LRP with epsilon %v gives a NaN or infinite relevance in %s", eps, where)
 }
 
 func (n *Network) lrp(ws *Workspace, x Input, class int, eps float64, rel []float64) Relevance {

@@ -18,6 +18,7 @@ package cell
 import (
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // Params are the weights of an LSTM classifier in PyTorch's layout and gate
@@ -50,12 +51,38 @@ type Network struct {
 	wyT []float64
 }
 
+// MaxWeights caps the number of weights of a Network, 4H·D + 4H·H + 4H +
+// C·H + C: 2^27 (about 134 million, 1 GiB of float64). A Network keeps
+// two copies of its weights (as given and transposed for the kernels).
+const MaxWeights = 1 << 27
+
+// Weights returns the number of weights of a network with h units, d input
+// features and c classes, 4H·D + 4H·H + 4H + C·H + C, computed without
+// overflow. It returns an error naming the sizes when one is not positive
+// or the count exceeds MaxWeights, before anything is allocated.
+func Weights(h, d, c int) (int, error) {
+	if h < 1 || d < 1 || c < 1 {
+		return 0, fmt.Errorf("cell: sizes must be positive: Hidden=%d Input=%d Classes=%d", h, d, c)
+	}
+	total := uint64(0)
+	for _, t := range [][2]uint64{{4 * uint64(h), uint64(d) + uint64(h) + 1}, {uint64(c), uint64(h) + 1}} {
+		hi, lo := bits.Mul64(t[0], t[1])
+		var carry uint64
+		total, carry = bits.Add64(total, lo, 0)
+		if hi != 0 || carry != 0 || total > MaxWeights {
+			return 0, fmt.Errorf("cell: Hidden=%d Input=%d Classes=%d need more than %d weights (%d MiB each copy), the most a network may have", h, d, c, MaxWeights, MaxWeights*8>>20)
+		}
+	}
+	return int(total), nil
+}
+
 // New validates p and packs its weights. It returns an error naming the
-// problem for non-positive sizes, slices of the wrong length and NaN or
-// infinite weights. New copies the weights; p may be reused afterwards.
+// problem for non-positive sizes, sizes whose weights exceed MaxWeights,
+// slices of the wrong length and NaN or infinite weights. New copies the
+// weights; p may be reused afterwards.
 func New(p Params) (*Network, error) {
-	if p.Hidden < 1 || p.Input < 1 || p.Classes < 1 {
-		return nil, fmt.Errorf("cell: sizes must be positive: Hidden=%d Input=%d Classes=%d", p.Hidden, p.Input, p.Classes)
+	if _, err := Weights(p.Hidden, p.Input, p.Classes); err != nil {
+		return nil, err
 	}
 	h, d, c := p.Hidden, p.Input, p.Classes
 	for _, s := range []struct {

@@ -16,7 +16,8 @@ type Labeled struct {
 	True  bool // more a's than b's
 }
 
-// DefaultSeed seeds the generated data sets.
+// DefaultSeed seeds the generated data sets when Config.Seed is zero and
+// Config.SeedSet false, and is the command's default -seed.
 const DefaultSeed = 2020
 
 // Table4Pull is how strongly a generated Table 4 string is pulled back
@@ -32,8 +33,12 @@ const Table4Pull = 0.1
 
 // GenerateTable4 draws n strings over {a, b} for the LRP saturation test:
 // lengths uniform in 26…100, each symbol drawn by the walk of Table4Pull,
-// kept only if some non-empty prefix has as many a's as b's.
-func GenerateTable4(rng *rand.Rand, n int) []Labeled {
+// kept only if some non-empty prefix has as many a's as b's. A nil rng and
+// a negative n are errors.
+func GenerateTable4(rng *rand.Rand, n int) ([]Labeled, error) {
+	if err := checkGenerate(rng, n); err != nil {
+		return nil, err
+	}
 	out := make([]Labeled, 0, n)
 	for len(out) < n {
 		l := 26 + rng.IntN(75)
@@ -54,13 +59,27 @@ func GenerateTable4(rng *rand.Rand, n int) []Labeled {
 			out = append(out, Labeled{b.String(), balance > 0})
 		}
 	}
-	return out
+	return out, nil
+}
+
+func checkGenerate(rng *rand.Rand, n int) error {
+	if rng == nil {
+		return fmt.Errorf("reproduce: nil random generator")
+	}
+	if n < 0 {
+		return fmt.Errorf("reproduce: cannot generate %d strings", n)
+	}
+	return nil
 }
 
 // GenerateTable5 draws n strings over {a, b, c, d} as the paper's ablation
 // test describes them: lengths uniform in 36…100, symbols uniform, kept only
-// if they contain one of the subsequences ab, bc, cd, dc.
-func GenerateTable5(rng *rand.Rand, n int) []string {
+// if they contain one of the subsequences ab, bc, cd, dc. A nil rng and a
+// negative n are errors.
+func GenerateTable5(rng *rand.Rand, n int) ([]string, error) {
+	if err := checkGenerate(rng, n); err != nil {
+		return nil, err
+	}
 	out := make([]string, 0, n)
 	sym := make([]int, 0, 100)
 	for len(out) < n {
@@ -69,11 +88,11 @@ func GenerateTable5(rng *rand.Rand, n int) []string {
 		for range l {
 			sym = append(sym, rng.IntN(4))
 		}
-		if whitebox.ContainsSP(sym) {
+		if found, _ := whitebox.ContainsSP(sym); found { // symbols in 0..3: no error
 			out = append(out, whitebox.SPTask().Decode(sym))
 		}
 	}
-	return out
+	return out, nil
 }
 
 // ReadTable4 reads Table 4's data: one "string,label" line each, label True

@@ -15,8 +15,9 @@ type Table2Row struct {
 }
 
 // Table2Rows are the paper's 25 heatmap rows. The inputs of rows 9 and 16
-// are lost in the paper's LaTeX; they are aacb (SPEC §4: the preview table
-// shows that input for both SP networks).
+// are lost in the paper's LaTeX; they are aacb: the paper's preview table
+// shows that input for both SP networks, and its text says the two a's of
+// row 9 get 0 from Occlusion and G×I.
 var Table2Rows = []Table2Row{
 	{1, "counting", "True", "True", "aaabb"},
 	{2, "counting", "True", "False", "bbbaa"},

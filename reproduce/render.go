@@ -20,7 +20,8 @@ import (
 var Formats = []string{"text", "json", "markdown", "html", "latex"}
 
 // Write renders the tables of r in format: text (ANSI colours when color is
-// set, numbers otherwise), json (one object per table and line, SPEC §5),
+// set, numbers otherwise), json (one object per table and line,
+// {"table":N,"rows":[…]}),
 // markdown, html (one self-contained page with the paper's values and notes:
 // the report) or latex.
 func (r *Results) Write(w io.Writer, format string, color bool) error {
@@ -477,11 +478,11 @@ func table2Reason(h Heatmap) string {
 	}
 	switch {
 	case h.Method == attrib.Saliency && blankPaper:
-		return "the paper shows a blank saliency heatmap, but the gradient is clearly non-zero here and in the authors' released code (SPEC §4 lists rows 11, 18 and 19)."
+		return "the paper shows a blank saliency heatmap, but the gradient is clearly non-zero here and in the authors' released code (the paper shows rows 11, 18 and 19 blank; the released code does not)."
 	case h.Row.Net == "sp-fsa" && h.Method != attrib.Occlusion && h.Method != attrib.LRP:
-		return "FSA heatmaps of the gradient methods hang on gate slopes like σ′(14) ≈ 7e−7, which float32 and the exact m change; several of the paper's match the network with m = 51, ours use the stated m = 50 (SPEC §4)."
+		return "FSA heatmaps of the gradient methods hang on gate slopes like σ′(14) ≈ 7e−7, which float32 and the exact m change; several of the paper's match the network with m = 51, ours use the paper's stated m = 50."
 	case h.Row.Row == 22 && h.Method == attrib.IntegratedGradients:
-		return "one Gauss–Legendre node (α ≈ 0.484) sits on a gate threshold of the PDA network, so IG is far from zero; the paper shows this heatmap blank (SPEC §4)."
+		return "one Gauss–Legendre node (α ≈ 0.484) sits on a gate threshold of the PDA network, so IG is far from zero; the paper shows this heatmap blank."
 	case h.Row.Net == "bracket" && h.Method == attrib.IntegratedGradients:
 		return fmt.Sprintf("IG integrates over small α, where α·2^51·m does not yet saturate the top-of-stack unit; the largest |score| is %.2g, just above the 1e-5 blank threshold, so the heatmap is not blank as in the paper.", heatmap.Heatmap{Tokens: h.Record.Tokens, Scores: h.Record.Scores}.MaxAbs())
 	}
@@ -516,7 +517,7 @@ func (r *Results) htmlTable3(w *bufio.Writer) {
 		}
 		w.WriteString("</tr>\n")
 	}
-	fmt.Fprintf(w, "</table>\n<div class=\"note\">ŷ<sub>True</sub> agrees with the paper to 3 decimals for %d of %d networks; %d of %d heatmaps have exactly the paper's colours. The False logit is the bias tanh(v)/20, as in the authors' code (the paper's text says v/2, which would make u = 0.6 predict False; SPEC §2.2).</div>\n", match, len(r.Table3), same, 3*len(r.Table3))
+	fmt.Fprintf(w, "</table>\n<div class=\"note\">ŷ<sub>True</sub> agrees with the paper to 3 decimals for %d of %d networks; %d of %d heatmaps have exactly the paper's colours. The False logit is the bias tanh(v)/20, as in the authors' code (the paper's text says v/2, which would make u = 0.6 predict False, though the paper's Table 3 says the networks for u = 0.6 … 64 are identical classifiers).</div>\n", match, len(r.Table3), same, 3*len(r.Table3))
 }
 
 func (r *Results) htmlTable4(w *bufio.Writer) {

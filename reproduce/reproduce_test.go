@@ -17,8 +17,8 @@ import (
 	"github.com/whitebox-lstm/whitebox/whitebox"
 )
 
-// The paper's data files, beside the repository (SPEC: read them from
-// ../shared/data; tests that need them skip when they are absent).
+// The paper's data files, beside the repository (the authors' release: read
+// them from ../shared/data; tests that need them skip when they are absent).
 const sharedData = "../../shared/data/"
 
 func TestTable2(t *testing.T) {
@@ -155,7 +155,7 @@ func TestReadErrors(t *testing.T) {
 }
 
 func TestGenerators(t *testing.T) {
-	d4 := GenerateTable4(newRand(1), 300)
+	d4 := gen4(t, newRand(1), 300)
 	for _, l := range d4 {
 		if n := len(l.Input); n < 26 || n > 100 || zeroPoint(countingSymbols(l.Input)) < 0 {
 			t.Fatalf("bad Table 4 string %q", l.Input)
@@ -164,13 +164,13 @@ func TestGenerators(t *testing.T) {
 			t.Fatalf("label of %q is %v", l.Input, l.True)
 		}
 	}
-	d5 := GenerateTable5(newRand(1), 50)
+	d5 := gen5(t, newRand(1), 50)
 	for _, s := range d5 {
 		if n := len(s); n < 36 || n > 100 {
 			t.Fatalf("bad Table 5 length %d", n)
 		}
 	}
-	if again := GenerateTable5(newRand(1), 50); strings.Join(again, ",") != strings.Join(d5, ",") {
+	if again := gen5(t, newRand(1), 50); strings.Join(again, ",") != strings.Join(d5, ",") {
 		t.Error("same seed, different data")
 	}
 }
@@ -186,7 +186,7 @@ func countingSymbols(s string) []int {
 // smallResults runs every table on little data, for the renderers.
 func smallResults(t *testing.T) *Results {
 	t.Helper()
-	cfg := Config{Table4Data: GenerateTable4(newRand(2), 40), Table5Data: GenerateTable5(newRand(2), 3), RandomSeeds: 2}
+	cfg := Config{Table4Data: gen4(t, newRand(2), 40), Table5Data: gen5(t, newRand(2), 3), RandomSeeds: 2}
 	res, err := Run(context.Background(), AllTables, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -343,3 +343,64 @@ func TestReportInChromium(t *testing.T) {
 func near(a uint32, b int) bool { return math.Abs(float64(int(a)-b)) <= 3 }
 
 func newRand(seed uint64) *rand.Rand { return whitebox.NewRand(seed) }
+
+// Issue 14, item 1: Config's zero Seed means DefaultSeed, SeedSet makes a
+// zero Seed seed 0; meaningless values are errors, not defaults.
+func TestConfigSeed(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want uint64
+	}{
+		{Config{}, DefaultSeed},
+		{Config{SeedSet: true}, 0},
+		{Config{Seed: 5}, 5},
+		{Config{Seed: 5, SeedSet: true}, 5},
+	} {
+		res, err := Run(context.Background(), []int{4}, Config{Seed: tc.cfg.Seed, SeedSet: tc.cfg.SeedSet, Table4Data: gen4(t, newRand(2), 5)})
+		if err != nil || res.Seed != tc.want {
+			t.Errorf("%+v: seed %d, %v; want %d", tc.cfg, res.Seed, err, tc.want)
+		}
+	}
+	a, _ := Table4(context.Background(), Config{SeedSet: true})
+	b, _ := Table4(context.Background(), Config{})
+	c, _ := Table4(context.Background(), Config{Seed: DefaultSeed})
+	if a[0] == b[0] || b[0] != c[0] {
+		t.Errorf("seed 0 %+v, default %+v, 2020 %+v: want 0 to differ from the default", a[0], b[0], c[0])
+	}
+	for _, cfg := range []Config{{RandomSeeds: -1}, {Workers: -2}} {
+		if _, err := Run(context.Background(), []int{5}, cfg); err == nil || !strings.Contains(err.Error(), "must not be negative") {
+			t.Errorf("%+v: %v", cfg, err)
+		}
+	}
+}
+
+func gen4(t *testing.T, rng *rand.Rand, n int) []Labeled {
+	t.Helper()
+	d, err := GenerateTable4(rng, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func gen5(t *testing.T, rng *rand.Rand, n int) []string {
+	t.Helper()
+	d, err := GenerateTable5(rng, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// Issue 14: the generators refuse a nil generator and a negative count.
+func TestGenerateErrors(t *testing.T) {
+	if _, err := GenerateTable4(nil, 3); err == nil {
+		t.Error("GenerateTable4(nil): no error")
+	}
+	if _, err := GenerateTable5(newRand(1), -1); err == nil {
+		t.Error("GenerateTable5(-1): no error")
+	}
+	if d, err := GenerateTable5(newRand(1), 0); err != nil || len(d) != 0 {
+		t.Errorf("GenerateTable5(0) = %v, %v", d, err)
+	}
+}

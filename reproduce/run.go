@@ -22,7 +22,9 @@ var AllTables = []int{2, 3, 4, 5}
 
 // Run computes the given tables.
 func Run(ctx context.Context, tables []int, cfg Config) (*Results, error) {
-	cfg.fill()
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
 	r := &Results{Seed: cfg.Seed}
 	for _, t := range tables {
 		if !slices.Contains(AllTables, t) {

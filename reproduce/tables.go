@@ -21,30 +21,56 @@ import (
 	"github.com/whitebox-lstm/whitebox/whitebox"
 )
 
-// Config chooses the data and the resources of a run.
+// Config chooses the data and the resources of a run. The zero Config
+// reproduces the paper's tables as the command does by default: generated
+// data with DefaultSeed (2020), 10 Random seeds, one worker per CPU.
 type Config struct {
-	Seed        uint64    // seeds the generated data sets and the Random baseline
-	Table4Data  []Labeled // nil: 1000 generated strings
-	Table5Data  []string  // nil: 100 generated strings
-	RandomSeeds int       // the Random baseline is a mean over this many seeds (0: 10)
-	Workers     int       // goroutines for Tables 4 and 5 (0: GOMAXPROCS); results do not depend on it
+	// Seed seeds the generated data sets (Tables 4 and 5) and the Random
+	// baseline (seeds Seed+1, Seed+2, …). Zero: DefaultSeed (2020), the
+	// seed the published comparison uses, unless SeedSet.
+	Seed uint64
+	// SeedSet makes Seed be used as given, zero included (the command
+	// sets it for an explicit -seed). False: a zero Seed means DefaultSeed.
+	SeedSet bool
+	// Table4Data is Table 4's data. Nil: 1000 strings generated with
+	// Seed. Non-nil but empty is an error.
+	Table4Data []Labeled
+	// Table5Data is Table 5's data. Nil: 100 strings generated with Seed.
+	// Non-nil but empty is an error.
+	Table5Data []string
+	// RandomSeeds is the number of seeds the Random baseline of Table 5
+	// averages over. Zero: 10. Negative is an error.
+	RandomSeeds int
+	// Workers is the number of goroutines of Tables 4 and 5; results do
+	// not depend on it. Zero: GOMAXPROCS. Negative is an error.
+	Workers int
 	// FSAFootnote also runs Table 5's FSA column with u = 0.5, as the
-	// authors' released script did.
+	// authors' released script did. False: only the paper's columns.
 	FSAFootnote bool
-	// Progress, if set, is called as work completes.
+	// Progress, if not nil, is called as work completes. Nil: no reports.
 	Progress func(stage string, done, total int)
 }
 
-func (c *Config) fill() {
-	if c.Seed == 0 {
+// fill puts the documented defaults in the place of zero fields and
+// refuses values that have no meaning.
+func (c *Config) fill() error {
+	if c.RandomSeeds < 0 {
+		return fmt.Errorf("reproduce: Config.RandomSeeds = %d must not be negative", c.RandomSeeds)
+	}
+	if c.Workers < 0 {
+		return fmt.Errorf("reproduce: Config.Workers = %d must not be negative", c.Workers)
+	}
+	if c.Seed == 0 && !c.SeedSet {
 		c.Seed = DefaultSeed
 	}
+	c.SeedSet = true
 	if c.RandomSeeds == 0 {
 		c.RandomSeeds = 10
 	}
-	if c.Workers <= 0 {
+	if c.Workers == 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
+	return nil
 }
 
 func (c *Config) progress(stage string, done, total int) {
@@ -186,10 +212,12 @@ type Table4Row struct {
 
 // Table4 runs the LRP saturation test for m = 4 … 12.
 func Table4(ctx context.Context, cfg Config) ([]Table4Row, error) {
-	cfg.fill()
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
 	data := cfg.Table4Data
 	if data == nil {
-		data = GenerateTable4(whitebox.NewRand(cfg.Seed), 1000)
+		data, _ = GenerateTable4(whitebox.NewRand(cfg.Seed), 1000) // no error: a generator and n ≥ 0
 	}
 	if len(data) == 0 {
 		return nil, fmt.Errorf("table 4: no data")
@@ -289,10 +317,12 @@ type Table5Result struct {
 
 // Table5 runs the ablation test on both SP networks.
 func Table5(ctx context.Context, cfg Config) (*Table5Result, error) {
-	cfg.fill()
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
 	data := cfg.Table5Data
 	if data == nil {
-		data = GenerateTable5(whitebox.NewRand(cfg.Seed), 100)
+		data, _ = GenerateTable5(whitebox.NewRand(cfg.Seed), 100) // no error: a generator and n ≥ 0
 	}
 	if len(data) == 0 {
 		return nil, fmt.Errorf("table 5: no data")
@@ -363,7 +393,11 @@ func Table5(ctx context.Context, cfg Config) (*Table5Result, error) {
 		rng := whitebox.NewRand(cfg.Seed + 1 + uint64(seed))
 		p := make([]float64, len(symbols))
 		for i, s := range symbols {
-			p[i] = 100 * float64(ablation.Random(rng, stop, s)) / float64(len(s))
+			n, err := ablation.Random(rng, stop, s)
+			if err != nil {
+				return nil, fmt.Errorf("table 5: %w", err)
+			}
+			p[i] = 100 * float64(n) / float64(len(s))
 		}
 		m, s := meanStd(p)
 		rm += m / float64(cfg.RandomSeeds)
@@ -372,7 +406,11 @@ func Table5(ctx context.Context, cfg Config) (*Table5Result, error) {
 	res.Rows = append(res.Rows, Table5Row{"random", rm, rs, rm, rs})
 	opt := make([]float64, len(symbols))
 	for i, s := range symbols {
-		opt[i] = 100 * float64(ablation.Optimal(stop, s)) / float64(len(s))
+		n, err := ablation.Optimal(stop, s)
+		if err != nil {
+			return nil, fmt.Errorf("table 5: %w", err)
+		}
+		opt[i] = 100 * float64(n) / float64(len(s))
 	}
 	om, os := meanStd(opt)
 	res.Rows = append(res.Rows, Table5Row{"optimal", om, os, om, os})

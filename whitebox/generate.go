@@ -14,8 +14,11 @@ func NewRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x9e377
 // uniformly from [minLen, maxLen]. Counting and SP strings are uniform over
 // their alphabets; bracket strings are random valid prefixes that close a
 // bracket with probability 1/2 when one is open (never deeper than the
-// task's stack allows), so they end in every class.
+// task's stack allows), so they end in every class. A nil rng is an error.
 func (t *Task) Generate(rng *rand.Rand, minLen, maxLen int) (string, error) {
+	if rng == nil {
+		return "", fmt.Errorf("%s: nil random generator", t.Name)
+	}
 	if minLen < 1 || maxLen < minLen {
 		return "", fmt.Errorf("%s: lengths %d..%d: want 1 ≤ min ≤ max", t.Name, minLen, maxLen)
 	}

@@ -3,6 +3,7 @@ package whitebox
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/whitebox-lstm/whitebox/cell"
@@ -17,12 +18,29 @@ type Net struct {
 	Config  Config // the parameters it was built with, defaults filled in
 }
 
-// Config holds the parameters of the white-box networks. A zero field means
-// the network's default.
+// Config holds the parameters of the white-box networks. The zero Config
+// builds every network with its defaults. A zero field means the default
+// unless the field's Set flag is true: then the zero was given explicitly
+// (by a command-line flag, say) and New refuses it with an error naming the
+// parameter instead of replacing it with the default.
 type Config struct {
-	M float64 // the gate saturation constant m (default 50)
-	U float64 // the counter scale u (defaults: counting 0.5, sp-counter 0.7, sp-fsa 1)
-	K int     // the bracket network's stack size (default 50)
+	// M is the gate saturation constant m, positive and finite (and small
+	// enough that no weight or pre-activation overflows). Zero: DefaultM
+	// (50), unless MSet.
+	M float64
+	// U is the counter scale u of counting, sp-counter and sp-fsa, positive
+	// and finite. Zero: DefaultU(name) (counting 0.5, sp-counter 0.7, sp-fsa
+	// 1), unless USet. Bracket has no u: it refuses a non-zero U or USet.
+	U float64
+	// K is the bracket network's stack size k, in 1..MaxStackSize. Zero:
+	// DefaultStackSize (50), unless KSet. The other networks have no k: they
+	// refuse a non-zero K or KSet.
+	K int
+	// MSet, USet and KSet mark M, U and K as given explicitly, so that their
+	// zero is taken literally (and refused: no network takes m, u or k = 0,
+	// nor a u or k it does not have). False (the zero value): a zero field
+	// means the default.
+	MSet, USet, KSet bool
 }
 
 // Names lists the white-box networks.
@@ -30,7 +48,10 @@ var Names = []string{"counting", "sp-counter", "sp-fsa", "bracket"}
 
 // Default parameters.
 const (
-	DefaultM         = 50
+	// DefaultM is the gate saturation constant m a zero Config.M stands for.
+	DefaultM = 50
+	// DefaultStackSize is the bracket network's stack size k a zero
+	// Config.K stands for.
 	DefaultStackSize = 50
 	// MaxStackSize keeps the bracket network's weights (up to 2^(k+1)·m)
 	// finite and its size reasonable.
@@ -53,13 +74,25 @@ func DefaultU(name string) float64 {
 // New builds the white-box network called name. Its weights use
 // kernel.Tanh, not math.Tanh, whose bits differ between amd64 and arm64
 // (the compiler fuses its polynomial differently), so that every platform
-// builds the same network.
+// builds the same network. Errors begin "whitebox: NAME:" and name the
+// parameter at fault; see Config for what each field's zero means.
 func New(name string, cfg Config) (*Net, error) {
-	if cfg.M == 0 {
-		cfg.M = DefaultM
+	net, err := newNet(name, cfg)
+	if err != nil {
+		if !slices.Contains(Names, name) {
+			return nil, fmt.Errorf("whitebox: %w", err)
+		}
+		return nil, fmt.Errorf("whitebox: %s: %w", name, err)
 	}
-	if cfg.U == 0 {
-		cfg.U = DefaultU(name)
+	return net, nil
+}
+
+func newNet(name string, cfg Config) (*Net, error) {
+	if !slices.Contains(Names, name) {
+		return nil, fmt.Errorf("unknown network %q (networks: %s)", name, strings.Join(Names, ", "))
+	}
+	if cfg.M == 0 && !cfg.MSet {
+		cfg.M = DefaultM
 	}
 	if err := checkParam("m", cfg.M); err != nil {
 		return nil, err
@@ -71,24 +104,30 @@ func New(name string, cfg Config) (*Net, error) {
 	)
 	switch name {
 	case "counting", "sp-counter", "sp-fsa":
-		if cfg.K != 0 {
-			return nil, fmt.Errorf("%s has no stack size k", name)
+		if cfg.K != 0 || cfg.KSet {
+			return nil, fmt.Errorf("%s has no stack size k (k = %d given)", name, cfg.K)
+		}
+		if cfg.U == 0 && !cfg.USet {
+			cfg.U = DefaultU(name)
 		}
 		if err := checkParam("u", cfg.U); err != nil {
 			return nil, err
 		}
 	case "bracket":
-		if cfg.U != 0 {
-			return nil, fmt.Errorf("bracket has no parameter u")
+		if cfg.U != 0 || cfg.USet {
+			return nil, fmt.Errorf("bracket has no parameter u (u = %v given)", cfg.U)
 		}
-		if cfg.K == 0 {
+		if cfg.K == 0 && !cfg.KSet {
 			cfg.K = DefaultStackSize
 		}
 		if cfg.K < 1 || cfg.K > MaxStackSize {
-			return nil, fmt.Errorf("stack size k = %d must be in 1..%d", cfg.K, MaxStackSize)
+			return nil, fmt.Errorf("stack size k = %d must be in 1..%d (at least 1)", cfg.K, MaxStackSize)
 		}
-	default:
-		return nil, fmt.Errorf("unknown network %q (networks: %s)", name, strings.Join(Names, ", "))
+	}
+	// The largest weight or gate pre-activation, as a multiple of m.
+	scale := map[string]float64{"counting": 2, "sp-counter": 4, "bracket": math.Ldexp(1, cfg.K+4)}[name]
+	if maxM := math.MaxFloat64 / scale; name != "sp-fsa" && cfg.M > maxM {
+		return nil, fmt.Errorf("parameter m = %v is too large: weights and pre-activations reach %g·m, so m must be at most %.4g", cfg.M, scale, maxM)
 	}
 	switch name {
 	case "counting":
@@ -98,14 +137,14 @@ func New(name string, cfg Config) (*Net, error) {
 		net, err = spCounter(cfg.M, cfg.U)
 		task = SPTask()
 	case "sp-fsa":
-		net, err = CompileDFA(SPAutomaton(), cfg.M, cfg.U)
+		net, err = compileDFA(SPAutomaton(), cfg.M, cfg.U)
 		task = SPTask()
 	case "bracket":
 		net, err = bracket(cfg.M, cfg.K)
 		task = BracketTask(cfg.K)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
 	return &Net{Name: name, Task: task, Network: net, Config: cfg}, nil
 }
@@ -155,7 +194,9 @@ func spCounter(m, u float64) (*cell.Network, error) {
 	return cell.New(w.p)
 }
 
-// bracket is the authors' released PDA construction (SPEC §2.4): stack slots
+// bracket is the authors' released PDA construction, which produced the
+// published heatmaps (the paper's appendix describes a 2k+1-unit variant
+// whose printed matrices contain typos): stack slots
 // S_j = j, unary height U_j = k+j, top of stack T = 2k, empty flag E = 2k+1.
 func bracket(m float64, k int) (*cell.Network, error) {
 	h := 2*k + 2

@@ -155,7 +155,7 @@ func TestSPAutomatonMatchesTask(t *testing.T) {
 	task := SPTask()
 	walk(t, mustNew(t, "sp-counter", Config{}), 9, all, func(p []int, _ []float64) {
 		want, _ := task.LabelSymbols(p)
-		if got := a.ClassOf[a.Run(p)]; got != want {
+		if got, err := a.ClassOfRun(p); err != nil || got != want {
 			t.Fatalf("automaton says %d for %q, task says %d", got, task.Decode(p), want)
 		}
 	})

@@ -122,25 +122,32 @@ func CountingTask() *Task {
 func SPTask() *Task {
 	return &Task{Name: "sp", Alphabet: []string{"a", "b", "c", "d"}, Classes: []string{"False", "True"},
 		label: func(symbols []int) (int, error) {
-			if ContainsSP(symbols) {
-				return 1, nil
+			found, err := ContainsSP(symbols)
+			if found {
+				return 1, err
 			}
-			return 0, nil
+			return 0, err
 		}}
 }
 
 // ContainsSP reports whether symbols (a=0 … d=3) contain one of the
-// subsequences ab, bc, cd, dc.
-func ContainsSP(symbols []int) bool {
+// subsequences ab, bc, cd, dc. A symbol outside 0..3 is an error naming its
+// position (1-based).
+func ContainsSP(symbols []int) (bool, error) {
 	var seen [4]bool
+	for i, k := range symbols {
+		if k < 0 || k > 3 {
+			return false, fmt.Errorf("whitebox: ContainsSP: symbol %d at position %d is out of range 0..3", k, i+1)
+		}
+	}
 	for _, k := range symbols {
 		switch {
 		case k == 1 && seen[0], k == 2 && (seen[1] || seen[3]), k == 3 && seen[2]:
-			return true
+			return true, nil
 		}
 		seen[k] = true
 	}
-	return false
+	return false, nil
 }
 
 // Bracket symbols and classes.

@@ -10,6 +10,12 @@
 //	whitebox version
 //
 // Run "whitebox help reproduce" or "whitebox help attribute" for the flags.
+//
+// Exit status, the same for every command: 0 success; 1 a failure at run
+// time (an input that could not be scored, a table that could not be
+// computed, an output that could not be written); 2 a usage error, found
+// before anything runs (an unknown command, flag or help topic, a bad flag
+// value, an unreadable or unusable data file); 130 interrupted (Ctrl-C).
 package main
 
 import (
@@ -25,8 +31,9 @@ func main() {
 }
 
 // run is the whole program, with its streams as arguments for tests. It
-// returns the exit status: 0 for success, 1 when some input failed, 2 for a
-// usage error.
+// returns the exit status: 0 for success, 1 for a failure at run time (some
+// input failed, a table could not be computed or written), 2 for a usage
+// error, exitInterrupted (130) after Ctrl-C.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		usage(stderr)
@@ -51,6 +58,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if len(args) > 1 && args[1] == "reproduce" {
 			return reproduceCmd([]string{"-h"}, stdout, stdout)
 		}
+		if len(args) > 1 && args[1] != "version" {
+			fmt.Fprintf(stderr, "whitebox: no help for %q\n", args[1])
+			usage(stderr)
+			return 2
+		}
 		usage(stdout)
 		return 0
 	}
@@ -68,6 +80,11 @@ Commands:
   inspect     show how a model file (PyTorch, safetensors) is read
   version     print the build and machine description
   help        this text ("whitebox help COMMAND" for a command's flags)
+
+Exit status: 0 success; 1 a failure at run time (an input that could not be
+scored, a table that could not be computed or written); 2 a usage error,
+found before anything runs (unknown command or flag, bad flag value,
+unusable data file); 130 interrupted.
 
 Examples:
   whitebox reproduce

@@ -49,7 +49,8 @@ func TestAttributeJSON(t *testing.T) {
 	if status != 0 || errOut != "" {
 		t.Fatalf("status %d, stderr %q", status, errOut)
 	}
-	// The SPEC §5 field order, logits in class order.
+	// The documented field order (net, method, input, tokens, class,
+	// prediction, logits, scores, delta), logits in class order.
 	if !strings.HasPrefix(out, `{"net":"sp-counter","method":"ig","input":"accb","tokens":["a","c","c","b"],"class":"True","prediction":"True","logits":{"False":`) {
 		t.Errorf("unexpected layout: %s", out)
 	}

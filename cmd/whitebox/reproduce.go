@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/whitebox-lstm/whitebox/heatmap"
@@ -23,19 +24,29 @@ type dataFiles []string
 func (d *dataFiles) String() string     { return strings.Join(*d, ",") }
 func (d *dataFiles) Set(v string) error { *d = append(*d, v); return nil }
 
+// reproduceCmd runs "whitebox reproduce". Its exit status: 0 success; 1 a
+// failure while computing or writing the tables; 2 a usage error, found
+// before anything runs (a bad flag or flag value, an unknown table or
+// format, a -data file that cannot be read, is not data or is data of a
+// table that is not run); 130 interrupted.
 func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("whitebox reproduce", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	table := fs.Int("table", 0, "reproduce only this table (2, 3, 4 or 5; default all)")
+	table := fs.Int("table", 0, "reproduce only this table: 2, 3, 4 or 5 (default all)")
 	format := fs.String("format", "text", "output: "+strings.Join(reproduce.Formats, ", ")+" (html is the full report)")
 	out := fs.String("out", "", "write every table in every format and report.html to this directory")
-	seed := fs.Uint64("seed", reproduce.DefaultSeed, "seed of the generated data sets and of the Random baseline")
+	seed := fs.Uint64("seed", reproduce.DefaultSeed, "seed of the generated data sets and of the Random baseline (any value, 0 included)")
 	var data dataFiles
-	fs.Var(&data, "data", "use this data file: Table 4's CSV (string,label) or Table 5's strings, one per line; may be repeated")
+	fs.Var(&data, "data", "use this data file: Table 4's CSV (string,label) or Table 5's strings, one per line; may be repeated, and the strings of every file of a table are used, in order")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: whitebox reproduce [-table N] [-format F] [-out DIR] [-data FILE] [-seed S]
+		fmt.Fprint(fs.Output(), `Usage: whitebox reproduce [-table N] [-format F] [-out DIR] [-data FILE]... [-seed S]
 
 Recomputes the paper's Tables 2-5 and prints them beside the published values.
+
+Exit status: 0 success, 1 a failure while computing or writing the tables,
+2 a usage error (found before anything runs: a bad flag or flag value, an
+unknown table or format, a -data file that cannot be read or whose kind of
+data no table given to -table uses), 130 interrupted.
 
 Flags:
 `)
@@ -44,28 +55,30 @@ Flags:
 	if status, ok := parseFlags(fs, args); !ok {
 		return status
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "whitebox reproduce: unexpected arguments %q\n", fs.Args())
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "whitebox reproduce: "+format+"\n", a...)
 		return 2
 	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected arguments %q", fs.Args())
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	tables := reproduce.AllTables
-	if *table != 0 {
+	if set["table"] {
+		if !slices.Contains(reproduce.AllTables, *table) {
+			return usageErr("-table %d: there is no such table (tables: 2, 3, 4, 5; leave -table out for all)", *table)
+		}
 		tables = []int{*table}
 	}
-	cfg := reproduce.Config{Seed: *seed, FSAFootnote: *out != ""}
+	if !slices.Contains(reproduce.Formats, *format) {
+		return usageErr("unknown -format %q (formats: %s)", *format, strings.Join(reproduce.Formats, ", "))
+	}
+	cfg := reproduce.Config{Seed: *seed, SeedSet: set["seed"], FSAFootnote: *out != ""}
 	for _, name := range data {
-		if err := readData(name, &cfg); err != nil {
-			fmt.Fprintf(stderr, "whitebox reproduce: %v\n", err)
-			return 2
+		if err := readData(name, tables, &cfg); err != nil {
+			return usageErr("%v", err)
 		}
-	}
-	ok := false
-	for _, f := range reproduce.Formats {
-		ok = ok || f == *format
-	}
-	if !ok {
-		fmt.Fprintf(stderr, "whitebox reproduce: unknown -format %q (formats: %s)\n", *format, strings.Join(reproduce.Formats, ", "))
-		return 2
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -101,26 +114,46 @@ Flags:
 	return 0
 }
 
-func readData(name string, cfg *reproduce.Config) error {
+// readData reads the -data file name into cfg, after the strings of the
+// files of its kind read before. A file with a comma is Table 4's, one
+// without Table 5's; a file of a table that is not in tables is an error
+// naming the file and its kind, as is a file with no strings.
+func readData(name string, tables []int, cfg *reproduce.Config) error {
 	b, err := os.ReadFile(name)
 	if err != nil {
-		return err
+		return fmt.Errorf("-data: %w", err)
 	}
+	kind, other := 5, 4
 	if bytes.ContainsRune(b, ',') {
-		if cfg.Table4Data, err = reproduce.ReadTable4(bytes.NewReader(b)); err != nil {
-			return fmt.Errorf("%s (Table 4 data): %w", name, err)
+		kind, other = 4, 5
+	}
+	if !slices.Contains(tables, kind) {
+		hint := ""
+		if slices.Contains(tables, other) {
+			hint = fmt.Sprintf(" (Table %d's data is %s)", other, map[int]string{4: "string,label lines", 5: "one string per line, no commas"}[other])
 		}
-		if len(cfg.Table4Data) == 0 {
-			return fmt.Errorf("%s: no strings", name)
+		return fmt.Errorf("-data %s is Table %d's data (%s), but -table %d does not use it%s", name, kind,
+			map[int]string{4: "it has string,label lines", 5: "it has no commas: one string per line"}[kind], tables[0], hint)
+	}
+	if kind == 4 {
+		rows, err := reproduce.ReadTable4(bytes.NewReader(b))
+		if err != nil {
+			return fmt.Errorf("-data %s (Table 4 data): %w", name, err)
 		}
+		if len(rows) == 0 {
+			return fmt.Errorf("-data %s (Table 4 data): no strings", name)
+		}
+		cfg.Table4Data = append(cfg.Table4Data, rows...)
 		return nil
 	}
-	if cfg.Table5Data, err = reproduce.ReadTable5(bytes.NewReader(b)); err != nil {
-		return fmt.Errorf("%s (Table 5 data): %w", name, err)
+	rows, err := reproduce.ReadTable5(bytes.NewReader(b))
+	if err != nil {
+		return fmt.Errorf("-data %s (Table 5 data): %w", name, err)
 	}
-	if len(cfg.Table5Data) == 0 {
-		return fmt.Errorf("%s: no strings", name)
+	if len(rows) == 0 {
+		return fmt.Errorf("-data %s (Table 5 data): no strings", name)
 	}
+	cfg.Table5Data = append(cfg.Table5Data, rows...)
 	return nil
 }
 

@@ -147,10 +147,10 @@ func newAttributeJob(f attributeFlags, out io.Writer) (*attributeJob, error) {
 				return nil, fmt.Errorf("-%s applies to -model only", name)
 			}
 		}
-		if f.m == 0 {
-			return nil, errors.New("parameter m = 0 must be positive")
-		}
-		net, err := whitebox.New(f.net, whitebox.Config{M: f.m, U: f.u, K: f.k})
+		// An explicit zero is refused by the network, never replaced by
+		// the default.
+		cfg := whitebox.Config{M: f.m, U: f.u, K: f.k, MSet: f.set["m"], USet: f.set["u"], KSet: f.set["k"]}
+		net, err := whitebox.New(f.net, cfg)
 		if err != nil {
 			return nil, err
 		}

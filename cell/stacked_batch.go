@@ -59,9 +59,7 @@ func (r *StackedRunner) IntegratedGradients(ctx context.Context, x Input, choose
 	if err != nil {
 		return err
 	}
-	// Chunks of whole blocks: as many blocks as l lanes hold, fewer when
-	// there are fewer blocks than workers would take.
-	per := max(1, min(l/igBlock, (blocks+w-1)/w))
+	per := igChunkBlocks(n, l, w)
 	chunks := (blocks + per - 1) / per
 	w = min(w, chunks)
 	pool := r.workers(w, l, steps, per)
@@ -107,6 +105,20 @@ func (r *StackedRunner) IntegratedGradients(ctx context.Context, x Input, choose
 
 // igBlock is the number of IG steps whose weighted dz one sum collects.
 const igBlock = 16
+
+// igChunkBlocks returns the blocks per chunk for n steps, batches of at
+// most l lanes and w workers: an equal share of the blocks for each
+// worker, fewer while a chunk would not fit one batch (the last chunk may
+// be short: 50 steps on one worker are one chunk of 50 lanes, not 48 and
+// 2). With fewer than 16 lanes a chunk is one block in several batches.
+func igChunkBlocks(n, l, w int) int {
+	blocks := (n + igBlock - 1) / igBlock
+	per := max(1, (blocks+w-1)/w)
+	for per > 1 && min(per*igBlock, n) > l {
+		per--
+	}
+	return per
+}
 
 // igJob is one IntegratedGradients call: the input, the outputs, and the
 // hand-over of the blocks' products to the total in block order.

@@ -32,12 +32,14 @@ type lanes struct {
 	dcPrev    []float64 // H×l
 	dz        []float64 // 4H×l
 	dOut      [2][]float64
-	lin       []float64 // C×l
-	scale     []float64 // l: the factor of layer 0's input products per lane
-	occluded  []int     // l: the step whose input a lane zeroes, or −1
-	row, acc  []float64 // max(E, H·dirs): LRP's layer input and scratch
-	blocks    []int     // l: the IG block of each lane (blockOf)
-	logitsBuf []float64 // C×l
+	lin       []float64   // C×l
+	scale     []float64   // l: the factor of layer 0's input products per lane
+	occluded  []int       // l: the step whose input a lane zeroes, or −1
+	row, acc  []float64   // max(E, H·dirs): LRP's layer input and scratch
+	blocks    []int       // l: the IG block of each lane (blockOf)
+	planes    [][]float64 // per cell, 4H×l: the bias broadcast to the lanes
+	planeL    int         // the l the planes are for
+	logitsBuf []float64   // C×l
 }
 
 // laneBytes is the memory of lanes for l lanes and T steps (float64s × 8).
@@ -76,6 +78,10 @@ func newLanes(s *Stacked, l, steps int, keepZg bool) *lanes {
 		}
 	}
 	r.zero = make([]float64, h*l)
+	r.planes = make([][]float64, len(s.cells))
+	for ci := range r.planes {
+		r.planes[ci] = make([]float64, 4*h*l)
+	}
 	r.dh, r.dc, r.dcPrev = make([]float64, h*l), make([]float64, h*l), make([]float64, h*l)
 	r.dz = make([]float64, 4*h*l)
 	r.lin = make([]float64, s.c*l)
@@ -109,6 +115,7 @@ func (r *lanes) forward(u []float64, steps, l int) {
 	s := r.s
 	h, g := s.h, 4*s.h
 	hl, gl := h*l, g*l
+	r.broadcastBiases(l)
 	for ci := range s.cells {
 		cl := &s.cells[ci]
 		tr := &r.cells[ci]
@@ -121,13 +128,10 @@ func (r *lanes) forward(u []float64, steps, l int) {
 				// is b, since b is never −0.
 				ut := u[(cl.dir*steps+t)*g : (cl.dir*steps+t+1)*g]
 				scale := r.scale[:l]
-				for q, b := range cl.b {
-					row := z[q*l : (q+1)*l]
-					for j := range row {
-						row[j] = b
-					}
-					if uq := ut[q]; uq != 0 {
-						kernel.Axpy(uq, scale, row)
+				copy(z, r.planes[ci][:gl])
+				for q, uq := range ut {
+					if uq != 0 {
+						kernel.Axpy(uq, scale, z[q*l:(q+1)*l])
 					}
 				}
 				for j, o := range r.occluded[:l] {
@@ -138,12 +142,7 @@ func (r *lanes) forward(u []float64, steps, l int) {
 					}
 				}
 			} else {
-				for q, b := range cl.b {
-					row := z[q*l : (q+1)*l]
-					for j := range row {
-						row[j] = b
-					}
-				}
+				copy(z, r.planes[ci][:gl])
 				below := ci - s.dirs - cl.dir // the forward direction of the layer below
 				mulAddLanes(z, cl.wih, cl.wihT, g, h, cl.in, 0, r.cells[below].hs[t*hl:(t+1)*hl], l)
 				if s.dirs == 2 {
@@ -164,6 +163,23 @@ func (r *lanes) forward(u []float64, steps, l int) {
 		}
 	}
 	r.decode(steps, l)
+}
+
+// broadcastBiases fills the bias planes for l lanes.
+func (r *lanes) broadcastBiases(l int) {
+	if r.planeL == l {
+		return
+	}
+	for ci := range r.s.cells {
+		p := r.planes[ci][:4*r.s.h*l]
+		for q, b := range r.s.cells[ci].b {
+			row := p[q*l : (q+1)*l]
+			for j := range row {
+				row[j] = b
+			}
+		}
+	}
+	r.planeL = l
 }
 
 // final returns the states the decoder reads of direction dir of the top

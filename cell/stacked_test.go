@@ -340,3 +340,19 @@ func TestStackedCancelProgress(t *testing.T) {
 		}
 	}
 }
+
+func TestIGChunkBlocks(t *testing.T) {
+	for _, c := range []struct{ n, l, w, want int }{
+		{50, 50, 1, 4},    // one chunk of 50 lanes
+		{50, 50, 2, 2},    // 32 + 18
+		{1000, 64, 2, 4},  // chunks of 64 lanes
+		{1000, 64, 16, 4}, // 16 chunks
+		{50, 5, 1, 1},     // blocks in batches of 5
+		{16, 64, 4, 1},
+		{100, 64, 1, 4},
+	} {
+		if got := igChunkBlocks(c.n, c.l, c.w); got != c.want {
+			t.Errorf("igChunkBlocks(n=%d, l=%d, w=%d) = %d, want %d", c.n, c.l, c.w, got, c.want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
 	"github.com/whitebox-lstm/whitebox/heatmap"
@@ -130,6 +131,8 @@ type attributeJob struct {
 	out    io.Writer
 	color  bool
 	rows   []heatmap.Row // html: written at the end, as one page
+	// inputBytes bounds the memory of one input: its row, scores, output.
+	inputBytes int64
 }
 
 func newAttributeJob(f attributeFlags, out io.Writer) (*attributeJob, error) {
@@ -139,6 +142,9 @@ func newAttributeJob(f attributeFlags, out io.Writer) (*attributeJob, error) {
 	budget, err := parseSize(f.budget)
 	if err != nil {
 		return nil, fmt.Errorf("-budget: %v", err)
+	}
+	if least := minBudget * int64(runtime.GOMAXPROCS(0)); budget < least {
+		return nil, fmt.Errorf("-budget %s is less than %d bytes (%d per core): too little to score anything", f.budget, least, minBudget)
 	}
 	var subj subject
 	if f.net != "" {
@@ -161,7 +167,7 @@ func newAttributeJob(f attributeFlags, out io.Writer) (*attributeJob, error) {
 				return nil, fmt.Errorf("-%s applies to -net only", name)
 			}
 		}
-		if subj, err = newModelSubject(f.mf, budget); err != nil {
+		if subj, err = newModelSubject(f.mf); err != nil {
 			return nil, err
 		}
 		if !f.set["captum-weights"] {
@@ -204,6 +210,10 @@ func newAttributeJob(f attributeFlags, out io.Writer) (*attributeJob, error) {
 	return j, nil
 }
 
+// minBudget is the least -budget per worker: an engine's smallest batch of
+// a short input and its output.
+const minBudget = 256 << 10
+
 // parseSize reads a byte count: a number with an optional unit B, K/KiB,
 // M/MiB, G/GiB (powers of 1024; KB, MB, GB are powers of 1000).
 func parseSize(s string) (int64, error) {
@@ -238,7 +248,10 @@ func (j *attributeJob) run(ctx context.Context, args []string, stdin io.Reader, 
 		workers = min(workers, len(args))
 	}
 	opt := j.opt
-	opt.Budget = max(1, opt.Budget/int64(workers))
+	opt.Budget = opt.Budget / int64(workers)
+	// An input's own memory (its row, scores and output) comes out of the
+	// same budget: at most half a worker's share, the rest for the engine.
+	j.inputBytes = opt.Budget / 2
 
 	bar := newProgressBar(stderr)
 	defer bar.finish()
@@ -267,18 +280,25 @@ func (j *attributeJob) run(ctx context.Context, args []string, stdin io.Reader, 
 			}
 			return
 		}
-		sc := bufio.NewScanner(stdin)
-		sc.Buffer(make([]byte, 64*1024), 1<<30)
-		for line := 1; sc.Scan(); line++ {
-			s := strings.TrimRight(sc.Text(), "\r")
+		readErr <- eachLine(stdin, int(min(1<<30, max(64*1024, j.inputBytes))), func(line int, s string, long int64) bool {
+			where := fmt.Sprintf("line %d: ", line)
+			if long > 0 {
+				it := &item{where: where, input: s, done: make(chan struct{}),
+					err: fmt.Errorf("the line has %d bytes, more than the %d an input may use (-budget / workers / 2): raise -budget", long, j.inputBytes)}
+				close(it.done)
+				select {
+				case order <- it:
+					return true
+				case <-ctx.Done():
+					return false
+				}
+			}
+			s = strings.TrimRight(s, "\r")
 			if strings.TrimSpace(s) == "" {
-				continue // blank lines separate nothing
+				return true // blank lines separate nothing
 			}
-			if !send(fmt.Sprintf("line %d: ", line), s) {
-				return
-			}
-		}
-		readErr <- sc.Err()
+			return send(where, s)
+		})
 	}()
 	for range workers {
 		go func() {
@@ -307,7 +327,7 @@ func (j *attributeJob) run(ctx context.Context, args []string, stdin io.Reader, 
 			break
 		}
 		if it.err != nil {
-			bar.printf(stderr, "whitebox attribute: %s%q: %v\n", it.where, it.input, it.err)
+			bar.printf(stderr, "whitebox attribute: %s%s: %v\n", it.where, quoteInput(it.input), it.err)
 			status = 1
 			continue
 		}
@@ -316,7 +336,7 @@ func (j *attributeJob) run(ctx context.Context, args []string, stdin io.Reader, 
 			continue
 		}
 		if _, err := j.out.Write(it.out.Bytes()); err != nil {
-			bar.printf(stderr, "whitebox attribute: %s%q: %v\n", it.where, it.input, err)
+			bar.printf(stderr, "whitebox attribute: %s%s: %v\n", it.where, quoteInput(it.input), err)
 			status = 1
 		}
 	}
@@ -349,6 +369,9 @@ type worker struct {
 
 func (w *worker) do(ctx context.Context, it *item) error {
 	j, s := w.job, it.input
+	if n := int64(j.subj.tokens(s)); n*j.subj.tokenBytes(j.f.features) > j.inputBytes {
+		return fmt.Errorf("%d tokens need about %d bytes for their rows, scores and output, more than the %d bytes an input may use (-budget / workers / 2): raise -budget", n, n*j.subj.tokenBytes(j.f.features), j.inputBytes)
+	}
 	x, tokens, err := j.subj.parse(s)
 	if err != nil {
 		return err
@@ -409,4 +432,60 @@ func (j *attributeJob) writeJSON(b *bytes.Buffer, res *attrib.Result, input stri
 	line, _ := rec.MarshalJSON() // it never fails
 	b.Write(line)
 	b.WriteByte('\n')
+}
+
+// quoteInput quotes an input for a message: whole when short, else its
+// start and its length, so that a long bad line does not flood the
+// terminal (the error itself names the position).
+func quoteInput(s string) string {
+	const most = 80
+	if len(s) <= most {
+		return strconv.Quote(s)
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:cut]), len(s))
+}
+
+// eachLine calls fn with each line of r (without its newline) and its
+// number, until fn returns false. A line longer than most bytes is not
+// kept whole: fn gets its first most bytes and its length in long (0 for
+// the other lines), so that no line drives an allocation past most.
+func eachLine(r io.Reader, most int, fn func(line int, s string, long int64) bool) error {
+	br := bufio.NewReaderSize(r, 64*1024)
+	var buf []byte
+	for line := 1; ; line++ {
+		buf = buf[:0]
+		var n int64
+		var err error
+		for {
+			var chunk []byte
+			chunk, err = br.ReadSlice('\n')
+			chunk = bytes.TrimSuffix(chunk, []byte{'\n'})
+			n += int64(len(chunk))
+			if room := most - len(buf); room > 0 {
+				buf = append(buf, chunk[:min(len(chunk), room)]...)
+			}
+			if err != bufio.ErrBufferFull {
+				break
+			}
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if n > 0 || err == nil {
+			long := int64(0)
+			if n > int64(most) {
+				long = n
+			}
+			if !fn(line, string(buf), long) {
+				return nil
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
 }

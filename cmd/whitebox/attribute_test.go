@@ -37,7 +37,7 @@ func TestAttributeDataset(t *testing.T) {
 		for _, cfg := range []struct {
 			procs  int
 			budget string
-		}{{2, "256MiB"}, {1, "256MiB"}, {2, "16MiB"}, {2, "1GiB"}, {1, "1"}} {
+		}{{2, "256MiB"}, {1, "256MiB"}, {2, "16MiB"}, {2, "1GiB"}, {1, "2MiB"}} {
 			runtime.GOMAXPROCS(cfg.procs)
 			status, out, errOut := runCLI(t, in.String(), "attribute", "-net", "sp-counter", "-method", method, "-steps", "40", "-budget", cfg.budget)
 			if status != 1 {

@@ -38,7 +38,7 @@ Flags:
 		fmt.Fprintln(stderr, "whitebox inspect: give one model file (-model FILE)")
 		return 2
 	}
-	s, err := newModelSubject(mf, 1<<62)
+	s, err := newModelSubject(mf)
 	if err != nil {
 		fmt.Fprintf(stderr, "whitebox inspect: %v\n", err)
 		return 1

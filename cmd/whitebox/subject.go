@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
 	"github.com/whitebox-lstm/whitebox/cell"
@@ -28,6 +30,12 @@ type subject interface {
 	class(name string) (int, error) // -class
 	label() string                  // for titles
 	stamp(r *record.Record)         // names the classifier in a record
+	// tokens counts the tokens of an input without parsing it, and
+	// tokenBytes is the memory one token costs from parsing to output (its
+	// row, scores and JSON), so that an input too long for the budget is
+	// refused before anything is allocated for it.
+	tokens(s string) int
+	tokenBytes(features bool) int64
 }
 
 // whiteboxSubject is one of the paper's networks; inputs are strings over
@@ -41,6 +49,13 @@ func (w whiteboxSubject) stamp(r *record.Record) {
 	r.Net = w.net.Name
 }
 func (w whiteboxSubject) class(name string) (int, error) { return w.net.Task.Class(name) }
+func (w whiteboxSubject) tokens(s string) int            { return utf8.RuneCountInString(s) }
+
+// tokenBytes: the symbol, its label, the T×D scores, the token score, the
+// JSON (about 30 bytes a number).
+func (w whiteboxSubject) tokenBytes(features bool) int64 {
+	return 8 + 16 + 8*int64(w.net.Network.Input()) + 8 + 48
+}
 
 func (w whiteboxSubject) parse(s string) (cell.Input, []string, error) {
 	sym, err := w.net.Task.Encode(s)
@@ -58,18 +73,45 @@ func (w whiteboxSubject) parse(s string) (cell.Input, []string, error) {
 // token ids, or tokens looked up in a vocabulary; a model without an
 // embedding reads a JSON array of T rows of E numbers.
 type modelSubject struct {
-	m        *model.Model
-	name     string         // the file, as given
-	vocab    map[string]int // nil: ids
-	unk      int            // the id of unknown tokens, or −1
-	names    []string       // the class names
-	maxBytes int64          // the largest embedded input accepted
+	m     *model.Model
+	name  string         // the file, as given
+	vocab map[string]int // nil: ids
+	unk   int            // the id of unknown tokens, or −1
+	names []string       // the class names
 }
 
 func (m *modelSubject) model() attrib.Model    { return m.m.Net }
 func (m *modelSubject) classes() []string      { return m.names }
 func (m *modelSubject) label() string          { return filepath.Base(m.name) }
 func (m *modelSubject) stamp(r *record.Record) { r.Model = m.name }
+
+// tokens counts the white-space-separated fields (or, for features, the
+// rows: the '[' after the first).
+func (m *modelSubject) tokens(s string) int {
+	if m.m.Embedding == nil {
+		return max(0, strings.Count(s, "[")-1)
+	}
+	n, in := 0, false
+	for _, r := range s {
+		sp := unicode.IsSpace(r)
+		if !sp && !in {
+			n++
+		}
+		in = !sp
+	}
+	return n
+}
+
+// tokenBytes: the id, its label, the embedded row and its scores (T×E
+// each), the token score, and the JSON of the scores.
+func (m *modelSubject) tokenBytes(features bool) int64 {
+	e := int64(m.m.Input())
+	b := 8 + 16 + 16*e + 8 + 48
+	if features {
+		b += 32 * e
+	}
+	return b
+}
 
 func (m *modelSubject) class(name string) (int, error) {
 	for k, c := range m.names {
@@ -91,9 +133,6 @@ func (m *modelSubject) parse(s string) (cell.Input, []string, error) {
 	fields := strings.Fields(s)
 	if len(fields) == 0 {
 		return cell.Input{}, nil, cell.ErrEmptyInput
-	}
-	if need := int64(len(fields)) * int64(e) * 8; need > m.maxBytes {
-		return cell.Input{}, nil, fmt.Errorf("%d tokens need %d bytes of embedded input, more than the budget of %d (raise -budget)", len(fields), need, m.maxBytes)
 	}
 	ids := make([]int, len(fields))
 	for t, f := range fields {
@@ -162,12 +201,12 @@ func (f modelFlags) names() model.Names {
 }
 
 // newModelSubject loads the model and its vocabulary and class names.
-func newModelSubject(f modelFlags, budget int64) (*modelSubject, error) {
+func newModelSubject(f modelFlags) (*modelSubject, error) {
 	m, err := model.Load(f.path, f.names())
 	if err != nil {
 		return nil, err
 	}
-	s := &modelSubject{m: m, name: f.path, unk: -1, maxBytes: budget}
+	s := &modelSubject{m: m, name: f.path, unk: -1}
 	if f.vocab != "" {
 		if m.Embedding == nil {
 			return nil, fmt.Errorf("-vocab: the model has no embedding (its inputs are features)")

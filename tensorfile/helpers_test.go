@@ -139,13 +139,18 @@ func stateDict(entries ...ptEntry) []byte {
 	var p pk
 	p.op(opProto, 2).global("collections", "OrderedDict").op(opEmptyTuple, opReduce, opMark)
 	for _, e := range entries {
-		p.str(e.name).global("torch._utils", "_rebuild_tensor_v2").op(opMark)
-		p.op(opMark).str("storage").global("torch", e.storage).str(e.key).str("cpu").int(e.numel).op(opTuple, opBinPersID)
-		p.int(e.offset).ints(e.size...).ints(e.stride...).op(opNewFalse)
-		p.global("collections", "OrderedDict").op(opEmptyTuple, opReduce, opTuple, opReduce)
+		p.str(e.name).tensor(e)
 	}
 	p.op(opSetItems, opStop)
 	return p.Bytes()
+}
+
+// tensor writes the pickle of a tensor, as torch.save does.
+func (p *pk) tensor(e ptEntry) *pk {
+	p.global("torch._utils", "_rebuild_tensor_v2").op(opMark)
+	p.op(opMark).str("storage").global("torch", e.storage).str(e.key).str("cpu").int(e.numel).op(opTuple, opBinPersID)
+	p.int(e.offset).ints(e.size...).ints(e.stride...).op(opNewFalse)
+	return p.global("collections", "OrderedDict").op(opEmptyTuple, opReduce, opTuple, opReduce)
 }
 
 // zipFile is one entry of a handwritten zip.

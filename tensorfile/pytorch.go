@@ -174,8 +174,11 @@ func readEntry(c *ctx, f *zip.File, fileSize, max int64, tensor string) ([]byte,
 	// Reach the entry's end, where archive/zip checks the size and CRC.
 	var one [1]byte
 	if k, err := io.ReadFull(rc, one[:]); k != 0 || err != io.EOF {
-		if err == nil || err == io.ErrUnexpectedEOF {
+		switch err {
+		case nil, io.ErrUnexpectedEOF, zip.ErrFormat:
 			return nil, bad(ErrFormat, "the zip entry is longer than its header declares")
+		case zip.ErrChecksum:
+			return nil, bad(ErrFormat, "the zip entry's CRC-32 does not match its bytes (corrupt)")
 		}
 		return nil, bad(ErrFormat, "reading the zip entry: %v", err)
 	}

@@ -32,8 +32,8 @@ func (p *pinput) fill(n int64) error {
 		return nil
 	}
 	m := min(int64(windowSize), p.end-p.pos)
-	if cap(p.win) < windowSize {
-		p.win = make([]byte, windowSize)
+	if int64(cap(p.win)) < m {
+		p.win = make([]byte, m)
 	}
 	p.win = p.win[:m]
 	p.winAt = p.pos

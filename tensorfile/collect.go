@@ -118,12 +118,23 @@ type plan struct {
 	maxElem int64 // the last storage element the tensor reads (−1 when empty)
 }
 
+// maxBlowUp and blowUpSlack bound the elements of all the tensors of a
+// PyTorch file to maxBlowUp per byte of the file, plus blowUpSlack: views
+// with stride 0 (expanded tensors) and tensors sharing a storage could
+// otherwise make a small file claim gigabytes, which no real state_dict
+// does.
+const (
+	maxBlowUp   = 8
+	blowUpSlack = 1 << 20
+)
+
 // checkViews checks every tensor's size, strides and offset against its
 // storage's declared element count, and the limits.
-func checkViews(c *ctx, refs []namedRef) ([]plan, error) {
+func checkViews(c *ctx, refs []namedRef, fileSize int64) ([]plan, error) {
 	plans := make([]plan, len(refs))
 	total := int64(0)
 	maxTotal := c.opt.MaxTotalBytes / 8
+	blowUp := mul(fileSize, maxBlowUp) + blowUpSlack
 	for i, r := range refs {
 		t := r.t
 		for j := range t.size {
@@ -143,6 +154,9 @@ func checkViews(c *ctx, refs []namedRef) ([]plan, error) {
 		}
 		if total, ok = addCheck(total, n, maxTotal); !ok {
 			return nil, c.terrf(ErrLimit, r.name, "the tensors hold more than %d bytes as float64 (MaxTotalBytes)", c.opt.MaxTotalBytes)
+		}
+		if total > blowUp {
+			return nil, c.terrf(ErrLimit, r.name, "the tensors have more than %d elements, %d per byte of the file plus %d: expanded (stride 0) or shared views blow the file up", blowUp, maxBlowUp, blowUpSlack)
 		}
 		last := int64(-1)
 		if n > 0 {

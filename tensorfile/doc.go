@@ -46,7 +46,10 @@
 // Tensors may be views: an offset into a storage, any non-negative strides
 // (a transposed tensor, an expanded one) and several tensors sharing one
 // storage. They are read through their strides with bounds checks; the
-// returned Data is always contiguous and row-major.
+// returned Data is always contiguous and row-major. Because views can
+// repeat a storage's bytes (stride 0, or many views of one storage), the
+// tensors of a PyTorch file may have at most 8 elements per byte of the
+// file, plus 2^20, besides the limits of Options.
 //
 // Every dtype is converted exactly: F64, F32, F16 and BF16 (subnormals,
 // infinities and NaN payloads included), and the integer dtypes I64, I32,

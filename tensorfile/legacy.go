@@ -101,7 +101,7 @@ func readLegacy(c *ctx, r io.ReaderAt, size int64) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	plans, err := checkViews(c, refs)
+	plans, err := checkViews(c, refs, size)
 	if err != nil {
 		return nil, err
 	}

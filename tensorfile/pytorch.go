@@ -70,7 +70,7 @@ func readPyTorch(c *ctx, r io.ReaderAt, size int64) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	plans, err := checkViews(c, refs)
+	plans, err := checkViews(c, refs, size)
 	if err != nil {
 		return nil, err
 	}

@@ -261,3 +261,22 @@ func TestCheckpointFlattening(t *testing.T) {
 		t.Errorf("names %v, want %v", names, want)
 	}
 }
+
+// TestExpandedBlowUp: a tiny storage expanded with stride 0 into a huge
+// tensor is refused before its Data is allocated.
+func TestExpandedBlowUp(t *testing.T) {
+	pkl := stateDict(ptEntry{name: "w", storage: "FloatStorage", key: "0", numel: 1, size: []int64{1 << 14, 1 << 14}, stride: []int64{0, 0}})
+	b := makeZip(t, zipFile{"archive/data.pkl", pkl}, zipFile{"archive/data/0", f32bytes(1)})
+	var err error
+	n := allocated(func() { _, err = readBytes(b, "e.pt") })
+	wantErr(t, err, ErrLimit, "e.pt", `tensor "w"`, "stride 0")
+	if n > 1<<20 {
+		t.Errorf("allocated %d bytes", n)
+	}
+	// A modest expansion reads.
+	pkl = stateDict(ptEntry{name: "w", storage: "FloatStorage", key: "0", numel: 2, size: []int64{3, 2}, stride: []int64{0, 1}})
+	f, err := readBytes(makeZip(t, zipFile{"archive/data.pkl", pkl}, zipFile{"archive/data/0", f32bytes(1, 2)}), "e.pt")
+	if err != nil || !reflect.DeepEqual(f.Get("w").Data, []float64{1, 2, 1, 2, 1, 2}) {
+		t.Fatalf("%v %+v", err, f)
+	}
+}

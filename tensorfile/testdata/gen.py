@@ -99,6 +99,12 @@ save("lstm_f32.pt", sd32, tensors=sd32)
 sd64 = net.double().state_dict()
 save("lstm_f64.pt", sd64, tensors=sd64)
 save("lstm_legacy.pt", sd64, legacy=True, tensors=sd64)
+# Other pickle protocols: 1 (MARK-built tuples, I01 booleans) and 4
+# (FRAME, MEMOIZE, SHORT_BINUNICODE, STACK_GLOBAL).
+for proto in (1, 4):
+    fname = "lstm_p%d.pt" % proto
+    torch.save(sd64, os.path.join(HERE, fname), pickle_protocol=proto)
+    record(fname, "pytorch", sd64)
 net.float()
 
 # Views: a transposed tensor, offsets into a storage, a column (stride 4),

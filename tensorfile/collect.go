@@ -203,16 +203,18 @@ func materialize(c *ctx, plans []plan, load func(name string, st *pstorage) ([]b
 	out := make([]*Tensor, 0, len(plans))
 	var cur *pstorage
 	var data []byte
+	loaded := false
 	for _, p := range order {
 		t := p.t
 		if t.storage != cur {
-			cur, data = t.storage, nil
-			if p.numel > 0 {
-				var err error
-				if data, err = load(p.name, cur); err != nil {
-					return nil, err
-				}
+			cur, data, loaded = t.storage, nil, false
+		}
+		if p.numel > 0 && !loaded {
+			var err error
+			if data, err = load(p.name, cur); err != nil {
+				return nil, err
 			}
+			loaded = true
 		}
 		shape, ok := intShape(t.size)
 		if !ok {

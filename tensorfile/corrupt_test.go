@@ -52,7 +52,7 @@ func TestBitFlips(t *testing.T) {
 		}
 		c := make([]byte, len(b))
 		for i := range b {
-			for _, x := range []byte{0x01, 0x80, 0xff} {
+			for _, x := range []byte{0x01, 0xff} {
 				copy(c, b)
 				c[i] ^= x
 				if f, err := readBytes(c, "flip"); err == nil {

@@ -97,6 +97,7 @@ func TestPyTorchBad(t *testing.T) {
 		{"no stop", []zipFile{raw(new(pk).op(opProto, 2, opEmptyDict))}, ErrFormat, []string{"ends before its STOP"}},
 		{"after stop", []zipFile{raw(new(pk).op(opProto, 2, opEmptyDict, opStop, opStop))}, ErrFormat, []string{"1 byte after the pickle's STOP"}},
 		{"many marks", []zipFile{raw(new(pk).op(bytes.Repeat([]byte{opMark}, 100000)...))}, ErrLimit, []string{"MARKs"}},
+		{"empty view first", []zipFile{sd(mod(func(e *ptEntry) { e.name = "a"; e.size = []int64{0} }), mod(func(e *ptEntry) { e.name = "b" })), rec}, nil, nil},
 		{"empty dict", []zipFile{raw(new(pk).op(opProto, 2, opEmptyDict, opStop))}, nil, nil},
 	}
 	for _, c := range cases {

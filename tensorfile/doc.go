@@ -56,6 +56,19 @@
 // I16, I8, U64, U32, U16, U8 and BOOL where |v| ≤ 2^53; a larger integer, or
 // a BOOL byte other than 0 and 1, is an error, never a rounded value.
 //
+// # What is not supported
+//
+// Refused with ErrUnsupported, each with a message that says what it is:
+// whole pickled models and other objects (any global outside the
+// allow-list), TorchScript archives, torch.save's pre-0.4 tar format,
+// sparse, quantized, complex, meta and other special tensors, numpy
+// arrays, storage views of the legacy format (view_metadata, written by
+// very old PyTorch), safetensors dtypes other than those above (F8_E4M3,
+// F8_E5M2, ...), dict keys other than str, int, float, bool and None on the
+// way to a tensor, pickle opcodes torch.save does not emit for a state_dict
+// (protocol-0 persistent ids, sets, NEWOBJ_EX, out-of-band buffers, ...),
+// and zip compression methods other than store and deflate.
+//
 // # Safety
 //
 // The input is untrusted. Reading never panics, never executes anything,
@@ -71,8 +84,11 @@
 // malicious .pt file runs code) or constructs arbitrary objects, and in
 // either case bounds nothing. This package has its own small pickle reader
 // instead: a stack machine over the opcodes torch.save emits, with an
-// allow-list of globals (collections.OrderedDict, torch._utils's tensor
-// rebuilders, torch's typed storages and dtypes, torch.Size), whose only
+// allow-list of globals (collections.OrderedDict,
+// torch._utils._rebuild_tensor_v2, _rebuild_tensor, _rebuild_parameter and
+// _rebuild_parameter_with_state, torch._tensor._rebuild_from_type_v2 of
+// plain tensors and parameters, torch's typed storages and dtypes,
+// torch.Size), whose only
 // "calls" build the few values a state_dict needs, and whose stack, memo,
 // nesting and object count are bounded. Anything else is refused with the
 // name of the global. It is a few hundred lines and needs nothing outside

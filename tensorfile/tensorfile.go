@@ -121,7 +121,8 @@ func (o Options) Open(path string) (*File, error) {
 }
 
 // Read reads a file of size bytes from r, choosing the format as Open does;
-// name is used in error messages only.
+// name is used in error messages only ("<input>" when empty). The File's
+// Path is "".
 func (o Options) Read(r io.ReaderAt, size int64, name string) (*File, error) {
 	if name == "" {
 		name = "<input>"

@@ -16,15 +16,8 @@ func readLegacy(c *ctx, r io.ReaderAt, size int64) (*File, error) {
 	next := func(what string) (any, error) {
 		vm := newPVM(c, in, storages)
 		vm.what = what
-		start := in.pos
-		v, err := vm.run()
-		if err != nil {
-			return nil, err
-		}
-		if in.pos-start > c.opt.MaxHeaderBytes {
-			return nil, c.errf(ErrLimit, "%s has more than %d bytes (MaxHeaderBytes)", what, c.opt.MaxHeaderBytes)
-		}
-		return v, nil
+		vm.maxEnd, _ = addCheck(in.pos, c.opt.MaxHeaderBytes, 1<<62)
+		return vm.run()
 	}
 	magic, err := next("the magic number's pickle")
 	if err != nil {
@@ -43,13 +36,10 @@ func readLegacy(c *ctx, r io.ReaderAt, size int64) (*File, error) {
 	if _, err := next("the system information's pickle"); err != nil {
 		return nil, err
 	}
-	// Bound the object's pickle as the zip format's data.pkl is bounded.
-	in.end = min(size, in.pos+c.opt.MaxHeaderBytes)
 	root, err := next("the object's pickle")
 	if err != nil {
 		return nil, err
 	}
-	in.end = size
 	keysv, err := next("the storage keys' pickle")
 	if err != nil {
 		return nil, err

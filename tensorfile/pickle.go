@@ -139,6 +139,9 @@ type pvm struct {
 	// across the pickles of one file.
 	storages map[string]*pstorage
 	opAt     int64 // offset of the current opcode, for errors
+	// maxEnd, when positive, is the offset the pickle may not reach
+	// (MaxHeaderBytes past its start).
+	maxEnd int64
 }
 
 func newPVM(c *ctx, in *pinput, storages map[string]*pstorage) *pvm {
@@ -281,6 +284,9 @@ func (vm *pvm) run() (any, error) {
 	vm.stack, vm.marks = vm.stack[:0], vm.marks[:0]
 	for {
 		vm.opAt = vm.in.pos
+		if vm.maxEnd > 0 && vm.in.pos >= vm.maxEnd {
+			return nil, vm.tooLong()
+		}
 		op, err := vm.in.byte()
 		if err != nil {
 			return nil, vm.truncated(err)
@@ -296,6 +302,10 @@ func (vm *pvm) run() (any, error) {
 			return nil, err
 		}
 	}
+}
+
+func (vm *pvm) tooLong() error {
+	return vm.fail(ErrLimit, "the pickle is longer than %d bytes (MaxHeaderBytes)", vm.c.opt.MaxHeaderBytes)
 }
 
 func (vm *pvm) truncated(err error) error {
@@ -323,6 +333,9 @@ func (vm *pvm) uintLE(n int) (uint64, error) {
 func (vm *pvm) data(n uint64) ([]byte, error) {
 	if rem := vm.in.remaining(); n > uint64(rem) {
 		return nil, vm.fail(ErrFormat, "a string of %d bytes, but only %s remain (truncated or corrupt)", n, plural(rem, "byte"))
+	}
+	if vm.maxEnd > 0 && n > uint64(vm.maxEnd-vm.in.pos) {
+		return nil, vm.tooLong()
 	}
 	if err := vm.charge(int64(n/64) + 1); err != nil {
 		return nil, err

@@ -126,7 +126,7 @@ func readEntry(c *ctx, f *zip.File, fileSize, max int64, tensor string) ([]byte,
 	}
 	n := f.UncompressedSize64
 	if n > uint64(max) {
-		return nil, bad(ErrLimit, "the entry has %d bytes, more than the %d expected", n, max)
+		return nil, bad(ErrLimit, "the entry has %d bytes, more than the limit of %d (MaxHeaderBytes for a pickle)", n, max)
 	}
 	var buf []byte
 	switch f.Method {

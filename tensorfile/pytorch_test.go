@@ -281,3 +281,21 @@ func TestExpandedBlowUp(t *testing.T) {
 		t.Fatalf("%v %+v", err, f)
 	}
 }
+
+func TestPyTorchLimits(t *testing.T) {
+	for _, name := range []string{"lstm_f32.pt", "lstm_legacy.pt"} {
+		b := fixture(t, name)
+		_, err := Options{MaxHeaderBytes: 100}.Read(bytes.NewReader(b), int64(len(b)), name)
+		wantErr(t, err, ErrLimit, name)
+		_, err = Options{MaxTotalBytes: 1000}.Read(bytes.NewReader(b), int64(len(b)), name)
+		wantErr(t, err, ErrLimit, name, "MaxTotalBytes")
+		_, err = Options{MaxTensorElements: 20}.Read(bytes.NewReader(b), int64(len(b)), name)
+		wantErr(t, err, ErrLimit, name, "MaxTensorElements")
+	}
+}
+
+func TestLegacyPickleLimit(t *testing.T) {
+	b := fixture(t, "lstm_legacy.pt")
+	_, err := Options{MaxHeaderBytes: 400}.Read(bytes.NewReader(b), int64(len(b)), "l.pt")
+	wantErr(t, err, ErrLimit, "l.pt", "the object's pickle", "longer than 400 bytes (MaxHeaderBytes)")
+}

@@ -126,7 +126,7 @@ func TestBatchedMethodsBits(t *testing.T) {
 				for _, budget := range []int64{16 << 20, 1 << 30, 1} {
 					e := NewExplainer(tc.net)
 					var res Result
-					opt := Options{Class: tc.class, Steps: steps, Budget: budget}
+					opt := Options{Class: ClassIndex(tc.class), Steps: steps, Budget: budget}
 					where := fmt.Sprintf("%s steps=%d GOMAXPROCS=%d budget=%d", tc.name, steps, procs, budget)
 					if err := e.Attribute(IntegratedGradients, tc.x, opt, &res); err != nil {
 						t.Fatal(err)

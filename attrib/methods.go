@@ -17,6 +17,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/whitebox-lstm/whitebox/cell"
 )
@@ -63,8 +64,29 @@ type Model interface {
 	Classes() int // logits
 }
 
-// Predicted, as Options.Class, asks for the network's predicted class.
-const Predicted = -1
+// Class chooses the relevance class: the zero value (Predicted) is the
+// class the model predicts, ClassIndex(k) is class k.
+type Class struct {
+	k   int
+	set bool
+}
+
+// Predicted is the predicted class (Class's zero value).
+var Predicted = Class{}
+
+// ClassIndex is class k (logit k).
+func ClassIndex(k int) Class { return Class{k: k, set: true} }
+
+// Index returns k for ClassIndex(k), and ok = false for Predicted.
+func (c Class) Index() (k int, ok bool) { return c.k, c.set }
+
+// String returns "predicted" or the index.
+func (c Class) String() string {
+	if !c.set {
+		return "predicted"
+	}
+	return fmt.Sprint(c.k)
+}
 
 // Defaults.
 const (
@@ -74,21 +96,50 @@ const (
 	MaxSteps = 10_000_000
 	// DefaultBudget bounds the scratch memory of IG and Occlusion: 256 MiB.
 	DefaultBudget = cell.DefaultBudget
+	// AutoSteps, as Options.Steps, asks IG for the smallest rule whose
+	// completeness gap is within Options.Tolerance (see Options).
+	AutoSteps = -1
+	// DefaultTolerance is IG's completeness tolerance, relative to
+	// |ŷ_c(x) − ŷ_c(0)|.
+	DefaultTolerance = 1e-3
+	// DefaultMaxAutoSteps caps the rules AutoSteps tries.
+	DefaultMaxAutoSteps = 4096
+	// firstAutoSteps is the first rule AutoSteps tries; each next one has
+	// twice the nodes.
+	firstAutoSteps = 8
 )
 
-// Options tune the methods. The zero value asks for the relevance of class
-// 0; use DefaultOptions for the predicted class and the paper's settings.
+// Options tune the methods. The zero value explains the predicted class
+// with the defaults: 50 Gauss–Legendre steps for IG, ε = 0.001 for LRP, the
+// default memory budget, every core. Field by field, the zero value and
+// the valid values:
 type Options struct {
-	Class      int        // the relevance class, or Predicted
-	Steps      int        // IG: the number of quadrature nodes (0: DefaultSteps)
-	Quadrature Quadrature // IG: the rule (the zero value is Gauss–Legendre)
+	// Class is the relevance class (zero: the predicted class).
+	Class Class
+	// Steps is IG's number of quadrature nodes, 1 … MaxSteps (zero:
+	// DefaultSteps). AutoSteps tries the rule with 8 nodes, then 16, 32, …
+	// up to MaxAutoSteps, and keeps the first whose completeness gap
+	// |Δ| is at most Tolerance·|ŷ_c(x) − ŷ_c(0)|; Result.IGSteps says
+	// which.
+	Steps int
+	// Tolerance is IG's completeness tolerance relative to
+	// |ŷ_c(x) − ŷ_c(0)|, in (0, 1] (zero: DefaultTolerance). A result
+	// whose gap exceeds it carries a Result.Warning.
+	Tolerance float64
+	// MaxAutoSteps caps AutoSteps, 8 … MaxSteps (zero: DefaultMaxAutoSteps).
+	MaxAutoSteps int
+	Quadrature   Quadrature // IG: the rule (the zero value is Gauss–Legendre)
 	// Float32Weights rounds IG's quadrature weights to float32, as Captum's
 	// IntegratedGradients does (it multiplies the gradients by
 	// torch.tensor(step_sizes).float(), even in float64): set it to get
 	// Captum's numbers to the last digits. The zero value keeps the
 	// float64 weights (relative differences of about 1e-8 from Captum).
 	Float32Weights bool
-	Epsilon    float64    // LRP: the stabilizer ε (0: DefaultEpsilon)
+	// Epsilon is LRP's stabilizer ε, finite and ≥ 0 (zero: DefaultEpsilon,
+	// unless EpsilonSet). With ε = 0 a zero denominator is an error.
+	Epsilon float64
+	// EpsilonSet makes Epsilon count as given, 0 included.
+	EpsilonSet bool
 	// LRPBias is LRP's bias factor, Arras et al.'s bias_factor in [0, 1]:
 	// 0 (the default, theirs too) lets the biases and the stabilizer
 	// absorb their share of relevance, 1 redistributes it over the inputs
@@ -99,17 +150,61 @@ type Options struct {
 	// The batched methods (IG, Occlusion) run many variants of the input
 	// as batches, in chunks, on several goroutines. These settings change
 	// time and memory, never a result: every setting gives the same bits.
-	Budget  int64 // scratch memory in bytes (0: DefaultBudget); see cell.BatchOptions
-	Workers int   // goroutines (0: runtime.GOMAXPROCS(0))
+	Budget  int64 // scratch memory in bytes, ≥ 0 (0: DefaultBudget); see cell.BatchOptions
+	Workers int   // goroutines, ≥ 0 (0: runtime.GOMAXPROCS(0))
 	// Progress, if not nil, is called as IG steps or occluded positions
 	// finish, with the number done and the total (from the worker
 	// goroutines, one call at a time, done increasing).
 	Progress func(done, total int)
 }
 
-// DefaultOptions: the predicted class, 50 Gauss–Legendre steps, ε = 0.001.
+// DefaultOptions: the predicted class, 50 Gauss–Legendre steps, ε = 0.001;
+// the zero Options with every default written out.
 func DefaultOptions() Options {
-	return Options{Class: Predicted, Steps: DefaultSteps, Quadrature: GaussLegendre, Epsilon: DefaultEpsilon}
+	return Options{Steps: DefaultSteps, Tolerance: DefaultTolerance, MaxAutoSteps: DefaultMaxAutoSteps,
+		Quadrature: GaussLegendre, Epsilon: DefaultEpsilon}
+}
+
+// resolve checks opt and fills in the defaults of its zero fields: the one
+// place where Options are read.
+func (opt Options) resolve(m Method) (Options, error) {
+	if m < 0 || int(m) >= len(methodNames) {
+		return opt, fmt.Errorf("attrib: unknown method %d", int(m))
+	}
+	if opt.Steps == 0 {
+		opt.Steps = DefaultSteps
+	}
+	if opt.Tolerance == 0 {
+		opt.Tolerance = DefaultTolerance
+	}
+	if opt.MaxAutoSteps == 0 {
+		opt.MaxAutoSteps = DefaultMaxAutoSteps
+	}
+	if opt.Epsilon == 0 && !opt.EpsilonSet {
+		opt.Epsilon = DefaultEpsilon
+	}
+	if k, ok := opt.Class.Index(); ok && k < 0 {
+		return opt, fmt.Errorf("attrib: class %d is negative", k)
+	}
+	if opt.Steps != AutoSteps && (opt.Steps < 1 || opt.Steps > MaxSteps) {
+		return opt, fmt.Errorf("attrib: IG steps %d must be in 1..%d, or AutoSteps", opt.Steps, MaxSteps)
+	}
+	if !(opt.Tolerance > 0 && opt.Tolerance <= 1) {
+		return opt, fmt.Errorf("attrib: IG tolerance %v must be in (0, 1]", opt.Tolerance)
+	}
+	if opt.MaxAutoSteps < firstAutoSteps || opt.MaxAutoSteps > MaxSteps {
+		return opt, fmt.Errorf("attrib: MaxAutoSteps %d must be in %d..%d", opt.MaxAutoSteps, firstAutoSteps, MaxSteps)
+	}
+	if !(opt.Epsilon >= 0) || opt.Epsilon > 1e300 {
+		return opt, fmt.Errorf("attrib: LRP epsilon %v must be finite and non-negative", opt.Epsilon)
+	}
+	if !(opt.LRPBias >= 0 && opt.LRPBias <= 1) {
+		return opt, fmt.Errorf("attrib: LRP bias factor %v must be in [0, 1]", opt.LRPBias)
+	}
+	if opt.Budget < 0 || opt.Workers < 0 {
+		return opt, fmt.Errorf("attrib: Budget %d and Workers %d must not be negative (0: the defaults)", opt.Budget, opt.Workers)
+	}
+	return opt, nil
 }
 
 // Result is an attribution of one input.
@@ -126,12 +221,22 @@ type Result struct {
 	Delta float64
 	// Relevance is LRP's bookkeeping (zero for the other methods).
 	Relevance cell.Relevance
+	// IGSteps is the number of quadrature nodes IG used (Options.Steps, or
+	// the rule AutoSteps chose); 0 for the other methods.
+	IGSteps int
+	// GapExceeded reports IG's completeness gap |Delta| above Tolerance
+	// times |ŷ_c(x) − ŷ_c(0)|: the scores do not add up to the change of
+	// the logit (Warning says so in words).
+	GapExceeded bool
+	Tolerance   float64 // IG: the tolerance GapExceeded was judged by
+	autoCapped  bool    // IG: AutoSteps stopped at its cap
 }
 
 // Explainer computes attributions on one network, reusing its buffers from
 // call to call. It is not safe for concurrent use; make one per goroutine
 // (IG and Occlusion use several goroutines inside one call; see Options).
 type Explainer struct {
+	inUse    atomic.Bool
 	model    Model
 	net      *cell.Network // a Network's engine: net, ws and batch
 	ws       *cell.Workspace
@@ -223,33 +328,34 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("attrib: %w", err)
-	}
-	if opt.Steps == 0 {
-		opt.Steps = DefaultSteps
-	}
-	if opt.Epsilon == 0 {
-		opt.Epsilon = DefaultEpsilon
-	}
-	if m < 0 || int(m) >= len(methodNames) {
-		return fmt.Errorf("attrib: unknown method %d", int(m))
-	}
-	if opt.Steps < 1 || opt.Steps > MaxSteps {
-		return fmt.Errorf("attrib: IG steps %d must be in 1..%d", opt.Steps, MaxSteps)
-	}
-	if !(opt.Epsilon > 0) || opt.Epsilon > 1e300 {
-		return fmt.Errorf("attrib: LRP epsilon %v must be positive and finite", opt.Epsilon)
-	}
-	if !(opt.LRPBias >= 0 && opt.LRPBias <= 1) {
-		return fmt.Errorf("attrib: LRP bias factor %v must be in [0, 1]", opt.LRPBias)
-	}
 	if e == nil || (e.net == nil && e.stacked == nil) {
 		return fmt.Errorf("attrib: no model (a nil or unsupported Model %T)", e.modelOrNil())
+	}
+	if res == nil {
+		return fmt.Errorf("attrib: nil Result")
+	}
+	if !e.inUse.CompareAndSwap(false, true) {
+		return fmt.Errorf("attrib: Explainer used by two goroutines at once; make one per goroutine")
+	}
+	defer e.inUse.Store(false)
+	opt, err := opt.resolve(m)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("attrib: %w", err)
 	}
 	if opt.LRPBias != 0 && m == LRP && e.stacked == nil {
 		return fmt.Errorf("attrib: LRP bias factor %v: a Network's LRP has bias factor 0 only", opt.LRPBias)
 	}
+	if m == IntegratedGradients {
+		return e.integratedGradientsChecked(ctx, x, opt, res)
+	}
+	return e.attribute(ctx, m, x, opt, res)
+}
+
+// attribute computes one method's scores with resolved options.
+func (e *Explainer) attribute(ctx context.Context, m Method, x cell.Input, opt Options, res *Result) error {
 	if m == IntegratedGradients {
 		if done, err := e.integratedGradientsFused(ctx, x, opt, res); done {
 			return err
@@ -268,15 +374,9 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 		return fmt.Errorf("attrib: %w", err)
 	}
 	d, steps := e.model.Input(), x.Len()
-	*res = Result{Method: m, Steps: steps, Logits: res.Logits[:0], Features: res.Features, Tokens: grow(res.Tokens, steps)}
-	res.Logits = append(res.Logits, logits...)
-	res.Prediction = cell.Predict(logits)
-	res.Class = opt.Class
-	if res.Class == Predicted {
-		res.Class = res.Prediction
-	}
-	if res.Class < 0 || res.Class >= e.model.Classes() {
-		return fmt.Errorf("attrib: class %d is out of range [0, %d)", res.Class, e.model.Classes())
+	res.Tokens = grow(res.Tokens, steps)
+	if err := e.begin(m, logits, opt, res, res.Features); err != nil {
+		return err
 	}
 	if m == Occlusion {
 		return e.occlusion(ctx, x, opt, res)
@@ -388,19 +488,29 @@ func (e *Explainer) integratedGradientsFused(ctx context.Context, x cell.Input, 
 // chooseClass sets up IG's result from its logits y, as Attribute does for
 // every method, and returns the relevance class.
 func (e *Explainer) chooseClass(y []float64) (int, error) {
-	res, opt, c := e.igRes, e.igOpt, e.model.Classes()
-	*res = Result{Method: IntegratedGradients, Steps: len(res.Tokens), Logits: res.Logits[:0], Features: e.igFeat, Tokens: res.Tokens}
-	res.Logits = append(res.Logits, y...)
-	res.Prediction = cell.Predict(y)
-	res.Class = opt.Class
-	if res.Class == Predicted {
-		res.Class = res.Prediction
-	}
-	if res.Class < 0 || res.Class >= c {
-		e.classErr = fmt.Errorf("attrib: class %d is out of range [0, %d)", res.Class, c)
-		return 0, e.classErr
+	res := e.igRes
+	if err := e.begin(IntegratedGradients, y, e.igOpt, res, e.igFeat); err != nil {
+		e.classErr = err
+		return 0, err
 	}
 	return res.Class, nil
+}
+
+// begin starts res for method m from the logits y of the input (whose
+// length is len(res.Tokens)): the prediction and the relevance class,
+// checked against the model. It keeps res's slices (features becomes
+// res.Features).
+func (e *Explainer) begin(m Method, y []float64, opt Options, res *Result, features []float64) error {
+	*res = Result{Method: m, Steps: len(res.Tokens), Logits: append(res.Logits[:0], y...), Features: features, Tokens: res.Tokens}
+	res.Prediction = cell.Predict(y)
+	res.Class = res.Prediction
+	if k, ok := opt.Class.Index(); ok {
+		res.Class = k
+	}
+	if c := e.model.Classes(); res.Class < 0 || res.Class >= c {
+		return fmt.Errorf("attrib: class %d is out of range [0, %d)", res.Class, c)
+	}
+	return nil
 }
 
 // integratedGradients: R = X ⊙ Σ_k w_k ∇ŷ_c(α_k X), with the zero baseline.

@@ -29,9 +29,11 @@ func heatmap(t testing.TB, net *whitebox.Net, m Method, s, class string) *Result
 	}
 	opt := DefaultOptions()
 	if class != "" {
-		if opt.Class, err = net.Task.Class(class); err != nil {
+		k, err := net.Task.Class(class)
+		if err != nil {
 			t.Fatal(err)
 		}
+		opt.Class = ClassIndex(k)
 	}
 	res, err := Attribute(net.Network, m, cell.OneHot(sym), opt)
 	if err != nil {
@@ -247,7 +249,7 @@ func TestMethodDefinitions(t *testing.T) {
 	e := NewExplainer(net)
 	var res Result
 	opt := DefaultOptions()
-	opt.Class = 2
+	opt.Class = ClassIndex(2)
 	grad := make([]float64, len(x))
 	net.Gradient(ws, in, 2, grad)
 
@@ -318,7 +320,7 @@ func TestAttributeErrors(t *testing.T) {
 			return err
 		},
 		"class 5": func() error {
-			_, err := Attribute(net.Network, LRP, cell.OneHot([]int{0}), Options{Class: 5})
+			_, err := Attribute(net.Network, LRP, cell.OneHot([]int{0}), Options{Class: ClassIndex(5)})
 			return err
 		},
 		"IG steps -3": func() error {

@@ -167,7 +167,7 @@ func checkCase(t *testing.T, m *Model, name string, c fixtureCase) {
 	var res attrib.Result
 	for _, r := range c.Results {
 		what := fmt.Sprintf("%s %s", name, r.Method)
-		opt := attrib.Options{Class: c.Class, Steps: attrib.DefaultSteps, Epsilon: attrib.DefaultEpsilon}
+		opt := attrib.Options{Class: attrib.ClassIndex(c.Class)}
 		var meth attrib.Method
 		switch r.Method {
 		case "saliency":

@@ -28,6 +28,7 @@ type Record struct {
 	Logits     []float64 // one per class
 	Scores     []float64 // one per token
 	Delta      *float64  // IG's completeness gap; left out when nil
+	IGSteps    int       // the steps IG chose (-steps auto); left out when 0
 	// Features are the per-dimension scores R_{t,i}, one list per token;
 	// left out when nil.
 	Features [][]float64
@@ -94,6 +95,10 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		b.WriteByte(',')
 		field("delta")
 		WriteNumber(&b, *r.Delta)
+	}
+	if r.IGSteps != 0 {
+		b.WriteString(`,"steps":`)
+		b.WriteString(strconv.Itoa(r.IGSteps))
 	}
 	if r.Features != nil {
 		b.WriteString(`,"features":[`)

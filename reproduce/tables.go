@@ -139,9 +139,11 @@ func attribute(net *whitebox.Net, m attrib.Method, s, class string, opt attrib.O
 	if err != nil {
 		return record.Record{}, err
 	}
-	if opt.Class, err = net.Task.Class(class); err != nil {
+	k, err := net.Task.Class(class)
+	if err != nil {
 		return record.Record{}, err
 	}
+	opt.Class = attrib.ClassIndex(k)
 	res, err := attrib.Attribute(net.Network, m, cell.OneHot(sym), opt)
 	if err != nil {
 		return record.Record{}, err

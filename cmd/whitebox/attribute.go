@@ -25,8 +25,9 @@ import (
 // attributeFlags are the options of "whitebox attribute".
 type attributeFlags struct {
 	net, method, class, quadrature, format, budget string
-	m, u, eps, lrpBias                             float64
-	k, steps                                       int
+	steps                                          string
+	m, u, eps, lrpBias, tol                        float64
+	k, maxSteps                                    int
 	mf                                             modelFlags
 	features, captumWeights                        bool
 	set                                            map[string]bool // the flags given
@@ -45,9 +46,11 @@ func attribute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.Float64Var(&f.m, "m", whitebox.DefaultM, "the gate saturation constant m")
 	fs.Float64Var(&f.u, "u", 0, "the counter scale u (default: counting 0.5, sp-counter 0.7, sp-fsa 1)")
 	fs.IntVar(&f.k, "k", 0, fmt.Sprintf("the bracket network's stack size (default %d)", whitebox.DefaultStackSize))
-	fs.IntVar(&f.steps, "steps", attrib.DefaultSteps, "IG: the number of quadrature steps")
+	fs.StringVar(&f.steps, "steps", fmt.Sprint(attrib.DefaultSteps), "IG: the number of quadrature steps, or auto: the smallest Gauss–Legendre rule (8, 16, 32, …) whose completeness gap is within -tol")
+	fs.Float64Var(&f.tol, "tol", attrib.DefaultTolerance, "IG: the completeness gap allowed, relative to |ŷ_c(x) − ŷ_c(0)|; a larger gap is a warning on standard error")
+	fs.IntVar(&f.maxSteps, "max-steps", attrib.DefaultMaxAutoSteps, "IG with -steps auto: the largest rule tried")
 	fs.StringVar(&f.quadrature, "quadrature", attrib.GaussLegendre.String(), "IG: gauss-legendre, riemann-left, riemann-right, riemann-middle or riemann-trapezoid")
-	fs.Float64Var(&f.eps, "eps", attrib.DefaultEpsilon, "LRP: the stabilizer ε")
+	fs.Float64Var(&f.eps, "eps", attrib.DefaultEpsilon, "LRP: the stabilizer ε ≥ 0 (0: none; a zero denominator is then an error)")
 	fs.StringVar(&f.format, "format", "json", "output: json (one object per line), text (a heatmap; coloured on a terminal), html or latex")
 	fs.StringVar(&f.budget, "budget", "256MiB", "scratch memory for IG and occlusion (e.g. 16MiB, 1GiB); results do not depend on it")
 	fs.StringVar(&f.mf.path, "model", "", "an imported model: a PyTorch state_dict (torch.save) or .safetensors file of Embedding → LSTM → Linear")
@@ -185,18 +188,29 @@ func newAttributeJob(f attributeFlags, out io.Writer) (*attributeJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.steps < 1 || f.steps > attrib.MaxSteps {
-		return nil, fmt.Errorf("-steps %d must be in 1..%d", f.steps, attrib.MaxSteps)
+	steps := attrib.AutoSteps
+	if f.steps != "auto" {
+		if steps, err = strconv.Atoi(f.steps); err != nil || steps < 1 || steps > attrib.MaxSteps {
+			return nil, fmt.Errorf("-steps %s must be auto or in 1..%d", f.steps, attrib.MaxSteps)
+		}
 	}
-	if !(f.eps > 0) || math.IsInf(f.eps, 0) {
-		return nil, fmt.Errorf("-eps %v must be positive and finite", f.eps)
+	if !(f.eps >= 0) || math.IsInf(f.eps, 0) {
+		return nil, fmt.Errorf("-eps %v must be finite and non-negative", f.eps)
 	}
-	opt := attrib.Options{Class: attrib.Predicted, Steps: f.steps, Quadrature: q, Epsilon: f.eps,
+	if !(f.tol > 0 && f.tol <= 1) {
+		return nil, fmt.Errorf("-tol %v must be in (0, 1]", f.tol)
+	}
+	if f.maxSteps < 8 || f.maxSteps > attrib.MaxSteps {
+		return nil, fmt.Errorf("-max-steps %d must be in 8..%d", f.maxSteps, attrib.MaxSteps)
+	}
+	opt := attrib.Options{Steps: steps, Tolerance: f.tol, MaxAutoSteps: f.maxSteps, Quadrature: q, Epsilon: f.eps, EpsilonSet: true,
 		LRPBias: f.lrpBias, Float32Weights: f.captumWeights, Budget: budget}
 	if f.class != "" {
-		if opt.Class, err = subj.class(f.class); err != nil {
+		k, err := subj.class(f.class)
+		if err != nil {
 			return nil, err
 		}
+		opt.Class = attrib.ClassIndex(k)
 	}
 	switch f.format {
 	case "json", "text", "html", "latex":
@@ -235,6 +249,7 @@ type item struct {
 	out          bytes.Buffer // the formatted result
 	row          heatmap.Row  // html
 	err          error
+	warn         string // a result's warning (IG's completeness gap)
 	done         chan struct{}
 }
 
@@ -331,6 +346,9 @@ func (j *attributeJob) run(ctx context.Context, args []string, stdin io.Reader, 
 			status = 1
 			continue
 		}
+		if it.warn != "" {
+			bar.printf(stderr, "whitebox attribute: %s%s: warning: %s\n", it.where, quoteInput(it.input), it.warn)
+		}
 		if j.f.format == "html" {
 			j.rows = append(j.rows, it.row)
 			continue
@@ -379,6 +397,7 @@ func (w *worker) do(ctx context.Context, it *item) error {
 	if err := w.ex.AttributeContext(ctx, j.method, x, w.opt, &w.res); err != nil {
 		return err
 	}
+	it.warn = w.res.Warning()
 	h := heatmap.Heatmap{Tokens: tokens, Scores: w.res.Tokens}
 	classes := j.subj.classes()
 	b := &it.out
@@ -422,6 +441,9 @@ func (j *attributeJob) writeJSON(b *bytes.Buffer, res *attrib.Result, input stri
 	j.subj.stamp(&rec)
 	if j.method == attrib.IntegratedGradients {
 		rec.Delta = &res.Delta
+		if j.opt.Steps == attrib.AutoSteps {
+			rec.IGSteps = res.IGSteps
+		}
 	}
 	if j.f.features && len(res.Features) == len(tokens)*j.subj.model().Input() {
 		d := j.subj.model().Input()

@@ -27,6 +27,7 @@ type jsonLine struct {
 	Logits     map[string]float64 `json:"logits"`
 	Scores     []float64          `json:"scores"`
 	Delta      *float64           `json:"delta"`
+	IGSteps    int                `json:"steps"`
 }
 
 func decode(t *testing.T, out string) []jsonLine {

@@ -255,7 +255,9 @@ func TestStackedAllocs(t *testing.T) {
 	choose := func([]float64) (int, error) { return 1, nil }
 	ctx := context.Background()
 	for name, f := range map[string]func(){
-		"IG":        func() { _ = r.IntegratedGradients(ctx, x, choose, alphas, weights, grad, y, y0, BatchOptions{Workers: 2, Lanes: 16}) },
+		"IG": func() {
+			_ = r.IntegratedGradients(ctx, x, choose, alphas, weights, grad, y, y0, BatchOptions{Workers: 2, Lanes: 16})
+		},
 		"Occlusion": func() { _ = r.Occlusion(ctx, x, 1, occ, BatchOptions{Workers: 2, Lanes: 4}) },
 		"Gradient":  func() { _, _ = r.Gradient(x, 1, grad) },
 		"LRP":       func() { _, _ = r.LRP(x, 1, 0.001, 1, grad) },

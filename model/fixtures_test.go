@@ -36,13 +36,13 @@ type fixture struct {
 }
 
 type fixtureCase struct {
-	IDs        []int            `json:"ids"`
-	FeaturesIn [][]float64      `json:"features_in"`
-	Logits     []float64        `json:"logits"`
-	Baseline   []float64        `json:"baseline_logits"`
-	Predicted  int              `json:"predicted"`
-	Class      int              `json:"class"`
-	Results    []fixtureResult  `json:"results"`
+	IDs        []int           `json:"ids"`
+	FeaturesIn [][]float64     `json:"features_in"`
+	Logits     []float64       `json:"logits"`
+	Baseline   []float64       `json:"baseline_logits"`
+	Predicted  int             `json:"predicted"`
+	Class      int             `json:"class"`
+	Results    []fixtureResult `json:"results"`
 }
 
 type fixtureResult struct {

@@ -376,7 +376,7 @@ func (b *builder) headAndEmbedding(names Names, e, hd int) (emb, dec string, err
 		}
 		emb = names.Embedding
 	}
-	if emb != "" && b.f.Get(emb+".weight").Shape[0] < 1 {
+	if emb != "" && b.f.Get(emb + ".weight").Shape[0] < 1 {
 		return "", "", fmt.Errorf("embedding %q has no rows", emb)
 	}
 	return emb, dec, nil

@@ -468,4 +468,3 @@ func laneSums(p, gx []float64, l, a, e int, w []float64) {
 		p[i] = acc
 	}
 }
-

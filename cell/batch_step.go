@@ -147,4 +147,3 @@ func (j *job) logitsDense(w *laneWorker, hPrev, cPrev []float64) (hLast, cLast [
 	}
 	return hPrev, cPrev
 }
-

@@ -195,4 +195,3 @@ func (j *job) tableAt(w *laneWorker, l, t int) []float64 {
 	}
 	return p
 }
-

@@ -92,7 +92,7 @@ var (
 // allocate nothing. It runs one call at a time: a call made while another
 // is running (from another goroutine, or from a Progress callback) returns
 // ErrBatcherBusy at once. The Network it serves may be shared. After each
-// call its goroutines spin for up to 200 µs (spinTime) before they block,
+// call its goroutines spin for up to 200 µs before they block,
 // so that calls in a loop start at once; Close ends them, and so does the
 // garbage collector once the Batcher is unreachable.
 type Batcher struct {
@@ -157,7 +157,7 @@ func (b *Batcher) GradientSum(ctx context.Context, x Input, class int, alphas, w
 // bits of Logits), calls class with y to choose the class c, then writes
 // Σ_k weights[k]·∇ŷ_c(alphas[k]·x) to acc as GradientSum does. If class
 // returns an error, so does IntegratedGradients, before any gradient. When
-// the whole job is one batch with room to spare (the padding lanes that
+// the whole call is one batch with room to spare (the padding lanes that
 // round it to whole vectors), x and its zero copy ride along as two of
 // those lanes, which then compute exactly Logits' operations: the weights
 // go by once per step for all of them instead of in two more passes.

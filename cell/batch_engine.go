@@ -93,18 +93,18 @@ const (
 	jobLogits
 )
 
-// request is what one call asks for: the input and where the results go.
+// request is what one call asks for: the input, where the results go, and
+// the plan of the work.
 type request struct {
-	kind          jobKind
-	x             Input
-	class         int
-	alphas, wts   []float64 // IG: the α steps and their weights
-	acc           []float64 // IG: the weighted sum of gradients, T×D
-	out           []float64 // occlusion: one logit per occluded position
-	progress      func(done, total int)
-	ctx           context.Context
-	plan          plan
-	items, chunks int // IG steps or occluded positions; chunks of plan.chunk items
+	kind        jobKind
+	x           Input
+	class       int
+	alphas, wts []float64 // IG: the α steps and their weights
+	acc         []float64 // IG: the weighted sum of gradients, T×D
+	out         []float64 // occlusion: one logit per occluded position
+	progress    func(done, total int)
+	items       int // IG steps or occluded positions
+	plan        plan
 
 	// IG with logits (IntegratedGradients): when y is not nil, the batch's
 	// first two padding lanes carry x and its zero copy; after the forward
@@ -131,13 +131,15 @@ type job struct {
 	*engine
 	pool *pool
 	request
-	tabs *tableSet // those of the request's input
+	ctx    context.Context
+	tabs   *tableSet // those of the request's input
+	chunks int       // of plan.chunk items
 
 	next atomic.Int64 // the next chunk to take
 	stop atomic.Bool  // the job failed or was cancelled
-	mu   sync.Mutex   // guards the rest, and cond's waits
-	cond sync.Cond
-	// committed chunks (IG), items done, the class resolved (pairFirst),
+	mu   sync.Mutex   // guards what follows and jobScratch.pending; cond's lock
+	cond sync.Cond    // broadcast on a commit, the class, a failure
+	// Chunks committed (IG), items done, the class resolved (pairFirst),
 	// the first error.
 	committed, done int
 	classReady      bool

@@ -74,7 +74,7 @@ func TestBatchGradientSumBits(t *testing.T) {
 				t.Fatal(err)
 			}
 			b, tiled := NewBatcher(n), NewBatcher(n)
-			tiled.tiled = true // the pure-Go kernels' product, whatever the machine
+			tiled.job.tiled = true // the pure-Go kernels' product, whatever the machine
 			for _, opt := range []BatchOptions{
 				{},
 				{Workers: 1, Lanes: 1},
@@ -89,36 +89,14 @@ func TestBatchGradientSumBits(t *testing.T) {
 				if err := b.GradientSum(context.Background(), x, 1%n.c, alphas, weights, got, opt); err != nil {
 					t.Fatal(err)
 				}
-				assertSameBits(t, fmt.Sprintf("%s steps=%d %+v (plan %+v)", tc.name, steps, opt, b.plan), got, want)
+				plan := planIG(shape{n.h, n.d}, x.Len(), len(alphas), !x.IsOneHot(), limitsOf(opt))
+				assertSameBits(t, fmt.Sprintf("%s steps=%d %+v (plan %+v)", tc.name, steps, opt, plan), got, want)
 				if err := tiled.GradientSum(context.Background(), x, 1%n.c, alphas, weights, got, opt); err != nil {
 					t.Fatal(err)
 				}
 				assertSameBits(t, fmt.Sprintf("tiled %s steps=%d %+v", tc.name, steps, opt), got, want)
 			}
 		}
-	}
-}
-
-// TestBatchPlans: the planner checkpoints when the trace does not fit, and
-// not otherwise.
-func TestBatchPlans(t *testing.T) {
-	rng := rand.New(rand.NewPCG(35, 36))
-	n := mustNew(t, randomParams(rng, 7, 4, 2, true))
-	b := NewBatcher(n)
-	p := b.planIG(4096, 10000, false, BatchOptions{Workers: 2, Budget: 16 << 20})
-	if p.seg != 64 || p.lanes < 16 || p.workers != 2 || p.chunk%sumBlock != 0 {
-		t.Errorf("16 MiB, T=4096: plan %+v, want checkpoints every 64 steps and ≥ 16 lanes", p)
-	}
-	if got := 2 * b.igBytes(p.lanes, p.seg, 4096, 10000, false); got > 16<<20 {
-		t.Errorf("plan %+v uses %d bytes", p, got)
-	}
-	p = b.planIG(256, 1000, false, BatchOptions{Workers: 2, Budget: 1 << 30})
-	if p.seg != 256 || p.lanes != maxLanes {
-		t.Errorf("1 GiB, T=256: plan %+v, want the whole trace and %d lanes", p, maxLanes)
-	}
-	p = b.planIG(100, 50, false, BatchOptions{Workers: 2})
-	if p.workers != 2 || p.chunk != 32 {
-		t.Errorf("50 steps on 2 workers: plan %+v, want chunks of 32", p)
 	}
 }
 
@@ -382,7 +360,7 @@ func TestDenseInputBlocks(t *testing.T) {
 				assertSameBits(t, fmt.Sprintf("H=%d D=%d sparse=%v T=%d Forward", h, d, sparse, steps), want, lin)
 				for _, tiled := range []bool{false, true} {
 					b := NewBatcher(n)
-					b.tiled = tiled
+					b.job.tiled = tiled
 					got := make([]float64, n.c)
 					if err := b.Logits(x, got); err != nil {
 						t.Fatal(err)
@@ -422,7 +400,7 @@ func TestBatchTableGates(t *testing.T) {
 		b := NewBatcher(n)
 		// One-hot inputs table the gates without recurrent weights, dense
 		// ones those without any weight: both include the zeroed rows.
-		for k, ts := range b.tables {
+		for k, ts := range b.job.tables {
 			if ts.runs == nil {
 				t.Fatalf("H=%d: no tabled gates found (set %d)", h, k)
 			}

@@ -357,13 +357,11 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 // attribute computes one method's scores with resolved options.
 func (e *Explainer) attribute(ctx context.Context, m Method, x cell.Input, opt Options, res *Result) error {
 	if m == IntegratedGradients {
-		if done, err := e.integratedGradientsFused(ctx, x, opt, res); done {
-			return err
-		}
+		return e.integratedGradients(ctx, x, opt, res)
 	}
 	var logits []float64
 	var err error
-	if m == IntegratedGradients || m == Occlusion {
+	if m == Occlusion {
 		// No trace needed: the batched methods keep within the budget.
 		e.y = grow(e.y, e.model.Classes())
 		logits, err = e.y, e.logits(x, e.y)
@@ -383,15 +381,12 @@ func (e *Explainer) attribute(ctx context.Context, m Method, x cell.Input, opt O
 	}
 	res.Features = grow(res.Features, steps*d)
 	f := res.Features
-	var y0 float64 // IG: ŷ_c(0)
 	switch m {
 	case Saliency:
 		err = e.gradient(x, res.Class, f)
 	case GradientXInput:
 		err = e.gradient(x, res.Class, f)
 		timesInput(f, x, d)
-	case IntegratedGradients:
-		y0, err = e.integratedGradients(ctx, x, opt, res)
 	case LRP:
 		res.Relevance, err = e.lrp(x, res.Class, opt, f)
 	}
@@ -399,9 +394,6 @@ func (e *Explainer) attribute(ctx context.Context, m Method, x cell.Input, opt O
 		return fmt.Errorf("attrib: %w", err)
 	}
 	sumTokens(res.Tokens, f, d)
-	if m == IntegratedGradients {
-		res.Delta = sum(res.Tokens) - (res.Logits[res.Class] - y0)
-	}
 	return nil
 }
 
@@ -443,20 +435,15 @@ func batchOptions(opt Options) cell.BatchOptions {
 	return cell.BatchOptions{Budget: opt.Budget, Workers: opt.Workers, Progress: opt.Progress}
 }
 
-// integratedGradientsFused is Attribute for IG with ŷ(X), ŷ(0) and the
-// gradients from one Batcher.IntegratedGradients call, which can run X and
-// its zero copy as spare lanes of the IG batch: the same bits as the
-// separate passes. It reports done = false, having changed nothing, when
-// the quadrature rule fails or x's shape is wrong, so that the general path
-// reports the errors in its order.
-func (e *Explainer) integratedGradientsFused(ctx context.Context, x cell.Input, opt Options, res *Result) (done bool, err error) {
-	d, steps := e.model.Input(), x.Len()
-	if steps < 1 || (x.IsOneHot() && len(x.Symbols()) != steps) || (!x.IsOneHot() && len(x.DenseValues()) != steps*d) {
-		return false, nil
-	}
-	n := opt.Steps
-	if e.quadrature(opt.Quadrature, n, opt.Float32Weights) != nil {
-		return false, nil
+// integratedGradients is IG: R = X ⊙ Σ_k w_k ∇ŷ_c(α_k X) with the zero
+// baseline, ŷ(X), ŷ(0) and the gradients from one call of the engine's
+// IntegratedGradients, which checks x and runs X and its zero copy as
+// spare lanes of the IG batch (the same bits as separate passes). The one
+// IG path, for every model.
+func (e *Explainer) integratedGradients(ctx context.Context, x cell.Input, opt Options, res *Result) (err error) {
+	d, steps := e.model.Input(), max(0, x.Len())
+	if err := e.quadrature(opt.Quadrature, opt.Steps, opt.Float32Weights); err != nil {
+		return err
 	}
 	c := e.model.Classes()
 	e.y, e.y0 = grow(e.y, c), grow(e.y0, c)
@@ -475,14 +462,14 @@ func (e *Explainer) integratedGradientsFused(ctx context.Context, x cell.Input, 
 	e.igRes, e.igFeat, e.classErr = nil, nil, nil
 	if err != nil {
 		if classErr != nil && err == classErr {
-			return true, err
+			return err
 		}
-		return true, fmt.Errorf("attrib: %w", err)
+		return fmt.Errorf("attrib: %w", err)
 	}
 	timesInput(res.Features, x, d)
 	sumTokens(res.Tokens, res.Features, d)
 	res.Delta = sum(res.Tokens) - (res.Logits[res.Class] - e.y0[res.Class])
-	return true, nil
+	return nil
 }
 
 // chooseClass sets up IG's result from its logits y, as Attribute does for
@@ -513,27 +500,6 @@ func (e *Explainer) begin(m Method, y []float64, opt Options, res *Result, featu
 	return nil
 }
 
-// integratedGradients: R = X ⊙ Σ_k w_k ∇ŷ_c(α_k X), with the zero baseline.
-// It returns ŷ_c(0) for the completeness gap.
-func (e *Explainer) integratedGradients(ctx context.Context, x cell.Input, opt Options, res *Result) (float64, error) {
-	n := opt.Steps
-	if err := e.quadrature(opt.Quadrature, n, opt.Float32Weights); err != nil {
-		return 0, err
-	}
-	if e.stacked != nil {
-		return 0, fmt.Errorf("attrib: IG on a Stacked model: the input does not fit the model")
-	}
-	e.y0 = grow(e.y0, e.net.Classes())
-	if err := e.batcher().Logits(x.Scaled(0), e.y0); err != nil {
-		return 0, err
-	}
-	y0 := e.y0[res.Class]
-	if err := e.batcher().GradientSum(ctx, x, res.Class, e.alphas, e.weights, res.Features, batchOptions(opt)); err != nil {
-		return 0, err
-	}
-	timesInput(res.Features, x, e.net.Input())
-	return y0, nil
-}
 
 // timesInput multiplies f (T×D) by x elementwise.
 func timesInput(f []float64, x cell.Input, d int) {

@@ -102,7 +102,10 @@ func (r *lanes) backward(steps, l, class int, sk *gradSink) {
 
 // lrp runs the ε-rule of Arras et al.'s LSTM_bidi.lrp over the trace of the
 // last one-lane forward pass, layer by layer from the top, and adds the
-// relevance of layer 0's input x (T×E) to rel. See Stacked.LRP.
+// relevance of layer 0's input x (T×E) to rel. See StackedRunner.LRP.
+// Every product is rounded before it is added (float64(a*b) + c): Go may
+// fuse a*b + c into one FMA on arm64 and not on amd64, and the results
+// must be the same bits on every CPU.
 func (r *lanes) lrp(x []float64, steps, class int, eps, bf float64, rel []float64) Relevance {
 	s := r.s
 	h, g, dirs := s.h, 4*s.h, s.dirs
@@ -112,8 +115,8 @@ func (r *lanes) lrp(x []float64, steps, class int, eps, bf float64, rel []float6
 	// The decoder: lrp_linear(h_final, W_yᵀ, b_y, ŷ, ŷ_c·onehot(c), H·dirs).
 	rh, rc, rcPrev, q := r.dh[:h], r.dc[:h], r.dcPrev[:h], r.dz[:h]
 	acc := r.dz[h : 2*h]
-	decoderShare := (y / stabilize(y, eps))
-	decoderBias := bf * (s.by[class] + eps*sign(y)) / float64(h*dirs)
+	decoderShare := y / stabilize(y, eps)
+	decoderBias := float64(bf*(s.by[class]+float64(eps*sign(y)))) / float64(h*dirs)
 	clear(rel)
 	inputs := 0.0
 	for k := top; k >= 0; k-- {
@@ -134,7 +137,7 @@ func (r *lanes) lrp(x []float64, steps, class int, eps, bf float64, rel []float6
 				hT := r.final(d, steps, 1)
 				wc := s.wy[class*h*dirs+d*h : class*h*dirs+(d+1)*h]
 				for j := range rh {
-					rh[j] = float64(wc[j]*hT[j]+decoderBias) * decoderShare
+					rh[j] = (float64(wc[j]*hT[j]) + decoderBias) * decoderShare
 				}
 			}
 			wg, whg, bg := cl.wih[2*h*cl.in:3*h*cl.in], cl.whh[2*h*h:3*h*h], cl.b[2*h:3*h]
@@ -159,19 +162,19 @@ func (r *lanes) lrp(x []float64, steps, class int, eps, bf float64, rel []float6
 					rc[j] += rh[j]
 					sv := rc[j] / stabilize(c[j], eps)
 					rc[j] = sv // s_j, until the split below
-					cross += sign(c[j]) * sv
+					cross += float64(sign(c[j]) * sv)
 				}
-				cross *= bf * eps / float64(2*h)
+				cross = float64(cross * (bf * eps / float64(2*h)))
 				// q_j = R_g,j / (z_g,j ± ε): the share of g, divided for lrp_linear.
 				kx := 0.0
 				for j := range rc {
 					sv := rc[j]
-					rcPrev[j] = float64(gates[h+j]*cPrev[j])*sv + cross
-					rg := float64(gates[j]*gates[2*h+j])*sv + cross
+					rcPrev[j] = float64(float64(gates[h+j]*cPrev[j])*sv) + cross
+					rg := float64(float64(gates[j]*gates[2*h+j])*sv) + cross
 					q[j] = rg / stabilize(zg[j], eps)
-					kx += (bg[j] + eps*sign(zg[j])) * q[j]
+					kx += float64((bg[j] + float64(eps*sign(zg[j]))) * q[j])
 				}
-				kx *= bf / nb
+				kx = float64(kx * (bf / nb))
 				// x_t: lrp_linear(x_t, W_gᵀ, b_g, z_g, R_g, H+in).
 				var xt, dst []float64
 				if k > 0 {

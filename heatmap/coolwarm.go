@@ -77,7 +77,7 @@ func buildLUT() [lutSize]RGB {
 					j++
 				}
 				d := (xi - xs[j-1]) / (xs[j] - xs[j-1])
-				c[ch] = d*(ys[j]-ys[j-1]) + ys[j-1]
+				c[ch] = float64(d*(ys[j]-ys[j-1])) + ys[j-1] // no FMA: the same colours on every CPU
 			}
 			c[ch] = min(max(c[ch], 0), 1)
 		}

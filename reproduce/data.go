@@ -45,7 +45,7 @@ func GenerateTable4(rng *rand.Rand, n int) ([]Labeled, error) {
 		var b strings.Builder
 		balance, balanced := 0, false
 		for range l {
-			p := min(max(0.5-Table4Pull*float64(balance), 0.05), 0.95)
+			p := min(max(0.5-float64(Table4Pull*float64(balance)), 0.05), 0.95) // no FMA: the same data on every CPU
 			if rng.Float64() < p {
 				b.WriteByte('a')
 				balance++

@@ -426,7 +426,7 @@ func meanStd(v []float64) (mean, std float64) {
 	}
 	mean /= float64(len(v))
 	for _, x := range v {
-		std += (x - mean) * (x - mean)
+		std += float64((x - mean) * (x - mean)) // no FMA: the same digits on every CPU
 	}
 	return mean, math.Sqrt(std / float64(len(v)))
 }

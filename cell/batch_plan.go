@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
+
+	"github.com/whitebox-lstm/whitebox/kernel"
 )
 
 // Planning: how a job is cut into batches and chunks, and how much of the
@@ -20,8 +22,8 @@ import (
 const maxLanes = 64
 
 // cacheBytes is the size of the L2 cache a checkpointed segment's trace
-// should fit (2 MiB on this machine).
-const cacheBytes = 2 << 20
+// should fit: the processor's (kernel.Caches).
+var cacheBytes = func() int64 { _, l2 := kernel.Caches(); return int64(l2) }()
 
 // plan is the decomposition of a job. Only scheduling depends on it.
 type plan struct {

@@ -87,11 +87,7 @@ func (e *engine) laneLogits(y, col, h []float64, k, l int) {
 	for j := range col {
 		col[j] = h[j*l+k]
 	}
-	clear(y)
-	kernel.AxpyRows(y, n.wyT, n.c, col)
-	for i, v := range n.p.By {
-		y[i] += v
-	}
+	n.decode(y, y, col)
 }
 
 // logits is Batcher.Logits: the single lane of Forward on worker 0, without
@@ -120,11 +116,7 @@ func (j *job) logits(x Input, logits []float64) error {
 	} else {
 		hPrev, cPrev = j.logitsDense(w, hPrev, cPrev)
 	}
-	clear(logits)
-	kernel.AxpyRows(logits, n.wyT, n.c, hPrev)
-	for k, v := range n.p.By {
-		logits[k] += v
-	}
+	n.decode(logits, logits, hPrev)
 	return nil
 }
 

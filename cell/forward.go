@@ -85,10 +85,16 @@ func (n *Network) forward(ws *Workspace, x Input) {
 		kernel.GateStep(z, ws.zg[t*h:(t+1)*h], cPrev, c, ws.tc[t*h:(t+1)*h], hh)
 		hPrev, cPrev = hh, c
 	}
-	clear(ws.lin)
-	kernel.AxpyRows(ws.lin, n.wyT, n.c, hPrev)
-	for k, v := range ws.lin {
-		ws.logits[k] = v + n.p.By[k]
+	n.decode(ws.logits, ws.lin, hPrev)
+}
+
+// decode is the decoder step: lin = W_y·h (LRP reads it) and the logits
+// y = lin + b_y. lin may be y itself when only the logits are wanted.
+func (n *Network) decode(y, lin, h []float64) {
+	clear(lin)
+	kernel.AxpyRows(lin, n.wyT, n.c, h)
+	for k, b := range n.p.By {
+		y[k] = lin[k] + b
 	}
 }
 
@@ -175,9 +181,12 @@ func (ws *Workspace) state(t int) (c, h []float64) {
 	return ws.cs[(t-1)*n : t*n], ws.hs[(t-1)*n : t*n]
 }
 
-func (n *Network) checkClass(class int) error {
-	if class < 0 || class >= n.c {
-		return fmt.Errorf("cell: class %d is out of range [0, %d)", class, n.c)
+func (n *Network) checkClass(class int) error { return checkClass(class, n.c) }
+
+// checkClass is the one check of a class index against C classes.
+func checkClass(class, c int) error {
+	if class < 0 || class >= c {
+		return fmt.Errorf("cell: class %d is out of range [0, %d)", class, c)
 	}
 	return nil
 }

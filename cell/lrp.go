@@ -104,10 +104,5 @@ func (n *Network) lrp(ws *Workspace, x Input, class int, eps float64, rel []floa
 	return out
 }
 
-// stabilize returns z + ε·sign(z) with sign(0) = +1, as the kernels do.
-func stabilize(z, eps float64) float64 {
-	if z >= 0 {
-		return z + eps
-	}
-	return z - eps
-}
+// stabilize is kernel.Stabilize: z + ε·sign(z) with sign(0) = +1.
+func stabilize(z, eps float64) float64 { return kernel.Stabilize(z, eps) }

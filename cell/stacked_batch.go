@@ -88,8 +88,8 @@ func (r *StackedRunner) IntegratedGradients(ctx context.Context, x Input, choose
 	if err != nil {
 		return err
 	}
-	if class < 0 || class >= s.c {
-		return fmt.Errorf("cell: class %d is out of range [0, %d)", class, s.c)
+	if err := checkClass(class, s.c); err != nil {
+		return err
 	}
 
 	job := &r.ig
@@ -259,8 +259,8 @@ func (r *StackedRunner) Occlusion(ctx context.Context, x Input, class int, out [
 	if err := r.check(x); err != nil {
 		return err
 	}
-	if class < 0 || class >= s.c {
-		return fmt.Errorf("cell: class %d is out of range [0, %d)", class, s.c)
+	if err := checkClass(class, s.c); err != nil {
+		return err
 	}
 	steps := x.Len()
 	if len(out) != steps {

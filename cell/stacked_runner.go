@@ -186,8 +186,8 @@ func (r *StackedRunner) checkOut(x Input, class int, out []float64) error {
 	if err := r.check(x); err != nil {
 		return err
 	}
-	if class < 0 || class >= r.s.c {
-		return fmt.Errorf("cell: class %d is out of range [0, %d)", class, r.s.c)
+	if err := checkClass(class, r.s.c); err != nil {
+		return err
 	}
 	if want := x.Len() * r.s.in; len(out) != want {
 		return fmt.Errorf("cell: output buffer has %d elements, want T×E = %d×%d = %d", len(out), x.Len(), r.s.in, want)
@@ -289,28 +289,17 @@ func canceled(ctx context.Context) error {
 	return nil
 }
 
-// options resolves the batch options: the budget, the workers.
+// stackedOptions checks opt and fills in its defaults, as the Batcher does.
 func stackedOptions(opt BatchOptions) (budget int64, workers, maxLanes int, err error) {
-	if opt.Budget < 0 {
-		return 0, 0, 0, fmt.Errorf("cell: Budget %d is negative (0 means the default, %d bytes)", opt.Budget, DefaultBudget)
+	if err := opt.check(); err != nil {
+		return 0, 0, 0, err
 	}
-	if opt.Workers < 0 {
-		return 0, 0, 0, fmt.Errorf("cell: Workers %d is negative (0 means GOMAXPROCS)", opt.Workers)
-	}
-	if opt.Lanes < 0 {
-		return 0, 0, 0, fmt.Errorf("cell: Lanes %d is negative (0 means automatic)", opt.Lanes)
-	}
-	budget, workers, maxLanes = opt.Budget, opt.Workers, opt.Lanes
-	if budget == 0 {
-		budget = DefaultBudget
-	}
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	l := limitsOf(opt)
+	maxLanes = l.lanes
 	if maxLanes == 0 || maxLanes > stackedMaxLanes {
 		maxLanes = stackedMaxLanes
 	}
-	return budget, workers, maxLanes, nil
+	return l.budget, l.workers, maxLanes, nil
 }
 
 // stackedMaxLanes caps the lanes of one batch.

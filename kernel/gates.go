@@ -246,3 +246,12 @@ func LRPLinear(dst, acc, a, rows []float64, stride int, q []float64) {
 	}
 	lrpLinear(dst, acc, a)
 }
+
+// Stabilize returns z + ε·sign(z) with sign(0) = +1: the denominator of the
+// ε-rule of LRP (LRPCell and package cell use this one definition).
+func Stabilize(z, eps float64) float64 {
+	if z >= 0 {
+		return z + eps
+	}
+	return z - eps
+}

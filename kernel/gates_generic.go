@@ -173,13 +173,8 @@ func gateBackwardNeed(di, df, dg, do, dcPrev, dh, dc, gi, gf, gg, gt []float64, 
 	}
 }
 
-// stabilize returns z + ε·sign(z) with sign(0) = +1.
-func stabilize(z, eps float64) float64 {
-	if z >= 0 {
-		return z + eps
-	}
-	return z - eps
-}
+// stabilize is Stabilize (the kernels' own name for it).
+func stabilize(z, eps float64) float64 { return Stabilize(z, eps) }
 
 func lrpCellGeneric(rcPrev, qg, rc, gates, zg, c, cPrev []float64, eps float64) {
 	n := len(rc)

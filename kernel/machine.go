@@ -32,3 +32,25 @@ func Machine() string {
 	fmt.Fprintf(&b, ", kernel %s", Impl())
 	return b.String()
 }
+
+// Typical cache sizes, for processors that report none (arm64 here, some
+// virtual machines).
+const (
+	typicalL1D = 32 << 10
+	typicalL2  = 1 << 20
+)
+
+// Caches returns the sizes in bytes of the L1 data cache and the L2 cache
+// of one core, as the processor reports them, or typical sizes (32 KiB,
+// 1 MiB) where it reports none. Package cell sizes its blocks from them;
+// blocking changes speed, never a result.
+func Caches() (l1d, l2 int) {
+	l1d, l2 = cpuid.CPU.Cache.L1D, cpuid.CPU.Cache.L2
+	if l1d <= 0 {
+		l1d = typicalL1D
+	}
+	if l2 <= 0 {
+		l2 = typicalL2
+	}
+	return l1d, l2
+}

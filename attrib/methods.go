@@ -25,12 +25,13 @@ import (
 // Method is an attribution method.
 type Method int
 
+// The methods, in the paper's order.
 const (
-	Occlusion Method = iota
-	Saliency
-	GradientXInput
-	IntegratedGradients
-	LRP
+	Occlusion           Method = iota // R_t = ŷ_c(X) − ŷ_c(X with row t set to 0)
+	Saliency                          // R_{t,i} = ∂ŷ_c/∂x_{t,i} (Captum's Saliency(abs=False))
+	GradientXInput                    // R_{t,i} = x_{t,i}·∂ŷ_c/∂x_{t,i}
+	IntegratedGradients               // R = X ⊙ ∫₀¹ ∇ŷ_c(αX) dα by a quadrature rule, zero baseline
+	LRP                               // the ε-rule through the LSTM (Arras et al. 2017)
 )
 
 // Methods lists every method in the paper's order.
@@ -499,7 +500,6 @@ func (e *Explainer) begin(m Method, y []float64, opt Options, res *Result, featu
 	}
 	return nil
 }
-
 
 // timesInput multiplies f (T×D) by x elementwise.
 func timesInput(f []float64, x cell.Input, d int) {

@@ -152,7 +152,7 @@ func TestBracketBehaviour(t *testing.T) {
 		// IG also integrates over small α, where α·2^(k+1)·m does not yet
 		// saturate g_T: rows 21 and 23 stay blank, row 24/25 keeps 3e−5
 		// from those nodes, and in row 22 the node α ≈ 0.484 sits on a gate
-		// threshold (SPEC §4), so its heatmap is far from blank.
+		// threshold of the bracket network, so its heatmap is far from blank.
 		r := heatmap(t, net, IntegratedGradients, tc.s, tc.class)
 		switch got := maxAbs(r.Tokens); {
 		case tc.s == "([[([]" && got < 1, tc.s != "([[([]" && got > 5e-5:

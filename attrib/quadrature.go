@@ -45,6 +45,7 @@ var captumNames = [...]string{
 	RiemannTrapezoid: "riemann_trapezoid",
 }
 
+// String returns the rule's name (gauss-legendre, riemann-left, …).
 func (q Quadrature) String() string {
 	if q >= 0 && int(q) < len(quadratureNames) {
 		return quadratureNames[q]

@@ -1,4 +1,4 @@
-// Package bench holds the benchmark suite of SPEC §6 (in bench_test.go) and
+// Package bench holds the benchmark suite (in bench_test.go) and
 // the workloads it measures, so that the suite, the tracking command
 // (bench/cmd/benchreport) and the PyTorch baseline (bench/baseline) agree on
 // what is measured.

@@ -1,5 +1,5 @@
 // Package record is the JSON form of one attribution, the line format of
-// `whitebox attribute` and of Table 2 in `whitebox reproduce` (SPEC §5):
+// `whitebox attribute` and of Table 2 in `whitebox reproduce`:
 //
 //	{"net":"sp-counter","method":"ig","input":"accb","tokens":["a","c","c","b"],"class":"True","prediction":"True","logits":{"False":0.027,"True":0.532},"scores":[…],"delta":1e-9}
 //
@@ -34,7 +34,7 @@ type Record struct {
 	Features [][]float64
 }
 
-// MarshalJSON writes the record in SPEC §5's layout. Numbers are the
+// MarshalJSON writes the record in the layout above. Numbers are the
 // shortest decimals that read back to the same float64; NaN and infinities,
 // which JSON lacks, become null.
 func (r Record) MarshalJSON() ([]byte, error) {

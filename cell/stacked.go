@@ -81,29 +81,7 @@ func NewStacked(p StackedParams) (*Stacked, error) {
 		dirs = 2
 	}
 	h := p.Hidden
-	// Count the weights without overflow before trusting any size.
-	total := uint64(0)
-	add := func(a, b int) bool {
-		hi, lo := bits.Mul64(uint64(a), uint64(b))
-		if hi != 0 {
-			return false
-		}
-		s, carry := bits.Add64(total, lo, 0)
-		total = s
-		return carry == 0 && total <= MaxStackedWeights
-	}
-	ok := true
-	for k := range p.Layers {
-		in := p.Input
-		if k > 0 {
-			in = h * dirs
-		}
-		for range dirs {
-			ok = ok && add(4*h, in+h+1)
-		}
-	}
-	ok = ok && add(p.Classes, h*dirs+1) && 4*h > 0 && h*dirs > 0
-	if !ok {
+	if !countWeights(p, dirs) {
 		return nil, fmt.Errorf("cell: a model of Input=%d Hidden=%d Layers=%d directions=%d Classes=%d has more than %d weights", p.Input, h, p.Layers, dirs, p.Classes, MaxStackedWeights)
 	}
 	if len(p.Cells) != p.Layers*dirs {
@@ -112,35 +90,13 @@ func NewStacked(p StackedParams) (*Stacked, error) {
 	s := &Stacked{in: p.Input, h: h, dirs: dirs, c: p.Classes}
 	s.p = StackedParams{Input: p.Input, Hidden: h, Layers: p.Layers, Bidirectional: p.Bidirectional, Classes: p.Classes}
 	for k := range p.Layers {
-		in := p.Input
-		if k > 0 {
-			in = h * dirs
-		}
 		for d := range dirs {
-			pc := p.Cells[k*dirs+d]
-			name := cellName(k, d)
-			if err := checkWeights(name+" weight_ih", pc.Wih, 4*h*in, fmt.Sprintf("4H×in = 4×%d×%d", h, in)); err != nil {
+			c, err := newStackedCell(p.Cells[k*dirs+d], k, d, h, s.layerInput(k))
+			if err != nil {
 				return nil, err
 			}
-			if err := checkWeights(name+" weight_hh", pc.Whh, 4*h*h, fmt.Sprintf("4H×H = 4×%d×%d", h, h)); err != nil {
-				return nil, err
-			}
-			if pc.B != nil {
-				if err := checkWeights(name+" bias", pc.B, 4*h, fmt.Sprintf("4H = 4×%d", h)); err != nil {
-					return nil, err
-				}
-			}
-			c := stackedCell{in: in, layer: k, dir: d, reverse: d == 1, hasBias: pc.B != nil}
-			c.wih, c.whh = clone(pc.Wih), clone(pc.Whh)
-			c.b = make([]float64, 4*h)
-			copy(c.b, pc.B)
-			for i := range c.b {
-				c.b[i] += 0 // −0 becomes +0, as in New
-			}
-			c.wihT = transpose(c.wih, 4*h, in)
-			c.whhT = transpose(c.whh, 4*h, h)
 			s.cells = append(s.cells, c)
-			s.p.Cells = append(s.p.Cells, StackedCell{Wih: c.wih, Whh: c.whh, B: clone(pc.B)})
+			s.p.Cells = append(s.p.Cells, StackedCell{Wih: c.wih, Whh: c.whh, B: clone(p.Cells[k*dirs+d].B)})
 		}
 	}
 	if err := checkWeights("decoder weight", p.Wy, p.Classes*h*dirs, fmt.Sprintf("C×(H·directions) = %d×%d", p.Classes, h*dirs)); err != nil {
@@ -160,6 +116,71 @@ func NewStacked(p StackedParams) (*Stacked, error) {
 	}
 	s.p.Wy, s.p.By = s.wy, clone(p.By)
 	return s, nil
+}
+
+// countWeights reports whether p's weights number at most
+// MaxStackedWeights, counted without overflow before any size is trusted.
+func countWeights(p StackedParams, dirs int) bool {
+	for _, v := range []int{p.Input, p.Hidden, p.Layers, p.Classes} {
+		if v > MaxStackedWeights {
+			return false
+		}
+	}
+	total := uint64(0)
+	add := func(a, b int) bool { // total += a·b, each ≤ 2^33 here
+		hi, lo := bits.Mul64(uint64(a), uint64(b))
+		var carry uint64
+		total, carry = bits.Add64(total, lo, 0)
+		return hi == 0 && carry == 0 && total <= MaxStackedWeights
+	}
+	h := p.Hidden
+	for k := range p.Layers {
+		in := p.Input
+		if k > 0 {
+			in = h * dirs
+		}
+		for range dirs {
+			if !add(4*h, in+h+1) {
+				return false
+			}
+		}
+	}
+	return add(p.Classes, h*dirs+1)
+}
+
+// layerInput is the input size of layer k: Input, then H·directions.
+func (s *Stacked) layerInput(k int) int {
+	if k == 0 {
+		return s.in
+	}
+	return s.h * s.dirs
+}
+
+// newStackedCell checks and packs direction d of layer k, whose input has
+// in features.
+func newStackedCell(pc StackedCell, k, d, h, in int) (stackedCell, error) {
+	name := cellName(k, d)
+	if err := checkWeights(name+" weight_ih", pc.Wih, 4*h*in, fmt.Sprintf("4H×in = 4×%d×%d", h, in)); err != nil {
+		return stackedCell{}, err
+	}
+	if err := checkWeights(name+" weight_hh", pc.Whh, 4*h*h, fmt.Sprintf("4H×H = 4×%d×%d", h, h)); err != nil {
+		return stackedCell{}, err
+	}
+	if pc.B != nil {
+		if err := checkWeights(name+" bias", pc.B, 4*h, fmt.Sprintf("4H = 4×%d", h)); err != nil {
+			return stackedCell{}, err
+		}
+	}
+	c := stackedCell{in: in, layer: k, dir: d, reverse: d == 1, hasBias: pc.B != nil}
+	c.wih, c.whh = clone(pc.Wih), clone(pc.Whh)
+	c.b = make([]float64, 4*h)
+	copy(c.b, pc.B)
+	for i := range c.b {
+		c.b[i] += 0 // −0 becomes +0, as in New
+	}
+	c.wihT = transpose(c.wih, 4*h, in)
+	c.whhT = transpose(c.whh, 4*h, h)
+	return c, nil
 }
 
 // cellName names layer k's direction d as PyTorch's tensors do: l0, l0_reverse.

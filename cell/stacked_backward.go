@@ -108,104 +108,131 @@ func (r *lanes) backward(steps, l, class int, sk *gradSink) {
 // must be the same bits on every CPU.
 func (r *lanes) lrp(x []float64, steps, class int, eps, bf float64, rel []float64) Relevance {
 	s := r.s
-	h, g, dirs := s.h, 4*s.h, s.dirs
+	h, dirs := s.h, s.dirs
 	top := s.p.Layers - 1
 	y := r.logitsBuf[class]
+	run := lrpRun{x: x, steps: steps, class: class, eps: eps, bf: bf, rel: rel,
+		// The decoder: lrp_linear(h_final, W_yᵀ, b_y, ŷ, ŷ_c·onehot(c), H·dirs).
+		decoderShare: y / stabilize(y, eps),
+		decoderBias:  float64(bf*(s.by[class]+float64(eps*sign(y)))) / float64(h*dirs),
+	}
 	out := Relevance{Output: y}
-	// The decoder: lrp_linear(h_final, W_yᵀ, b_y, ŷ, ŷ_c·onehot(c), H·dirs).
-	rh, rc, rcPrev, q := r.dh[:h], r.dc[:h], r.dcPrev[:h], r.dz[:h]
-	acc := r.dz[h : 2*h]
-	decoderShare := y / stabilize(y, eps)
-	decoderBias := float64(bf*(s.by[class]+float64(eps*sign(y)))) / float64(h*dirs)
 	clear(rel)
-	inputs := 0.0
 	for k := top; k >= 0; k-- {
-		var above, below []float64
+		run.above, run.below = nil, nil
 		if k < top {
-			above = r.dOut[k&1][:steps*h*dirs]
+			run.above = r.dOut[k&1][:steps*h*dirs]
 		}
 		if k > 0 {
-			below = r.dOut[(k-1)&1][:steps*h*dirs]
-			clear(below)
+			run.below = r.dOut[(k-1)&1][:steps*h*dirs]
+			clear(run.below)
 		}
 		for d := range dirs {
-			ci := k*dirs + d
-			cl, tr := &s.cells[ci], &r.cells[ci]
-			clear(rh)
-			clear(rc)
-			if k == top {
-				hT := r.final(d, steps, 1)
-				wc := s.wy[class*h*dirs+d*h : class*h*dirs+(d+1)*h]
-				for j := range rh {
-					rh[j] = (float64(wc[j]*hT[j]) + decoderBias) * decoderShare
-				}
-			}
-			wg, whg, bg := cl.wih[2*h*cl.in:3*h*cl.in], cl.whh[2*h*h:3*h*h], cl.b[2*h:3*h]
-			nb := float64(h + cl.in)
-			for i := steps - 1; i >= 0; i-- {
-				t := order(cl.reverse, i, steps)
-				if above != nil {
-					a := above[(t*dirs+d)*h : (t*dirs+d+1)*h]
-					for j, v := range a {
-						rh[j] += v
-					}
-				}
-				// c_t = f⊙c_{t−1} + i⊙g: lrp_linear with the identity, 2H units.
-				cPrev, hPrev := r.zero[:h], r.zero[:h]
-				if i > 0 {
-					tp := order(cl.reverse, i-1, steps)
-					cPrev, hPrev = tr.c[tp*h:(tp+1)*h], tr.hs[tp*h:(tp+1)*h]
-				}
-				gates, c, zg := tr.z[t*g:(t+1)*g], tr.c[t*h:(t+1)*h], tr.zg[t*h:(t+1)*h]
-				cross := 0.0
-				for j := range rc {
-					rc[j] += rh[j]
-					sv := rc[j] / stabilize(c[j], eps)
-					rc[j] = sv // s_j, until the split below
-					cross += float64(sign(c[j]) * sv)
-				}
-				cross = float64(cross * (bf * eps / float64(2*h)))
-				// q_j = R_g,j / (z_g,j ± ε): the share of g, divided for lrp_linear.
-				kx := 0.0
-				for j := range rc {
-					sv := rc[j]
-					rcPrev[j] = float64(float64(gates[h+j]*cPrev[j])*sv) + cross
-					rg := float64(float64(gates[j]*gates[2*h+j])*sv) + cross
-					q[j] = rg / stabilize(zg[j], eps)
-					kx += float64((bg[j] + float64(eps*sign(zg[j]))) * q[j])
-				}
-				kx = float64(kx * (bf / nb))
-				// x_t: lrp_linear(x_t, W_gᵀ, b_g, z_g, R_g, H+in).
-				var xt, dst []float64
-				if k > 0 {
-					dst = below[t*dirs*h : (t+1)*dirs*h]
-					xt = r.layerInput(k, t, steps)
-				} else {
-					dst = rel[t*s.in : (t+1)*s.in]
-					xt = x[t*s.in : (t+1)*s.in]
-				}
-				kernel.LRPLinear(dst, r.acc[:cl.in], xt, wg, cl.in, q)
-				for j := range dst {
-					dst[j] += kx
-				}
-				// h_{t−1}: the same map's recurrent inputs.
-				clear(rh)
-				kernel.LRPLinear(rh, acc, hPrev, whg, h, q)
-				for j := range rh {
-					rh[j] += kx
-				}
-				copy(rc, rcPrev)
-			}
-			for j := range rh {
-				out.Initial += rh[j] + rc[j]
-			}
+			out.Initial += r.lrpCell(&run, k, d, k == top)
 		}
 	}
+	inputs := 0.0
 	for _, v := range rel[:steps*s.in] {
 		inputs += v
 	}
 	out.Bias = out.Output - inputs - out.Initial
 	return out
+}
+
+// lrpRun is one LRP pass: its input and settings, the relevance of the
+// current layer's outputs (above, from the layer above; nil for the top)
+// and of its inputs (below, the outputs of the layer below; rel for layer 0).
+type lrpRun struct {
+	x                         []float64
+	steps, class              int
+	eps, bf                   float64
+	rel, above, below         []float64
+	decoderShare, decoderBias float64
+}
+
+// lrpCell runs Arras et al.'s loop over direction d of layer k, from the
+// last step it processed to the first, adding its inputs' relevance to
+// run.below (or run.rel), and returns the relevance that reaches its zero
+// initial state.
+func (r *lanes) lrpCell(run *lrpRun, k, d int, top bool) float64 {
+	s := r.s
+	h, g, dirs, steps := s.h, 4*s.h, s.dirs, run.steps
+	cl, tr := &s.cells[k*dirs+d], &r.cells[k*dirs+d]
+	rh, rc, rcPrev, q, acc := r.dh[:h], r.dc[:h], r.dcPrev[:h], r.dz[:h], r.dz[h:2*h]
+	clear(rh)
+	clear(rc)
+	if top {
+		hT := r.final(d, steps, 1)
+		wc := s.wy[run.class*h*dirs+d*h : run.class*h*dirs+(d+1)*h]
+		for j := range rh {
+			rh[j] = (float64(wc[j]*hT[j]) + run.decoderBias) * run.decoderShare
+		}
+	}
+	wg, whg := cl.wih[2*h*cl.in:3*h*cl.in], cl.whh[2*h*h:3*h*h]
+	for i := steps - 1; i >= 0; i-- {
+		t := order(cl.reverse, i, steps)
+		if run.above != nil {
+			for j, v := range run.above[(t*dirs+d)*h : (t*dirs+d+1)*h] {
+				rh[j] += v
+			}
+		}
+		cPrev, hPrev := r.zero[:h], r.zero[:h]
+		if i > 0 {
+			tp := order(cl.reverse, i-1, steps)
+			cPrev, hPrev = tr.c[tp*h:(tp+1)*h], tr.hs[tp*h:(tp+1)*h]
+		}
+		kx := r.lrpGate(run, cl, tr.z[t*g:(t+1)*g], tr.c[t*h:(t+1)*h], tr.zg[t*h:(t+1)*h], cPrev)
+		// x_t: lrp_linear(x_t, W_gᵀ, b_g, z_g, R_g, H+in).
+		var xt, dst []float64
+		if k > 0 {
+			dst, xt = run.below[t*dirs*h:(t+1)*dirs*h], r.layerInput(k, t, steps)
+		} else {
+			dst, xt = run.rel[t*s.in:(t+1)*s.in], run.x[t*s.in:(t+1)*s.in]
+		}
+		kernel.LRPLinear(dst, r.acc[:cl.in], xt, wg, cl.in, q)
+		for j := range dst {
+			dst[j] += kx
+		}
+		// h_{t−1}: the same map's recurrent inputs.
+		clear(rh)
+		kernel.LRPLinear(rh, acc, hPrev, whg, h, q)
+		for j := range rh {
+			rh[j] += kx
+		}
+		copy(rc, rcPrev)
+	}
+	initial := 0.0
+	for j := range rh {
+		initial += rh[j] + rc[j]
+	}
+	return initial
+}
+
+// lrpGate splits the relevance of c_t (r.dc, that of h_t r.dh added) by
+// c_t = f⊙c_{t−1} + i⊙g, lrp_linear with the identity and 2H units: the
+// share of c_{t−1} to r.dcPrev, that of g divided by z_g ± ε to q (r.dz);
+// it returns each input's share of g's bias and stabilizer,
+// bf·Σ_j (b_j + ε·sign(z_j))·q_j / (H + in).
+func (r *lanes) lrpGate(run *lrpRun, cl *stackedCell, gates, c, zg, cPrev []float64) float64 {
+	h, eps, bf := r.s.h, run.eps, run.bf
+	rh, rc, rcPrev, q, bg := r.dh[:h], r.dc[:h], r.dcPrev[:h], r.dz[:h], cl.b[2*h:3*h]
+	cross := 0.0
+	for j := range rc {
+		rc[j] += rh[j]
+		sv := rc[j] / stabilize(c[j], eps)
+		rc[j] = sv // s_j, until the split below
+		cross += float64(sign(c[j]) * sv)
+	}
+	cross = float64(cross * (bf * eps / float64(2*h)))
+	kx := 0.0
+	for j := range rc {
+		sv := rc[j]
+		rcPrev[j] = float64(float64(gates[h+j]*cPrev[j])*sv) + cross
+		rg := float64(float64(gates[j]*gates[2*h+j])*sv) + cross
+		q[j] = rg / stabilize(zg[j], eps)
+		kx += float64((bg[j] + float64(eps*sign(zg[j]))) * q[j])
+	}
+	return float64(kx * (bf / float64(h+cl.in)))
 }
 
 // layerInput returns layer k's input at step t (k ≥ 1): the output of

@@ -221,56 +221,17 @@ func (b *builder) lstm(prefix string) (cell.StackedParams, error) {
 		dirs = 2
 	}
 	hasBias := b.f.Get(name("bias_ih_l0")) != nil
-	for k := 0; ; k++ {
-		if b.f.Get(name(fmt.Sprintf("weight_ih_l%d", k))) == nil {
-			p.Layers = k
-			break
-		}
+	for k := 0; b.f.Get(name(fmt.Sprintf("weight_ih_l%d", k))) != nil; k++ {
+		p.Layers = k + 1
 		for d := range dirs {
-			suffix := fmt.Sprintf("_l%d", k)
-			role := fmt.Sprintf("layer %d", k)
-			if d == 1 {
-				suffix += "_reverse"
-				role += " (reverse)"
-			}
-			in := h * dirs
-			if k == 0 {
-				in = 0 // from the tensor
-			}
-			wih, err := b.matrix(name("weight_ih"+suffix), 4*h, in, role+" weight_ih")
+			c, in, err := b.direction(name, k, d, h, dirs, hasBias)
 			if err != nil {
 				return p, err
 			}
-			if k == 0 {
-				if d == 0 {
-					p.Input = wih.Shape[1]
-				} else if wih.Shape[1] != p.Input {
-					return p, fmt.Errorf("tensor %q has shape %v, want [%d, %d] like the forward direction", wih.Name, wih.Shape, 4*h, p.Input)
-				}
-			}
-			whh, err := b.matrix(name("weight_hh"+suffix), 4*h, h, role+" weight_hh")
-			if err != nil {
-				return p, err
-			}
-			c := cell.StackedCell{Wih: wih.Data, Whh: whh.Data}
-			bi, bh := b.f.Get(name("bias_ih"+suffix)), b.f.Get(name("bias_hh"+suffix))
-			if (bi != nil) != hasBias || (bh != nil) != hasBias {
-				return p, fmt.Errorf("LSTM %q: %s has %s; want both bias_ih and bias_hh in every layer or none", prefix, role, present(bi, bh))
-			}
-			if hasBias {
-				for _, t := range []*tensorfile.Tensor{bi, bh} {
-					if len(t.Shape) != 1 || t.Shape[0] != 4*h {
-						return p, fmt.Errorf("tensor %q has shape %v, want [%d] (4H)", t.Name, t.Shape, 4*h)
-					}
-					if err := finite(t); err != nil {
-						return p, err
-					}
-				}
-				b.used[bi.Name], b.used[bh.Name] = role+" bias_ih", role+" bias_hh"
-				c.B = make([]float64, 4*h)
-				for i := range c.B {
-					c.B[i] = bi.Data[i] + bh.Data[i]
-				}
+			if k == 0 && d == 0 {
+				p.Input = in
+			} else if k == 0 && in != p.Input {
+				return p, fmt.Errorf("tensor %q has %d columns, want %d like the forward direction", name("weight_ih_l0_reverse"), in, p.Input)
 			}
 			p.Cells = append(p.Cells, c)
 		}
@@ -279,6 +240,50 @@ func (b *builder) lstm(prefix string) (cell.StackedParams, error) {
 		return p, fmt.Errorf("LSTM %q has no layer 0", prefix)
 	}
 	return p, nil
+}
+
+// direction reads direction d of layer k (the tensors named by name(…)):
+// its weights, the sum of its biases, and its input size.
+func (b *builder) direction(name func(string) string, k, d, h, dirs int, hasBias bool) (cell.StackedCell, int, error) {
+	suffix, role := fmt.Sprintf("_l%d", k), fmt.Sprintf("layer %d", k)
+	if d == 1 {
+		suffix += "_reverse"
+		role += " (reverse)"
+	}
+	in := h * dirs
+	if k == 0 {
+		in = 0 // any: layer 0's input size is read from the tensor
+	}
+	wih, err := b.matrix(name("weight_ih"+suffix), 4*h, in, role+" weight_ih")
+	if err != nil {
+		return cell.StackedCell{}, 0, err
+	}
+	whh, err := b.matrix(name("weight_hh"+suffix), 4*h, h, role+" weight_hh")
+	if err != nil {
+		return cell.StackedCell{}, 0, err
+	}
+	c := cell.StackedCell{Wih: wih.Data, Whh: whh.Data}
+	bi, bh := b.f.Get(name("bias_ih"+suffix)), b.f.Get(name("bias_hh"+suffix))
+	if (bi != nil) != hasBias || (bh != nil) != hasBias {
+		return c, 0, fmt.Errorf("%s has %s; want both bias_ih and bias_hh in every layer or none", role, present(bi, bh))
+	}
+	if hasBias {
+		for _, t := range []*tensorfile.Tensor{bi, bh} {
+			if len(t.Shape) != 1 || t.Shape[0] != 4*h {
+				return c, 0, fmt.Errorf("tensor %q has shape %v, want [%d] (4H)", t.Name, t.Shape, 4*h)
+			}
+			if err := finite(t); err != nil {
+				return c, 0, err
+			}
+		}
+		b.used[bi.Name], b.used[bh.Name] = role+" bias_ih", role+" bias_hh"
+		// PyTorch adds b_ih and b_hh to the same pre-activation.
+		c.B = make([]float64, 4*h)
+		for i := range c.B {
+			c.B[i] = bi.Data[i] + bh.Data[i]
+		}
+	}
+	return c, wih.Shape[1], nil
 }
 
 func present(bi, bh *tensorfile.Tensor) string {

@@ -76,88 +76,104 @@ var netTitles = map[string]string{
 
 func (r *Results) writeText(w *bufio.Writer, color bool) {
 	if r.Table2 != nil {
-		exact, near := r.table2Agreement()
-		fmt.Fprintf(w, "Table 2. Heatmaps R_t(X) for relevance class c: red positive, blue negative, each scaled by its own largest |score|, blank when every |score| < 1e-5.\n")
-		fmt.Fprintf(w, "After each heatmap: '=' the paper's colours, '~' within one of 256 colour levels, '*' different (see the report).\n\n")
-		fmt.Fprintf(w, "%-14s %3s %-5s %-6s", "network", "#", "c", "target")
-		for _, m := range attrib.Methods {
-			fmt.Fprintf(w, " %-16s", methodTitles[m])
-		}
-		w.WriteString("\n")
-		for i := 0; i < len(r.Table2); i += len(attrib.Methods) {
-			row := r.Table2[i].Row
-			fmt.Fprintf(w, "%-14s %3d %-5s %-6s", netTitles[row.Net], row.Row, row.Class, row.Target)
-			for _, h := range r.Table2[i : i+len(attrib.Methods)] {
-				w.WriteByte(' ')
-				hm := heatmap.Heatmap{Tokens: h.Record.Tokens, Scores: h.Record.Scores}
-				if color {
-					heatmap.WriteANSI(w, hm)
-				} else {
-					w.WriteString(strings.Join(hm.Tokens, " "))
-				}
-				w.WriteString(" " + marker(h.MaxLevelDiff()))
-				w.WriteString(strings.Repeat(" ", max(0, 15-2*len(hm.Tokens))))
-			}
-			w.WriteString("\n")
-			if !color {
-				for _, h := range r.Table2[i : i+len(attrib.Methods)] {
-					fmt.Fprintf(w, "%30s %-10s %s\n", "", methodTitles[h.Method], plainScores(h.Record.Scores))
-				}
-			}
-		}
-		fmt.Fprintf(w, "\n%d of %d heatmaps have the paper's colours, %d within one level.\n\n", exact, len(r.Table2), near)
+		r.writeTable2Text(w, color)
 	}
 	if r.Table3 != nil {
-		fmt.Fprintf(w, "Table 3. Gradient heatmaps of R_True(%s) for the counter-based SP network as u grows (paper's values in parentheses).\n\n", Table3Input)
-		fmt.Fprintf(w, "%6s %-15s %-15s", "u", "v", "ŷ_True")
-		for _, m := range Table3Methods {
-			fmt.Fprintf(w, " %-10s", methodTitles[m])
-		}
-		w.WriteString("\n")
-		for _, row := range r.Table3 {
-			fmt.Fprintf(w, "%6g %-15s %-15s", row.U, fmt.Sprintf("%.3f (%.3f)", row.V, row.PaperV), fmt.Sprintf("%.3f (%.3f)", row.YTrue, row.PaperYTrue))
-			for k := range Table3Methods {
-				w.WriteByte(' ')
-				hm := heatmap.Heatmap{Tokens: strings.Split(Table3Input, ""), Scores: row.Scores[k]}
-				if color {
-					heatmap.WriteANSI(w, hm)
-				} else {
-					w.WriteString(strings.Join(hm.Tokens, " "))
-				}
-				w.WriteString(" " + marker(maxDiff(row.Levels[k], row.Paper[k])))
-				w.WriteString(" ")
-			}
-			w.WriteString("\n")
-			if !color {
-				for k, m := range Table3Methods {
-					fmt.Fprintf(w, "%38s %-10s %s\n", "", methodTitles[m], plainScores(row.Scores[k]))
-				}
-			}
-		}
-		w.WriteString("\n")
+		r.writeTable3Text(w, color)
 	}
 	if r.Table4 != nil {
-		fmt.Fprintf(w, "Table 4. LRP saturation test of the counting network (%s; paper's values in parentheses).\n\n", r.Table4Source)
-		fmt.Fprintf(w, "%3s %-15s %-23s %-14s %s\n", "m", "σ(m)", "mean c at balance", "accuracy", "% blank")
-		for i, row := range r.Table4 {
-			p := paperTable4[i]
-			fmt.Fprintf(w, "%3d %-15s %-23s %-14s %s\n", row.M, fmt.Sprintf("%.3f (%.3f)", row.Sigma, p.Sigma),
-				fmt.Sprintf("%.2e (%.2e)", row.MeanC, p.MeanC), fmt.Sprintf("%.1f (%.1f)", row.Accuracy, p.Accuracy),
-				fmt.Sprintf("%.1f (%.1f)", row.Blank, p.Blank))
-		}
-		w.WriteString("\n")
+		r.writeTable4Text(w)
 	}
 	if r.Table5 != nil {
-		fmt.Fprintf(w, "Table 5. Ablation test: the share of each string deleted until no subsequence is left, mean ± std in %% (%s; paper's values in parentheses).\n\n", r.Table5Source)
-		fmt.Fprintf(w, "%-10s %-26s %s\n", "method", "SP (Counter)", "SP (FSA)")
-		for i, row := range r.Table5.Rows {
-			p := paperTable5[i]
-			fmt.Fprintf(w, "%-10s %-26s %s\n", table5Title(row.Method),
-				fmt.Sprintf("%.1f ± %.1f (%.1f ± %.1f)", row.CounterMean, row.CounterStd, p.CounterMean, p.CounterStd),
-				fmt.Sprintf("%.1f ± %.1f (%.1f ± %.1f)", row.FSAMean, row.FSAStd, p.FSAMean, p.FSAStd))
+		r.writeTable5Text(w)
+	}
+}
+
+func (r *Results) writeTable2Text(w *bufio.Writer, color bool) {
+	exact, near := r.table2Agreement()
+	fmt.Fprintf(w, "Table 2. Heatmaps R_t(X) for relevance class c: red positive, blue negative, each scaled by its own largest |score|, blank when every |score| < 1e-5.\n")
+	fmt.Fprintf(w, "After each heatmap: '=' the paper's colours, '~' within one of 256 colour levels, '*' different (see the report).\n\n")
+	fmt.Fprintf(w, "%-14s %3s %-5s %-6s", "network", "#", "c", "target")
+	for _, m := range attrib.Methods {
+		fmt.Fprintf(w, " %-16s", methodTitles[m])
+	}
+	w.WriteString("\n")
+	for i := 0; i < len(r.Table2); i += len(attrib.Methods) {
+		row := r.Table2[i].Row
+		fmt.Fprintf(w, "%-14s %3d %-5s %-6s", netTitles[row.Net], row.Row, row.Class, row.Target)
+		for _, h := range r.Table2[i : i+len(attrib.Methods)] {
+			w.WriteByte(' ')
+			hm := heatmap.Heatmap{Tokens: h.Record.Tokens, Scores: h.Record.Scores}
+			if color {
+				heatmap.WriteANSI(w, hm)
+			} else {
+				w.WriteString(strings.Join(hm.Tokens, " "))
+			}
+			w.WriteString(" " + marker(h.MaxLevelDiff()))
+			w.WriteString(strings.Repeat(" ", max(0, 15-2*len(hm.Tokens))))
 		}
 		w.WriteString("\n")
+		if !color {
+			for _, h := range r.Table2[i : i+len(attrib.Methods)] {
+				fmt.Fprintf(w, "%30s %-10s %s\n", "", methodTitles[h.Method], plainScores(h.Record.Scores))
+			}
+		}
 	}
+	fmt.Fprintf(w, "\n%d of %d heatmaps have the paper's colours, %d within one level.\n\n", exact, len(r.Table2), near)
+}
+
+func (r *Results) writeTable3Text(w *bufio.Writer, color bool) {
+	fmt.Fprintf(w, "Table 3. Gradient heatmaps of R_True(%s) for the counter-based SP network as u grows (paper's values in parentheses).\n\n", Table3Input)
+	fmt.Fprintf(w, "%6s %-15s %-15s", "u", "v", "ŷ_True")
+	for _, m := range Table3Methods {
+		fmt.Fprintf(w, " %-10s", methodTitles[m])
+	}
+	w.WriteString("\n")
+	for _, row := range r.Table3 {
+		fmt.Fprintf(w, "%6g %-15s %-15s", row.U, fmt.Sprintf("%.3f (%.3f)", row.V, row.PaperV), fmt.Sprintf("%.3f (%.3f)", row.YTrue, row.PaperYTrue))
+		for k := range Table3Methods {
+			w.WriteByte(' ')
+			hm := heatmap.Heatmap{Tokens: strings.Split(Table3Input, ""), Scores: row.Scores[k]}
+			if color {
+				heatmap.WriteANSI(w, hm)
+			} else {
+				w.WriteString(strings.Join(hm.Tokens, " "))
+			}
+			w.WriteString(" " + marker(maxDiff(row.Levels[k], row.Paper[k])))
+			w.WriteString(" ")
+		}
+		w.WriteString("\n")
+		if !color {
+			for k, m := range Table3Methods {
+				fmt.Fprintf(w, "%38s %-10s %s\n", "", methodTitles[m], plainScores(row.Scores[k]))
+			}
+		}
+	}
+	w.WriteString("\n")
+}
+
+func (r *Results) writeTable4Text(w *bufio.Writer) {
+	fmt.Fprintf(w, "Table 4. LRP saturation test of the counting network (%s; paper's values in parentheses).\n\n", r.Table4Source)
+	fmt.Fprintf(w, "%3s %-15s %-23s %-14s %s\n", "m", "σ(m)", "mean c at balance", "accuracy", "% blank")
+	for i, row := range r.Table4 {
+		p := paperTable4[i]
+		fmt.Fprintf(w, "%3d %-15s %-23s %-14s %s\n", row.M, fmt.Sprintf("%.3f (%.3f)", row.Sigma, p.Sigma),
+			fmt.Sprintf("%.2e (%.2e)", row.MeanC, p.MeanC), fmt.Sprintf("%.1f (%.1f)", row.Accuracy, p.Accuracy),
+			fmt.Sprintf("%.1f (%.1f)", row.Blank, p.Blank))
+	}
+	w.WriteString("\n")
+}
+
+func (r *Results) writeTable5Text(w *bufio.Writer) {
+	fmt.Fprintf(w, "Table 5. Ablation test: the share of each string deleted until no subsequence is left, mean ± std in %% (%s; paper's values in parentheses).\n\n", r.Table5Source)
+	fmt.Fprintf(w, "%-10s %-26s %s\n", "method", "SP (Counter)", "SP (FSA)")
+	for i, row := range r.Table5.Rows {
+		p := paperTable5[i]
+		fmt.Fprintf(w, "%-10s %-26s %s\n", table5Title(row.Method),
+			fmt.Sprintf("%.1f ± %.1f (%.1f ± %.1f)", row.CounterMean, row.CounterStd, p.CounterMean, p.CounterStd),
+			fmt.Sprintf("%.1f ± %.1f (%.1f ± %.1f)", row.FSAMean, row.FSAStd, p.FSAMean, p.FSAStd))
+	}
+	w.WriteString("\n")
 }
 
 func marker(diff int) string {

@@ -342,40 +342,12 @@ func Table5(ctx context.Context, cfg Config) (*Table5Result, error) {
 	names := []string{"sp-counter", "sp-fsa"}
 	if cfg.FSAFootnote {
 		names = append(names, "sp-fsa")
-		columns = append(columns, whitebox.Config{U: 0.5})
+		columns = append(columns, whitebox.Config{U: 0.5, USet: true})
 	}
-	// percent[col][method][string]
-	percent := make([][][]float64, len(names))
+	percent := make([][][]float64, len(names)) // [column][method][string]
 	for col, name := range names {
-		net, err := whitebox.New(name, columns[col])
-		if err != nil {
-			return nil, err
-		}
-		percent[col] = make([][]float64, len(attrib.Methods))
-		jobs := len(attrib.Methods) * len(data)
-		for m := range attrib.Methods {
-			percent[col][m] = make([]float64, len(data))
-		}
-		stage := fmt.Sprintf("table 5, %s", name)
-		if columns[col].U != 0 {
-			stage += fmt.Sprintf(" (u = %g)", columns[col].U)
-		}
-		err = parallel(ctx, cfg.Workers, jobs, func() func(j int) error {
-			evals := make([]*ablation.Evaluator, len(attrib.Methods))
-			return func(j int) error {
-				m, i := j/len(data), j%len(data)
-				if evals[m] == nil {
-					var err error
-					if evals[m], err = ablation.New(net.Network, attrib.Methods[m], attrib.DefaultOptions(), stop); err != nil {
-						return err
-					}
-				}
-				n, err := evals[m].Run(ctx, symbols[i])
-				percent[col][m][i] = 100 * float64(n) / float64(len(symbols[i]))
-				return err
-			}
-		}, func(done int) { cfg.progress(stage, done, jobs) })
-		if err != nil {
+		var err error
+		if percent[col], err = table5Column(ctx, cfg, name, columns[col], stop, symbols); err != nil {
 			return nil, err
 		}
 	}
@@ -389,34 +361,88 @@ func Table5(ctx context.Context, cfg Config) (*Table5Result, error) {
 			res.Footnote = append(res.Footnote, Table5Row{Method: method.String(), FSAMean: f, FSAStd: fs})
 		}
 	}
-	// Random: the mean over seeds of each seed's mean and deviation.
-	var rm, rs float64
+	rm, rs, err := table5Random(cfg, stop, symbols)
+	if err != nil {
+		return nil, err
+	}
+	res.Rows = append(res.Rows, Table5Row{"random", rm, rs, rm, rs})
+	om, os, err := table5Optimal(stop, symbols)
+	if err != nil {
+		return nil, err
+	}
+	res.Rows = append(res.Rows, Table5Row{"optimal", om, os, om, os})
+	return res, nil
+}
+
+// table5Column runs the ablation test of every method on the network name
+// (with cfg): for each method, the percentage of each string's symbols
+// removed before the prediction changes.
+func table5Column(ctx context.Context, cfg Config, name string, netCfg whitebox.Config, stop ablation.Stop, symbols [][]int) ([][]float64, error) {
+	net, err := whitebox.New(name, netCfg)
+	if err != nil {
+		return nil, err
+	}
+	percent := make([][]float64, len(attrib.Methods))
+	for m := range attrib.Methods {
+		percent[m] = make([]float64, len(symbols))
+	}
+	stage := fmt.Sprintf("table 5, %s", name)
+	if netCfg.U != 0 {
+		stage += fmt.Sprintf(" (u = %g)", netCfg.U)
+	}
+	jobs := len(attrib.Methods) * len(symbols)
+	err = parallel(ctx, cfg.Workers, jobs, func() func(j int) error {
+		evals := make([]*ablation.Evaluator, len(attrib.Methods))
+		return func(j int) error {
+			m, i := j/len(symbols), j%len(symbols)
+			if evals[m] == nil {
+				var err error
+				if evals[m], err = ablation.New(net.Network, attrib.Methods[m], attrib.DefaultOptions(), stop); err != nil {
+					return err
+				}
+			}
+			n, err := evals[m].Run(ctx, symbols[i])
+			percent[m][i] = 100 * float64(n) / float64(len(symbols[i]))
+			return err
+		}
+	}, func(done int) { cfg.progress(stage, done, jobs) })
+	return percent, err
+}
+
+// table5Random is the random baseline: the mean over cfg.RandomSeeds seeds
+// of each seed's mean and deviation of the percentage removed.
+func table5Random(cfg Config, stop ablation.Stop, symbols [][]int) (mean, std float64, err error) {
 	for seed := range cfg.RandomSeeds {
 		rng := whitebox.NewRand(cfg.Seed + 1 + uint64(seed))
 		p := make([]float64, len(symbols))
 		for i, s := range symbols {
 			n, err := ablation.Random(rng, stop, s)
 			if err != nil {
-				return nil, fmt.Errorf("table 5: %w", err)
+				return 0, 0, fmt.Errorf("table 5: %w", err)
 			}
 			p[i] = 100 * float64(n) / float64(len(s))
 		}
 		m, s := meanStd(p)
-		rm += m / float64(cfg.RandomSeeds)
-		rs += s / float64(cfg.RandomSeeds)
+		mean += m / float64(cfg.RandomSeeds)
+		std += s / float64(cfg.RandomSeeds)
 	}
-	res.Rows = append(res.Rows, Table5Row{"random", rm, rs, rm, rs})
+	return mean, std, nil
+}
+
+// table5Optimal is the optimum by dynamic programming: the mean and
+// deviation of the fewest symbols' percentage whose removal flips the
+// prediction.
+func table5Optimal(stop ablation.Stop, symbols [][]int) (mean, std float64, err error) {
 	opt := make([]float64, len(symbols))
 	for i, s := range symbols {
 		n, err := ablation.Optimal(stop, s)
 		if err != nil {
-			return nil, fmt.Errorf("table 5: %w", err)
+			return 0, 0, fmt.Errorf("table 5: %w", err)
 		}
 		opt[i] = 100 * float64(n) / float64(len(s))
 	}
-	om, os := meanStd(opt)
-	res.Rows = append(res.Rows, Table5Row{"optimal", om, os, om, os})
-	return res, nil
+	mean, std = meanStd(opt)
+	return mean, std, nil
 }
 
 // meanStd returns the mean and the population standard deviation.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/whitebox-lstm/whitebox/cell"
@@ -127,7 +128,10 @@ func TestBatchedMethodsBits(t *testing.T) {
 					e := NewExplainer(tc.net)
 					var res Result
 					opt := Options{Class: ClassIndex(tc.class), Steps: steps, Budget: budget}
-					where := fmt.Sprintf("%s steps=%d GOMAXPROCS=%d budget=%d", tc.name, steps, procs, budget)
+					if budget == 1 { // the smallest power of two that fits: tight plans, checkpoints
+						opt.Budget = smallestBudget(t, e, tc.x, opt)
+					}
+					where := fmt.Sprintf("%s steps=%d GOMAXPROCS=%d budget=%d", tc.name, steps, procs, opt.Budget)
 					if err := e.Attribute(IntegratedGradients, tc.x, opt, &res); err != nil {
 						t.Fatal(err)
 					}
@@ -176,4 +180,26 @@ func TestAttributeContextCancel(t *testing.T) {
 	if err := e.Attribute(IntegratedGradients, cell.OneHot(sym), opt, &res); err != nil || math.Abs(res.Delta) > 1e-3 {
 		t.Errorf("after cancellation: %v, delta %v", err, res.Delta)
 	}
+}
+
+// smallestBudget returns the smallest power of two that IG and occlusion
+// accept as a budget for x: smaller ones are refused with an error.
+func smallestBudget(t *testing.T, e *Explainer, x cell.Input, opt Options) int64 {
+	t.Helper()
+	var res Result
+	for b := int64(1); b < 1<<40; b *= 2 {
+		opt.Budget = b
+		errIG := e.Attribute(IntegratedGradients, x, opt, &res)
+		errOcc := e.Attribute(Occlusion, x, opt, &res)
+		if errIG == nil && errOcc == nil {
+			return b
+		}
+		for _, err := range []error{errIG, errOcc} {
+			if err != nil && !strings.Contains(err.Error(), "too small") {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Fatal("no budget fits")
+	return 0
 }

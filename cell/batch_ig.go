@@ -35,6 +35,9 @@ func (j *job) gradientSum(ctx context.Context, x Input, class int, alphas, weigh
 	if len(alphas) == 0 {
 		return nil
 	}
+	if err := fitBudget(minIGBytes(j.shape(), x.Len(), len(alphas), !x.IsOneHot()), limitsOf(opt)); err != nil {
+		return err
+	}
 	j.reset(request{
 		kind: jobIG, x: x, class: class, alphas: alphas, wts: weights, acc: acc, progress: opt.Progress,
 		items: len(alphas), plan: planIG(j.shape(), x.Len(), len(alphas), !x.IsOneHot(), limitsOf(opt)),
@@ -53,6 +56,9 @@ func (j *job) integratedGradients(ctx context.Context, x Input, class func(y []f
 	}
 	if len(y) != n.c || len(y0) != n.c {
 		return fmt.Errorf("cell: logits have %d and %d elements, want C = %d", len(y), len(y0), n.c)
+	}
+	if err := fitBudget(minIGBytes(j.shape(), x.Len(), max(1, len(alphas)), !x.IsOneHot()), limitsOf(opt)); err != nil {
+		return err
 	}
 	if want := x.Len() * n.d; len(acc) == want && len(alphas) == len(weights) && len(alphas) > 0 {
 		p := planIG(j.shape(), x.Len(), len(alphas), !x.IsOneHot(), limitsOf(opt))

@@ -25,6 +25,9 @@ func (j *job) occlusion(ctx context.Context, x Input, class int, out []float64, 
 	if len(out) != x.Len() {
 		return fmt.Errorf("cell: occlusion buffer has %d elements, want T = %d", len(out), x.Len())
 	}
+	if err := fitBudget(occlusionLaneBytes(j.shape()), limitsOf(opt)); err != nil {
+		return err
+	}
 	j.reset(request{
 		kind: jobOcclusion, x: x, class: class, out: out, progress: opt.Progress,
 		items: x.Len(), plan: planOcclusion(j.shape(), x.Len(), limitsOf(opt)),

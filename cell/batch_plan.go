@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"fmt"
 	"math"
 	"math/bits"
 	"runtime"
@@ -174,3 +175,20 @@ func planOcclusion(s shape, steps int, lim limits) plan {
 }
 
 func roundUp8(n int) int { return (n + 7) &^ 7 }
+
+// fitBudget returns an error when the smallest plan of a job, one worker
+// with one lane (need bytes), does not fit the budget: a budget is a
+// bound, not a wish, and a smaller one would only be overrun.
+func fitBudget(need int64, lim limits) error {
+	if need > lim.budget {
+		return fmt.Errorf("cell: the budget of %d bytes is too small: one lane of this input needs %d", lim.budget, need)
+	}
+	return nil
+}
+
+// minIGBytes is the memory of the smallest IG plan: one worker, one lane,
+// checkpoints every ⌈√T⌉ steps.
+func minIGBytes(s shape, steps, n int, dense bool) int64 {
+	seg := int(math.Ceil(math.Sqrt(float64(steps))))
+	return igBytes(s, 1, seg, steps, n, dense)
+}

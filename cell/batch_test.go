@@ -81,12 +81,19 @@ func TestBatchGradientSumBits(t *testing.T) {
 				{Workers: 2, Lanes: 3},
 				{Workers: 3, Lanes: 16},
 				{Workers: 2, Lanes: 40},        // batches cut blocks at both ends
-				{Workers: 2, Budget: 1},        // checkpoints, one lane
+				{Workers: 2, Budget: minIGBytes(shape{n.h, n.d}, x.Len(), len(alphas), !x.IsOneHot())}, // checkpoints, one lane
 				{Workers: 1, Budget: 40 << 10}, // checkpoints, some lanes
 				{Workers: 2, Budget: 1 << 30},
 			} {
 				got := make([]float64, len(want))
-				if err := b.GradientSum(context.Background(), x, 1%n.c, alphas, weights, got, opt); err != nil {
+				err := b.GradientSum(context.Background(), x, 1%n.c, alphas, weights, got, opt)
+				if opt.Budget > 0 && opt.Budget < minIGBytes(shape{n.h, n.d}, x.Len(), len(alphas), !x.IsOneHot()) {
+					if err == nil {
+						t.Fatalf("%s %+v: a budget below one lane's need was accepted", tc.name, opt)
+					}
+					continue
+				}
+				if err != nil {
 					t.Fatal(err)
 				}
 				plan := planIG(shape{n.h, n.d}, x.Len(), len(alphas), !x.IsOneHot(), limitsOf(opt))
@@ -133,7 +140,7 @@ func TestBatchOcclusionBits(t *testing.T) {
 			t.Fatal(err)
 		}
 		assertSameBits(t, tc.name+" logits", got, y)
-		for _, opt := range []BatchOptions{{}, {Workers: 1, Lanes: 1}, {Workers: 2, Lanes: 5}, {Workers: 3, Lanes: 64}, {Budget: 1}} {
+		for _, opt := range []BatchOptions{{}, {Workers: 1, Lanes: 1}, {Workers: 2, Lanes: 5}, {Workers: 3, Lanes: 64}, {Budget: occlusionLaneBytes(shape{n.h, n.d})}} {
 			got := make([]float64, steps)
 			if err := b.Occlusion(context.Background(), x, 2%n.c, got, opt); err != nil {
 				t.Fatal(err)
@@ -228,7 +235,9 @@ func TestBatchAllocations(t *testing.T) {
 	for name, f := range map[string]func(){
 		"GradientSum":            func() { b.GradientSum(ctx, x, 1, alphas, weights, g, BatchOptions{Workers: 2}) },
 		"GradientSumDense":       func() { b.GradientSum(ctx, dense, 1, alphas, weights, g, BatchOptions{Workers: 2}) },
-		"GradientSumCheckpoints": func() { b.GradientSum(ctx, x, 1, alphas, weights, g, BatchOptions{Workers: 2, Budget: 1}) },
+		"GradientSumCheckpoints": func() {
+			b.GradientSum(ctx, x, 1, alphas, weights, g, BatchOptions{Workers: 2, Budget: minIGBytes(shape{n.h, n.d}, x.Len(), len(alphas), false)})
+		},
 		"GradientSumProgress":    func() { b.GradientSum(ctx, x, 1, alphas, weights, g, BatchOptions{Progress: progress}) },
 		"Occlusion":              func() { b.Occlusion(ctx, x, 0, o, BatchOptions{Workers: 2}) },
 		"Logits":                 func() { b.Logits(dense, o[:2]) },

@@ -1,5 +1,339 @@
 package main
 
-import "io"
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
 
-func evaluateCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int { return 2 }
+	"github.com/whitebox-lstm/whitebox/ablation"
+	"github.com/whitebox-lstm/whitebox/attrib"
+	"github.com/whitebox-lstm/whitebox/cell"
+	"github.com/whitebox-lstm/whitebox/evaluate"
+	"github.com/whitebox-lstm/whitebox/whitebox"
+)
+
+// evalFlags are the options of "whitebox evaluate".
+type evalFlags struct {
+	nf             netFlags
+	gf             genFlags
+	scores, class  string
+	format, method string
+	worst          int
+	set            map[string]bool
+}
+
+func evaluateCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var f evalFlags
+	fs := flag.NewFlagSet("whitebox evaluate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f.nf.register(fs)
+	f.gf.register(fs)
+	fs.StringVar(&f.scores, "scores", "", "a file of JSON lines {\"input\": ..., \"scores\": [...]} from any tool (- : standard input); default: run our five methods on generated inputs")
+	fs.StringVar(&f.class, "class", "", "without -scores: the class our methods explain (default: the predicted class)")
+	fs.StringVar(&f.method, "method", "", "without -scores: one method only (occlusion, saliency, gxi, ig, lrp; default: all five)")
+	fs.StringVar(&f.format, "format", "text", "output: text, json, markdown or html (a page with heatmaps of the worst cases)")
+	fs.IntVar(&f.worst, "worst", 5, "the number of worst explanations kept per method for the report")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: whitebox evaluate -net NET [-scores FILE] [-n N -len L -seed S] [-format F]
+
+Scores explanations against the ground truth of the network's task (the
+criteria are defined in EXPERIMENTS.md and package evaluate): counting
+sign and spread; SP precision, recall, pointing game and ablation;
+bracket last-unclosed. For each method it prints the mean, the standard
+deviation and the percentage of inputs meeting the expectation.
+
+With -scores, the explanations are JSON lines from any tool: "input" (a
+string over the network's alphabet), "scores" (one per symbol) and
+optionally "class" (the explained class; default: the predicted one).
+"whitebox attribute" output works as is. Given -n, -len or -seed too,
+line i must hold the i-th input "whitebox generate" writes with them. A bad
+line is reported on standard error with its number; the others are still
+scored and the summary counts the skipped lines.
+
+Without -scores, it generates the inputs ("whitebox generate" with the
+same flags) and runs our five methods on them; for the SP networks it adds
+Table 5's ablation test with the heatmap recomputed after each deletion.
+
+Exit status: 0 success; 1 some line could not be scored; 2 a usage error.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if status, ok := parseFlags(fs, args); !ok {
+		return status
+	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "whitebox evaluate: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	job, err := newEvalJob(&f, fs)
+	if err != nil {
+		fmt.Fprintf(stderr, "whitebox evaluate: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	var rep *evaluate.Report
+	failed := false
+	if f.scores != "" {
+		in := stdin
+		if f.scores != "-" {
+			file, err := os.Open(f.scores)
+			if err != nil {
+				fmt.Fprintf(stderr, "whitebox evaluate: -scores: %v\n", err)
+				return 2
+			}
+			defer file.Close()
+			in = file
+		}
+		rep, failed = job.scoresFile(in, stderr)
+	} else if rep, err = job.ours(ctx); err != nil {
+		fmt.Fprintf(stderr, "whitebox evaluate: %v\n", err)
+		if errors.Is(err, context.Canceled) {
+			return exitInterrupted
+		}
+		return 1
+	}
+	if err := rep.Write(stdout, f.format); err != nil {
+		fmt.Fprintf(stderr, "whitebox evaluate: %v\n", err)
+		return 1
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+// evalJob is one evaluation.
+type evalJob struct {
+	f        *evalFlags
+	net      *whitebox.Net
+	ev       *evaluate.Evaluator
+	expected []string // the inputs line i must hold (nil: any)
+	methods  []attrib.Method
+	class    attrib.Class
+}
+
+func newEvalJob(f *evalFlags, fs *flag.FlagSet) (*evalJob, error) {
+	switch f.format {
+	case "text", "json", "markdown", "html":
+	default:
+		return nil, fmt.Errorf("-format %q: want text, json, markdown or html", f.format)
+	}
+	if f.worst < 0 {
+		return nil, fmt.Errorf("-worst %d must not be negative", f.worst)
+	}
+	net, err := f.nf.build(fs)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := evaluate.New(net)
+	if err != nil {
+		return nil, err
+	}
+	j := &evalJob{f: f, net: net, ev: ev, methods: attrib.Methods, class: attrib.Predicted}
+	if f.scores != "" {
+		for _, name := range []string{"class", "method"} {
+			if f.set[name] {
+				return nil, fmt.Errorf("-%s applies without -scores only (a scores line names its class)", name)
+			}
+		}
+		if !f.set["n"] && !f.set["len"] && !f.set["seed"] {
+			return j, nil
+		}
+	}
+	if j.expected, err = f.gf.inputs(net); err != nil {
+		return nil, err
+	}
+	if f.method != "" {
+		m, err := attrib.ParseMethod(f.method)
+		if err != nil {
+			return nil, fmt.Errorf("-method: %v", err)
+		}
+		j.methods = []attrib.Method{m}
+	}
+	if f.class != "" {
+		k, err := net.Task.Class(f.class)
+		if err != nil {
+			return nil, fmt.Errorf("-class: %v", err)
+		}
+		j.class = attrib.ClassIndex(k)
+	}
+	return j, nil
+}
+
+func (j *evalJob) report(data string) *evaluate.Report {
+	class := "predicted"
+	if k, ok := j.class.Index(); ok {
+		class = j.net.Task.Classes[k]
+	}
+	return &evaluate.Report{Net: j.net.Name, Class: class, Data: data}
+}
+
+func (j *evalJob) data() string {
+	return fmt.Sprintf("%d generated inputs (-len %s -seed %d)", len(j.expected), j.f.gf.length, j.f.gf.seed)
+}
+
+// tokens spells the symbols of an input.
+func (j *evalJob) tokens(sym []int) []string {
+	out := make([]string, len(sym))
+	for i, k := range sym {
+		out[i] = j.net.Task.Alphabet[k]
+	}
+	return out
+}
+
+// scoresFile evaluates the lines of a scores file; failed reports a line
+// that could not be scored.
+func (j *evalJob) scoresFile(in io.Reader, stderr io.Writer) (*evaluate.Report, bool) {
+	name := j.f.scores
+	if name == "-" {
+		name = "standard input"
+	}
+	data := "the lines of " + name
+	if j.expected != nil {
+		data = fmt.Sprintf("%s, checked against %s", data, j.data())
+	}
+	rep := j.report(data)
+	rep.Class = "named on each line (default: predicted)"
+	src := evaluate.Source{Name: "scores"}
+	acc := evaluate.NewAccumulator(j.ev.Criteria())
+	worst := evaluate.Worst{K: j.f.worst}
+	ws := cell.NewWorkspace(j.net.Network)
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64*1024), 64<<20)
+	n := 0
+	bad := func(err error) {
+		fmt.Fprintf(stderr, "whitebox evaluate: %s:%d: %v\n", name, n, err)
+		src.Skipped++
+	}
+	for sc.Scan() {
+		n++
+		l, err := evaluate.ParseLine(j.net.Task, sc.Bytes())
+		if err != nil {
+			bad(err)
+			continue
+		}
+		if j.expected != nil {
+			if n > len(j.expected) {
+				bad(fmt.Errorf("more lines than the %d generated inputs", len(j.expected)))
+				continue
+			}
+			if want := j.expected[n-1]; l.Input != want {
+				bad(fmt.Errorf("input %.40q is not generated input %d, %.40q", l.Input, n, want))
+				continue
+			}
+		}
+		if l.Class < 0 {
+			y, err := j.net.Network.Forward(ws, cell.OneHot(l.Symbols))
+			if err != nil {
+				bad(err)
+				continue
+			}
+			l.Class = cell.Predict(y)
+		}
+		v, err := j.ev.Score(l.Symbols, l.Class, l.Scores)
+		if err == nil {
+			err = acc.Add(v)
+		}
+		if err != nil {
+			bad(err)
+			continue
+		}
+		src.Inputs++
+		worst.Add(evaluate.Example{Line: n, Input: l.Input, Tokens: j.tokens(l.Symbols), Scores: l.Scores, Failed: evaluate.Failures(j.ev.Criteria(), v)})
+	}
+	if err := sc.Err(); err != nil {
+		n++
+		bad(fmt.Errorf("stopped reading: %v", err))
+	}
+	if j.expected != nil && n < len(j.expected) {
+		fmt.Fprintf(stderr, "whitebox evaluate: %s: lines %d..%d are missing (%d inputs generated)\n", name, n+1, len(j.expected), len(j.expected))
+		src.Skipped += len(j.expected) - n
+	}
+	src.Summaries = acc.Summaries()
+	src.Worst = worst.Examples()
+	rep.Sources = []evaluate.Source{src}
+	return rep, src.Skipped > 0
+}
+
+// ours runs our methods on the generated inputs.
+func (j *evalJob) ours(ctx context.Context) (*evaluate.Report, error) {
+	rep := j.report(j.data())
+	sym := make([][]int, len(j.expected))
+	for i, s := range j.expected {
+		var err error
+		if sym[i], err = j.net.Task.Encode(s); err != nil {
+			return nil, fmt.Errorf("generated input %d: %v", i+1, err)
+		}
+	}
+	sp := j.net.Task.Name == "sp"
+	criteria := j.ev.Criteria()
+	if sp {
+		criteria = append(criteria, "ablation-recomputed")
+	}
+	stop := ablation.Stop{DFA: whitebox.SPAutomaton(), Class: 0}
+	for _, m := range j.methods {
+		ex := attrib.NewExplainer(j.net.Network)
+		var abl *ablation.Evaluator
+		if sp {
+			var err error
+			if abl, err = ablation.New(j.net.Network, m, attrib.DefaultOptions(), stop); err != nil {
+				return nil, err
+			}
+		}
+		opt := attrib.DefaultOptions()
+		opt.Class = j.class
+		acc := evaluate.NewAccumulator(criteria)
+		worst := evaluate.Worst{K: j.f.worst}
+		var res attrib.Result
+		for i, s := range sym {
+			if err := ex.AttributeContext(ctx, m, cell.OneHot(s), opt, &res); err != nil {
+				return nil, fmt.Errorf("%s, input %d: %w", m, i+1, err)
+			}
+			v, err := j.ev.Score(s, res.Class, res.Tokens)
+			if err != nil {
+				return nil, fmt.Errorf("%s, input %d: %w", m, i+1, err)
+			}
+			if sp {
+				r, err := recomputed(ctx, abl, stop, s, res.Class, v[0].Applies)
+				if err != nil {
+					return nil, fmt.Errorf("%s, input %d: %w", m, i+1, err)
+				}
+				v = append(v, r)
+			}
+			if err := acc.Add(v); err != nil {
+				return nil, err
+			}
+			worst.Add(evaluate.Example{Line: i + 1, Input: j.expected[i], Tokens: j.tokens(s), Scores: res.Tokens, Failed: evaluate.Failures(criteria, v)})
+		}
+		rep.Sources = append(rep.Sources, evaluate.Source{Name: m.String(), Inputs: len(sym), Summaries: acc.Summaries(), Worst: worst.Examples()})
+	}
+	return rep, nil
+}
+
+// recomputed is Table 5's ablation test (package ablation) on one input:
+// the percentage deleted, met when it is the optimum. It applies where the
+// SP criteria do.
+func recomputed(ctx context.Context, abl *ablation.Evaluator, stop ablation.Stop, s []int, class int, applies bool) (evaluate.Value, error) {
+	if !applies {
+		return evaluate.Value{}, nil
+	}
+	n, err := abl.Run(ctx, s)
+	if err != nil {
+		return evaluate.Value{}, err
+	}
+	best, err := ablation.Optimal(stop, s)
+	if err != nil {
+		return evaluate.Value{}, err
+	}
+	return evaluate.Value{Applies: true, Defined: true, Value: 100 * float64(n) / float64(len(s)), Met: n == best}, nil
+}

@@ -30,7 +30,7 @@ func meanStd(s Summary) (string, string) {
 }
 
 func (r *Report) title() string {
-	return fmt.Sprintf("%s: explanations of the %s class, %s", r.Net, r.Class, r.Data)
+	return fmt.Sprintf("%s — class explained: %s — data: %s", r.Net, r.Class, r.Data)
 }
 
 // WriteText writes the report as an aligned table.

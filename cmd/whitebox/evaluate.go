@@ -203,7 +203,7 @@ func (j *evalJob) scoresFile(in io.Reader, stderr io.Writer) (*evaluate.Report, 
 		data = fmt.Sprintf("%s, checked against %s", data, j.data())
 	}
 	rep := j.report(data)
-	rep.Class = "named on each line (default: predicted)"
+	rep.Class = "as each line names it (default: predicted)"
 	src := evaluate.Source{Name: "scores"}
 	acc := evaluate.NewAccumulator(j.ev.Criteria())
 	worst := evaluate.Worst{K: j.f.worst}

@@ -1,5 +1,83 @@
 package main
 
-import "io"
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
-func exportCmd(args []string, stdout, stderr io.Writer) int { return 2 }
+	"github.com/whitebox-lstm/whitebox/export"
+)
+
+func exportCmd(args []string, stdout, stderr io.Writer) int {
+	var nf netFlags
+	var out string
+	fs := flag.NewFlagSet("whitebox export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	nf.register(fs)
+	fs.StringVar(&out, "o", "", "the output file, FILE.safetensors")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: whitebox export -net NET [-m M] [-u U] [-k K] -o FILE.safetensors
+
+Writes the white-box network as a PyTorch classifier's state_dict, F64:
+embedding.weight (the V×V identity: token id k embeds as the one-hot row
+of symbol k), lstm.weight_ih_l0, lstm.weight_hh_l0, lstm.bias_ih_l0 (the
+network's bias), lstm.bias_hh_l0 (zeros), fc.weight and fc.bias; the logits
+are fc(h_n[-1]). The metadata names the alphabet (token ids in order) and
+the classes. "whitebox attribute -model FILE" reads it back with the same
+logits to the bit; README.md shows how to load it into nn.LSTM.
+
+Exit status: 0 success; 1 the file could not be written; 2 a usage error.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if status, ok := parseFlags(fs, args); !ok {
+		return status
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "whitebox export: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if out == "" || !strings.EqualFold(filepath.Ext(out), ".safetensors") {
+		fmt.Fprintf(stderr, "whitebox export: -o %q: want a FILE.safetensors\n", out)
+		return 2
+	}
+	net, err := nf.build(fs)
+	if err != nil {
+		fmt.Fprintf(stderr, "whitebox export: %v\n", err)
+		return 2
+	}
+	sd, err := export.StateDict(net.Network)
+	if err == nil {
+		err = writeFileAtomic(out, func(w io.Writer) error { return export.WriteSafetensors(w, sd, export.Metadata(net)) })
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "whitebox export: -o %s: %v\n", out, err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "wrote %s: %s, %d hidden units, alphabet %s, classes %s\n", out, net.Name, net.Network.Hidden(), strings.Join(net.Task.Alphabet, " "), strings.Join(net.Task.Classes, " "))
+	return 0
+}
+
+// writeFileAtomic writes path through a temporary file in its directory,
+// renamed into place once complete, so that a failed write leaves no
+// partial file.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".whitebox-export-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -51,8 +51,12 @@ func (g *genFlags) register(fs *flag.FlagSet) {
 	fs.Uint64Var(&g.seed, "seed", reproduce.DefaultSeed, "the random seed")
 }
 
-// maxGenerate bounds -n and -len, so that a typo does not fill the disk.
-const maxGenerate = 10_000_000
+// maxGenerate bounds -n and -len, and maxSymbols their product, so that
+// a typo does not fill the memory or the disk.
+const (
+	maxGenerate = 10_000_000
+	maxSymbols  = 1 << 28
+)
 
 // parseLen reads "L" or "MIN..MAX".
 func parseLen(s string) (lo, hi int, err error) {
@@ -77,6 +81,9 @@ func (g *genFlags) inputs(net *whitebox.Net) ([]string, error) {
 	lo, hi, err := parseLen(g.length)
 	if err != nil {
 		return nil, err
+	}
+	if int64(g.n)*int64(hi) > maxSymbols {
+		return nil, fmt.Errorf("-n %d inputs of up to -len %d symbols exceed %d symbols in all", g.n, hi, maxSymbols)
 	}
 	rng := whitebox.NewRand(g.seed)
 	out := make([]string, 0, g.n)

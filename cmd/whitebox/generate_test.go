@@ -57,6 +57,7 @@ func TestGenerateUsage(t *testing.T) {
 		{"generate", "-net", "counting", "-k", "3"},
 		{"generate", "-net", "counting", "-m", "0"},
 		{"generate", "-net", "counting", "extra"},
+		{"generate", "-net", "counting", "-n", "10000000", "-len", "10000000"},
 	} {
 		if status, _, errOut := runCLI(t, "", args...); status != 2 || errOut == "" {
 			t.Errorf("%v: status %d, stderr %q; want 2 and a message", args, status, errOut)

@@ -131,3 +131,53 @@ func TestSafetensorsLayout(t *testing.T) {
 		t.Error("StateDict(nil): no error")
 	}
 }
+
+// TestPyTorchRoundTrip: the .pt file reads back through tensorfile (and
+// model.Load) with the same tensors and logits.
+func TestPyTorchRoundTrip(t *testing.T) {
+	for _, name := range whitebox.Names {
+		net, err := whitebox.New(name, whitebox.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sd, _ := StateDict(net.Network)
+		var b bytes.Buffer
+		if err := WritePyTorch(&b, sd); err != nil {
+			t.Fatal(err)
+		}
+		f, err := tensorfile.Read(bytes.NewReader(b.Bytes()), int64(b.Len()), name+".pt")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, want := range sd {
+			got := f.Get(want.Name)
+			if got == nil || got.DType != "F64" || !slicesEqual(got.Shape, want.Shape) {
+				t.Fatalf("%s %s: read back as %+v", name, want.Name, got)
+			}
+			for i := range want.Data {
+				if math.Float64bits(got.Data[i]) != math.Float64bits(want.Data[i]) {
+					t.Fatalf("%s %s[%d] = %v, want %v", name, want.Name, i, got.Data[i], want.Data[i])
+				}
+			}
+		}
+		if _, err := model.FromFile(f, model.Names{}); err != nil {
+			t.Errorf("%s: model: %v", name, err)
+		}
+	}
+	var b bytes.Buffer
+	if err := WritePyTorch(&b, []Tensor{{"a", []int{2}, []float64{1}}}); err == nil || b.Len() != 0 {
+		t.Errorf("bad shape: error %v, %d bytes", err, b.Len())
+	}
+}
+
+func slicesEqual(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -17,16 +17,17 @@ func exportCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("whitebox export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	nf.register(fs)
-	fs.StringVar(&out, "o", "", "the output file, FILE.safetensors")
+	fs.StringVar(&out, "o", "", "the output file: FILE.safetensors, or FILE.pt for torch.save's format")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: whitebox export -net NET [-m M] [-u U] [-k K] -o FILE.safetensors
+		fmt.Fprint(fs.Output(), `Usage: whitebox export -net NET [-m M] [-u U] [-k K] -o FILE.safetensors|FILE.pt
 
 Writes the white-box network as a PyTorch classifier's state_dict, F64:
 embedding.weight (the V×V identity: token id k embeds as the one-hot row
 of symbol k), lstm.weight_ih_l0, lstm.weight_hh_l0, lstm.bias_ih_l0 (the
 network's bias), lstm.bias_hh_l0 (zeros), fc.weight and fc.bias; the logits
-are fc(h_n[-1]). The metadata names the alphabet (token ids in order) and
-the classes. "whitebox attribute -model FILE" reads it back with the same
+are fc(h_n[-1]). A .safetensors file's metadata names the alphabet (token
+ids in order) and the classes; a .pt file is what torch.save(state_dict)
+writes, readable by torch.load(path, weights_only=True). "whitebox attribute -model FILE" reads it back with the same
 logits to the bit; README.md shows how to load it into nn.LSTM.
 
 Exit status: 0 success; 1 the file could not be written; 2 a usage error.
@@ -42,8 +43,9 @@ Flags:
 		fmt.Fprintf(stderr, "whitebox export: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	if out == "" || !strings.EqualFold(filepath.Ext(out), ".safetensors") {
-		fmt.Fprintf(stderr, "whitebox export: -o %q: want a FILE.safetensors\n", out)
+	ext := strings.ToLower(filepath.Ext(out))
+	if ext != ".safetensors" && ext != ".pt" && ext != ".pth" {
+		fmt.Fprintf(stderr, "whitebox export: -o %q: want FILE.safetensors or FILE.pt\n", out)
 		return 2
 	}
 	net, err := nf.build(fs)
@@ -53,7 +55,12 @@ Flags:
 	}
 	sd, err := export.StateDict(net.Network)
 	if err == nil {
-		err = writeFileAtomic(out, func(w io.Writer) error { return export.WriteSafetensors(w, sd, export.Metadata(net)) })
+		err = writeFileAtomic(out, func(w io.Writer) error {
+			if ext == ".safetensors" {
+				return export.WriteSafetensors(w, sd, export.Metadata(net))
+			}
+			return export.WritePyTorch(w, sd)
+		})
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "whitebox export: -o %s: %v\n", out, err)

@@ -43,7 +43,7 @@ func TestExportUsage(t *testing.T) {
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{"export", "-net", "counting"},
-		{"export", "-net", "counting", "-o", filepath.Join(dir, "x.pt")},
+		{"export", "-net", "counting", "-o", filepath.Join(dir, "x.txt")},
 		{"export", "-net", "nope", "-o", filepath.Join(dir, "x.safetensors")},
 		{"export", "-net", "counting", "-k", "2", "-o", filepath.Join(dir, "x.safetensors")},
 		{"export", "-o", filepath.Join(dir, "x.safetensors")},

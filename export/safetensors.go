@@ -1,8 +1,8 @@
 // Package export writes LSTM classifiers as PyTorch state_dicts: the
 // white-box networks become nn.Embedding (an identity, so that a token id
-// embeds as its one-hot row) → nn.LSTM → nn.Linear, in a .safetensors file
-// of F64 tensors that PyTorch's safetensors.torch.load_file and this
-// module's model.Load both read.
+// embeds as its one-hot row) → nn.LSTM → nn.Linear, as F64 tensors in a
+// .safetensors file (WriteSafetensors) or in torch.save's zip format
+// (WritePyTorch), which PyTorch and this module's model.Load both read.
 package export
 
 import (

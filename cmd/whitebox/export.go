@@ -9,17 +9,20 @@ import (
 	"strings"
 
 	"github.com/whitebox-lstm/whitebox/export"
+	"github.com/whitebox-lstm/whitebox/whitebox"
 )
 
 func exportCmd(args []string, stdout, stderr io.Writer) int {
 	var nf netFlags
-	var out string
+	var out, dfa string
 	fs := flag.NewFlagSet("whitebox export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	nf.register(fs)
+	fs.StringVar(&dfa, "dfa", "", "instead of -net: a JSON automaton {\"alphabet\", \"delta\", \"classes\", \"class_of\"} compiled to an LSTM (-m, -u apply)")
 	fs.StringVar(&out, "o", "", "the output file: FILE.safetensors, or FILE.pt for torch.save's format")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: whitebox export -net NET [-m M] [-u U] [-k K] -o FILE.safetensors|FILE.pt
+       whitebox export -dfa AUTOMATON.json [-m M] [-u U] -o FILE.safetensors|FILE.pt
 
 Writes the white-box network as a PyTorch classifier's state_dict, F64:
 embedding.weight (the V×V identity: token id k embeds as the one-hot row
@@ -48,7 +51,7 @@ Flags:
 		fmt.Fprintf(stderr, "whitebox export: -o %q: want FILE.safetensors or FILE.pt\n", out)
 		return 2
 	}
-	net, err := nf.build(fs)
+	net, err := exportNet(&nf, dfa, fs)
 	if err != nil {
 		fmt.Fprintf(stderr, "whitebox export: %v\n", err)
 		return 2
@@ -68,6 +71,33 @@ Flags:
 	}
 	fmt.Fprintf(stdout, "wrote %s: %s, %d hidden units, alphabet %s, classes %s\n", out, net.Name, net.Network.Hidden(), strings.Join(net.Task.Alphabet, " "), strings.Join(net.Task.Classes, " "))
 	return 0
+}
+
+// exportNet builds the -net network or compiles the -dfa automaton.
+func exportNet(nf *netFlags, dfa string, fs *flag.FlagSet) (*whitebox.Net, error) {
+	if dfa == "" {
+		return nf.build(fs)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	switch {
+	case set["net"]:
+		return nil, fmt.Errorf("give -net or -dfa, not both")
+	case set["k"]:
+		return nil, fmt.Errorf("-k applies to -net bracket only")
+	case set["m"] && nf.m == 0, set["u"] && nf.u == 0:
+		return nil, fmt.Errorf("-m and -u must not be zero")
+	}
+	f, err := os.Open(dfa)
+	if err != nil {
+		return nil, fmt.Errorf("-dfa: %v", err)
+	}
+	defer f.Close()
+	a, err := export.ReadDFA(f)
+	if err != nil {
+		return nil, fmt.Errorf("-dfa %s: %v", dfa, err)
+	}
+	return export.DFANet(a, nf.m, nf.u)
 }
 
 // writeFileAtomic writes path through a temporary file in its directory,

@@ -47,6 +47,9 @@ func TestExportUsage(t *testing.T) {
 		{"export", "-net", "nope", "-o", filepath.Join(dir, "x.safetensors")},
 		{"export", "-net", "counting", "-k", "2", "-o", filepath.Join(dir, "x.safetensors")},
 		{"export", "-o", filepath.Join(dir, "x.safetensors")},
+		{"export", "-dfa", filepath.Join(dir, "none.json"), "-o", filepath.Join(dir, "x.safetensors")},
+		{"export", "-dfa", "testdata-parity.json", "-net", "counting", "-o", filepath.Join(dir, "x.safetensors")},
+		{"export", "-dfa", "testdata-parity.json", "-k", "3", "-o", filepath.Join(dir, "x.safetensors")},
 	} {
 		if status, _, errOut := runCLI(t, "", args...); status != 2 || errOut == "" {
 			t.Errorf("%v: status %d, stderr %q; want 2 and a message", args, status, errOut)
@@ -58,5 +61,22 @@ func TestExportUsage(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("files left behind: %v", entries)
+	}
+}
+
+func TestExportDFA(t *testing.T) {
+	dir := t.TempDir()
+	dfa := filepath.Join(dir, "parity.json")
+	if err := os.WriteFile(dfa, []byte(`{"alphabet": ["a", "b"], "delta": [[0, 1], [1, 0]], "classes": ["even", "odd"], "class_of": [0, 1]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "parity.pt")
+	if status, _, errOut := runCLI(t, "", "export", "-dfa", dfa, "-o", out); status != 0 {
+		t.Fatalf("export -dfa: %s", errOut)
+	}
+	// b b a b: three b's, odd.
+	status, got, errOut := runCLI(t, "", "attribute", "-model", out, "-method", "lrp", "1 1 0 1")
+	if status != 0 || !strings.Contains(got, `"prediction":"1"`) {
+		t.Errorf("attribute on the exported automaton: status %d, %s %s", status, got, errOut)
 	}
 }

@@ -9,6 +9,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/whitebox-lstm/whitebox/ablation"
 	"github.com/whitebox-lstm/whitebox/attrib"
@@ -275,55 +279,97 @@ func (j *evalJob) ours(ctx context.Context) (*evaluate.Report, error) {
 			return nil, fmt.Errorf("generated input %d: %v", i+1, err)
 		}
 	}
-	sp := j.net.Task.Name == "sp"
 	criteria := j.ev.Criteria()
-	if sp {
+	if j.net.Task.Name == "sp" {
 		criteria = append(criteria, "ablation-recomputed")
 	}
-	stop := ablation.Stop{DFA: whitebox.SPAutomaton(), Class: 0}
 	for _, m := range j.methods {
-		ex := attrib.NewExplainer(j.net.Network)
-		var abl *ablation.Evaluator
-		if sp {
-			var err error
-			if abl, err = ablation.New(j.net.Network, m, attrib.DefaultOptions(), stop); err != nil {
-				return nil, err
-			}
+		out, err := j.method(ctx, m, sym)
+		if err != nil {
+			return nil, err
 		}
-		opt := attrib.DefaultOptions()
-		opt.Class = j.class
 		acc := evaluate.NewAccumulator(criteria)
 		worst := evaluate.Worst{K: j.f.worst}
-		var res attrib.Result
-		for i, s := range sym {
-			if err := ex.AttributeContext(ctx, m, cell.OneHot(s), opt, &res); err != nil {
-				return nil, fmt.Errorf("%s, input %d: %w", m, i+1, err)
-			}
-			v, err := j.ev.Score(s, res.Class, res.Tokens)
-			if err != nil {
-				return nil, fmt.Errorf("%s, input %d: %w", m, i+1, err)
-			}
-			if sp {
-				r, err := recomputed(ctx, abl, stop, s, res.Class, v[0].Applies)
-				if err != nil {
-					return nil, fmt.Errorf("%s, input %d: %w", m, i+1, err)
-				}
-				v = append(v, r)
-			}
-			if err := acc.Add(v); err != nil {
+		for i, o := range out {
+			if err := acc.Add(o.values); err != nil {
 				return nil, err
 			}
-			worst.Add(evaluate.Example{Line: i + 1, Input: j.expected[i], Tokens: j.tokens(s), Scores: res.Tokens, Failed: evaluate.Failures(criteria, v)})
+			worst.Add(evaluate.Example{Line: i + 1, Input: j.expected[i], Tokens: j.tokens(sym[i]), Scores: o.scores, Failed: evaluate.Failures(criteria, o.values)})
 		}
 		rep.Sources = append(rep.Sources, evaluate.Source{Name: m.String(), Inputs: len(sym), Summaries: acc.Summaries(), Worst: worst.Examples()})
 	}
 	return rep, nil
 }
 
+// judged is one input's explanation and its values.
+type judged struct {
+	scores []float64
+	values []evaluate.Value
+}
+
+// method explains every input with m and judges it, on one goroutine per
+// core (each with its own Explainer, one worker inside); the results, in
+// input order, are the same bits whatever the number of cores.
+func (j *evalJob) method(ctx context.Context, m attrib.Method, sym [][]int) ([]judged, error) {
+	out := make([]judged, len(sym))
+	var next atomic.Int64
+	workers := min(runtime.GOMAXPROCS(0), max(len(sym), 1))
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[w] = j.worker(ctx, m, sym, out, &next)
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// worker takes inputs until none are left or one fails.
+func (j *evalJob) worker(ctx context.Context, m attrib.Method, sym [][]int, out []judged, next *atomic.Int64) error {
+	opt := attrib.DefaultOptions()
+	opt.Workers = 1
+	ex := attrib.NewExplainer(j.net.Network)
+	stop := ablation.Stop{DFA: whitebox.SPAutomaton(), Class: 0}
+	var abl *ablation.Evaluator
+	if j.net.Task.Name == "sp" {
+		var err error
+		if abl, err = ablation.New(j.net.Network, m, opt, stop); err != nil {
+			return err
+		}
+	}
+	opt.Class = j.class
+	var res attrib.Result
+	for {
+		i := int(next.Add(1)) - 1
+		if i >= len(sym) {
+			return nil
+		}
+		s := sym[i]
+		if err := ex.AttributeContext(ctx, m, cell.OneHot(s), opt, &res); err != nil {
+			next.Store(int64(len(sym))) // the others stop too
+			return fmt.Errorf("%s, input %d: %w", m, i+1, err)
+		}
+		v, err := j.ev.Score(s, res.Class, res.Tokens)
+		if err == nil && abl != nil {
+			var r evaluate.Value
+			r, err = recomputed(ctx, abl, stop, s, v[0].Applies)
+			v = append(v, r)
+		}
+		if err != nil {
+			next.Store(int64(len(sym)))
+			return fmt.Errorf("%s, input %d: %w", m, i+1, err)
+		}
+		out[i] = judged{scores: slices.Clone(res.Tokens), values: v}
+	}
+}
+
 // recomputed is Table 5's ablation test (package ablation) on one input:
 // the percentage deleted, met when it is the optimum. It applies where the
 // SP criteria do.
-func recomputed(ctx context.Context, abl *ablation.Evaluator, stop ablation.Stop, s []int, class int, applies bool) (evaluate.Value, error) {
+func recomputed(ctx context.Context, abl *ablation.Evaluator, stop ablation.Stop, s []int, applies bool) (evaluate.Value, error) {
 	if !applies {
 		return evaluate.Value{}, nil
 	}

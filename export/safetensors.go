@@ -25,8 +25,8 @@ type Tensor struct {
 	Data  []float64
 }
 
-// numel returns the product of the shape, or an error for a negative
-// dimension or one that does not match len(Data).
+// check returns an error for a negative dimension, a shape whose product
+// overflows, and one whose product is not len(Data).
 func (t Tensor) check() error {
 	n := 1
 	for _, d := range t.Shape {

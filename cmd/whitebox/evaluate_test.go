@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -137,5 +138,18 @@ func TestEvaluateUsage(t *testing.T) {
 		if status, _, errOut := runCLI(t, "", args...); status != 2 || errOut == "" {
 			t.Errorf("%v: status %d, stderr %q; want 2 and a message", args, status, errOut)
 		}
+	}
+}
+
+// TestEvaluateCores: the report does not depend on the number of cores.
+func TestEvaluateCores(t *testing.T) {
+	args := []string{"evaluate", "-net", "sp-fsa", "-n", "30", "-len", "5..15", "-format", "json"}
+	prev := runtime.GOMAXPROCS(1)
+	_, one, _ := runCLI(t, "", args...)
+	runtime.GOMAXPROCS(4)
+	_, four, _ := runCLI(t, "", args...)
+	runtime.GOMAXPROCS(prev)
+	if one != four || one == "" {
+		t.Errorf("1 core:\n%s\n4 cores:\n%s", one, four)
 	}
 }

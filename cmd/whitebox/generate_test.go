@@ -64,3 +64,12 @@ func TestGenerateUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestGroundTruthHelp(t *testing.T) {
+	for _, cmd := range []string{"generate", "evaluate", "export"} {
+		status, out, _ := runCLI(t, "", "help", cmd)
+		if status != 0 || !strings.Contains(out, "Usage: whitebox "+cmd) {
+			t.Errorf("help %s: status %d, %q", cmd, status, out)
+		}
+	}
+}

@@ -63,18 +63,31 @@ func New(net *whitebox.Net) (*Evaluator, error) {
 }
 
 // Net returns the network being evaluated.
-func (e *Evaluator) Net() *whitebox.Net { return e.net }
+func (e *Evaluator) Net() *whitebox.Net {
+	if e == nil {
+		return nil
+	}
+	return e.net
+}
 
 // Criteria returns the names of the criteria, in the order of Score's
 // values.
-func (e *Evaluator) Criteria() []string { return slices.Clone(e.criteria) }
+func (e *Evaluator) Criteria() []string {
+	if e == nil {
+		return nil
+	}
+	return slices.Clone(e.criteria)
+}
 
 // Score judges the explanation scores of the encoded input symbols for the
 // explained class (an index into the task's classes). It returns one Value
-// per criterion. A length mismatch, an empty input, a class or symbol out
-// of range, a string outside the task's domain and a NaN or infinite score
-// are errors.
+// per criterion. An Evaluator not made by New, a length mismatch, an
+// empty input, a class or symbol out of range, a string outside the task's
+// domain and a NaN or infinite score are errors.
 func (e *Evaluator) Score(symbols []int, class int, scores []float64) ([]Value, error) {
+	if e == nil || e.net == nil {
+		return nil, errors.New("evaluate: Evaluator not made by New")
+	}
 	if len(symbols) == 0 {
 		return nil, whitebox.ErrEmptyInput
 	}

@@ -209,3 +209,14 @@ func TestAccumulator(t *testing.T) {
 		t.Error("Add of NaN: no error")
 	}
 }
+
+func TestZeroValues(t *testing.T) {
+	var e Evaluator
+	if _, err := e.Score([]int{0}, 0, []float64{1}); err == nil {
+		t.Error("zero Evaluator: no error")
+	}
+	var r *Report
+	if err := r.Write(nil, "text"); err == nil {
+		t.Error("nil Report: no error")
+	}
+}

@@ -129,6 +129,9 @@ func (r *Report) WriteHTML(w io.Writer) error {
 
 // Write writes the report in format: text, json, markdown or html.
 func (r *Report) Write(w io.Writer, format string) error {
+	if r == nil {
+		return fmt.Errorf("nil report")
+	}
 	switch format {
 	case "text":
 		return r.WriteText(w)

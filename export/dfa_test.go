@@ -52,3 +52,12 @@ func TestDFA(t *testing.T) {
 		t.Errorf("huge file: %v", err)
 	}
 }
+
+func TestNilInputs(t *testing.T) {
+	if Metadata(nil) != nil {
+		t.Error("Metadata(nil) is not nil")
+	}
+	if _, err := DFANet(nil, 0, 0); err == nil {
+		t.Error("DFANet(nil): no error")
+	}
+}

@@ -45,8 +45,12 @@ func StateDict(net *cell.Network) ([]Tensor, error) {
 
 // Metadata describes a white-box network for the file's "__metadata__":
 // its name, parameters, alphabet (token id = position) and classes (logit
-// order), and the PyTorch sizes.
+// order), and the PyTorch sizes. A nil network, or one without a task,
+// has none.
 func Metadata(net *whitebox.Net) map[string]string {
+	if net == nil || net.Network == nil || net.Task == nil {
+		return nil
+	}
 	p := net.Network.Params()
 	m := map[string]string{
 		"format":          "pt",

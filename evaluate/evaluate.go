@@ -128,7 +128,7 @@ func counting(symbols []int, class int, scores []float64) []Value {
 		want = 1
 	}
 	agree := 0
-	var sum, sum2 float64
+	top := 0.0
 	for i, k := range symbols {
 		sign := want
 		if k == 1 {
@@ -137,21 +137,30 @@ func counting(symbols []int, class int, scores []float64) []Value {
 		if s := scores[i]; math.Abs(s) > Threshold && math.Signbit(s) == (sign < 0) {
 			agree++
 		}
-		sum += math.Abs(scores[i])
+		top = max(top, math.Abs(scores[i]))
 	}
+	// The coefficient of variation of |s|/top, which is that of |s|
+	// without overflow.
 	n := float64(len(symbols))
-	mean := sum / n
-	for _, s := range scores {
-		d := math.Abs(s) - mean
-		sum2 += d * d
+	var sum, sum2 float64
+	if top > 0 {
+		for _, s := range scores {
+			sum += math.Abs(s) / top
+		}
 	}
-	frac := float64(agree) / n
+	mean := sum / n
+	if top > 0 {
+		for _, s := range scores {
+			d := math.Abs(s)/top - mean
+			sum2 += d * d
+		}
+	}
 	spread := Value{Applies: true}
-	if mean > Threshold {
+	if mean*top > Threshold {
 		cv := math.Sqrt(sum2/n) / mean
 		spread = defined(cv, cv <= SpreadTolerance)
 	}
-	return []Value{defined(frac, agree == len(symbols)), spread}
+	return []Value{defined(float64(agree)/n, agree == len(symbols)), spread}
 }
 
 func bracket(symbols []int, label, class int, scores []float64) []Value {

@@ -53,6 +53,8 @@ func TestCounting(t *testing.T) {
 		{"aab", "True", []float64{0, 0, 0}, 0, false, math.NaN(), false}, // blank
 		{"abab", "True", []float64{2, -1, 2, -1}, 1, true, 1.0 / 3, false},
 		{"abab", "True", []float64{1, 1, 1, -1}, 0.75, false, 0, true},
+		{"aab", "True", []float64{1e308, 1e308, -1e308}, 1, true, 0, true},  // no overflow
+		{"ab", "True", []float64{4e-6, -4e-6}, 0, false, math.NaN(), false}, // below the threshold
 	} {
 		v := score(t, e, c.input, c.class, c.scores)
 		if !v[0].Applies || v[0].Value != c.sign || v[0].Met != c.signMet {

@@ -40,18 +40,41 @@ func TestParseLine(t *testing.T) {
 }
 
 func FuzzEvaluateLine(f *testing.F) {
-	for _, s := range []string{`{"input":"accb","scores":[0.5,0,0,1e-3],"class":"True"}`, `{"input":"([","scores":[1,2]}`, `{"input":"ab","scores":[NaN,2]}`, `[]`, `{"input":null}`} {
+	for _, s := range []string{`{"input":"accb","scores":[0.5,0,0,1e-3],"class":"True"}`, `{"input":"([","scores":[1,2]}`, `{"input":"ab","scores":[NaN,2]}`, `[]`, `{"input":null}`, `{"input":"aab","scores":[1,1,-1],"class":"False"}`} {
 		f.Add([]byte(s))
 	}
-	tasks := []*whitebox.Task{whitebox.SPTask(), whitebox.CountingTask(), whitebox.BracketTask(3)}
+	var evs []*Evaluator
+	for _, name := range whitebox.Names {
+		net, err := whitebox.New(name, whitebox.Config{K: map[bool]int{true: 3}[name == "bracket"]})
+		if err != nil {
+			f.Fatal(err)
+		}
+		e, err := New(net)
+		if err != nil {
+			f.Fatal(err)
+		}
+		evs = append(evs, e)
+	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		for _, task := range tasks {
+		for _, e := range evs {
+			task := e.Net().Task
 			l, err := ParseLine(task, line)
 			if err != nil {
 				continue
 			}
 			if len(l.Scores) != len(l.Symbols) || len(l.Symbols) == 0 || l.Class < -1 || l.Class >= len(task.Classes) {
 				t.Fatalf("%s: inconsistent line %+v", task.Name, l)
+			}
+			class := max(l.Class, 0)
+			v, err := e.Score(l.Symbols, class, l.Scores)
+			if err != nil {
+				t.Fatalf("%s: a parsed line fails to score: %v", task.Name, err)
+			}
+			if len(v) != len(e.Criteria()) {
+				t.Fatalf("%s: %d values for %d criteria", task.Name, len(v), len(e.Criteria()))
+			}
+			if err := NewAccumulator(e.Criteria()).Add(v); err != nil {
+				t.Fatalf("%s: %v", task.Name, err)
 			}
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -209,6 +210,9 @@ func (j *evalJob) scoresFile(in io.Reader, stderr io.Writer) (*evaluate.Report, 
 	rep := j.report(data)
 	rep.Class = "as each line names it (default: predicted)"
 	src := evaluate.Source{Name: "scores"}
+	if j.f.scores != "-" {
+		src.Name = filepath.Base(j.f.scores)
+	}
 	acc := evaluate.NewAccumulator(j.ev.Criteria())
 	worst := evaluate.Worst{K: j.f.worst}
 	ws := cell.NewWorkspace(j.net.Network)

@@ -100,7 +100,12 @@ Flags:
 			in = file
 		}
 		rep, failed = job.scoresFile(in, stderr)
-	} else if rep, err = job.ours(ctx); err != nil {
+	} else {
+		job.bar = newProgressBar(stderr)
+		rep, err = job.ours(ctx)
+		job.bar.finish()
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "whitebox evaluate: %v\n", err)
 		if errors.Is(err, context.Canceled) {
 			return exitInterrupted
@@ -125,6 +130,7 @@ type evalJob struct {
 	expected []string // the inputs line i must hold (nil: any)
 	methods  []attrib.Method
 	class    attrib.Class
+	bar      *progressBar // on a terminal, the inputs explained
 }
 
 func newEvalJob(f *evalFlags, fs *flag.FlagSet) (*evalJob, error) {
@@ -316,7 +322,7 @@ type judged struct {
 // input order, are the same bits whatever the number of cores.
 func (j *evalJob) method(ctx context.Context, m attrib.Method, sym [][]int) ([]judged, error) {
 	out := make([]judged, len(sym))
-	var next atomic.Int64
+	var next, done atomic.Int64
 	workers := min(runtime.GOMAXPROCS(0), max(len(sym), 1))
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
@@ -324,7 +330,7 @@ func (j *evalJob) method(ctx context.Context, m attrib.Method, sym [][]int) ([]j
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[w] = j.worker(ctx, m, sym, out, &next)
+			errs[w] = j.worker(ctx, m, sym, out, &next, &done)
 		}()
 	}
 	wg.Wait()
@@ -332,7 +338,7 @@ func (j *evalJob) method(ctx context.Context, m attrib.Method, sym [][]int) ([]j
 }
 
 // worker takes inputs until none are left or one fails.
-func (j *evalJob) worker(ctx context.Context, m attrib.Method, sym [][]int, out []judged, next *atomic.Int64) error {
+func (j *evalJob) worker(ctx context.Context, m attrib.Method, sym [][]int, out []judged, next, done *atomic.Int64) error {
 	opt := attrib.DefaultOptions()
 	opt.Workers = 1
 	ex := attrib.NewExplainer(j.net.Network)
@@ -367,6 +373,9 @@ func (j *evalJob) worker(ctx context.Context, m attrib.Method, sym [][]int, out 
 			return fmt.Errorf("%s, input %d: %w", m, i+1, err)
 		}
 		out[i] = judged{scores: slices.Clone(res.Tokens), values: v}
+		if j.bar != nil {
+			j.bar.set("evaluate "+m.String(), int(done.Add(1)), len(sym))
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ type Line struct {
 	Symbols []int     // the input, encoded
 	Scores  []float64 // one per symbol, finite
 	Class   int       // the explained class, or −1 when the line names none
+	Method  string    // the line's "method", or ""
 }
 
 // rawLine is the JSON of a line; other fields (those of whitebox
@@ -23,13 +24,15 @@ type rawLine struct {
 	Input  *string    `json:"input"`
 	Scores []*float64 `json:"scores"`
 	Class  *string    `json:"class"`
+	Method string     `json:"method"`
 }
 
 // ParseLine reads one line of a scores file, a JSON object
 //
 //	{"input": "accb", "scores": [0.49, 0, 0, 0.04], "class": "True"}
 //
-// whose "class" (a class name of the task) is optional. It returns an
+// whose "class" (a class name of the task) and "method" (a name for the
+// explanations' source, as whitebox attribute writes it) are optional. It returns an
 // error, never panics, for a line that is not a JSON object, a missing
 // input or scores, an input outside the task's domain (an unknown symbol,
 // say), a number of scores that is not the number of symbols, a null score
@@ -61,7 +64,7 @@ func ParseLine(task *whitebox.Task, line []byte) (Line, error) {
 	if len(raw.Scores) != len(sym) {
 		return Line{}, fmt.Errorf("%d scores for an input of %d symbols", len(raw.Scores), len(sym))
 	}
-	l := Line{Input: *raw.Input, Symbols: sym, Scores: make([]float64, len(sym)), Class: -1}
+	l := Line{Input: *raw.Input, Symbols: sym, Scores: make([]float64, len(sym)), Class: -1, Method: raw.Method}
 	for i, s := range raw.Scores {
 		if s == nil {
 			return Line{}, fmt.Errorf("score %d is null (NaN or infinite?)", i+1)

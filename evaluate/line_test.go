@@ -13,7 +13,7 @@ func TestParseLine(t *testing.T) {
 	if err != nil || l.Input != "accb" || len(l.Scores) != 4 || l.Scores[3] != 1e-3 || l.Class != 1 || l.Symbols[3] != 1 {
 		t.Fatalf("ParseLine: %+v, %v", l, err)
 	}
-	if l, err := ParseLine(task, []byte(`{"input":"ab","scores":[1,2]}`)); err != nil || l.Class != -1 {
+	if l, err := ParseLine(task, []byte(`{"input":"ab","scores":[1,2],"method":"shap"}`)); err != nil || l.Class != -1 || l.Method != "shap" {
 		t.Fatalf("no class: %+v, %v", l, err)
 	}
 	for line, want := range map[string]string{

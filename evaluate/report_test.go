@@ -46,3 +46,18 @@ func TestReportFormats(t *testing.T) {
 		t.Error("unknown format: no error")
 	}
 }
+
+func TestCollector(t *testing.T) {
+	c := NewCollector("tool", []string{"x", "y"}, 1)
+	if err := c.Add(Example{Line: 1}, []Value{defined(1, true), defined(0, false)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Add(Example{Line: 2}, []Value{defined(1, true)}); err == nil {
+		t.Error("one value for two criteria: no error")
+	}
+	c.Skip(2)
+	s := c.Source()
+	if s.Name != "tool" || s.Inputs != 1 || s.Skipped != 2 || len(s.Summaries) != 2 || len(s.Worst) != 1 || s.Worst[0].Failed[0] != "y" {
+		t.Errorf("source %+v", s)
+	}
+}

@@ -54,9 +54,11 @@ deviation and the percentage of inputs meeting the expectation.
 
 With -scores, the explanations are JSON lines from any tool: "input" (a
 string over the network's alphabet), "scores" (one per symbol) and
-optionally "class" (the explained class; default: the predicted one).
+optionally "class" (the explained class; default: the predicted one) and
+"method" (lines of several methods are summarized per method).
 "whitebox attribute" output works as is. Given -n, -len or -seed too,
-line i must hold the i-th input "whitebox generate" writes with them. A bad
+the i-th line of each method must hold the i-th input "whitebox generate"
+writes with them. A bad
 line is reported on standard error with its number; the others are still
 scored and the summary counts the skipped lines.
 
@@ -202,12 +204,14 @@ func (j *evalJob) tokens(sym []int) []string {
 	return out
 }
 
-// scoresFile evaluates the lines of a scores file; failed reports a line
-// that could not be scored.
+// scoresFile evaluates the lines of a scores file, one source per
+// "method" the lines name (the file's name for lines that name none);
+// failed reports a line that could not be scored. With expected inputs,
+// the k-th line of each source must hold the k-th input.
 func (j *evalJob) scoresFile(in io.Reader, stderr io.Writer) (*evaluate.Report, bool) {
-	name := j.f.scores
-	if name == "-" {
-		name = "standard input"
+	name, base := "standard input", "scores"
+	if j.f.scores != "-" {
+		name, base = j.f.scores, filepath.Base(j.f.scores)
 	}
 	data := "the lines of " + name
 	if j.expected != nil {
@@ -215,68 +219,87 @@ func (j *evalJob) scoresFile(in io.Reader, stderr io.Writer) (*evaluate.Report, 
 	}
 	rep := j.report(data)
 	rep.Class = "as each line names it (default: predicted)"
-	src := evaluate.Source{Name: "scores"}
-	if j.f.scores != "-" {
-		src.Name = filepath.Base(j.f.scores)
+	sources := map[string]*evaluate.Collector{}
+	seen := map[string]int{} // the lines of each source
+	var order []string
+	source := func(method string) (string, *evaluate.Collector) {
+		if method == "" {
+			method = base
+		}
+		c, ok := sources[method]
+		if !ok {
+			c = evaluate.NewCollector(method, j.ev.Criteria(), j.f.worst)
+			sources[method] = c
+			order = append(order, method)
+		}
+		return method, c
 	}
-	acc := evaluate.NewAccumulator(j.ev.Criteria())
-	worst := evaluate.Worst{K: j.f.worst}
+	last := "" // the source of the previous line, which an unreadable line is counted against
 	ws := cell.NewWorkspace(j.net.Network)
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), 64<<20)
-	n := 0
-	bad := func(err error) {
+	n, failed := 0, false
+	bad := func(c *evaluate.Collector, err error) {
 		fmt.Fprintf(stderr, "whitebox evaluate: %s:%d: %v\n", name, n, err)
-		src.Skipped++
+		c.Skip(1)
+		failed = true
 	}
 	for sc.Scan() {
 		n++
 		l, err := evaluate.ParseLine(j.net.Task, sc.Bytes())
 		if err != nil {
-			bad(err)
+			m, c := source(last)
+			seen[m]++
+			bad(c, err)
 			continue
 		}
+		m, c := source(l.Method)
+		last = m
 		if j.expected != nil {
-			if n > len(j.expected) {
-				bad(fmt.Errorf("more lines than the %d generated inputs", len(j.expected)))
+			k := seen[m]
+			seen[m] = k + 1
+			if k >= len(j.expected) {
+				bad(c, fmt.Errorf("more lines than the %d generated inputs", len(j.expected)))
 				continue
 			}
-			if want := j.expected[n-1]; l.Input != want {
-				bad(fmt.Errorf("input %.40q is not generated input %d, %.40q", l.Input, n, want))
+			if want := j.expected[k]; l.Input != want {
+				bad(c, fmt.Errorf("input %.40q is not generated input %d, %.40q", l.Input, k+1, want))
 				continue
 			}
 		}
 		if l.Class < 0 {
 			y, err := j.net.Network.Forward(ws, cell.OneHot(l.Symbols))
 			if err != nil {
-				bad(err)
+				bad(c, err)
 				continue
 			}
 			l.Class = cell.Predict(y)
 		}
 		v, err := j.ev.Score(l.Symbols, l.Class, l.Scores)
 		if err == nil {
-			err = acc.Add(v)
+			err = c.Add(evaluate.Example{Line: n, Input: l.Input, Tokens: j.tokens(l.Symbols), Scores: l.Scores}, v)
 		}
 		if err != nil {
-			bad(err)
-			continue
+			bad(c, err)
 		}
-		src.Inputs++
-		worst.Add(evaluate.Example{Line: n, Input: l.Input, Tokens: j.tokens(l.Symbols), Scores: l.Scores, Failed: evaluate.Failures(j.ev.Criteria(), v)})
 	}
 	if err := sc.Err(); err != nil {
 		n++
-		bad(fmt.Errorf("stopped reading: %v", err))
+		_, c := source(last)
+		bad(c, fmt.Errorf("stopped reading: %v", err))
 	}
-	if j.expected != nil && n < len(j.expected) {
-		fmt.Fprintf(stderr, "whitebox evaluate: %s: lines %d..%d are missing (%d inputs generated)\n", name, n+1, len(j.expected), len(j.expected))
-		src.Skipped += len(j.expected) - n
+	if len(order) == 0 {
+		source("")
 	}
-	src.Summaries = acc.Summaries()
-	src.Worst = worst.Examples()
-	rep.Sources = []evaluate.Source{src}
-	return rep, src.Skipped > 0
+	for _, m := range order {
+		if k := seen[m]; j.expected != nil && k < len(j.expected) {
+			fmt.Fprintf(stderr, "whitebox evaluate: %s: %s: %d of the %d generated inputs are missing (lines for inputs %d..%d)\n", name, m, len(j.expected)-k, len(j.expected), k+1, len(j.expected))
+			sources[m].Skip(len(j.expected) - k)
+			failed = true
+		}
+		rep.Sources = append(rep.Sources, sources[m].Source())
+	}
+	return rep, failed
 }
 
 // ours runs our methods on the generated inputs.

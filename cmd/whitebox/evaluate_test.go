@@ -106,7 +106,7 @@ func TestEvaluateScoresFile(t *testing.T) {
 	}
 	// Lines that are not the generated inputs, and missing lines.
 	status, _, errOut = runCLI(t, `{"input":"((","scores":[1,2]}`+"\n", "evaluate", "-net", "bracket", "-scores", "-", "-n", "3", "-seed", "1")
-	if status != 1 || !strings.Contains(errOut, "not generated input 1") || !strings.Contains(errOut, "lines 2..3 are missing") {
+	if status != 1 || !strings.Contains(errOut, "not generated input 1") || !strings.Contains(errOut, "2 of the 3 generated inputs are missing") {
 		t.Errorf("mismatch: status %d, %q", status, errOut)
 	}
 }
@@ -151,5 +151,35 @@ func TestEvaluateCores(t *testing.T) {
 	runtime.GOMAXPROCS(prev)
 	if one != four || one == "" {
 		t.Errorf("1 core:\n%s\n4 cores:\n%s", one, four)
+	}
+}
+
+// TestEvaluateMethods: one file with the lines of several methods gives a
+// source per method, each with our numbers for it.
+func TestEvaluateMethods(t *testing.T) {
+	_, gen, _ := runCLI(t, "", "generate", "-net", "sp-counter", "-n", "25", "-len", "3..12")
+	var all strings.Builder
+	for _, m := range []string{"ig", "occlusion"} {
+		status, lines, errOut := runCLI(t, gen, "attribute", "-net", "sp-counter", "-method", m)
+		if status != 0 {
+			t.Fatalf("attribute: %s", errOut)
+		}
+		all.WriteString(lines)
+	}
+	status, out, errOut := runCLI(t, all.String(), "evaluate", "-net", "sp-counter", "-scores", "-", "-n", "25", "-len", "3..12", "-format", "json")
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, errOut)
+	}
+	r := evalReport(t, out)
+	if len(r.Sources) != 2 || r.Sources[0].Name != "ig" || r.Sources[1].Name != "occlusion" {
+		t.Fatalf("sources %+v", r.Sources)
+	}
+	for _, s := range r.Sources {
+		_, mine, _ := runCLI(t, "", "evaluate", "-net", "sp-counter", "-method", s.Name, "-n", "25", "-len", "3..12", "-format", "json")
+		for _, c := range []string{"precision", "recall", "pointing", "ablation"} {
+			if got, want := criterion(t, s, c), criterion(t, evalReport(t, mine).Sources[0], c); got != want {
+				t.Errorf("%s %s: from the file %+v, ours %+v", s.Name, c, got, want)
+			}
+		}
 	}
 }

@@ -321,15 +321,13 @@ func (j *evalJob) ours(ctx context.Context) (*evaluate.Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		acc := evaluate.NewAccumulator(criteria)
-		worst := evaluate.Worst{K: j.f.worst}
+		c := evaluate.NewCollector(m.String(), criteria, j.f.worst)
 		for i, o := range out {
-			if err := acc.Add(o.values); err != nil {
+			if err := c.Add(evaluate.Example{Line: i + 1, Input: j.expected[i], Tokens: j.tokens(sym[i]), Scores: o.scores}, o.values); err != nil {
 				return nil, err
 			}
-			worst.Add(evaluate.Example{Line: i + 1, Input: j.expected[i], Tokens: j.tokens(sym[i]), Scores: o.scores, Failed: evaluate.Failures(criteria, o.values)})
 		}
-		rep.Sources = append(rep.Sources, evaluate.Source{Name: m.String(), Inputs: len(sym), Summaries: acc.Summaries(), Worst: worst.Examples()})
+		rep.Sources = append(rep.Sources, c.Source())
 	}
 	return rep, nil
 }

@@ -9,7 +9,7 @@
 //	whitebox inspect -model FILE
 //	whitebox generate -net NET [-n N] [-len L] [-seed S]
 //	whitebox evaluate -net NET [-scores FILE] [-format F]
-//	whitebox export -net NET -o FILE.safetensors
+//	whitebox export -net NET -o FILE.safetensors|FILE.pt
 //	whitebox version
 //
 // Run "whitebox help reproduce" or "whitebox help attribute" for the flags.
@@ -88,7 +88,7 @@ Commands:
   inspect     show how a model file (PyTorch, safetensors) is read
   generate    write evaluation inputs of a network's task, one per line
   evaluate    score explanations (any tool's, or ours) against the ground truth
-  export      write a white-box network as a PyTorch state_dict (.safetensors)
+  export      write a white-box network or automaton as a PyTorch state_dict
   version     print the build and machine description
   help        this text ("whitebox help COMMAND" for a command's flags)
 

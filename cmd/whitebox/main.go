@@ -7,6 +7,9 @@
 //	whitebox attribute -net NET -method METHOD [flags] [INPUT ...]
 //	whitebox attribute -model FILE -method METHOD [flags] [INPUT ...]
 //	whitebox inspect -model FILE
+//	whitebox generate -net NET [-n N] [-len L] [-seed S]
+//	whitebox evaluate -net NET [-scores FILE] [-format F]
+//	whitebox export -net NET -o FILE.safetensors|FILE.pt
 //	whitebox version
 //
 // Run "whitebox help reproduce" or "whitebox help attribute" for the flags.
@@ -46,6 +49,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return reproduceCmd(args[1:], stdout, stderr)
 	case "inspect":
 		return inspect(args[1:], stdout, stderr)
+	case "generate", "evaluate", "export":
+		return groundTruth(args[0], args[1:], stdin, stdout, stderr)
 	case "version":
 		return version(stdout)
 	case "help", "-h", "-help", "--help":
@@ -54,6 +59,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		if len(args) > 1 && args[1] == "inspect" {
 			return inspect([]string{"-h"}, stdout, stdout)
+		}
+		if len(args) > 1 && (args[1] == "generate" || args[1] == "evaluate" || args[1] == "export") {
+			return groundTruth(args[1], []string{"-h"}, stdin, stdout, stdout)
 		}
 		if len(args) > 1 && args[1] == "reproduce" {
 			return reproduceCmd([]string{"-h"}, stdout, stdout)
@@ -78,6 +86,9 @@ Commands:
   reproduce   recompute the paper's Tables 2-5 beside the published values
   attribute   score every input token with an attribution method
   inspect     show how a model file (PyTorch, safetensors) is read
+  generate    write evaluation inputs of a network's task, one per line
+  evaluate    score explanations (any tool's, or ours) against the ground truth
+  export      write a white-box network or automaton as a PyTorch state_dict
   version     print the build and machine description
   help        this text ("whitebox help COMMAND" for a command's flags)
 

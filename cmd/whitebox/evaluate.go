@@ -1,0 +1,419 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/whitebox-lstm/whitebox/ablation"
+	"github.com/whitebox-lstm/whitebox/attrib"
+	"github.com/whitebox-lstm/whitebox/cell"
+	"github.com/whitebox-lstm/whitebox/evaluate"
+	"github.com/whitebox-lstm/whitebox/whitebox"
+)
+
+// evalFlags are the options of "whitebox evaluate".
+type evalFlags struct {
+	nf             netFlags
+	gf             genFlags
+	scores, class  string
+	format, method string
+	worst          int
+	set            map[string]bool
+}
+
+func evaluateCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var f evalFlags
+	fs := flag.NewFlagSet("whitebox evaluate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f.nf.register(fs)
+	f.gf.register(fs)
+	fs.StringVar(&f.scores, "scores", "", "a file of JSON lines {\"input\": ..., \"scores\": [...]} from any tool (- : standard input); default: run our five methods on generated inputs")
+	fs.StringVar(&f.class, "class", "", "without -scores: the class our methods explain (default: the predicted class)")
+	fs.StringVar(&f.method, "method", "", "without -scores: one method only (occlusion, saliency, gxi, ig, lrp; default: all five)")
+	fs.StringVar(&f.format, "format", "text", "output: text, json, markdown or html (a page with heatmaps of the worst cases)")
+	fs.IntVar(&f.worst, "worst", 5, "the number of worst explanations kept per method for the report")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: whitebox evaluate -net NET [-scores FILE] [-n N -len L -seed S] [-format F]
+
+Scores explanations against the ground truth of the network's task (the
+criteria are defined in EXPERIMENTS.md and package evaluate): counting
+sign and spread; SP precision, recall, pointing game and ablation;
+bracket last-unclosed. For each method it prints the mean, the standard
+deviation and the percentage of inputs meeting the expectation.
+
+With -scores, the explanations are JSON lines from any tool: "input" (a
+string over the network's alphabet), "scores" (one per symbol) and
+optionally "class" (the explained class; default: the predicted one) and
+"method" (lines of several methods are summarized per method).
+"whitebox attribute" output works as is. Given -n, -len or -seed too,
+the i-th line of each method must hold the i-th input "whitebox generate"
+writes with them. A bad
+line is reported on standard error with its number; the others are still
+scored and the summary counts the skipped lines.
+
+Without -scores, it generates the inputs ("whitebox generate" with the
+same flags) and runs our five methods on them; for the SP networks it adds
+Table 5's ablation test with the heatmap recomputed after each deletion.
+
+Exit status: 0 success; 1 some line could not be scored; 2 a usage error.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if status, ok := parseFlags(fs, args); !ok {
+		return status
+	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "whitebox evaluate: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	job, err := newEvalJob(&f, fs)
+	if err != nil {
+		fmt.Fprintf(stderr, "whitebox evaluate: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	var rep *evaluate.Report
+	failed := false
+	if f.scores != "" {
+		in := stdin
+		if f.scores != "-" {
+			file, err := os.Open(f.scores)
+			if err != nil {
+				fmt.Fprintf(stderr, "whitebox evaluate: -scores: %v\n", err)
+				return 2
+			}
+			defer file.Close()
+			in = file
+		}
+		rep, failed = job.scoresFile(in, stderr)
+	} else {
+		job.bar = newProgressBar(stderr)
+		rep, err = job.ours(ctx)
+		job.bar.finish()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "whitebox evaluate: %v\n", err)
+		if errors.Is(err, context.Canceled) {
+			return exitInterrupted
+		}
+		return 1
+	}
+	if err := rep.Write(stdout, f.format); err != nil {
+		fmt.Fprintf(stderr, "whitebox evaluate: %v\n", err)
+		return 1
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+// evalJob is one evaluation.
+type evalJob struct {
+	f        *evalFlags
+	net      *whitebox.Net
+	ev       *evaluate.Evaluator
+	expected []string // the inputs line i must hold (nil: any)
+	methods  []attrib.Method
+	class    attrib.Class
+	bar      *progressBar // on a terminal, the inputs explained
+}
+
+func newEvalJob(f *evalFlags, fs *flag.FlagSet) (*evalJob, error) {
+	switch f.format {
+	case "text", "json", "markdown", "html":
+	default:
+		return nil, fmt.Errorf("-format %q: want text, json, markdown or html", f.format)
+	}
+	if f.worst < 0 {
+		return nil, fmt.Errorf("-worst %d must not be negative", f.worst)
+	}
+	net, err := f.nf.build(fs)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := evaluate.New(net)
+	if err != nil {
+		return nil, err
+	}
+	j := &evalJob{f: f, net: net, ev: ev, methods: attrib.Methods, class: attrib.Predicted}
+	if f.scores != "" {
+		for _, name := range []string{"class", "method"} {
+			if f.set[name] {
+				return nil, fmt.Errorf("-%s applies without -scores only (a scores line names its class)", name)
+			}
+		}
+		if !f.set["n"] && !f.set["len"] && !f.set["seed"] {
+			return j, nil
+		}
+	}
+	if j.expected, err = f.gf.inputs(net); err != nil {
+		return nil, err
+	}
+	if f.method != "" {
+		m, err := attrib.ParseMethod(f.method)
+		if err != nil {
+			return nil, fmt.Errorf("-method: %v", err)
+		}
+		j.methods = []attrib.Method{m}
+	}
+	if f.class != "" {
+		k, err := net.Task.Class(f.class)
+		if err != nil {
+			return nil, fmt.Errorf("-class: %v", err)
+		}
+		j.class = attrib.ClassIndex(k)
+	}
+	return j, nil
+}
+
+func (j *evalJob) report(data string) *evaluate.Report {
+	class := "predicted"
+	if k, ok := j.class.Index(); ok {
+		class = j.net.Task.Classes[k]
+	}
+	return &evaluate.Report{Net: j.net.Name, Class: class, Data: data}
+}
+
+func (j *evalJob) data() string {
+	return fmt.Sprintf("%d generated inputs (-len %s -seed %d)", len(j.expected), j.f.gf.length, j.f.gf.seed)
+}
+
+// tokens spells the symbols of an input.
+func (j *evalJob) tokens(sym []int) []string {
+	out := make([]string, len(sym))
+	for i, k := range sym {
+		out[i] = j.net.Task.Alphabet[k]
+	}
+	return out
+}
+
+// scoresFile evaluates the lines of a scores file, one source per
+// "method" the lines name (the file's name for lines that name none);
+// failed reports a line that could not be scored. With expected inputs,
+// the k-th line of each source must hold the k-th input.
+func (j *evalJob) scoresFile(in io.Reader, stderr io.Writer) (*evaluate.Report, bool) {
+	name, base := "standard input", "scores"
+	if j.f.scores != "-" {
+		name, base = j.f.scores, filepath.Base(j.f.scores)
+	}
+	data := "the lines of " + name
+	if j.expected != nil {
+		data = fmt.Sprintf("%s, checked against %s", data, j.data())
+	}
+	rep := j.report(data)
+	rep.Class = "as each line names it (default: predicted)"
+	sources := map[string]*evaluate.Collector{}
+	seen := map[string]int{} // the lines of each source
+	var order []string
+	source := func(method string) (string, *evaluate.Collector) {
+		if method == "" {
+			method = base
+		}
+		c, ok := sources[method]
+		if !ok {
+			c = evaluate.NewCollector(method, j.ev.Criteria(), j.f.worst)
+			sources[method] = c
+			order = append(order, method)
+		}
+		return method, c
+	}
+	last := "" // the source of the previous line, which an unreadable line is counted against
+	ws := cell.NewWorkspace(j.net.Network)
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64*1024), 64<<20)
+	n, failed := 0, false
+	bad := func(c *evaluate.Collector, err error) {
+		fmt.Fprintf(stderr, "whitebox evaluate: %s:%d: %v\n", name, n, err)
+		c.Skip(1)
+		failed = true
+	}
+	for sc.Scan() {
+		n++
+		l, err := evaluate.ParseLine(j.net.Task, sc.Bytes())
+		if err != nil {
+			m, c := source(last)
+			seen[m]++
+			bad(c, err)
+			continue
+		}
+		m, c := source(l.Method)
+		last = m
+		if j.expected != nil {
+			k := seen[m]
+			seen[m] = k + 1
+			if k >= len(j.expected) {
+				bad(c, fmt.Errorf("more lines than the %d generated inputs", len(j.expected)))
+				continue
+			}
+			if want := j.expected[k]; l.Input != want {
+				bad(c, fmt.Errorf("input %.40q is not generated input %d, %.40q", l.Input, k+1, want))
+				continue
+			}
+		}
+		if l.Class < 0 {
+			y, err := j.net.Network.Forward(ws, cell.OneHot(l.Symbols))
+			if err != nil {
+				bad(c, err)
+				continue
+			}
+			l.Class = cell.Predict(y)
+		}
+		v, err := j.ev.Score(l.Symbols, l.Class, l.Scores)
+		if err == nil {
+			err = c.Add(evaluate.Example{Line: n, Input: l.Input, Tokens: j.tokens(l.Symbols), Scores: l.Scores}, v)
+		}
+		if err != nil {
+			bad(c, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		n++
+		_, c := source(last)
+		bad(c, fmt.Errorf("stopped reading: %v", err))
+	}
+	if len(order) == 0 {
+		source("")
+	}
+	for _, m := range order {
+		if k := seen[m]; j.expected != nil && k < len(j.expected) {
+			fmt.Fprintf(stderr, "whitebox evaluate: %s: %s: %d of the %d generated inputs are missing (lines for inputs %d..%d)\n", name, m, len(j.expected)-k, len(j.expected), k+1, len(j.expected))
+			sources[m].Skip(len(j.expected) - k)
+			failed = true
+		}
+		rep.Sources = append(rep.Sources, sources[m].Source())
+	}
+	return rep, failed
+}
+
+// ours runs our methods on the generated inputs.
+func (j *evalJob) ours(ctx context.Context) (*evaluate.Report, error) {
+	rep := j.report(j.data())
+	sym := make([][]int, len(j.expected))
+	for i, s := range j.expected {
+		var err error
+		if sym[i], err = j.net.Task.Encode(s); err != nil {
+			return nil, fmt.Errorf("generated input %d: %v", i+1, err)
+		}
+	}
+	criteria := j.ev.Criteria()
+	if j.net.Task.Name == "sp" {
+		criteria = append(criteria, "ablation-recomputed")
+	}
+	for _, m := range j.methods {
+		out, err := j.method(ctx, m, sym)
+		if err != nil {
+			return nil, err
+		}
+		c := evaluate.NewCollector(m.String(), criteria, j.f.worst)
+		for i, o := range out {
+			if err := c.Add(evaluate.Example{Line: i + 1, Input: j.expected[i], Tokens: j.tokens(sym[i]), Scores: o.scores}, o.values); err != nil {
+				return nil, err
+			}
+		}
+		rep.Sources = append(rep.Sources, c.Source())
+	}
+	return rep, nil
+}
+
+// judged is one input's explanation and its values.
+type judged struct {
+	scores []float64
+	values []evaluate.Value
+}
+
+// method explains every input with m and judges it, on one goroutine per
+// core (each with its own Explainer, one worker inside); the results, in
+// input order, are the same bits whatever the number of cores.
+func (j *evalJob) method(ctx context.Context, m attrib.Method, sym [][]int) ([]judged, error) {
+	out := make([]judged, len(sym))
+	var next, done atomic.Int64
+	workers := min(runtime.GOMAXPROCS(0), max(len(sym), 1))
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[w] = j.worker(ctx, m, sym, out, &next, &done)
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// worker takes inputs until none are left or one fails.
+func (j *evalJob) worker(ctx context.Context, m attrib.Method, sym [][]int, out []judged, next, done *atomic.Int64) error {
+	opt := attrib.DefaultOptions()
+	opt.Workers = 1
+	ex := attrib.NewExplainer(j.net.Network)
+	stop := ablation.Stop{DFA: whitebox.SPAutomaton(), Class: 0}
+	var abl *ablation.Evaluator
+	if j.net.Task.Name == "sp" {
+		var err error
+		if abl, err = ablation.New(j.net.Network, m, opt, stop); err != nil {
+			return err
+		}
+	}
+	opt.Class = j.class
+	var res attrib.Result
+	for {
+		i := int(next.Add(1)) - 1
+		if i >= len(sym) {
+			return nil
+		}
+		s := sym[i]
+		if err := ex.AttributeContext(ctx, m, cell.OneHot(s), opt, &res); err != nil {
+			next.Store(int64(len(sym))) // the others stop too
+			return fmt.Errorf("%s, input %d: %w", m, i+1, err)
+		}
+		v, err := j.ev.Score(s, res.Class, res.Tokens)
+		if err == nil && abl != nil {
+			var r evaluate.Value
+			r, err = recomputed(ctx, abl, stop, s, v[0].Applies)
+			v = append(v, r)
+		}
+		if err != nil {
+			next.Store(int64(len(sym)))
+			return fmt.Errorf("%s, input %d: %w", m, i+1, err)
+		}
+		out[i] = judged{scores: slices.Clone(res.Tokens), values: v}
+		if j.bar != nil {
+			j.bar.set("evaluate "+m.String(), int(done.Add(1)), len(sym))
+		}
+	}
+}
+
+// recomputed is Table 5's ablation test (package ablation) on one input:
+// the percentage deleted, met when it is the optimum. It applies where the
+// SP criteria do.
+func recomputed(ctx context.Context, abl *ablation.Evaluator, stop ablation.Stop, s []int, applies bool) (evaluate.Value, error) {
+	if !applies {
+		return evaluate.Value{}, nil
+	}
+	n, err := abl.Run(ctx, s)
+	if err != nil {
+		return evaluate.Value{}, err
+	}
+	best, err := ablation.Optimal(stop, s)
+	if err != nil {
+		return evaluate.Value{}, err
+	}
+	return evaluate.Value{Applies: true, Defined: true, Value: 100 * float64(n) / float64(len(s)), Met: n == best}, nil
+}

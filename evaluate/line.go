@@ -1,0 +1,80 @@
+package evaluate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/whitebox-lstm/whitebox/whitebox"
+)
+
+// Line is one explanation of a scores file.
+type Line struct {
+	Input   string
+	Symbols []int     // the input, encoded
+	Scores  []float64 // one per symbol, finite
+	Class   int       // the explained class, or −1 when the line names none
+	Method  string    // the line's "method", or ""
+}
+
+// rawLine is the JSON of a line; other fields (those of whitebox
+// attribute's records, say) are ignored.
+type rawLine struct {
+	Input  *string    `json:"input"`
+	Scores []*float64 `json:"scores"`
+	Class  *string    `json:"class"`
+	Method string     `json:"method"`
+}
+
+// ParseLine reads one line of a scores file, a JSON object
+//
+//	{"input": "accb", "scores": [0.49, 0, 0, 0.04], "class": "True"}
+//
+// whose "class" (a class name of the task) and "method" (a name for the
+// explanations' source, as whitebox attribute writes it) are optional. It returns an
+// error, never panics, for a line that is not a JSON object, a missing
+// input or scores, an input outside the task's domain (an unknown symbol,
+// say), a number of scores that is not the number of symbols, a null score
+// (how JSON writers spell NaN and infinity), NaN or Infinity literals and
+// an unknown class.
+func ParseLine(task *whitebox.Task, line []byte) (Line, error) {
+	if task == nil {
+		return Line{}, errors.New("nil task")
+	}
+	var raw rawLine
+	if err := json.Unmarshal(line, &raw); err != nil {
+		for _, w := range []string{"NaN", "Infinity"} {
+			if bytes.Contains(line, []byte(w)) {
+				return Line{}, fmt.Errorf("not JSON: %s is not a JSON number (scores must be finite)", w)
+			}
+		}
+		return Line{}, fmt.Errorf("not a JSON object {\"input\": ..., \"scores\": [...]}: %v", err)
+	}
+	if raw.Input == nil {
+		return Line{}, errors.New(`no "input"`)
+	}
+	if raw.Scores == nil {
+		return Line{}, errors.New(`no "scores"`)
+	}
+	sym, err := task.Encode(*raw.Input)
+	if err != nil {
+		return Line{}, err
+	}
+	if len(raw.Scores) != len(sym) {
+		return Line{}, fmt.Errorf("%d scores for an input of %d symbols", len(raw.Scores), len(sym))
+	}
+	l := Line{Input: *raw.Input, Symbols: sym, Scores: make([]float64, len(sym)), Class: -1, Method: raw.Method}
+	for i, s := range raw.Scores {
+		if s == nil {
+			return Line{}, fmt.Errorf("score %d is null (NaN or infinite?)", i+1)
+		}
+		l.Scores[i] = *s
+	}
+	if raw.Class != nil {
+		if l.Class, err = task.Class(*raw.Class); err != nil {
+			return Line{}, err
+		}
+	}
+	return l, nil
+}

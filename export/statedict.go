@@ -1,0 +1,74 @@
+package export
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/whitebox-lstm/whitebox/cell"
+	"github.com/whitebox-lstm/whitebox/whitebox"
+)
+
+// StateDict returns the tensors of a PyTorch classifier that computes what
+// net computes on one-hot input:
+//
+//	embedding.weight   D×D identity (nn.Embedding(D, D): id k embeds as row k of the one-hot input)
+//	lstm.weight_ih_l0  4H×D
+//	lstm.weight_hh_l0  4H×H
+//	lstm.bias_ih_l0    4H, the network's B
+//	lstm.bias_hh_l0    4H, zeros
+//	fc.weight          C×H
+//	fc.bias            C
+//
+// in PyTorch's gate order (i, f, g, o). The logits are fc(h_n[-1]). A nil
+// network is an error.
+func StateDict(net *cell.Network) ([]Tensor, error) {
+	if net == nil {
+		return nil, errors.New("export: nil network")
+	}
+	p := net.Params()
+	d, h, c := p.Input, p.Hidden, p.Classes
+	eye := make([]float64, d*d)
+	for k := range d {
+		eye[k*d+k] = 1
+	}
+	return []Tensor{
+		{"embedding.weight", []int{d, d}, eye},
+		{"lstm.weight_ih_l0", []int{4 * h, d}, p.Wx},
+		{"lstm.weight_hh_l0", []int{4 * h, h}, p.Wh},
+		{"lstm.bias_ih_l0", []int{4 * h}, p.B},
+		{"lstm.bias_hh_l0", []int{4 * h}, make([]float64, 4*h)},
+		{"fc.weight", []int{c, h}, p.Wy},
+		{"fc.bias", []int{c}, p.By},
+	}, nil
+}
+
+// Metadata describes a white-box network for the file's "__metadata__":
+// its name, parameters, alphabet (token id = position) and classes (logit
+// order), and the PyTorch sizes. A nil network, or one without a task,
+// has none.
+func Metadata(net *whitebox.Net) map[string]string {
+	if net == nil || net.Network == nil || net.Task == nil {
+		return nil
+	}
+	p := net.Network.Params()
+	m := map[string]string{
+		"format":          "pt",
+		"whitebox.net":    net.Name,
+		"whitebox.m":      strconv.FormatFloat(net.Config.M, 'g', -1, 64),
+		"vocab":           strings.Join(net.Task.Alphabet, " "),
+		"classes":         strings.Join(net.Task.Classes, " "),
+		"embedding_dim":   strconv.Itoa(p.Input),
+		"hidden_size":     strconv.Itoa(p.Hidden),
+		"num_classes":     strconv.Itoa(p.Classes),
+		"architecture":    "nn.Embedding(V, V) -> nn.LSTM(V, H, batch_first=True) -> nn.Linear(H, C) on h_n[-1]",
+		"whitebox.source": "github.com/whitebox-lstm/whitebox",
+	}
+	if net.Config.U != 0 {
+		m["whitebox.u"] = strconv.FormatFloat(net.Config.U, 'g', -1, 64)
+	}
+	if net.Config.K != 0 {
+		m["whitebox.k"] = strconv.Itoa(net.Config.K)
+	}
+	return m
+}

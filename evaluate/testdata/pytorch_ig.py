@@ -7,8 +7,10 @@ Loads the export as README.md shows, then attributes every input for the
 predicted class with Captum's IntegratedGradients (Gauss-Legendre, 50
 steps, zero baseline) when Captum is installed, and otherwise with the same
 rule written out here (numpy's Gauss-Legendre nodes on [0, 1]). The
-committed fixtures were made without Captum (PyTorch 1.13, float64):
-"captum" in each line says which was used. Make them with:
+committed fixtures were made with Captum (commit faac087, on PYTHONPATH)
+and PyTorch 1.13, float64: "captum" in each line says which was used.
+Captum rounds its step sizes to float32, which the Go test matches with
+attrib.Options.Float32Weights. Make them with:
 
     whitebox export -net sp-fsa -o sp-fsa.safetensors
     whitebox generate -net sp-fsa -n 200 -len 2..12 -seed 3 > sp-fsa.inputs.txt

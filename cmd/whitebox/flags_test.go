@@ -1,0 +1,72 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// Every attribute flag with bad and boundary values: each is honoured or
+// refused with exit status 2 and a message naming it; none panics or is
+// silently replaced by a default.
+func TestAttributeFlagTable(t *testing.T) {
+	base := []string{"attribute", "-net", "sp-counter", "-method", "ig"}
+	for _, c := range []struct {
+		args   []string
+		status int
+		want   string // in stderr (status 2) or stdout (status 0)
+	}{
+		{[]string{"-steps", "0"}, 2, "-steps 0"},
+		{[]string{"-steps", "-5"}, 2, "-steps -5"},
+		{[]string{"-steps", "1e3"}, 2, "-steps 1e3"},
+		{[]string{"-steps", "99999999999999999999"}, 2, "-steps 99999999999999999999"},
+		{[]string{"-steps", "1"}, 0, `"delta"`},
+		{[]string{"-steps", "auto"}, 0, `"steps":`},
+		{[]string{"-steps", "auto", "-max-steps", "7"}, 2, "-max-steps 7"},
+		{[]string{"-tol", "0"}, 2, "-tol 0"},
+		{[]string{"-tol", "NaN"}, 2, "-tol NaN"},
+		{[]string{"-tol", "-1"}, 2, "-tol -1"},
+		{[]string{"-tol", "1.5"}, 2, "-tol 1.5"},
+		{[]string{"-quadrature", "simpson"}, 2, `"simpson"`},
+		{[]string{"-quadrature", "riemann_trapezoid", "-steps", "1"}, 1, "at least 2 points"},
+		{[]string{"-eps", "-1"}, 2, "-eps -1"},
+		{[]string{"-eps", "NaN"}, 2, "-eps NaN"},
+		{[]string{"-eps", "+Inf"}, 2, "-eps +Inf"},
+		{[]string{"-budget", "0"}, 2, "-budget"},
+		{[]string{"-budget", "-1MiB"}, 2, "-budget"},
+		{[]string{"-budget", "12"}, 2, "-budget 12"},
+		{[]string{"-budget", "1e30GiB"}, 2, "-budget"},
+		{[]string{"-budget", "lots"}, 2, "-budget"},
+		{[]string{"-class", "Maybe"}, 2, `"Maybe"`},
+		{[]string{"-class", "True"}, 0, `"class":"True"`},
+		{[]string{"-format", "bogus"}, 2, `-format "bogus"`},
+		{[]string{"-m", "0"}, 2, "m = 0"},
+		{[]string{"-m", "-3"}, 2, "m"},
+		{[]string{"-m", "NaN"}, 2, "m"},
+		{[]string{"-u", "0"}, 2, "u = 0"},
+		{[]string{"-u", "+Inf"}, 2, "u"},
+		{[]string{"-k", "0"}, 2, "-k applies to"},
+		{[]string{"-lrp-bias", "1"}, 2, "-lrp-bias applies to -model only"},
+		{[]string{"-features"}, 2, "-features applies to -model only"},
+		{[]string{"-vocab", "v.txt"}, 2, "-vocab applies to -model only"},
+		{[]string{"-nosuchflag"}, 2, "nosuchflag"},
+	} {
+		args := append(append(append([]string{}, base...), c.args...), "abcd")
+		if c.args[0] == "-k" { // bracket has k
+			args = append([]string{"attribute", "-net", "bracket", "-method", "ig"}, c.args...)
+			args = append(args, "([")
+			c.want = "stack size k = 0"
+		}
+		status, out, errOut := runCLI(t, "", args...)
+		if status != c.status {
+			t.Errorf("%v: status %d, want %d (stderr %q)", c.args, status, c.status, errOut)
+			continue
+		}
+		where := errOut
+		if c.status == 0 {
+			where = out
+		}
+		if !strings.Contains(where, c.want) {
+			t.Errorf("%v: output %q lacks %q", c.args, where, c.want)
+		}
+	}
+}

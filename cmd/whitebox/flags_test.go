@@ -70,3 +70,39 @@ func TestAttributeFlagTable(t *testing.T) {
 		}
 	}
 }
+
+// Flags after the inputs are flags, not inputs, and give the same output
+// as before them.
+func TestFlagsAfterInputs(t *testing.T) {
+	_, want, _ := runCLI(t, "", "attribute", "-net", "sp-counter", "-method", "ig", "-steps", "5", "ab")
+	for _, args := range [][]string{
+		{"attribute", "-net", "sp-counter", "-method", "ig", "ab", "-steps", "5"},
+		{"attribute", "ab", "-net", "sp-counter", "-method", "ig", "-steps", "5"},
+		{"attribute", "-net", "sp-counter", "ab", "-method", "ig", "-steps", "5"},
+	} {
+		status, out, errOut := runCLI(t, "", args...)
+		if status != 0 || out != want {
+			t.Errorf("%v: status %d, %q (stderr %q); want %q", args, status, out, errOut, want)
+		}
+	}
+	// "--" ends the flags: what follows is an input.
+	status, _, errOut := runCLI(t, "", "attribute", "-net", "sp-counter", "-method", "ig", "--", "-steps")
+	if status != 1 || !strings.Contains(errOut, `"-steps"`) {
+		t.Errorf("after --: status %d, stderr %q", status, errOut)
+	}
+}
+
+// An input too long for the budget is refused with its size, without
+// echoing it whole; a long bad input is quoted by its start only.
+func TestLongInputs(t *testing.T) {
+	long := strings.Repeat("ab", 200000)
+	status, out, errOut := runCLI(t, long+"\nab\n", "attribute", "-net", "sp-counter", "-method", "ig", "-budget", "2MiB")
+	if status != 1 || !strings.Contains(errOut, "400000 tokens need") || len(errOut) > 1000 || len(decode(t, out)) != 1 {
+		t.Fatalf("status %d, %d records, stderr (%d bytes) %.300q", status, len(decode(t, out)), len(errOut), errOut)
+	}
+	bad := strings.Repeat("ab", 50000) + "x"
+	status, _, errOut = runCLI(t, bad+"\n", "attribute", "-net", "sp-counter", "-method", "lrp")
+	if status != 1 || len(errOut) > 1000 || !strings.Contains(errOut, "unknown symbol 'x' at position 100001") || !strings.Contains(errOut, "(100001 bytes)") {
+		t.Fatalf("status %d, stderr (%d bytes) %.300q", status, len(errOut), errOut)
+	}
+}

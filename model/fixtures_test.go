@@ -122,6 +122,11 @@ func TestFixtures(t *testing.T) {
 				}
 				checkArchitecture(t, m, f)
 				for ci, c := range f.Cases {
+					// -short (the race detector, the arm64 emulator): the
+					// short inputs of the small models; the rest in full runs.
+					if testing.Short() && (strings.HasPrefix(f.Name, "bench_") || len(c.IDs)+len(c.FeaturesIn) > 23) {
+						continue
+					}
 					checkCase(t, m, fmt.Sprintf("case %d", ci), c)
 				}
 			})

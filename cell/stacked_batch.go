@@ -62,7 +62,7 @@ func (r *StackedRunner) IntegratedGradients(ctx context.Context, x Input, choose
 	per := igChunkBlocks(n, l, w)
 	chunks := (blocks + per - 1) / per
 	w = min(w, chunks)
-	pool := r.workers(w, l, steps, per)
+	pool := r.workers(w, l, steps, per, budget-shared)
 	r.prepare(x)
 
 	// ŷ(x) and ŷ(0) as a two-lane batch, then the class.
@@ -278,7 +278,7 @@ func (r *StackedRunner) Occlusion(ctx context.Context, x Input, class int, out [
 	if err != nil {
 		return err
 	}
-	pool := r.workers(w, l, steps, 0)
+	pool := r.workers(w, l, steps, 0, budget-shared)
 	r.prepare(x)
 	job := &r.occ
 	*job = occJob{r: r.runnerState, ctx: ctx, x: x, class: class, out: out, lanes: l, prog: progress{fn: opt.Progress, total: steps}}
@@ -314,7 +314,7 @@ func (j *occJob) take() int {
 }
 
 func (j *occJob) run(wk *worker) {
-	steps, c := len(j.out), j.r.s.c
+	steps := len(j.out)
 	for {
 		t0 := j.take()
 		if t0 < 0 {
@@ -338,7 +338,6 @@ func (j *occJob) run(wk *worker) {
 		for q := range l {
 			j.out[t0+q] = lr.logitsBuf[j.class*l+q]
 		}
-		_ = c
 		j.prog.add(l)
 	}
 }

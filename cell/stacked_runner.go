@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -251,7 +252,7 @@ func (r *StackedRunner) LRP(x Input, class int, eps, biasFactor float64, rel []f
 		xs = r.scaled(x)
 	}
 	out := r.one.lrp(xs, x.Len(), class, eps, biasFactor, rel)
-	if err := finite(rel, out.Output); err != nil {
+	if err := finite(rel, out); err != nil {
 		return Relevance{}, fmt.Errorf("cell: LRP with epsilon %v: %w", eps, err)
 	}
 	return out, nil
@@ -270,18 +271,23 @@ func (r *StackedRunner) scaled(x Input) []float64 {
 	return buf[:n]
 }
 
-// finite reports NaN or infinite relevances (ε = 0 on a zero denominator).
-func finite(v []float64, out float64) error {
+// finite reports NaN or infinite relevances (ε = 0 on a zero denominator,
+// or an overflow), of the inputs or of the bookkeeping.
+func finite(v []float64, out Relevance) error {
 	for i, x := range v {
-		if x != x || x > 1e308 || x < -1e308 {
-			return fmt.Errorf("relevance %d is %v (a zero denominator; use a positive epsilon)", i, x)
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("the relevance of input value %d is %v (a zero denominator: use a positive epsilon)", i, x)
 		}
 	}
-	_ = out
+	for _, x := range []float64{out.Output, out.Bias, out.Initial} {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("the relevance of the biases or the initial state is %v (a zero denominator: use a positive epsilon)", x)
+		}
+	}
 	return nil
 }
 
-// errCanceled wraps the context's error.
+// canceled wraps the context's error, if it has one.
 func canceled(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("cell: %w", err)
@@ -327,16 +333,32 @@ func (r *StackedRunner) plan(steps, items int, budget int64, workers, maxLanes i
 	return w, l, nil
 }
 
-// pool returns w workers, each with lane buffers for l lanes of T steps
-// and room for the given number of IG blocks.
-func (r *StackedRunner) workers(w, l, steps, blocks int) []*worker {
+// workers returns w workers, each with lane buffers for l lanes of T steps
+// and room for the given number of IG blocks. Buffers grown by earlier,
+// larger calls are kept for reuse (steady-state calls allocate nothing)
+// unless they exceed this call's budget: then the spare workers' buffers
+// are dropped and oversized ones made anew.
+func (r *StackedRunner) workers(w, l, steps, blocks int, budget int64) []*worker {
 	for len(r.pool) < w {
 		r.pool = append(r.pool, &worker{})
 	}
 	s := r.s
+	held := int64(0)
+	for _, wk := range r.pool {
+		held += wk.bytes()
+	}
+	tight := held > budget
+	if tight {
+		for _, wk := range r.pool[w:] {
+			wk.r, wk.dzSum, wk.part, wk.blocks = nil, nil, nil, 0
+		}
+	}
 	for _, wk := range r.pool[:w] {
-		if !wk.r.fits(l, steps, false) {
+		if !wk.r.fits(l, steps, false) || (tight && (wk.r.l > l || wk.r.steps > steps)) {
 			wk.r = newLanes(s, l, steps, false)
+		}
+		if tight && wk.blocks > blocks {
+			wk.dzSum, wk.part, wk.blocks = nil, nil, 0
 		}
 		if blocks > 0 {
 			dz, part := blocks*s.dirs*steps*4*s.h, blocks*steps*s.in
@@ -346,6 +368,15 @@ func (r *StackedRunner) workers(w, l, steps, blocks int) []*worker {
 		}
 	}
 	return r.pool[:w]
+}
+
+// bytes is the memory of a worker's buffers.
+func (wk *worker) bytes() int64 {
+	n := 8 * int64(len(wk.dzSum)+len(wk.part))
+	if wk.r != nil {
+		n += wk.r.s.laneBytes(wk.r.l, wk.r.steps, wk.r.keepZg)
+	}
+	return n
 }
 
 // progress serializes the Progress calls of the workers.

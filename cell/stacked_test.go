@@ -2,6 +2,7 @@ package cell
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -355,6 +356,40 @@ func TestIGChunkBlocks(t *testing.T) {
 	} {
 		if got := igChunkBlocks(c.n, c.l, c.w); got != c.want {
 			t.Errorf("igChunkBlocks(n=%d, l=%d, w=%d) = %d, want %d", c.n, c.l, c.w, got, c.want)
+		}
+	}
+}
+
+// The memory a runner holds after a call stays within that call's budget,
+// also after an earlier call with a larger one.
+func TestStackedBudgetHeld(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	s := randomStacked(t, rng, 4, 16, 2, true, 3, 2, true)
+	r, _ := NewStackedRunner(s)
+	x := randomStackedInput(rng, 30, 4)
+	n := 64
+	alphas, weights := make([]float64, n), make([]float64, n)
+	for k := range n {
+		alphas[k], weights[k] = (float64(k)+0.5)/float64(n), 1/float64(n)
+	}
+	grad, y, y0 := make([]float64, 30*4), make([]float64, 3), make([]float64, 3)
+	choose := func([]float64) (int, error) { return 0, nil }
+	var ref []float64
+	for _, budget := range []int64{0, 1 << 20, 300 << 10} {
+		if err := r.IntegratedGradients(context.Background(), x, choose, alphas, weights, grad, y, y0, BatchOptions{Budget: budget, Workers: 2}); err != nil {
+			t.Fatal(err)
+		}
+		held := int64(8 * len(r.u))
+		for _, wk := range r.pool {
+			held += wk.bytes()
+		}
+		if budget > 0 && held > budget {
+			t.Errorf("budget %d: %d bytes held", budget, held)
+		}
+		if ref == nil {
+			ref = append([]float64(nil), grad...)
+		} else {
+			assertSameBits(t, fmt.Sprintf("budget %d", budget), grad, ref)
 		}
 	}
 }

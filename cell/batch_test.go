@@ -80,7 +80,7 @@ func TestBatchGradientSumBits(t *testing.T) {
 				{Workers: 1, Lanes: 1},
 				{Workers: 2, Lanes: 3},
 				{Workers: 3, Lanes: 16},
-				{Workers: 2, Lanes: 40},        // batches cut blocks at both ends
+				{Workers: 2, Lanes: 40}, // batches cut blocks at both ends
 				{Workers: 2, Budget: minIGBytes(shape{n.h, n.d}, x.Len(), len(alphas), !x.IsOneHot())}, // checkpoints, one lane
 				{Workers: 1, Budget: 40 << 10}, // checkpoints, some lanes
 				{Workers: 2, Budget: 1 << 30},
@@ -233,14 +233,14 @@ func TestBatchAllocations(t *testing.T) {
 	ctx := context.Background()
 	progress := func(int, int) {}
 	for name, f := range map[string]func(){
-		"GradientSum":            func() { b.GradientSum(ctx, x, 1, alphas, weights, g, BatchOptions{Workers: 2}) },
-		"GradientSumDense":       func() { b.GradientSum(ctx, dense, 1, alphas, weights, g, BatchOptions{Workers: 2}) },
+		"GradientSum":      func() { b.GradientSum(ctx, x, 1, alphas, weights, g, BatchOptions{Workers: 2}) },
+		"GradientSumDense": func() { b.GradientSum(ctx, dense, 1, alphas, weights, g, BatchOptions{Workers: 2}) },
 		"GradientSumCheckpoints": func() {
 			b.GradientSum(ctx, x, 1, alphas, weights, g, BatchOptions{Workers: 2, Budget: minIGBytes(shape{n.h, n.d}, x.Len(), len(alphas), false)})
 		},
-		"GradientSumProgress":    func() { b.GradientSum(ctx, x, 1, alphas, weights, g, BatchOptions{Progress: progress}) },
-		"Occlusion":              func() { b.Occlusion(ctx, x, 0, o, BatchOptions{Workers: 2}) },
-		"Logits":                 func() { b.Logits(dense, o[:2]) },
+		"GradientSumProgress": func() { b.GradientSum(ctx, x, 1, alphas, weights, g, BatchOptions{Progress: progress}) },
+		"Occlusion":           func() { b.Occlusion(ctx, x, 0, o, BatchOptions{Workers: 2}) },
+		"Logits":              func() { b.Logits(dense, o[:2]) },
 	} {
 		f()
 		if a := testing.AllocsPerRun(20, f); a != 0 {

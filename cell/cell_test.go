@@ -501,14 +501,14 @@ func TestSizesWithoutOverflow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	n := mustNew(t, randomParams(rng, 2, 1, 2, false))
 	ws := NewWorkspace(n)
-	for _, steps := range []int{1 << 62, 1 << 61, math.MaxInt} {
+	for _, steps := range []int{math.MaxInt/2 + 1, math.MaxInt/4 + 1, math.MaxInt} {
 		if _, err := n.Forward(ws, Dense([]float64{}, steps)); err == nil || !strings.Contains(err.Error(), "dense input has 0 values") {
 			t.Errorf("Dense(empty, %d): err = %v", steps, err)
 		}
 	}
 	for _, p := range []Params{
-		{Hidden: 1, Input: 1 << 62, Classes: 1},
-		{Hidden: 1 << 62, Input: 1, Classes: 1},
+		{Hidden: 1, Input: math.MaxInt/2 + 1, Classes: 1},
+		{Hidden: math.MaxInt/2 + 1, Input: 1, Classes: 1},
 		{Hidden: 1, Input: 1, Classes: math.MaxInt},
 		{Hidden: 5000, Input: 4000, Classes: 2},
 	} {

@@ -65,9 +65,9 @@ type stackedCell struct {
 }
 
 // MaxStackedWeights bounds the number of weights NewStacked accepts
-// (2^31, 16 GiB of float64 with the packed copies): sizes beyond it are
+// (2^31 − 1, 16 GiB of float64 with the packed copies): sizes beyond it are
 // refused before anything is allocated.
-const MaxStackedWeights = 1 << 31
+const MaxStackedWeights = 1<<31 - 1
 
 // NewStacked validates p and packs its weights. It returns an error naming
 // the problem for bad sizes, slices of the wrong length and NaN or infinite

@@ -297,7 +297,7 @@ func TestStackedRunnerMisuse(t *testing.T) {
 	if _, err := nilRunner.Forward(randomStackedInput(rng, 3, 3)); err == nil {
 		t.Fatal("nil runner succeeded")
 	}
-	if _, err := NewStacked(StackedParams{Input: 1 << 40, Hidden: 1 << 20, Layers: 3, Classes: 2}); err == nil {
+	if _, err := NewStacked(StackedParams{Input: math.MaxInt / 2, Hidden: 1 << 20, Layers: 3, Classes: 2}); err == nil {
 		t.Fatal("a model of 2^62 weights was accepted")
 	}
 }

@@ -221,7 +221,7 @@ const (
 	// MaxCheckWork bounds the multiply-adds of the check (one time step of
 	// the network costs about as many as it has weights); one string is
 	// checked whatever it costs.
-	MaxCheckWork = 1 << 31
+	MaxCheckWork = 1<<31 - 1
 )
 
 // checkSimulates runs net on every string up to the length L that

@@ -54,7 +54,7 @@ func (r *StackedRunner) IntegratedGradients(ctx context.Context, x Input, choose
 	blocks := (n + igBlock - 1) / igBlock
 	blockBytes := int64(8 * (s.dirs*steps*4*s.h + steps*s.in))
 	shared := int64(8 * s.dirs * steps * 4 * s.h)
-	perWorker := func(l int) int64 { return int64(max(1, l/igBlock)) * blockBytes }
+	perWorker := func(l int) int64 { return int64((l+igBlock-1)/igBlock) * blockBytes } // ≥ the blocks of a chunk
 	w, l, err := r.plan(steps, n, budget, maxWorkers, maxLanes, perWorker, shared)
 	if err != nil {
 		return err

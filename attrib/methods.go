@@ -1,7 +1,7 @@
 // Package attrib implements five attribution methods for any LSTM classifier
 // of package cell — a Network (the white-box networks, any one-layer LSTM)
-// or a Stacked model (several layers, two directions: the models package
-// model imports) — on one-hot or dense input: Occlusion, Saliency,
+// or a Stacked model (several layers, two directions: the trained models
+// package model imports) — on one-hot or dense input: Occlusion, Saliency,
 // Gradient×Input, Integrated Gradients and LRP (the ε-rule). Each gives a
 // score R_{t,i} to every input feature for a relevance class c and token
 // scores R_t = Σ_i R_{t,i}.
@@ -125,7 +125,7 @@ type Options struct {
 	Steps int
 	// Tolerance is IG's completeness tolerance relative to
 	// |ŷ_c(x) − ŷ_c(0)|, in (0, 1] (zero: DefaultTolerance). A result
-	// whose gap exceeds it carries a Result.Warning.
+	// whose gap exceeds it has Result.GapExceeded set (and a Warning).
 	Tolerance float64
 	// MaxAutoSteps caps AutoSteps, 8 … MaxSteps (zero: DefaultMaxAutoSteps).
 	MaxAutoSteps int

@@ -1,4 +1,4 @@
-package main
+package score
 
 import (
 	"bufio"
@@ -190,7 +190,8 @@ func quoteWindow(s string) string {
 	return s[:most] + "…"
 }
 
-// modelFlags are attribute's and inspect's options for -model.
+// modelFlags are the options of an imported model (Config's Model,
+// Embedding, LSTM, Decoder, Vocab, Unk and Classes).
 type modelFlags struct {
 	path, embedding, lstm, decoder string
 	vocab, unk, classes            string

@@ -1,0 +1,272 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+
+	"github.com/whitebox-lstm/whitebox/score"
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	beam.Init()
+	os.Exit(m.Run())
+}
+
+// corpus writes n lines over abcd (every 97th with a bad symbol, every
+// 89th blank) to files in dir, and returns their paths.
+func corpus(t testing.TB, dir string, files, n, maxLen int) []string {
+	rng := rand.New(rand.NewPCG(16, 17))
+	var paths []string
+	for f := range files {
+		var b strings.Builder
+		for i := range n / files {
+			switch {
+			case i%89 == 88:
+				b.WriteString("\n")
+				continue
+			}
+			s := make([]byte, 1+rng.IntN(maxLen))
+			for k := range s {
+				s[k] = "abcd"[rng.IntN(4)]
+			}
+			if i%97 == 5 {
+				s[rng.IntN(len(s))] = 'x'
+			}
+			b.Write(s)
+			b.WriteString("\n")
+		}
+		p := filepath.Join(dir, fmt.Sprintf("part-%d.txt", f))
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+// run runs the pipeline on prism and returns the output and error shards.
+func run(t testing.TB, o Options) (outs, errs [][]byte) {
+	p, s := beam.NewPipelineWithRoot()
+	if err := Build(s, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := prism.Execute(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	for i := range o.Shards {
+		out, err := os.ReadFile(ShardName(o.Output, i, o.Shards, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := os.ReadFile(ShardName(o.Output, i, o.Shards, true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs, errs = append(outs, out), append(errs, e)
+	}
+	return outs, errs
+}
+
+// whitebox builds the root module's command.
+func whitebox(t testing.TB) string {
+	bin := filepath.Join(t.TempDir(), "whitebox")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/whitebox-lstm/whitebox/cmd/whitebox")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// attribute runs `whitebox attribute args` on the files, one after the
+// other, and returns each file's standard output and standard error.
+func attribute(t testing.TB, bin string, files []string, args ...string) (outs, errs []string) {
+	for _, f := range files {
+		in, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, append([]string{"attribute"}, args...)...)
+		var o, e bytes.Buffer
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = in, &o, &e
+		err = cmd.Run()
+		in.Close()
+		if x, ok := err.(*exec.ExitError); err != nil && !(ok && x.ExitCode() == 1) {
+			t.Fatalf("whitebox attribute: %v\n%s", err, e.String())
+		}
+		outs, errs = append(outs, o.String()), append(errs, e.String())
+	}
+	return outs, errs
+}
+
+// The acceptance test: a pipeline on prism over a few thousand generated
+// lines writes, once "file" and "line" are stripped, the bytes of
+// `whitebox attribute` on the same lines, in input order within each shard;
+// the bad lines are in the errors output with their file and line; a
+// re-run writes the same bytes.
+func TestPipelineIsAttribute(t *testing.T) {
+	dir := t.TempDir()
+	files := corpus(t, dir, 3, 3000, 40)
+	args := []string{"-net", "sp-counter", "-method", "ig", "-steps", "20"}
+	cfg := score.DefaultConfig()
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	cfg.RegisterFlags(fs, "")
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	cfg.MarkSet(fs, "")
+	ctx := context.Background()
+	refs, err := Expand(ctx, []string{filepath.Join(dir, "part-*.txt")})
+	if err != nil || len(refs) != 3 {
+		t.Fatalf("Expand: %v, %v", refs, err)
+	}
+	o := Options{Files: refs, Output: filepath.Join(dir, "out", "scores"), Shards: 4, ChunkLines: 100, Score: cfg}
+	outs, errs := run(t, o)
+
+	// Per file, the lines in order, from all shards.
+	type key struct {
+		file string
+		line int
+	}
+	got := map[key]string{}
+	last := map[string]int{}
+	for i, shard := range outs {
+		for _, l := range strings.SplitAfter(string(shard), "\n") {
+			if l == "" {
+				continue
+			}
+			j := strings.LastIndex(l, `,"file":`)
+			if j < 0 {
+				t.Fatalf("shard %d: no file in %q", i, l)
+			}
+			var file string
+			var line int
+			tail := l[j+len(`,"file":`):]
+			k := strings.LastIndex(tail, `,"line":`)
+			if _, err := fmt.Sscanf(tail[k:], `,"line":%d}`, &line); err != nil {
+				t.Fatalf("%q: %v", tail, err)
+			}
+			file = strings.Trim(tail[:k], `"`)
+			if line <= last[fmt.Sprint(i, file)] {
+				t.Fatalf("shard %d: %s line %d after line %d", i, file, line, last[fmt.Sprint(i, file)])
+			}
+			last[fmt.Sprint(i, file)] = line
+			got[key{file, line}] = l[:j] + "}\n"
+		}
+	}
+	bin := whitebox(t)
+	want, wantErr := attribute(t, bin, files, args...)
+	n := 0
+	for fi, f := range files {
+		// attribute's lines in order; the pipeline's lines of f in line order.
+		var mine strings.Builder
+		for line := 1; line <= 3000; line++ {
+			mine.WriteString(got[key{f, line}])
+		}
+		if mine.String() != want[fi] {
+			t.Fatalf("%s: the pipeline's lines differ from whitebox attribute's", f)
+		}
+		n += strings.Count(want[fi], "\n")
+	}
+	if n != len(got) || n < 2500 {
+		t.Fatalf("%d lines from attribute, %d from the pipeline", n, len(got))
+	}
+	// The errors: the same lines as attribute's standard error.
+	var bad []string
+	warnings := 0
+	for _, e := range errs {
+		for _, l := range strings.Split(strings.TrimSpace(string(e)), "\n") {
+			if l != "" && strings.Contains(l, `"error":`) {
+				bad = append(bad, l)
+			}
+			if strings.Contains(l, `"warning":`) {
+				warnings++
+			}
+		}
+	}
+	var wantBad, wantWarnings int
+	for fi, f := range files {
+		for _, l := range strings.Split(wantErr[fi], "\n") {
+			var line int
+			if _, err := fmt.Sscanf(l, "whitebox attribute: line %d:", &line); err != nil {
+				continue
+			}
+			if strings.Contains(l, ": warning: ") {
+				wantWarnings++
+				continue
+			}
+			wantBad++
+			found := false
+			for _, b := range bad {
+				found = found || strings.HasPrefix(b, fmt.Sprintf(`{"file":%q,"line":%d,"input":`, f, line))
+			}
+			if !found {
+				t.Errorf("%s line %d: not in the errors output", f, line)
+			}
+		}
+	}
+	if wantBad == 0 || wantBad != len(bad) || warnings != wantWarnings {
+		t.Fatalf("%d error lines and %d warnings, attribute reports %d and %d", len(bad), warnings, wantBad, wantWarnings)
+	}
+	// A re-run: the same bytes.
+	outs2, errs2 := run(t, o)
+	for i := range outs {
+		if !bytes.Equal(outs[i], outs2[i]) || !bytes.Equal(errs[i], errs2[i]) {
+			t.Fatalf("shard %d: a re-run wrote other bytes", i)
+		}
+	}
+}
+
+// BenchmarkCorpus: lines per second over the same corpus, for the
+// pipeline on prism and for `whitebox attribute` (all cores each).
+func BenchmarkCorpus(b *testing.B) {
+	dir := b.TempDir()
+	lines := 20000
+	if testing.Short() {
+		lines = 2000
+	}
+	files := corpus(b, dir, 1, lines, 60)
+	args := []string{"-net", "sp-counter", "-method", "ig"}
+	cfg := score.DefaultConfig()
+	cfg.Net, cfg.Method = "sp-counter", "ig"
+	refs, err := Expand(context.Background(), files)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("attribute", func(b *testing.B) {
+		bin := whitebox(b)
+		b.ResetTimer()
+		start := time.Now()
+		for range b.N {
+			attribute(b, bin, files, args...)
+		}
+		b.ReportMetric(float64(lines*b.N)/time.Since(start).Seconds(), "lines/s")
+	})
+	b.Run("prism", func(b *testing.B) {
+		chunk, err := Calibrate(context.Background(), cfg, refs, 100*time.Millisecond)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("GOMAXPROCS %d, %d lines per element", runtime.GOMAXPROCS(0), chunk)
+		o := Options{Files: refs, Output: filepath.Join(dir, "out", "scores"), Shards: 4, ChunkLines: chunk, Score: cfg}
+		b.ResetTimer()
+		start := time.Now()
+		for range b.N {
+			run(b, o)
+		}
+		b.ReportMetric(float64(lines*b.N)/time.Since(start).Seconds(), "lines/s")
+	})
+}

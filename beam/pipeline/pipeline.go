@@ -17,6 +17,7 @@
 package pipeline
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -74,13 +75,15 @@ type Chunk struct {
 	Errs []string
 }
 
-// Scored is a Chunk's output: its JSON lines and its error lines.
+// Scored is a Chunk's output: its JSON lines and its error lines, or the
+// name of the part file that holds them (Part, and Part + ".errors").
 type Scored struct {
 	Pattern, Index, Seq int
 	// Marker: no lines, only the shard's presence, so that every shard is
 	// written, even an empty one.
 	Marker    bool
 	Out, Errs []byte
+	Part      string
 }
 
 func init() {
@@ -148,7 +151,7 @@ func Build(s beam.Scope, o Options) error {
 	files := beam.CreateList(s.Scope("files"), o.Files)
 	chunks := beam.ParDo(s.Scope("read"), &readFn{Config: o.Score, ChunkLines: o.ChunkLines}, files)
 	chunks = beam.Reshuffle(s.Scope("spread"), chunks)
-	scored := beam.ParDo(s.Scope("attribute"), &scoreFn{Config: o.Score, Shards: o.Shards}, chunks)
+	scored := beam.ParDo(s.Scope("attribute"), &scoreFn{Config: o.Score, Output: o.Output, Shards: o.Shards}, chunks)
 	ids := make([]int, o.Shards)
 	for i := range ids {
 		ids[i] = i
@@ -299,9 +302,10 @@ func readChunks(r io.Reader, sc *score.Scorer, n int, c *Chunk, emit func(Chunk)
 	return nil
 }
 
-// scoreFn scores a Chunk and keys it by its shard.
+// scoreFn scores a Chunk, writes its part file and keys it by its shard.
 type scoreFn struct {
 	Config score.Config
+	Output string
 	Shards int
 	sc     *score.Scorer
 }
@@ -317,8 +321,24 @@ func (f *scoreFn) ProcessElement(ctx context.Context, c Chunk, emit func(int, Sc
 	if err != nil {
 		return err
 	}
-	emit(ShardOf(c, f.Shards), out)
+	// The lines go to a part file; only its name goes through the
+	// shuffle (a runner's grouping of large values is slow: prism's takes
+	// seconds per hundred megabytes).
+	shard := ShardOf(c, f.Shards)
+	name := partName(f.Output, shard, out)
+	if err := WriteFile(ctx, name, out.Out); err != nil {
+		return err
+	}
+	if err := WriteFile(ctx, name+".errors", out.Errs); err != nil {
+		return err
+	}
+	emit(shard, Scored{Pattern: out.Pattern, Index: out.Index, Seq: out.Seq, Part: name})
 	return nil
+}
+
+// partName is the file of a chunk's lines before they join their shard.
+func partName(output string, shard int, c Scored) string {
+	return fmt.Sprintf("%s.parts/%05d-%d-%d-%d.jsonl", output, shard, c.Pattern, c.Index, c.Seq)
 }
 
 // ShardOf is the shard of a chunk: consecutive chunks of a file go to
@@ -423,31 +443,81 @@ func (f *writeFn) ProcessElement(ctx context.Context, shard int, chunks func(*Sc
 		}
 		c = Scored{}
 	}
-	out, errs := JoinShard(all)
-	if err := WriteFile(ctx, ShardName(f.Output, shard, f.Shards, false), out); err != nil {
-		return err
+	sortChunks(all)
+	for _, errors := range []bool{false, true} {
+		var parts []string
+		for _, c := range all {
+			if errors {
+				parts = append(parts, c.Part+".errors")
+			} else {
+				parts = append(parts, c.Part)
+			}
+		}
+		if err := concat(ctx, ShardName(f.Output, shard, f.Shards, errors), parts); err != nil {
+			return err
+		}
 	}
-	return WriteFile(ctx, ShardName(f.Output, shard, f.Shards, true), errs)
+	// The parts are no longer needed once both files are complete.
+	for _, c := range all {
+		remove(ctx, c.Part)
+		remove(ctx, c.Part+".errors")
+	}
+	return nil
 }
 
-// JoinShard puts a shard's chunks in input order (pattern, file, chunk)
-// and concatenates their lines and their error lines.
-func JoinShard(all []Scored) (out, errs []byte) {
+// sortChunks puts chunks in input order: pattern, file, chunk.
+func sortChunks(all []Scored) {
 	slices.SortFunc(all, func(a, b Scored) int {
 		return cmp.Or(cmp.Compare(a.Pattern, b.Pattern), cmp.Compare(a.Index, b.Index), cmp.Compare(a.Seq, b.Seq))
 	})
-	var o, e bytes.Buffer
-	for _, c := range all {
-		o.Write(c.Out)
-		e.Write(c.Errs)
+}
+
+// concat writes the files parts, in order, to name, as WriteFile does.
+func concat(ctx context.Context, name string, parts []string) error {
+	return writeWith(ctx, name, func(w io.Writer) error {
+		for _, p := range parts {
+			fs, err := filesystem.New(ctx, p)
+			if err != nil {
+				return err
+			}
+			r, err := fs.OpenRead(ctx, p)
+			if err == nil {
+				_, err = io.Copy(w, r)
+				r.Close()
+			}
+			fs.Close()
+			if err != nil {
+				return fmt.Errorf("%s: %v", p, err)
+			}
+		}
+		return nil
+	})
+}
+
+// remove removes a file where the filesystem can; a file left behind is
+// only clutter.
+func remove(ctx context.Context, name string) {
+	fs, err := filesystem.New(ctx, name)
+	if err != nil {
+		return
 	}
-	return o.Bytes(), e.Bytes()
+	defer fs.Close()
+	if rm, ok := fs.(filesystem.Remover); ok {
+		rm.Remove(ctx, name)
+	}
 }
 
 // WriteFile writes data to name through Beam's filesystems: to a
 // temporary name first and renamed when complete, where the filesystem
 // can rename, so that a file is never seen half written.
 func WriteFile(ctx context.Context, name string, data []byte) error {
+	return writeWith(ctx, name, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+func writeWith(ctx context.Context, name string, write func(io.Writer) error) error {
 	fs, err := filesystem.New(ctx, name)
 	if err != nil {
 		return err
@@ -462,7 +532,12 @@ func WriteFile(ctx context.Context, name string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := w.Write(data); err != nil {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	if err := write(bw); err != nil {
+		w.Close()
+		return fmt.Errorf("%s: %v", tmp, err)
+	}
+	if err := bw.Flush(); err != nil {
 		w.Close()
 		return fmt.Errorf("%s: %v", tmp, err)
 	}

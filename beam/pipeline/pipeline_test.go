@@ -234,7 +234,7 @@ func TestPipelineIsAttribute(t *testing.T) {
 // pipeline on prism and for `whitebox attribute` (all cores each).
 func BenchmarkCorpus(b *testing.B) {
 	dir := b.TempDir()
-	lines := 20000
+	lines := 60000
 	if testing.Short() {
 		lines = 2000
 	}
@@ -256,7 +256,7 @@ func BenchmarkCorpus(b *testing.B) {
 		b.ReportMetric(float64(lines*b.N)/time.Since(start).Seconds(), "lines/s")
 	})
 	b.Run("prism", func(b *testing.B) {
-		chunk, err := Calibrate(context.Background(), cfg, refs, 100*time.Millisecond)
+		chunk, err := Calibrate(context.Background(), cfg, refs, 300*time.Millisecond)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -19,9 +19,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,6 +44,10 @@ func main() {
 	// In a worker (--worker, as a runner starts the binary), Init runs the
 	// harness and never returns.
 	beam.Init()
+	if !slices.Contains(ours, "-v") && !slices.Contains(ours, "--v") && !slices.Contains(ours, "-v=true") {
+		// prism's and the SDK's progress notes; -v shows them.
+		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	os.Exit(run(ctx, ours, os.Stdout, os.Stderr))
@@ -55,6 +61,7 @@ type options struct {
 	chunk       string
 	elementTime time.Duration
 	beamHelp    bool
+	verbose     bool
 }
 
 // newFlags defines our flags: attribute's (package score) and the
@@ -68,6 +75,7 @@ func newFlags(o *options) *flag.FlagSet {
 	fs.StringVar(&o.chunk, "chunk", "auto", "lines per element, or auto: as many as take -element-time, timed on the first lines")
 	fs.DurationVar(&o.elementTime, "element-time", 300*time.Millisecond, "-chunk auto: the work of one element (prism splits the work of a slow bundle, not finer, across cores)")
 	fs.BoolVar(&o.beamHelp, "beam-help", false, "list Beam's flags")
+	fs.BoolVar(&o.verbose, "v", false, "show the runner's log (prism's progress notes)")
 	return fs
 }
 

@@ -52,13 +52,17 @@ type Config struct {
 	Eps        float64 // -eps: LRP's stabilizer ε ≥ 0
 	Budget     string  // -budget: scratch memory shared by Workers Scorers (e.g. 256MiB)
 
-	Model     string  // -model: an imported model's file
-	Embedding string  // -embedding: the embedding's name in the file
-	LSTM      string  // -lstm: the LSTM's name in the file
-	Decoder   string  // -decoder: the decoder's name in the file
-	Vocab     string  // -vocab: a file of one token per line
-	Unk       string  // -unk: the -vocab token of unknown words
-	Classes   string  // -classes: a file of class names
+	Model     string // -model: an imported model's file
+	Embedding string // -embedding: the embedding's name in the file
+	LSTM      string // -lstm: the LSTM's name in the file
+	Decoder   string // -decoder: the decoder's name in the file
+	Vocab     string // -vocab: a file of one token per line
+	Unk       string // -unk: the -vocab token of unknown words
+	Classes   string // -classes: a file of class names
+	// ModelName is the name of the model in the records ("model"); the
+	// default is Model. A program that reads the model from a local copy
+	// sets it to the name the user gave.
+	ModelName string
 	Features  bool    // -features: write the per-dimension scores
 	LRPBias   float64 // -lrp-bias: Arras et al.'s bias_factor in [0, 1]
 	// CaptumWeights (-captum-weights) rounds IG's weights to float32; it is
@@ -189,7 +193,7 @@ func New(cfg Config) (*Scorer, error) {
 				return nil, fmt.Errorf("-%s applies to -net only", name)
 			}
 		}
-		mf := modelFlags{path: f.Model, embedding: f.Embedding, lstm: f.LSTM, decoder: f.Decoder,
+		mf := modelFlags{path: f.Model, name: f.ModelName, embedding: f.Embedding, lstm: f.LSTM, decoder: f.Decoder,
 			vocab: f.Vocab, unk: f.Unk, classes: f.Classes}
 		if subj, err = newModelSubject(mf); err != nil {
 			return nil, err

@@ -25,9 +25,13 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"os"
+	"path"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -233,6 +237,9 @@ func scorerFor(cfg score.Config) (*score.Scorer, error) {
 	if s, ok := scorers.m[string(key)]; ok {
 		return s.Clone(), nil
 	}
+	if cfg, err = localConfig(context.Background(), cfg); err != nil {
+		return nil, err
+	}
 	s, err := score.New(cfg)
 	if err != nil {
 		return nil, err
@@ -242,6 +249,73 @@ func scorerFor(cfg score.Config) (*score.Scorer, error) {
 	}
 	scorers.m[string(key)] = s
 	return s.Clone(), nil
+}
+
+// localConfig returns cfg with its files (Model, Vocab, Classes) that are
+// on a Beam filesystem other than the local one (gs://…, any "scheme://")
+// copied to a local folder, once per process; the records still name the
+// model as given.
+func localConfig(ctx context.Context, cfg score.Config) (score.Config, error) {
+	if cfg.Model != "" && cfg.ModelName == "" && strings.Contains(cfg.Model, "://") {
+		cfg.ModelName = cfg.Model
+	}
+	for _, f := range []*string{&cfg.Model, &cfg.Vocab, &cfg.Classes} {
+		if strings.Contains(*f, "://") {
+			local, err := fetch(ctx, *f)
+			if err != nil {
+				return score.Config{}, err
+			}
+			*f = local
+		}
+	}
+	return cfg, nil
+}
+
+// fetched holds the local copies of remote files, by their names.
+var fetched struct {
+	sync.Mutex
+	m map[string]string
+}
+
+// fetch copies a file of a Beam filesystem to a local temporary folder,
+// under its base name (the model's format follows its extension).
+func fetch(ctx context.Context, name string) (string, error) {
+	fetched.Lock()
+	defer fetched.Unlock()
+	if p, ok := fetched.m[name]; ok {
+		return p, nil
+	}
+	fs, err := filesystem.New(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	defer fs.Close()
+	r, err := fs.OpenRead(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	dir, err := os.MkdirTemp("", "whitebox-beam-")
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, path.Base(name))
+	w, err := os.Create(p)
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(w, r); err != nil {
+		w.Close()
+		return "", fmt.Errorf("%s: %v", name, err)
+	}
+	if err := w.Close(); err != nil {
+		return "", err
+	}
+	if fetched.m == nil {
+		fetched.m = map[string]string{}
+	}
+	fetched.m[name] = p
+	return p, nil
 }
 
 // readFn reads a File into Chunks.

@@ -5,14 +5,15 @@
 //
 // The pipeline reads each file into Chunks of consecutive lines (elements
 // of at least ~100 ms of work, so that a runner that splits bundles, such as
-// prism, spreads them over the cores), reshuffles them, scores them, groups
-// them by shard and writes each shard in input order:
+// prism, spreads them over the cores), reshuffles them, scores them into
+// part files, groups the parts by shard (blocks of consecutive lines go to
+// consecutive shards) and joins each shard's parts in input order:
 //
 //	<Output>-00000-of-00004.jsonl         the JSON lines, with "file" and "line"
 //	<Output>-errors-00000-of-00004.jsonl  the bad lines and warnings, with "file" and "line"
 //
 // A shard's bytes depend only on the input, the Config, Shards and
-// ChunkLines: a re-run (of the whole or of a failed shard) writes the same
+// BlockLines (not on ChunkLines, nor on the runner): a re-run (of the whole or of a failed shard) writes the same
 // bytes, and a file is replaced only once it is complete.
 package pipeline
 
@@ -54,8 +55,12 @@ type Options struct {
 	// Shards is the number of output shards, at least 1.
 	Shards int
 	// ChunkLines is the number of lines per element, at least 1: enough for
-	// ~100 ms of work (see Calibrate).
+	// ~100 ms of work (see Calibrate). The output does not depend on it.
 	ChunkLines int
+	// BlockLines, at least 1: the lines of a file go to the shards in
+	// blocks of BlockLines consecutive lines, consecutive blocks to
+	// consecutive shards.
+	BlockLines int
 	// Score is the attribution, as `whitebox attribute`'s flags give it.
 	Score score.Config
 }
@@ -82,7 +87,8 @@ type Chunk struct {
 // Scored is a Chunk's output: its JSON lines and its error lines, or the
 // name of the part file that holds them (Part, and Part + ".errors").
 type Scored struct {
-	Pattern, Index, Seq int
+	Pattern, Index int // the File's
+	Seq            int // the Chunk's: in a shard, the first line of its lines
 	// Marker: no lines, only the shard's presence, so that every shard is
 	// written, even an empty one.
 	Marker    bool
@@ -149,13 +155,16 @@ func Build(s beam.Scope, o Options) error {
 	if o.ChunkLines < 1 {
 		return fmt.Errorf("chunk lines %d must be at least 1", o.ChunkLines)
 	}
+	if o.BlockLines < 1 {
+		return fmt.Errorf("block lines %d must be at least 1", o.BlockLines)
+	}
 	if _, err := scorerFor(o.Score); err != nil {
 		return err
 	}
 	files := beam.CreateList(s.Scope("files"), o.Files)
 	chunks := beam.ParDo(s.Scope("read"), &readFn{Config: o.Score, ChunkLines: o.ChunkLines}, files)
 	chunks = beam.Reshuffle(s.Scope("spread"), chunks)
-	scored := beam.ParDo(s.Scope("attribute"), &scoreFn{Config: o.Score, Output: o.Output, Shards: o.Shards}, chunks)
+	scored := beam.ParDo(s.Scope("attribute"), &scoreFn{Config: o.Score, Output: o.Output, Shards: o.Shards, BlockLines: o.BlockLines}, chunks)
 	ids := make([]int, o.Shards)
 	for i := range ids {
 		ids[i] = i
@@ -378,10 +387,10 @@ func readChunks(r io.Reader, sc *score.Scorer, n int, c *Chunk, emit func(Chunk)
 
 // scoreFn scores a Chunk, writes its part file and keys it by its shard.
 type scoreFn struct {
-	Config score.Config
-	Output string
-	Shards int
-	sc     *score.Scorer
+	Config             score.Config
+	Output             string
+	Shards, BlockLines int
+	sc                 *score.Scorer
 }
 
 func (f *scoreFn) Setup() error {
@@ -391,23 +400,47 @@ func (f *scoreFn) Setup() error {
 }
 
 func (f *scoreFn) ProcessElement(ctx context.Context, c Chunk, emit func(int, Scored)) error {
-	out, err := ScoreChunk(ctx, f.sc, c)
-	if err != nil {
-		return err
+	if len(c.Inputs) != len(c.Lines) || len(c.Errs) != len(c.Lines) {
+		return fmt.Errorf("%s: a chunk of %d lines with %d inputs and %d errors", c.File, len(c.Lines), len(c.Inputs), len(c.Errs))
 	}
-	// The lines go to a part file; only its name goes through the
-	// shuffle (a runner's grouping of large values is slow: prism's takes
-	// seconds per hundred megabytes).
-	shard := ShardOf(c, f.Shards)
-	name := partName(f.Output, shard, out)
-	if err := WriteFile(ctx, name, out.Out); err != nil {
-		return err
+	for _, piece := range splitBlocks(c, f.BlockLines) {
+		out, err := ScoreChunk(ctx, f.sc, piece)
+		if err != nil {
+			return err
+		}
+		// The lines go to a part file; only its name goes through the
+		// shuffle (a runner's grouping of large values is slow: prism's
+		// takes seconds per hundred megabytes).
+		shard := ShardOf(piece.File, piece.Lines[0], f.BlockLines, f.Shards)
+		name := partName(f.Output, shard, out)
+		if err := WriteFile(ctx, name, out.Out); err != nil {
+			return err
+		}
+		if err := WriteFile(ctx, name+".errors", out.Errs); err != nil {
+			return err
+		}
+		emit(shard, Scored{Pattern: out.Pattern, Index: out.Index, Seq: out.Seq, Part: name})
 	}
-	if err := WriteFile(ctx, name+".errors", out.Errs); err != nil {
-		return err
-	}
-	emit(shard, Scored{Pattern: out.Pattern, Index: out.Index, Seq: out.Seq, Part: name})
 	return nil
+}
+
+// splitBlocks cuts a chunk where its lines cross from one block of
+// blockLines lines to the next, so that what goes to a shard does not
+// depend on the chunks. Each piece's Seq is its first line.
+func splitBlocks(c Chunk, blockLines int) []Chunk {
+	var pieces []Chunk
+	for i := 0; i < len(c.Lines); {
+		b := (c.Lines[i] - 1) / blockLines
+		j := i + 1
+		for j < len(c.Lines) && (c.Lines[j]-1)/blockLines == b {
+			j++
+		}
+		p := c
+		p.Lines, p.Inputs, p.Errs, p.Seq = c.Lines[i:j], c.Inputs[i:j], c.Errs[i:j], c.Lines[i]
+		pieces = append(pieces, p)
+		i = j
+	}
+	return pieces
 }
 
 // partName is the file of a chunk's lines before they join their shard.
@@ -415,12 +448,13 @@ func partName(output string, shard int, c Scored) string {
 	return fmt.Sprintf("%s.parts/%05d-%d-%d-%d.jsonl", output, shard, c.Pattern, c.Index, c.Seq)
 }
 
-// ShardOf is the shard of a chunk: consecutive chunks of a file go to
-// consecutive shards, each file starting at a shard of its own.
-func ShardOf(c Chunk, shards int) int {
+// ShardOf is the shard of a file's line: the blocks of blockLines
+// consecutive lines (1 to blockLines, …) go to consecutive shards, each
+// file starting at a shard of its own.
+func ShardOf(file string, line, blockLines, shards int) int {
 	h := fnv.New32a()
-	h.Write([]byte(c.File))
-	return int((uint64(h.Sum32()) + uint64(c.Seq)) % uint64(shards))
+	h.Write([]byte(file))
+	return int((uint64(h.Sum32()) + uint64(max(0, line-1)/max(1, blockLines))) % uint64(max(1, shards)))
 }
 
 // ScoreChunk scores the lines of a chunk with sc: each good line is
@@ -539,7 +573,7 @@ func (f *writeFn) ProcessElement(ctx context.Context, shard int, chunks func(*Sc
 	return nil
 }
 
-// sortChunks puts chunks in input order: pattern, file, chunk.
+// sortChunks puts chunks in input order: pattern, file, line.
 func sortChunks(all []Scored) {
 	slices.SortFunc(all, func(a, b Scored) int {
 		return cmp.Or(cmp.Compare(a.Pattern, b.Pattern), cmp.Compare(a.Index, b.Index), cmp.Compare(a.Seq, b.Seq))

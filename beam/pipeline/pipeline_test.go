@@ -134,7 +134,7 @@ func TestPipelineIsAttribute(t *testing.T) {
 	if err != nil || len(refs) != 3 {
 		t.Fatalf("Expand: %v, %v", refs, err)
 	}
-	o := Options{Files: refs, Output: filepath.Join(dir, "out", "scores"), Shards: 4, ChunkLines: 100, Score: cfg}
+	o := Options{Files: refs, Output: filepath.Join(dir, "out", "scores"), Shards: 4, ChunkLines: 100, BlockLines: 150, Score: cfg}
 	outs, errs := run(t, o)
 
 	// Per file, the lines in order, from all shards.
@@ -222,7 +222,8 @@ func TestPipelineIsAttribute(t *testing.T) {
 	if wantBad == 0 || wantBad != len(bad) || warnings != wantWarnings {
 		t.Fatalf("%d error lines and %d warnings, attribute reports %d and %d", len(bad), warnings, wantBad, wantWarnings)
 	}
-	// A re-run: the same bytes.
+	// A re-run, with other elements: the same bytes.
+	o.ChunkLines = 37
 	outs2, errs2 := run(t, o)
 	for i := range outs {
 		if !bytes.Equal(outs[i], outs2[i]) || !bytes.Equal(errs[i], errs2[i]) {
@@ -301,7 +302,7 @@ func BenchmarkCorpus(b *testing.B) {
 				if chunk, err = Calibrate(context.Background(), cfg, refs, 300*time.Millisecond); err != nil {
 					b.Fatal(err)
 				}
-				o := Options{Files: refs, Output: filepath.Join(dir, "out", c.name), Shards: 4, ChunkLines: chunk, Score: cfg}
+				o := Options{Files: refs, Output: filepath.Join(dir, "out", c.name), Shards: 4, ChunkLines: chunk, BlockLines: 1000, Score: cfg}
 				run(b, o)
 				inPrism += time.Since(start)
 			}

@@ -58,6 +58,7 @@ type options struct {
 	score       score.Config
 	out         string
 	shards      int
+	blockLines  int
 	chunk       string
 	elementTime time.Duration
 	beamHelp    bool
@@ -72,6 +73,7 @@ func newFlags(o *options) *flag.FlagSet {
 	o.score.RegisterFlags(fs, "")
 	fs.StringVar(&o.out, "out", "", "the output prefix: PREFIX-00000-of-0000N.jsonl and PREFIX-errors-00000-of-0000N.jsonl (a local path, or gs://…)")
 	fs.IntVar(&o.shards, "shards", 4, "the number of output shards")
+	fs.IntVar(&o.blockLines, "block-lines", 1000, "consecutive blocks of this many lines of a file go to consecutive shards")
 	fs.StringVar(&o.chunk, "chunk", "auto", "lines per element, or auto: as many as take -element-time, timed on the first lines")
 	fs.DurationVar(&o.elementTime, "element-time", 300*time.Millisecond, "-chunk auto: the work of one element (prism splits the work of a slow bundle, not finer, across cores)")
 	fs.BoolVar(&o.beamHelp, "beam-help", false, "list Beam's flags")
@@ -122,10 +124,12 @@ Attributes every line of the input files (token ids, words with -vocab, or
 strings over a network's alphabet, as "whitebox attribute" reads standard
 input) with an Apache Beam pipeline, and writes the JSON lines of
 "whitebox attribute", each with "file" and "line" added at its end, to
--shards files PREFIX-SSSSS-of-NNNNN.jsonl, in input order within each. Bad
+-shards files PREFIX-SSSSS-of-NNNNN.jsonl, in input order within each
+(blocks of -block-lines lines to consecutive shards). Bad
 lines (and IG's completeness warnings) go to PREFIX-errors-SSSSS-of-NNNNN.jsonl
 with their file and line; the others are still scored. A re-run writes the
-same bytes; a shard file appears only when complete.
+same bytes (they depend on the inputs, the attribute flags, -shards and
+-block-lines only); a shard file appears only when complete.
 
 Locally the pipeline runs on prism, in-process, on all cores. The Beam
 flags (-runner, -endpoint, -environment_type, -worker_binary, …;
@@ -198,7 +202,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(2, fmt.Errorf("-chunk %s must be auto or a positive number of lines", o.chunk))
 	}
 	p, s := beam.NewPipelineWithRoot()
-	opt := pipeline.Options{Files: files, Output: o.out, Shards: o.shards, ChunkLines: chunk, Score: o.score}
+	opt := pipeline.Options{Files: files, Output: o.out, Shards: o.shards, ChunkLines: chunk, BlockLines: o.blockLines, Score: o.score}
 	if err := pipeline.Build(s, opt); err != nil {
 		return fail(2, err)
 	}

@@ -57,6 +57,12 @@ type Options struct {
 	// ChunkLines is the number of lines per element, at least 1: enough for
 	// ~100 ms of work (see Calibrate). The output does not depend on it.
 	ChunkLines int
+	// Parallel is the number of goroutines that score the lines of one
+	// element (0 or 1: one). A runner that splits bundles finely (Flink,
+	// Dataflow) needs none; prism splits a stage's first bundle readily but
+	// the next ones ever more reluctantly, so that on many cores it needs
+	// them (the command gives prism GOMAXPROCS).
+	Parallel int
 	// BlockLines, at least 1: the lines of a file go to the shards in
 	// blocks of BlockLines consecutive lines, consecutive blocks to
 	// consecutive shards.
@@ -164,7 +170,7 @@ func Build(s beam.Scope, o Options) error {
 	files := beam.CreateList(s.Scope("files"), o.Files)
 	chunks := beam.ParDo(s.Scope("read"), &readFn{Config: o.Score, ChunkLines: o.ChunkLines}, files)
 	chunks = beam.Reshuffle(s.Scope("spread"), chunks)
-	scored := beam.ParDo(s.Scope("attribute"), &scoreFn{Config: o.Score, Output: o.Output, Shards: o.Shards, BlockLines: o.BlockLines}, chunks)
+	scored := beam.ParDo(s.Scope("attribute"), &scoreFn{Config: o.Score, Output: o.Output, Shards: o.Shards, BlockLines: o.BlockLines, Parallel: o.Parallel}, chunks)
 	ids := make([]int, o.Shards)
 	for i := range ids {
 		ids[i] = i
@@ -390,13 +396,19 @@ type scoreFn struct {
 	Config             score.Config
 	Output             string
 	Shards, BlockLines int
-	sc                 *score.Scorer
+	Parallel           int // goroutines per element
+	scs                []*score.Scorer
 }
 
 func (f *scoreFn) Setup() error {
-	var err error
-	f.sc, err = scorerFor(f.Config)
-	return err
+	for range max(1, f.Parallel) {
+		sc, err := scorerFor(f.Config)
+		if err != nil {
+			return err
+		}
+		f.scs = append(f.scs, sc)
+	}
+	return nil
 }
 
 func (f *scoreFn) ProcessElement(ctx context.Context, c Chunk, emit func(int, Scored)) error {
@@ -404,7 +416,7 @@ func (f *scoreFn) ProcessElement(ctx context.Context, c Chunk, emit func(int, Sc
 		return fmt.Errorf("%s: a chunk of %d lines with %d inputs and %d errors", c.File, len(c.Lines), len(c.Inputs), len(c.Errs))
 	}
 	for _, piece := range splitBlocks(c, f.BlockLines) {
-		out, err := ScoreChunk(ctx, f.sc, piece)
+		out, err := ScoreChunkParallel(ctx, f.scs, piece)
 		if err != nil {
 			return err
 		}
@@ -511,6 +523,49 @@ func ScoreChunk(ctx context.Context, sc *score.Scorer, c Chunk) (Scored, error) 
 		}
 	}
 	res.Out, res.Errs = out.Bytes(), errs.Bytes()
+	return res, nil
+}
+
+// ScoreChunkParallel is ScoreChunk with one goroutine per Scorer, each
+// taking the next few lines: the same bytes.
+func ScoreChunkParallel(ctx context.Context, scs []*score.Scorer, c Chunk) (Scored, error) {
+	if len(scs) <= 1 || len(c.Lines) <= 1 {
+		return ScoreChunk(ctx, scs[0], c)
+	}
+	step := max(1, len(c.Lines)/(4*len(scs)))
+	var pieces []Chunk
+	for i := 0; i < len(c.Lines); i += step {
+		j := min(len(c.Lines), i+step)
+		p := c
+		p.Lines, p.Inputs, p.Errs = c.Lines[i:j], c.Inputs[i:j], c.Errs[i:min(j, len(c.Errs))]
+		pieces = append(pieces, p)
+	}
+	outs := make([]Scored, len(pieces))
+	errs := make([]error, len(pieces))
+	next := make(chan int, len(pieces))
+	for i := range pieces {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for _, sc := range scs {
+		wg.Go(func() {
+			for i := range next {
+				outs[i], errs[i] = ScoreChunk(ctx, sc, pieces[i])
+			}
+		})
+	}
+	wg.Wait()
+	res := Scored{Pattern: c.Pattern, Index: c.Index, Seq: c.Seq}
+	var out, bad bytes.Buffer
+	for i := range outs {
+		if errs[i] != nil {
+			return Scored{}, errs[i]
+		}
+		out.Write(outs[i].Out)
+		bad.Write(outs[i].Errs)
+	}
+	res.Out, res.Errs = out.Bytes(), bad.Bytes()
 	return res, nil
 }
 

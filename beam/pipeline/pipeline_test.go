@@ -223,7 +223,7 @@ func TestPipelineIsAttribute(t *testing.T) {
 		t.Fatalf("%d error lines and %d warnings, attribute reports %d and %d", len(bad), warnings, wantBad, wantWarnings)
 	}
 	// A re-run, with other elements: the same bytes.
-	o.ChunkLines = 37
+	o.ChunkLines, o.Parallel = 37, 3
 	outs2, errs2 := run(t, o)
 	for i := range outs {
 		if !bytes.Equal(outs[i], outs2[i]) || !bytes.Equal(errs[i], errs2[i]) {
@@ -254,7 +254,8 @@ func idCorpus(t testing.TB, dir string, n int) string {
 }
 
 // BenchmarkCorpus: lines per second over the same corpus, for the
-// pipeline on prism (4 shards, -chunk auto, calibration included) and for
+// pipeline on prism (4 shards, -chunk auto, calibration included,
+// GOMAXPROCS goroutines per element, as the command runs it) and for
 // `whitebox attribute` on standard input, all cores each, and their ratio: IG (50 steps) with the white-box
 // sp-counter network on 60 000 lines of 1–60 symbols, and with the
 // imported 2-layer BiLSTM of model/testdata on 20 000 lines of 1–30 ids
@@ -302,7 +303,7 @@ func BenchmarkCorpus(b *testing.B) {
 				if chunk, err = Calibrate(context.Background(), cfg, refs, 300*time.Millisecond); err != nil {
 					b.Fatal(err)
 				}
-				o := Options{Files: refs, Output: filepath.Join(dir, "out", c.name), Shards: 4, ChunkLines: chunk, BlockLines: 1000, Score: cfg}
+				o := Options{Files: refs, Output: filepath.Join(dir, "out", c.name), Shards: 4, ChunkLines: chunk, BlockLines: 1000, Parallel: runtime.GOMAXPROCS(0), Score: cfg}
 				run(b, o)
 				inPrism += time.Since(start)
 			}

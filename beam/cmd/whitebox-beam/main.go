@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -59,6 +60,7 @@ type options struct {
 	out         string
 	shards      int
 	blockLines  int
+	parallel    int
 	chunk       string
 	elementTime time.Duration
 	beamHelp    bool
@@ -73,6 +75,7 @@ func newFlags(o *options) *flag.FlagSet {
 	o.score.RegisterFlags(fs, "")
 	fs.StringVar(&o.out, "out", "", "the output prefix: PREFIX-00000-of-0000N.jsonl and PREFIX-errors-00000-of-0000N.jsonl (a local path, or gs://…)")
 	fs.IntVar(&o.shards, "shards", 4, "the number of output shards")
+	fs.IntVar(&o.parallel, "element-workers", 0, "goroutines that score the lines of one element (0: GOMAXPROCS on prism in-process, 1 on other runners, which split bundles finely)")
 	fs.IntVar(&o.blockLines, "block-lines", 1000, "consecutive blocks of this many lines of a file go to consecutive shards")
 	fs.StringVar(&o.chunk, "chunk", "auto", "lines per element, or auto: as many as take -element-time, timed on the first lines")
 	fs.DurationVar(&o.elementTime, "element-time", 300*time.Millisecond, "-chunk auto: the work of one element (prism splits the work of a slow bundle, not finer, across cores)")
@@ -201,8 +204,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else if _, err := fmt.Sscan(o.chunk, &chunk); err != nil || chunk < 1 {
 		return fail(2, fmt.Errorf("-chunk %s must be auto or a positive number of lines", o.chunk))
 	}
+	if o.parallel < 0 {
+		return fail(2, fmt.Errorf("-element-workers %d must not be negative", o.parallel))
+	}
+	if o.parallel == 0 {
+		o.parallel = 1
+		if r := flag.CommandLine.Lookup("runner"); r == nil || r.Value.String() == "" || strings.EqualFold(r.Value.String(), "prism") || r.Value.String() == "PrismRunner" {
+			o.parallel = runtime.GOMAXPROCS(0)
+		}
+	}
 	p, s := beam.NewPipelineWithRoot()
-	opt := pipeline.Options{Files: files, Output: o.out, Shards: o.shards, ChunkLines: chunk, BlockLines: o.blockLines, Score: o.score}
+	opt := pipeline.Options{Files: files, Output: o.out, Shards: o.shards, ChunkLines: chunk, BlockLines: o.blockLines, Parallel: o.parallel, Score: o.score}
 	if err := pipeline.Build(s, opt); err != nil {
 		return fail(2, err)
 	}

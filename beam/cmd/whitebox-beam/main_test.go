@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
 	"github.com/whitebox-lstm/whitebox/beam/pipeline"
+	"github.com/whitebox-lstm/whitebox/score"
 )
 
 func TestMain(m *testing.M) {
@@ -75,13 +78,15 @@ func TestUsage(t *testing.T) {
 func TestCommand(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.txt")
-	if err := os.WriteFile(in, []byte("ab\nba\n\naxb\naabb\n"), 0o644); err != nil {
+	long := strings.Repeat("ab", 150000) // more than -budget allows one input
+	if err := os.WriteFile(in, []byte("ab\nba\n\naxb\naabb\n"+long+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	prefix := filepath.Join(dir, "out", "s")
 	var out, errOut bytes.Buffer
-	status := run(context.Background(), []string{"-net", "counting", "-method", "lrp", "-out", prefix, "-shards", "2", "-chunk", "1", in}, &out, &errOut)
-	if status != 1 || !strings.Contains(errOut.String(), "3 lines scored, 1 failed") {
+	budget := fmt.Sprint(score.MinBudget * runtime.GOMAXPROCS(0))
+	status := run(context.Background(), []string{"-net", "counting", "-method", "lrp", "-out", prefix, "-shards", "2", "-chunk", "1", "-budget", budget, in}, &out, &errOut)
+	if status != 1 || !strings.Contains(errOut.String(), "3 lines scored, 2 failed") {
 		t.Fatalf("status %d: %s", status, errOut.String())
 	}
 	var all, errs []byte
@@ -97,7 +102,8 @@ func TestCommand(t *testing.T) {
 		}
 		errs = append(errs, b...)
 	}
-	if bytes.Count(all, []byte("\n")) != 3 || !bytes.Contains(errs, []byte(`"line":4,"input":"axb","error":`)) {
+	if bytes.Count(all, []byte("\n")) != 3 || !bytes.Contains(errs, []byte(`"line":4,"input":"axb","error":`)) ||
+		!bytes.Contains(errs, []byte(`"line":6,"input":"ababab`)) || !bytes.Contains(errs, []byte(`the line has 300000 bytes`)) {
 		t.Fatalf("output %s\nerrors %s", all, errs)
 	}
 	if _, err := os.Stat(prefix + ".parts"); !os.IsNotExist(err) {

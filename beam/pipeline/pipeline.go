@@ -13,8 +13,8 @@
 //	<Output>-errors-00000-of-00004.jsonl  the bad lines and warnings, with "file" and "line"
 //
 // A shard's bytes depend only on the input, the Config, Shards and
-// BlockLines (not on ChunkLines, nor on the runner): a re-run (of the whole or of a failed shard) writes the same
-// bytes, and a file is replaced only once it is complete.
+// BlockLines (not on ChunkLines, Parallel or the runner): a re-run writes
+// the same bytes, and a file is replaced only once it is complete.
 package pipeline
 
 import (

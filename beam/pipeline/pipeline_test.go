@@ -5,16 +5,19 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 
@@ -343,5 +346,70 @@ func TestRemoteModel(t *testing.T) {
 	}
 	if got[0] != got[1] || !strings.HasPrefix(got[0], `{"model":"MODEL","method":"ig"`) {
 		t.Fatalf("local:\n%s\nremote:\n%s", got[0], got[1])
+	}
+}
+
+// The whole pipeline on another filesystem (memfs here, as gs:// on
+// Dataflow): inputs, model and output there, the same bytes as locally.
+func TestRemoteFiles(t *testing.T) {
+	dir := t.TempDir()
+	in := idCorpus(t, dir, 500)
+	data, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	memfs.Write("memfs://corpus/ids.txt", append(data, "3 x\n"...))
+	if err := os.WriteFile(in, append(data, "3 x\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const local = "../../model/testdata/bi2.safetensors"
+	model, err := os.ReadFile(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	memfs.Write("memfs://models/bi2.safetensors", model)
+	var got [2]string
+	for i, where := range []struct{ input, model, output string }{
+		{in, local, filepath.Join(dir, "out", "s")},
+		{"memfs://corpus/*.txt", "memfs://models/bi2.safetensors", "memfs://out/s"},
+	} {
+		cfg := score.DefaultConfig()
+		cfg.Model, cfg.Method = where.model, "gxi"
+		refs, err := Expand(context.Background(), []string{where.input})
+		if err != nil || len(refs) != 1 {
+			t.Fatalf("%s: %v %v", where.input, refs, err)
+		}
+		o := Options{Files: refs, Output: where.output, Shards: 2, ChunkLines: 50, BlockLines: 100, Score: cfg}
+		p, s := beam.NewPipelineWithRoot()
+		if err := Build(s, o); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := prism.Execute(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		var all strings.Builder
+		for shard := range 2 {
+			for _, errs := range []bool{false, true} {
+				name := ShardName(where.output, shard, 2, errs)
+				fs, err := filesystem.New(context.Background(), name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := fs.OpenRead(context.Background(), name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(r)
+				r.Close()
+				all.Write(b)
+			}
+		}
+		// The shards start where the file's name says: compare the lines.
+		lines := strings.SplitAfter(strings.NewReplacer(refs[0].Path, "INPUT", where.model, "MODEL").Replace(all.String()), "\n")
+		slices.Sort(lines)
+		got[i] = strings.Join(lines, "")
+	}
+	if got[0] != got[1] || strings.Count(got[0], "\n") != 501 || !strings.Contains(got[0], `"line":501,"input":"3 x","error"`) {
+		t.Fatalf("local:\n%.300s\nmemfs:\n%.300s", got[0], got[1])
 	}
 }

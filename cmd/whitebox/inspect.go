@@ -4,12 +4,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/whitebox-lstm/whitebox/model"
 )
 
 // inspect prints what was read from a model file: its tensors, the parts
 // and sizes they make, the classes and the parameter count.
 func inspect(args []string, stdout, stderr io.Writer) int {
-	var mf modelFlags
+	var mf struct{ path, embedding, lstm, decoder string }
 	fs := flag.NewFlagSet("whitebox inspect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&mf.path, "model", "", "the model file: a PyTorch state_dict (torch.save) or .safetensors")
@@ -38,11 +40,11 @@ Flags:
 		fmt.Fprintln(stderr, "whitebox inspect: give one model file (-model FILE)")
 		return 2
 	}
-	s, err := newModelSubject(mf)
+	m, err := model.Load(mf.path, model.Names{Embedding: mf.embedding, LSTM: mf.lstm, Decoder: mf.decoder})
 	if err != nil {
 		fmt.Fprintf(stderr, "whitebox inspect: %v\n", err)
 		return 1
 	}
-	fmt.Fprint(stdout, s.m.Summary())
+	fmt.Fprint(stdout, m.Summary())
 	return 0
 }

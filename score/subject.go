@@ -1,4 +1,4 @@
-package main
+package score
 
 import (
 	"bufio"
@@ -190,10 +190,12 @@ func quoteWindow(s string) string {
 	return s[:most] + "…"
 }
 
-// modelFlags are attribute's and inspect's options for -model.
+// modelFlags are the options of an imported model (Config's Model,
+// Embedding, LSTM, Decoder, Vocab, Unk and Classes).
 type modelFlags struct {
-	path, embedding, lstm, decoder string
-	vocab, unk, classes            string
+	path, name               string // name: in records (default: path)
+	embedding, lstm, decoder string
+	vocab, unk, classes      string
 }
 
 func (f modelFlags) names() model.Names {
@@ -207,6 +209,9 @@ func newModelSubject(f modelFlags) (*modelSubject, error) {
 		return nil, err
 	}
 	s := &modelSubject{m: m, name: f.path, unk: -1}
+	if f.name != "" {
+		s.name = f.name
+	}
 	if f.vocab != "" {
 		if m.Embedding == nil {
 			return nil, fmt.Errorf("-vocab: the model has no embedding (its inputs are features)")

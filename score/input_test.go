@@ -1,4 +1,4 @@
-package main
+package score
 
 import (
 	"strings"
@@ -8,7 +8,7 @@ import (
 	"github.com/whitebox-lstm/whitebox/whitebox"
 )
 
-// eachLine splits like bufio.Scanner's lines, and cuts long lines to most
+// EachLine splits like bufio.Scanner's lines, and cuts long lines to most
 // bytes while reporting their length.
 func TestEachLine(t *testing.T) {
 	type got struct {
@@ -29,7 +29,7 @@ func TestEachLine(t *testing.T) {
 		{"", 10, nil},
 	} {
 		var g []got
-		if err := eachLine(strings.NewReader(c.in), c.most, func(line int, s string, long int64) bool {
+		if err := EachLine(strings.NewReader(c.in), c.most, func(line int, s string, long int64) bool {
 			g = append(g, got{line, s, long})
 			return true
 		}); err != nil {
@@ -53,11 +53,11 @@ func FuzzParseInput(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	ms, err := newModelSubject(modelFlags{path: testModel})
+	ms, err := newModelSubject(modelFlags{path: "../model/testdata/bi2.safetensors"})
 	if err != nil {
 		f.Fatal(err)
 	}
-	dense, err := newModelSubject(modelFlags{path: "../../model/testdata/dense_bi1.safetensors"})
+	dense, err := newModelSubject(modelFlags{path: "../model/testdata/dense_bi1.safetensors"})
 	if err != nil {
 		f.Fatal(err)
 	}

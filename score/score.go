@@ -1,0 +1,403 @@
+// Package score is the per-input work of `whitebox attribute`: a Config
+// that mirrors its flags, and a Scorer that turns one input line into the
+// JSON line the command writes (package record), byte for byte. The command
+// and the Beam pipeline (module github.com/whitebox-lstm/whitebox/beam)
+// both use it, so that there is one implementation.
+//
+//	cfg := score.DefaultConfig()
+//	cfg.Net, cfg.Method = "sp-counter", "ig"
+//	s, err := score.New(cfg)
+//	var b bytes.Buffer
+//	err = s.Line(ctx, "accb", &b) // {"net":"sp-counter","method":"ig","input":"accb",…}\n
+//
+// A Scorer is for one goroutine at a time; Clone gives another one that
+// shares the read-only classifier.
+package score
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/whitebox-lstm/whitebox/attrib"
+	"github.com/whitebox-lstm/whitebox/record"
+	"github.com/whitebox-lstm/whitebox/whitebox"
+)
+
+// Config is what `whitebox attribute` reads from its flags, one field per
+// flag (the flag's name is in each comment) except -format, which is the
+// command's. The zero values of the numbers are not the flags' defaults:
+// start from DefaultConfig. A Config is plain data (it encodes to JSON), so
+// that a pipeline can ship it to its workers.
+type Config struct {
+	Net    string  // -net: a white-box network (whitebox.Names); exactly one of Net and Model
+	M      float64 // -m: the gate saturation constant
+	U      float64 // -u: the counter scale (0: the network's default unless Set["u"])
+	K      int     // -k: the bracket network's stack size (0: the default unless Set["k"])
+	Method string  // -method: occlusion, saliency, gxi, ig or lrp
+	Class  string  // -class: the relevance class by name ("": the predicted class)
+
+	Steps      string  // -steps: IG's quadrature steps, or "auto"
+	Tol        float64 // -tol: IG's completeness gap allowed, relative
+	MaxSteps   int     // -max-steps: the largest rule of -steps auto
+	Quadrature string  // -quadrature: IG's rule
+	Eps        float64 // -eps: LRP's stabilizer ε ≥ 0
+	Budget     string  // -budget: scratch memory shared by Workers Scorers (e.g. 256MiB)
+
+	Model     string // -model: an imported model's file
+	Embedding string // -embedding: the embedding's name in the file
+	LSTM      string // -lstm: the LSTM's name in the file
+	Decoder   string // -decoder: the decoder's name in the file
+	Vocab     string // -vocab: a file of one token per line
+	Unk       string // -unk: the -vocab token of unknown words
+	Classes   string // -classes: a file of class names
+	// ModelName is the name of the model in the records ("model"); the
+	// default is Model. A program that reads the model from a local copy
+	// sets it to the name the user gave.
+	ModelName string
+	Features  bool    // -features: write the per-dimension scores
+	LRPBias   float64 // -lrp-bias: Arras et al.'s bias_factor in [0, 1]
+	// CaptumWeights (-captum-weights) rounds IG's weights to float32; it is
+	// turned on for a Model unless Set["captum-weights"].
+	CaptumWeights bool
+
+	// Workers is the number of Scorers that work at once and share
+	// Budget: each gets Budget/Workers (0: GOMAXPROCS). An input's own
+	// memory comes out of the same share, so it decides which inputs are
+	// too long; the scores never depend on it.
+	Workers int
+	// Set names the flags given explicitly, as flag.FlagSet.Visit reports
+	// them: an explicit -m, -u or -k of 0 is refused rather than replaced
+	// by the default, flags of the other kind of classifier are refused,
+	// and an explicit -captum-weights is kept for a model.
+	Set map[string]bool
+}
+
+// DefaultConfig is a Config with the flags' defaults; Net or Model and
+// Method remain to be set.
+func DefaultConfig() Config {
+	return Config{M: whitebox.DefaultM, Steps: strconv.Itoa(attrib.DefaultSteps), Tol: attrib.DefaultTolerance,
+		MaxSteps: attrib.DefaultMaxAutoSteps, Quadrature: attrib.GaussLegendre.String(), Eps: attrib.DefaultEpsilon,
+		Budget: "256MiB"}
+}
+
+// RegisterFlags defines attribute's flags on fs, each with prefix before
+// its name, writing into c (whose values are the defaults shown). After
+// fs.Parse, c.MarkSet(fs, prefix) records which were given.
+func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
+	p := func(name string) string { return prefix + name }
+	fs.StringVar(&c.Net, p("net"), c.Net, "the network: "+strings.Join(whitebox.Names, ", "))
+	fs.StringVar(&c.Method, p("method"), c.Method, "the attribution method: occlusion, saliency, gxi, ig, lrp")
+	fs.StringVar(&c.Class, p("class"), c.Class, "the relevance class by name (default: the predicted class)")
+	fs.Float64Var(&c.M, p("m"), c.M, "the gate saturation constant m")
+	fs.Float64Var(&c.U, p("u"), c.U, "the counter scale u (default: counting 0.5, sp-counter 0.7, sp-fsa 1)")
+	fs.IntVar(&c.K, p("k"), c.K, fmt.Sprintf("the bracket network's stack size (default %d)", whitebox.DefaultStackSize))
+	fs.StringVar(&c.Steps, p("steps"), c.Steps, "IG: the number of quadrature steps, or auto: the smallest Gauss–Legendre rule (8, 16, 32, …) whose completeness gap is within -"+p("tol"))
+	fs.Float64Var(&c.Tol, p("tol"), c.Tol, "IG: the completeness gap allowed, relative to |ŷ_c(x) − ŷ_c(0)|; a larger gap is a warning on standard error")
+	fs.IntVar(&c.MaxSteps, p("max-steps"), c.MaxSteps, "IG with -"+p("steps")+" auto: the largest rule tried")
+	fs.StringVar(&c.Quadrature, p("quadrature"), c.Quadrature, "IG: gauss-legendre, riemann-left, riemann-right, riemann-middle or riemann-trapezoid")
+	fs.Float64Var(&c.Eps, p("eps"), c.Eps, "LRP: the stabilizer ε ≥ 0 (0: none; a zero denominator is then an error)")
+	fs.StringVar(&c.Budget, p("budget"), c.Budget, "scratch memory for IG and occlusion (e.g. 16MiB, 1GiB); results do not depend on it")
+	fs.StringVar(&c.Model, p("model"), c.Model, "an imported model: a PyTorch state_dict (torch.save) or .safetensors file of Embedding → LSTM → Linear")
+	fs.StringVar(&c.Embedding, p("embedding"), c.Embedding, "-"+p("model")+": the embedding's name in the file (default: detected; none: the model reads features)")
+	fs.StringVar(&c.LSTM, p("lstm"), c.LSTM, "-"+p("model")+": the LSTM's name in the file (default: detected)")
+	fs.StringVar(&c.Decoder, p("decoder"), c.Decoder, "-"+p("model")+": the decoder's name in the file (default: detected)")
+	fs.StringVar(&c.Vocab, p("vocab"), c.Vocab, "-"+p("model")+": a file of one token per line (id = line number from 0); inputs are then words")
+	fs.StringVar(&c.Unk, p("unk"), c.Unk, "-"+p("model")+": the -"+p("vocab")+" token that stands for unknown words (default: an unknown word is an error)")
+	fs.StringVar(&c.Classes, p("classes"), c.Classes, "-"+p("model")+": a file of one class name per line, in logit order (default: 0, 1, ...)")
+	fs.BoolVar(&c.Features, p("features"), c.Features, "-"+p("model")+": also write the per-dimension scores (\"features\": T lists of E)")
+	fs.Float64Var(&c.LRPBias, p("lrp-bias"), c.LRPBias, "-"+p("model")+", LRP: Arras et al.'s bias_factor in [0, 1] (0: bias and stabilizer absorb their share; 1: relevance is conserved)")
+	fs.BoolVar(&c.CaptumWeights, p("captum-weights"), c.CaptumWeights, "IG: round the quadrature weights to float32 as Captum does, for Captum's numbers to the last digit (default: true with -"+p("model")+", false with -"+p("net")+")")
+}
+
+// MarkSet records in c.Set the flags of RegisterFlags (same prefix) that
+// fs.Parse saw, without their prefix.
+func (c *Config) MarkSet(fs *flag.FlagSet, prefix string) {
+	if c.Set == nil {
+		c.Set = map[string]bool{}
+	}
+	fs.Visit(func(fl *flag.Flag) {
+		if name, ok := strings.CutPrefix(fl.Name, prefix); ok {
+			c.Set[name] = true
+		}
+	})
+}
+
+// shared is what the Scorers of one New share: read-only once built.
+type shared struct {
+	cfg    Config
+	subj   subject
+	method attrib.Method
+	opt    attrib.Options // Budget: one Scorer's share
+	// inputBytes bounds the memory of one input: its row, scores, output.
+	inputBytes int64
+}
+
+// A Scorer scores inputs with its own buffers: one goroutine at a time.
+type Scorer struct {
+	*shared
+	ex  *attrib.Explainer
+	res attrib.Result
+	opt attrib.Options
+}
+
+// MinBudget is the least Budget per Scorer: an engine's smallest batch of
+// a short input and its output.
+const MinBudget = 256 << 10
+
+// New checks cfg as `whitebox attribute` checks its flags (the errors are
+// its messages) and loads the classifier.
+func New(cfg Config) (*Scorer, error) {
+	f := cfg
+	set := func(name string) bool { return f.Set[name] }
+	if (f.Net == "") == (f.Model == "") || f.Method == "" {
+		return nil, errors.New("-method and one of -net and -model are required (see whitebox help attribute)")
+	}
+	budget, err := ParseSize(f.Budget)
+	if err != nil {
+		return nil, fmt.Errorf("-budget: %v", err)
+	}
+	if least := MinBudget * int64(runtime.GOMAXPROCS(0)); budget < least {
+		return nil, fmt.Errorf("-budget %s is less than %d bytes (%d per core): too little to score anything", f.Budget, least, MinBudget)
+	}
+	workers := f.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var subj subject
+	if f.Net != "" {
+		for _, name := range []string{"embedding", "lstm", "decoder", "vocab", "unk", "classes", "features", "lrp-bias"} {
+			if set(name) {
+				return nil, fmt.Errorf("-%s applies to -model only", name)
+			}
+		}
+		// An explicit zero is refused by the network, never replaced by
+		// the default.
+		wc := whitebox.Config{M: f.M, U: f.U, K: f.K, MSet: set("m"), USet: set("u"), KSet: set("k")}
+		net, err := whitebox.New(f.Net, wc)
+		if err != nil {
+			return nil, err
+		}
+		subj = whiteboxSubject{net}
+	} else {
+		for _, name := range []string{"m", "u", "k"} {
+			if set(name) {
+				return nil, fmt.Errorf("-%s applies to -net only", name)
+			}
+		}
+		mf := modelFlags{path: f.Model, name: f.ModelName, embedding: f.Embedding, lstm: f.LSTM, decoder: f.Decoder,
+			vocab: f.Vocab, unk: f.Unk, classes: f.Classes}
+		if subj, err = newModelSubject(mf); err != nil {
+			return nil, err
+		}
+		if !set("captum-weights") {
+			f.CaptumWeights = true
+		}
+	}
+	if !(f.LRPBias >= 0 && f.LRPBias <= 1) {
+		return nil, fmt.Errorf("-lrp-bias %v must be in [0, 1]", f.LRPBias)
+	}
+	method, err := attrib.ParseMethod(f.Method)
+	if err != nil {
+		return nil, err
+	}
+	q, err := attrib.ParseQuadrature(f.Quadrature)
+	if err != nil {
+		return nil, err
+	}
+	steps := attrib.AutoSteps
+	if f.Steps != "auto" {
+		if steps, err = strconv.Atoi(f.Steps); err != nil || steps < 1 || steps > attrib.MaxSteps {
+			return nil, fmt.Errorf("-steps %s must be auto or in 1..%d", f.Steps, attrib.MaxSteps)
+		}
+	}
+	if !(f.Eps >= 0) || math.IsInf(f.Eps, 0) {
+		return nil, fmt.Errorf("-eps %v must be finite and non-negative", f.Eps)
+	}
+	if !(f.Tol > 0 && f.Tol <= 1) {
+		return nil, fmt.Errorf("-tol %v must be in (0, 1]", f.Tol)
+	}
+	if f.MaxSteps < 8 || f.MaxSteps > attrib.MaxSteps {
+		return nil, fmt.Errorf("-max-steps %d must be in 8..%d", f.MaxSteps, attrib.MaxSteps)
+	}
+	opt := attrib.Options{Steps: steps, Tolerance: f.Tol, MaxAutoSteps: f.MaxSteps, Quadrature: q, Epsilon: f.Eps, EpsilonSet: true,
+		LRPBias: f.LRPBias, Float32Weights: f.CaptumWeights, Budget: budget / int64(workers)}
+	if f.Class != "" {
+		k, err := subj.class(f.Class)
+		if err != nil {
+			return nil, err
+		}
+		opt.Class = attrib.ClassIndex(k)
+	}
+	sh := &shared{cfg: f, subj: subj, method: method, opt: opt, inputBytes: opt.Budget / 2}
+	return sh.scorer(), nil
+}
+
+func (sh *shared) scorer() *Scorer {
+	return &Scorer{shared: sh, ex: attrib.NewExplainer(sh.subj.model()), opt: sh.opt}
+}
+
+// Clone returns a Scorer for another goroutine: the same classifier and
+// options, its own buffers.
+func (s *Scorer) Clone() *Scorer { return s.shared.scorer() }
+
+// Config is the Config the Scorer was built from, with the defaults that
+// New filled in (CaptumWeights for a model).
+func (s *Scorer) Config() Config { return s.cfg }
+
+// Method is the attribution method.
+func (s *Scorer) Method() attrib.Method { return s.method }
+
+// Classes are the class names, in logit order.
+func (s *Scorer) Classes() []string { return s.subj.classes() }
+
+// Label names the classifier in titles: the network, or the model file's
+// base name.
+func (s *Scorer) Label() string { return s.subj.label() }
+
+// InputBytes is the most memory one input may use (its rows, scores and
+// output): half of the Scorer's share of the budget.
+func (s *Scorer) InputBytes() int64 { return s.inputBytes }
+
+// SetProgress sets the progress callback of the next inputs (nil: none).
+func (s *Scorer) SetProgress(fn func(done, total int)) { s.opt.Progress = fn }
+
+// Score attributes one input. It returns the token labels and the result,
+// both valid until the next call; a bad input is an error, never a panic.
+func (s *Scorer) Score(ctx context.Context, input string) ([]string, *attrib.Result, error) {
+	if n := int64(s.subj.tokens(input)); n*s.subj.tokenBytes(s.cfg.Features) > s.inputBytes {
+		return nil, nil, fmt.Errorf("%d tokens need about %d bytes for their rows, scores and output, more than the %d bytes an input may use (-budget / workers / 2): raise -budget", n, n*s.subj.tokenBytes(s.cfg.Features), s.inputBytes)
+	}
+	x, tokens, err := s.subj.parse(input)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.ex.AttributeContext(ctx, s.method, x, s.opt, &s.res); err != nil {
+		return nil, nil, err
+	}
+	return tokens, &s.res, nil
+}
+
+// Line attributes one input and appends its JSON line, newline included,
+// to out: the bytes `whitebox attribute` writes for it. On error out is
+// unchanged. The result's warning (IG's completeness gap), if any, is
+// Warning's until the next call.
+func (s *Scorer) Line(ctx context.Context, input string, out *bytes.Buffer) error {
+	tokens, res, err := s.Score(ctx, input)
+	if err != nil {
+		return err
+	}
+	s.WriteJSON(out, res, input, tokens)
+	return nil
+}
+
+// Warning is the warning of the last result (IG's completeness gap), or "".
+func (s *Scorer) Warning() string { return s.res.Warning() }
+
+// WriteJSON appends the record of one result (package record) to b as one
+// line.
+func (s *Scorer) WriteJSON(b *bytes.Buffer, res *attrib.Result, input string, tokens []string) {
+	classes := s.subj.classes()
+	rec := record.Record{Method: s.method.String(), Input: input, Tokens: tokens,
+		Class: classes[res.Class], Prediction: classes[res.Prediction], Classes: classes,
+		Logits: res.Logits, Scores: res.Tokens}
+	s.subj.stamp(&rec)
+	if s.method == attrib.IntegratedGradients {
+		rec.Delta = &res.Delta
+		if s.opt.Steps == attrib.AutoSteps {
+			rec.IGSteps = res.IGSteps
+		}
+	}
+	d := s.subj.model().Input()
+	if s.cfg.Features && len(res.Features) == len(tokens)*d {
+		for t := range tokens {
+			rec.Features = append(rec.Features, res.Features[t*d:(t+1)*d])
+		}
+	}
+	line, _ := rec.MarshalJSON() // it never fails
+	b.Write(line)
+	b.WriteByte('\n')
+}
+
+// EachInput calls fn with each input of r, one per line, and its line
+// number (from 1), until fn returns false: the line without its newline
+// and a trailing "\r"; blank lines are skipped. A line longer than the
+// Scorer's InputBytes (or 64 KiB, whichever is more) is not read whole:
+// fn gets its start and an error that gives its length. The error
+// returned is r's.
+func (s *Scorer) EachInput(r io.Reader, fn func(line int, input string, err error) bool) error {
+	return EachLine(r, int(min(1<<30, max(64*1024, s.inputBytes))), func(line int, in string, long int64) bool {
+		if long > 0 {
+			return fn(line, in, fmt.Errorf("the line has %d bytes, more than the %d an input may use (-budget / workers / 2): raise -budget", long, s.inputBytes))
+		}
+		in = strings.TrimRight(in, "\r")
+		if strings.TrimSpace(in) == "" {
+			return true // blank lines separate nothing
+		}
+		return fn(line, in, nil)
+	})
+}
+
+// ParseSize reads a byte count: a number with an optional unit B, K/KiB,
+// M/MiB, G/GiB (powers of 1024; KB, MB, GB are powers of 1000).
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	num := strings.TrimRightFunc(t, func(r rune) bool { return r >= 'A' && r <= 'z' })
+	unit := strings.ToLower(strings.TrimSpace(t[len(num):]))
+	mult := map[string]float64{"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20,
+		"g": 1 << 30, "gib": 1 << 30, "kb": 1e3, "mb": 1e6, "gb": 1e9}[unit]
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || mult == 0 || !(v > 0) || v*mult > 1<<50 {
+		return 0, fmt.Errorf("bad size %q (want e.g. 256MiB, 1GiB or a byte count)", s)
+	}
+	return int64(v * mult), nil
+}
+
+// EachLine calls fn with each line of r (without its newline) and its
+// number, until fn returns false. A line longer than most bytes is not
+// kept whole: fn gets its first most bytes and its length in long (0 for
+// the other lines), so that no line drives an allocation past most.
+func EachLine(r io.Reader, most int, fn func(line int, s string, long int64) bool) error {
+	br := bufio.NewReaderSize(r, 64*1024)
+	var buf []byte
+	for line := 1; ; line++ {
+		buf = buf[:0]
+		var n int64
+		var err error
+		for {
+			var chunk []byte
+			chunk, err = br.ReadSlice('\n')
+			chunk = bytes.TrimSuffix(chunk, []byte{'\n'})
+			n += int64(len(chunk))
+			if room := most - len(buf); room > 0 {
+				buf = append(buf, chunk[:min(len(chunk), room)]...)
+			}
+			if err != bufio.ErrBufferFull {
+				break
+			}
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if n > 0 || err == nil {
+			long := int64(0)
+			if n > int64(most) {
+				long = n
+			}
+			if !fn(line, string(buf), long) {
+				return nil
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package score
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The README's line for accb, from a Config made by the flags.
+func TestLine(t *testing.T) {
+	cfg := DefaultConfig()
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	cfg.RegisterFlags(fs, "wb-")
+	if err := fs.Parse([]string{"-wb-net", "sp-counter", "-wb-method", "ig"}); err != nil {
+		t.Fatal(err)
+	}
+	cfg.MarkSet(fs, "wb-")
+	if !cfg.Set["net"] || cfg.Set["m"] {
+		t.Fatalf("Set %v", cfg.Set)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := s.Line(context.Background(), "accb", &b); err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"net":"sp-counter","method":"ig","input":"accb","tokens":["a","c","c","b"],"class":"True","prediction":"True","logits":{"False":0.02700751434750449,"True":0.5325204920919716},"scores":[0.4876287535217073,1.1656742582290198e-22,1.1656742582290198e-22,0.04489173994633828],"delta":1.37607403249973e-09}` + "\n"
+	if b.String() != want {
+		t.Fatalf("got  %s\nwant %s", b.String(), want)
+	}
+	// A bad input is an error and leaves out as it was.
+	if err := s.Line(context.Background(), "abx", &b); err == nil || b.String() != want {
+		t.Fatalf("bad input: %v, %q", err, b.String())
+	}
+}
+
+// Clones score at once, each the same bytes as one Scorer alone.
+func TestClone(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Model, cfg.Method, cfg.Steps = "../model/testdata/bi2.safetensors", "ig", "20"
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := []string{"3 1 4", "1 5 9 2 6 5", "35 8 9 7 9 3 2 3 8", "4"}
+	var want bytes.Buffer
+	for _, in := range inputs {
+		if err := s.Line(context.Background(), in, &want); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	got := make([]bytes.Buffer, 4)
+	for g := range got {
+		wg.Go(func() {
+			c := s.Clone()
+			for _, in := range inputs {
+				if err := c.Line(context.Background(), in, &got[g]); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for g := range got {
+		if got[g].String() != want.String() {
+			t.Fatalf("clone %d differs", g)
+		}
+	}
+}
+
+// New refuses what attribute refuses, with its messages.
+func TestNewErrors(t *testing.T) {
+	for _, c := range []struct {
+		edit func(*Config)
+		want string
+	}{
+		{func(c *Config) {}, "-method and one of -net and -model are required"},
+		{func(c *Config) { c.Net, c.Method = "counting", "nope" }, "nope"},
+		{func(c *Config) { c.Net, c.Method, c.Steps = "counting", "ig", "0" }, "-steps 0 must be auto"},
+		{func(c *Config) { c.Net, c.Method, c.Budget = "counting", "ig", "1k" }, "too little"},
+		{func(c *Config) { c.Net, c.Method, c.Set = "counting", "ig", map[string]bool{"vocab": true} }, "-vocab applies to -model only"},
+		{func(c *Config) { c.Model, c.Method = "/nonexistent.pt", "ig" }, "nonexistent"},
+	} {
+		cfg := DefaultConfig()
+		c.edit(&cfg)
+		if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", cfg, err, c.want)
+		}
+	}
+}
+
+func ExampleScorer_Line() {
+	cfg := DefaultConfig()
+	cfg.Net, cfg.Method = "sp-fsa", "lrp"
+	s, err := New(cfg)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var b bytes.Buffer
+	if err := s.Line(context.Background(), "aacb", &b); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(b.String()[:59], "…\n")
+	// Output: {"net":"sp-fsa","method":"lrp","input":"aacb","tokens":["a"…
+}

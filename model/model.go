@@ -472,6 +472,9 @@ func (m *Model) Input() int { return m.Net.Input() }
 // embedding of ids[t]. An id outside [0, V) is an error naming its
 // position.
 func (m *Model) Embed(ids []int) (cell.Input, error) {
+	if m == nil || m.Net == nil {
+		return cell.Input{}, fmt.Errorf("model: no model (nil or not made by Load)")
+	}
 	if m.Embedding == nil {
 		return cell.Input{}, fmt.Errorf("model: the model has no embedding: give dense features")
 	}

@@ -229,3 +229,16 @@ func TestConcurrentExplainers(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestNilModel(t *testing.T) {
+	var m *Model
+	if _, err := m.Embed([]int{1}); err == nil {
+		t.Fatal("a nil model embedded")
+	}
+	if _, err := (&Model{}).Embed([]int{1}); err == nil {
+		t.Fatal("a zero model embedded")
+	}
+	if _, err := FromFile(nil, Names{}); err == nil {
+		t.Fatal("FromFile(nil) succeeded")
+	}
+}

@@ -153,67 +153,96 @@ func (j *attributeJob) run(ctx context.Context, args []string, stdin io.Reader, 
 	order := make(chan *item, 2*workers) // in input order, to the writer
 	todo := make(chan *item, workers)    // to the workers
 	readErr := make(chan error, 1)
-	go func() { // the reader
-		defer close(order)
-		defer close(todo)
-		send := func(where, s string) bool {
-			it := &item{where: where, input: s, done: make(chan struct{})}
+	go j.read(ctx, args, stdin, order, todo, readErr)
+	for range workers {
+		go j.work(ctx, todo, bar)
+	}
+	status, interrupted := j.write(ctx, order, bar, stderr)
+	if interrupted || ctx.Err() != nil {
+		bar.finish()
+		fmt.Fprintln(stderr, "whitebox attribute: interrupted")
+		return exitInterrupted
+	}
+	bar.finish()
+	if len(args) == 0 {
+		if err := <-readErr; err != nil {
+			fmt.Fprintf(stderr, "whitebox attribute: reading standard input: %v\n", err)
+			return 1
+		}
+	}
+	if err := j.finish(); err != nil {
+		fmt.Fprintf(stderr, "whitebox attribute: %v\n", err)
+		return 1
+	}
+	return status
+}
+
+// read sends the inputs (args, else the lines of stdin) to the writer in
+// order and to the workers; a line too long to read whole goes to the
+// writer as a failed item. It closes both channels at the end, and reports
+// stdin's read error on readErr.
+func (j *attributeJob) read(ctx context.Context, args []string, stdin io.Reader, order, todo chan<- *item, readErr chan<- error) {
+	defer close(order)
+	defer close(todo)
+	send := func(where, s string) bool {
+		it := &item{where: where, input: s, done: make(chan struct{})}
+		select {
+		case order <- it:
+		case <-ctx.Done():
+			return false
+		}
+		todo <- it
+		return true
+	}
+	if len(args) > 0 {
+		for _, s := range args {
+			if !send("", s) {
+				return
+			}
+		}
+		return
+	}
+	readErr <- j.sc.EachInput(stdin, func(line int, s string, err error) bool {
+		where := fmt.Sprintf("line %d: ", line)
+		if err != nil { // too long to read whole
+			it := &item{where: where, input: s, done: make(chan struct{}), err: err}
+			close(it.done)
 			select {
 			case order <- it:
+				return true
 			case <-ctx.Done():
 				return false
 			}
-			todo <- it
-			return true
 		}
-		if len(args) > 0 {
-			for _, s := range args {
-				if !send("", s) {
-					return
-				}
-			}
-			return
-		}
-		readErr <- j.sc.EachInput(stdin, func(line int, s string, err error) bool {
-			where := fmt.Sprintf("line %d: ", line)
-			if err != nil { // too long to read whole
-				it := &item{where: where, input: s, done: make(chan struct{}), err: err}
-				close(it.done)
-				select {
-				case order <- it:
-					return true
-				case <-ctx.Done():
-					return false
-				}
-			}
-			return send(where, s)
-		})
-	}()
-	for range workers {
-		go func() {
-			w := worker{job: j, sc: j.sc.Clone()}
-			for it := range todo {
-				w.sc.SetProgress(bar.callback())
-				if ctx.Err() == nil {
-					it.err = w.do(ctx, it)
-				}
-				close(it.done)
-				bar.itemDone()
-			}
-		}()
-	}
+		return send(where, s)
+	})
+}
 
-	status := 0
+// work scores the items of todo with a Scorer of its own.
+func (j *attributeJob) work(ctx context.Context, todo <-chan *item, bar *progressBar) {
+	w := worker{job: j, sc: j.sc.Clone()}
+	for it := range todo {
+		w.sc.SetProgress(bar.callback())
+		if ctx.Err() == nil {
+			it.err = w.do(ctx, it)
+		}
+		close(it.done)
+		bar.itemDone()
+	}
+}
+
+// write writes the items in input order as they are done: results to the
+// output, errors and warnings to stderr. It returns the exit status so far
+// and whether ctx ended the run.
+func (j *attributeJob) write(ctx context.Context, order <-chan *item, bar *progressBar, stderr io.Writer) (status int, interrupted bool) {
 	for it := range order {
 		select {
 		case <-it.done:
 		case <-ctx.Done():
-			bar.finish()
-			fmt.Fprintln(stderr, "whitebox attribute: interrupted")
-			return exitInterrupted
+			return status, true
 		}
 		if ctx.Err() != nil {
-			break
+			return status, true
 		}
 		if it.err != nil {
 			bar.printf(stderr, "whitebox attribute: %s%s: %v\n", it.where, quoteInput(it.input), it.err)
@@ -232,23 +261,7 @@ func (j *attributeJob) run(ctx context.Context, args []string, stdin io.Reader, 
 			status = 1
 		}
 	}
-	if ctx.Err() != nil {
-		bar.finish()
-		fmt.Fprintln(stderr, "whitebox attribute: interrupted")
-		return exitInterrupted
-	}
-	bar.finish()
-	if len(args) == 0 {
-		if err := <-readErr; err != nil {
-			fmt.Fprintf(stderr, "whitebox attribute: reading standard input: %v\n", err)
-			return 1
-		}
-	}
-	if err := j.finish(); err != nil {
-		fmt.Fprintf(stderr, "whitebox attribute: %v\n", err)
-		return 1
-	}
-	return status
+	return status, false
 }
 
 // worker scores one input at a time with its own Scorer.

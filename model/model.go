@@ -146,7 +146,7 @@ func (b *builder) build(names Names) (*Model, error) {
 		b.used[bt.Name] = "decoder bias"
 		p.By = bt.Data
 	}
-	if err := b.leftovers(); err != nil {
+	if err := b.leftovers(root(m.Names.Embedding, m.Names.LSTM, m.Names.Decoder)); err != nil {
 		return nil, err
 	}
 	m.Net, err = cell.NewStacked(p)
@@ -414,17 +414,54 @@ func remove(c []string, s string) []string {
 // leftovers refuses tensors that are not part of the model: a model with
 // more layers than this package runs would otherwise be attributed as
 // something it is not.
-func (b *builder) leftovers() error {
+//
+// Only tensors under the model's root count: the dotted prefix its parts
+// share, as in a training checkpoint {"model": state_dict, "optimizer":
+// …}, whose other entries (the optimizer's state) are listed as ignored.
+func (b *builder) leftovers(root string) error {
 	var rest []string
 	for _, t := range b.f.Tensors {
-		if b.used[t.Name] == "" {
-			rest = append(rest, fmt.Sprintf("%s %v", t.Name, t.Shape))
+		if b.used[t.Name] != "" {
+			continue
 		}
+		if !strings.HasPrefix(t.Name, root) {
+			b.used[t.Name] = "ignored: outside " + strings.TrimSuffix(root, ".")
+			continue
+		}
+		rest = append(rest, fmt.Sprintf("%s %v", t.Name, t.Shape))
 	}
 	if len(rest) > 0 {
 		return fmt.Errorf("tensors beyond Embedding → LSTM → Linear: %s; this architecture is not supported (attention, extra layers and GRUs are not)", strings.Join(rest, ", "))
 	}
 	return nil
+}
+
+// root returns the dotted prefix the given part names share ("model." for
+// model.embedding, model.lstm and model.fc), or "" when they share none.
+// An empty name (no embedding) does not count.
+func root(names ...string) string {
+	var common []string
+	first := true
+	for _, n := range names {
+		if n == "" {
+			continue
+		}
+		parts := strings.Split(n, ".")
+		parts = parts[:len(parts)-1] // the part's own name is not a root
+		if first {
+			common, first = parts, false
+			continue
+		}
+		k := 0
+		for k < len(common) && k < len(parts) && common[k] == parts[k] {
+			k++
+		}
+		common = common[:k]
+	}
+	if len(common) == 0 {
+		return ""
+	}
+	return strings.Join(common, ".") + "."
 }
 
 func (b *builder) dtype() string {

@@ -242,3 +242,40 @@ func TestNilModel(t *testing.T) {
 		t.Fatal("FromFile(nil) succeeded")
 	}
 }
+
+// A training checkpoint: the model's tensors under "model.", the
+// optimizer's beside them. The model is read, the optimizer's state is
+// listed as ignored; extra tensors inside the model are still refused.
+func TestCheckpoint(t *testing.T) {
+	sd := map[string]tensor{}
+	for k, v := range baseModel("emb", "lstm", "fc") {
+		sd["model."+k] = v
+	}
+	sd["optimizer.state.0.exp_avg"] = filled(3, 4)
+	sd["optimizer.state.0.step"] = filled(1)
+	m, err := Load(writeSafetensors(t, sd), Names{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Names.LSTM != "model.lstm" || m.Names.Decoder != "model.fc" || m.Names.Embedding != "model.emb" {
+		t.Fatalf("names %+v", m.Names)
+	}
+	if !strings.Contains(m.Summary(), "ignored: outside model") {
+		t.Fatalf("summary does not list the ignored tensors:\n%s", m.Summary())
+	}
+	sd["model.attn.weight"] = filled(4, 7)
+	if _, err := Load(writeSafetensors(t, sd), Names{}); err == nil || !strings.Contains(err.Error(), "model.attn.weight") {
+		t.Fatalf("an extra tensor inside the model: %v", err)
+	}
+	for names, want := range map[[3]string]string{
+		{"model.emb", "model.lstm", "model.fc"}:      "model.",
+		{"", "lstm", "fc"}:                           "",
+		{"a.b.emb", "a.b.lstm", "a.c.fc"}:            "a.",
+		{"enc.embedding", "enc.lstm", "classifier"}:  "",
+		{"", "encoder.lstm", "encoder.head.decoder"}: "encoder.",
+	} {
+		if got := root(names[:]...); got != want {
+			t.Errorf("root%v = %q, want %q", names, got, want)
+		}
+	}
+}

@@ -44,11 +44,10 @@ type task interface{ run(*worker) }
 // worker is the state of one goroutine of the batched methods; worker 0
 // is the caller's, the others are goroutines that wait on work.
 type worker struct {
-	work   chan task // nil for worker 0
-	r      *lanes
-	dzSum  []float64 // blocks × dirs × T×4H: IG's weighted sums of dz
-	part   []float64 // blocks × T×E: their products with W_ihᵀ
-	blocks int       // capacity of dzSum and part in blocks
+	work  chan task // nil for worker 0
+	r     *lanes
+	dzSum []float64 // blocks × dirs × T×4H: IG's weighted sums of dz
+	part  []float64 // blocks × T×E: their products with W_ihᵀ
 }
 
 // NewStackedRunner returns a runner for s.
@@ -350,21 +349,16 @@ func (r *StackedRunner) workers(w, l, steps, blocks int, budget int64) []*worker
 	tight := held > budget
 	if tight {
 		for _, wk := range r.pool[w:] {
-			wk.r, wk.dzSum, wk.part, wk.blocks = nil, nil, nil, 0
+			wk.r, wk.dzSum, wk.part = nil, nil, nil
 		}
 	}
 	for _, wk := range r.pool[:w] {
 		if !wk.r.fits(l, steps, false) || (tight && (wk.r.l > l || wk.r.steps > steps)) {
 			wk.r = newLanes(s, l, steps, false)
 		}
-		if tight && wk.blocks > blocks {
-			wk.dzSum, wk.part, wk.blocks = nil, nil, 0
-		}
-		if blocks > 0 {
-			dz, part := blocks*s.dirs*steps*4*s.h, blocks*steps*s.in
-			if wk.blocks < blocks || len(wk.dzSum) < dz || len(wk.part) < part {
-				wk.dzSum, wk.part, wk.blocks = make([]float64, dz), make([]float64, part), blocks
-			}
+		dz, part := blocks*s.dirs*steps*4*s.h, blocks*steps*s.in
+		if len(wk.dzSum) < dz || len(wk.part) < part || (tight && len(wk.dzSum) > dz) {
+			wk.dzSum, wk.part = make([]float64, dz), make([]float64, part)
 		}
 	}
 	return r.pool[:w]

@@ -28,9 +28,9 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import sys  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
-import struct  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 
@@ -43,44 +43,10 @@ torch.set_num_threads(1)
 from captum.attr import IntegratedGradients  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TESTDATA = os.path.join(HERE, "..", "..", "model", "testdata")
-NP_OF = {"F64": np.float64, "F32": np.float32, "F16": np.float16}
+sys.path.insert(0, HERE)
+from baseline import Imported  # noqa: E402  (the same loader as baseline.py's cases)
 
 MODELS = [("h256", "bench_h256"), ("bi2-h64", "bench_bi2_h64")]
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    header.pop("__metadata__", None)
-    body = data[8 + n:]
-    out = {}
-    for k, v in header.items():
-        a, b = v["data_offsets"]
-        arr = np.frombuffer(body[a:b], dtype=np.dtype(NP_OF[v["dtype"]]).newbyteorder("<"))
-        out[k] = torch.from_numpy(arr.astype(np.float64)).reshape(v["shape"])
-    return out
-
-
-class Net(torch.nn.Module):
-    """Embedding -> nn.LSTM -> Linear, from the fixture's JSON description."""
-
-    def __init__(self, spec, sd):
-        super().__init__()
-        p = spec["prefixes"]
-        self.bi = spec["bidirectional"]
-        self.emb = sd[p["embedding"] + ".weight"]
-        self.lstm = torch.nn.LSTM(spec["input"], spec["hidden"], num_layers=spec["layers"],
-                                  bidirectional=self.bi, batch_first=True, bias=spec["lstm_bias"])
-        self.dec = torch.nn.Linear(spec["hidden"] * (2 if self.bi else 1), spec["classes"], bias=spec["decoder_bias"])
-        self.lstm.load_state_dict({k[len(p["lstm"]) + 1:]: v for k, v in sd.items() if k.startswith(p["lstm"] + ".")})
-        self.dec.load_state_dict({k[len(p["decoder"]) + 1:]: v for k, v in sd.items() if k.startswith(p["decoder"] + ".")})
-
-    def forward(self, e):
-        _, (h_n, _) = self.lstm(e)
-        return self.dec(torch.cat((h_n[-2], h_n[-1]), dim=-1) if self.bi else h_n[-1])
 
 
 def main():
@@ -95,9 +61,8 @@ def main():
     print("# captum_ig.py: Captum IntegratedGradients, torch %s, float64, %d thread(s), %s"
           % (torch.__version__, torch.get_num_threads(), platform.processor() or platform.machine()))
     for short, name in MODELS:
-        spec = json.load(open(os.path.join(TESTDATA, name + ".json")))
-        sd = read_safetensors(os.path.join(TESTDATA, name + ".safetensors"))
-        net = Net(spec, sd).eval()
+        net = Imported(name).eval()
+        spec = net.spec
         with torch.no_grad():  # the loader is right: the fixture's logits
             for case in spec["cases"]:
                 got = net(net.emb[torch.tensor(case["ids"])].unsqueeze(0))[0]

@@ -72,15 +72,11 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if status, ok := parseFlags(fs, args); !ok {
+	if status, ok := parseFlagsOnly(fs, args); !ok {
 		return status
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "whitebox evaluate: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
 	job, err := newEvalJob(&f, fs)
 	if err != nil {
 		fmt.Fprintf(stderr, "whitebox evaluate: %v\n", err)

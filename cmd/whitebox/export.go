@@ -39,12 +39,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if status, ok := parseFlags(fs, args); !ok {
+	if status, ok := parseFlagsOnly(fs, args); !ok {
 		return status
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "whitebox export: unexpected argument %q\n", fs.Arg(0))
-		return 2
 	}
 	ext := strings.ToLower(filepath.Ext(out))
 	if ext != ".safetensors" && ext != ".pt" && ext != ".pth" {

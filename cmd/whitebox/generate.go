@@ -119,12 +119,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if status, ok := parseFlags(fs, args); !ok {
+	if status, ok := parseFlagsOnly(fs, args); !ok {
 		return status
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "whitebox generate: unexpected argument %q\n", fs.Arg(0))
-		return 2
 	}
 	net, err := nf.build(fs)
 	if err != nil {

@@ -114,3 +114,16 @@ func parseFlags(fs *flag.FlagSet, args []string) (status int, ok bool) {
 	}
 	return 0, true
 }
+
+// parseFlagsOnly is parseFlags for a command that takes no positional
+// arguments: one is a usage error, reported on fs's output.
+func parseFlagsOnly(fs *flag.FlagSet, args []string) (status int, ok bool) {
+	if status, ok := parseFlags(fs, args); !ok {
+		return status, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return 2, false
+	}
+	return 0, true
+}

@@ -27,7 +27,6 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_v] = "1"
 
 import argparse  # noqa: E402
-import json  # noqa: E402
 import sys  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402

@@ -31,6 +31,7 @@ type runnerState struct {
 	closed bool
 	one    *lanes    // one lane with z_g kept: the single-input methods
 	u      []float64 // dirs×T×4H: layer 0's input products of the current input
+	xs     []float64 // T×E: a scaled input as the model reads it (LRP)
 	pool   []*worker
 	gsink  gradSink
 	ig     igJob
@@ -260,14 +261,14 @@ func (r *StackedRunner) LRP(x Input, class int, eps, biasFactor float64, rel []f
 // scaled returns the rows of x as the model reads them (scale applied).
 func (r *StackedRunner) scaled(x Input) []float64 {
 	n := len(x.dense)
-	buf := r.one.dOut[1]
-	if len(buf) < n {
-		buf = make([]float64, n)
+	if cap(r.xs) < n {
+		r.xs = make([]float64, n)
 	}
+	r.xs = r.xs[:n]
 	for i, v := range x.dense {
-		buf[i] = x.feature(v)
+		r.xs[i] = x.feature(v)
 	}
-	return buf[:n]
+	return r.xs
 }
 
 // finite reports NaN or infinite relevances (ε = 0 on a zero denominator,

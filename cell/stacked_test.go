@@ -393,3 +393,32 @@ func TestStackedBudgetHeld(t *testing.T) {
 		}
 	}
 }
+
+// LRP of a scaled input is LRP of the input with its values scaled, up to
+// rounding (the model scales the input products, α·(W·x), not the input),
+// on every depth: the scaled copy has a buffer of its own.
+func TestStackedLRPScaled(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	for layers := 1; layers <= 3; layers++ {
+		s := randomStacked(t, rng, 3, 5, layers, true, 2, 2, true)
+		r, _ := NewStackedRunner(s)
+		x := randomStackedInput(rng, 6, 3)
+		got := make([]float64, 18)
+		if _, err := r.LRP(x.Scaled(0.3), 1, 0.001, 1, got); err != nil {
+			t.Fatal(err)
+		}
+		v := append([]float64(nil), x.DenseValues()...)
+		for i := range v {
+			v[i] = float64(0.3 * v[i])
+		}
+		want := make([]float64, 18)
+		if _, err := r.LRP(Dense(v, 6), 1, 0.001, 1, want); err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
+				t.Fatalf("%d layers: relevance %d is %v, scaled values give %v", layers, i, got[i], want[i])
+			}
+		}
+	}
+}

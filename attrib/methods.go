@@ -147,6 +147,12 @@ type Options struct {
 	// so that relevance is conserved. Stacked models only: a Network's LRP
 	// is the white-box paper's rule, bias factor 0.
 	LRPBias float64
+	// Baseline is the reference input row of IG and the replacement row
+	// of Occlusion, the same at every position: nil is the zero row;
+	// otherwise Input() values (for example the embedding row of a PAD
+	// or UNK token id, as Captum's LayerIntegratedGradients uses token
+	// id 0 by default).
+	Baseline []float64
 
 	// The batched methods (IG, Occlusion) run many variants of the input
 	// as batches, in chunks, on several goroutines. These settings change
@@ -171,6 +177,10 @@ func DefaultOptions() Options {
 func (opt Options) resolve(m Method) (Options, error) {
 	if m < 0 || int(m) >= len(methodNames) {
 		return opt, fmt.Errorf("attrib: unknown method %d", int(m))
+	}
+	if opt.Baseline != nil {
+		// TODO(heads): baselines other than the zero row.
+		return opt, fmt.Errorf("attrib: a Baseline other than the zero row is not implemented yet")
 	}
 	if opt.Steps == 0 {
 		opt.Steps = DefaultSteps

@@ -48,7 +48,7 @@ func BenchmarkImportedIG(b *testing.B) {
 	for _, name := range ImportedModels {
 		for _, c := range []struct{ t, steps int }{{200, 50}} {
 			b.Run(fmt.Sprintf("model=%s/T=%d/steps=%d", name, c.t, c.steps), func(b *testing.B) {
-				m, err := model.Load("../model/testdata/"+name+".safetensors", model.Names{})
+				m, err := model.Load("../model/testdata/"+name+".safetensors", model.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -42,8 +42,21 @@ type StackedParams struct {
 	// Cells holds layer k's directions at [k*dirs] (forward) and
 	// [k*dirs+1] (backward, PyTorch's _reverse tensors).
 	Cells []StackedCell
-	Wy    []float64 // C×(H·dirs): the decoder's weight
+	Wy    []float64 // C×(H·dirs), or C×Units with a hidden layer: the decoder's weight
 	By    []float64 // C, or nil for a decoder without bias
+
+	// Head maps the top layer's outputs to the classifier's input (zero:
+	// HeadHN, h_n).
+	Head Head
+
+	// A classifier with a hidden layer (Act ≠ ActNone) computes
+	// logits = Wy·act(W1·v + B1) + By, v the head's output: W1 is
+	// Units×(H·dirs), B1 is Units or nil. With Act = ActNone, Units, W1
+	// and B1 must be zero.
+	Act   Activation
+	Units int
+	W1    []float64
+	B1    []float64
 }
 
 // StackedCell is one direction of one layer: weight_ih (4H×in, where in is
@@ -69,6 +82,13 @@ type stackedCell struct {
 // refused before anything is allocated.
 const MaxStackedWeights = 1<<31 - 1
 
+// Head returns the model's head.
+func (s *Stacked) Head() Head { return s.p.Head }
+
+// Activation returns the activation of the classifier's hidden layer
+// (ActNone for a single Linear layer).
+func (s *Stacked) Activation() Activation { return s.p.Act }
+
 // NewStacked validates p and packs its weights. It returns an error naming
 // the problem for bad sizes, slices of the wrong length and NaN or infinite
 // weights. The weights are copied.
@@ -83,6 +103,10 @@ func NewStacked(p StackedParams) (*Stacked, error) {
 	h := p.Hidden
 	if !countWeights(p, dirs) {
 		return nil, fmt.Errorf("cell: a model of Input=%d Hidden=%d Layers=%d directions=%d Classes=%d has more than %d weights", p.Input, h, p.Layers, dirs, p.Classes, MaxStackedWeights)
+	}
+	if p.Head != HeadHN || p.Act != ActNone || p.Units != 0 || p.W1 != nil || p.B1 != nil {
+		// TODO(heads): the other heads and hidden classifier layers.
+		return nil, fmt.Errorf("cell: head %v with activation %v is not implemented yet", p.Head, p.Act)
 	}
 	if len(p.Cells) != p.Layers*dirs {
 		return nil, fmt.Errorf("cell: %d cells for %d layers × %d directions", len(p.Cells), p.Layers, dirs)

@@ -46,7 +46,7 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := write(t, net)
-			m, err := model.Load(path, model.Names{})
+			m, err := model.Load(path, model.Options{})
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -160,7 +160,7 @@ func TestPyTorchRoundTrip(t *testing.T) {
 				}
 			}
 		}
-		if _, err := model.FromFile(f, model.Names{}); err != nil {
+		if _, err := model.FromFile(f, model.Options{}); err != nil {
 			t.Errorf("%s: model: %v", name, err)
 		}
 	}

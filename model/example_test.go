@@ -12,7 +12,7 @@ import (
 // From a PyTorch state_dict to token scores: load once, then attribute
 // with an Explainer per goroutine (the model is shared, read-only).
 func Example() {
-	m, err := model.Load("testdata/uni1.pt", model.Names{}) // or a .safetensors file
+	m, err := model.Load("testdata/uni1.pt", model.Options{}) // or a .safetensors file
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -116,7 +116,7 @@ func TestFixtures(t *testing.T) {
 	for _, f := range loadFixtures(t) {
 		for _, file := range f.Files {
 			t.Run(file, func(t *testing.T) {
-				m, err := Load(filepath.Join("testdata", file), Names{})
+				m, err := Load(filepath.Join("testdata", file), Options{Names: Names{}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -241,10 +241,10 @@ func TestExplicitNames(t *testing.T) {
 		if names.Embedding == "" {
 			names.Embedding = NoEmbedding
 		}
-		if _, err := Load(file, names); err != nil {
+		if _, err := Load(file, Options{Names: names}); err != nil {
 			t.Fatalf("%s with %+v: %v", file, names, err)
 		}
-		_, err := Load(file, Names{LSTM: "nope"})
+		_, err := Load(file, Options{Names: Names{LSTM: "nope"}})
 		if err == nil || !strings.Contains(err.Error(), f.Prefixes["lstm"]) {
 			t.Fatalf("%s with -lstm nope: %v (want the candidates listed)", file, err)
 		}

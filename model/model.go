@@ -40,6 +40,31 @@ type Names struct {
 // NoEmbedding, as Names.Embedding, says that the model reads dense features.
 const NoEmbedding = "none"
 
+// Options say how to read a model file. The zero value detects the parts'
+// names and uses the head written in the file's metadata, or HeadHN.
+type Options struct {
+	Names Names
+
+	// Head is the model's head when HeadSet is true (HeadHN is the zero
+	// value, so HeadSet tells an explicit hn from none given). Without it
+	// the head is the file's metadata's (safetensors __metadata__ key
+	// "whitebox.head"), or HeadHN.
+	Head    cell.Head
+	HeadSet bool
+
+	// Act is the activation of a classifier with two Linear layers; it is
+	// required for such a file (unless its metadata gives it) and must be
+	// ActNone for a single Linear layer.
+	Act cell.Activation
+}
+
+// Where a model's head came from (Model.HeadSource).
+const (
+	HeadFromOptions  = "options"  // Options.Head
+	HeadFromMetadata = "metadata" // the file's whitebox.head
+	HeadDefault      = "default"  // nothing said: HeadHN assumed
+)
+
 // Model is a loaded classifier.
 type Model struct {
 	Path   string // the file
@@ -54,6 +79,13 @@ type Model struct {
 
 	Net *cell.Stacked
 
+	// Head and Act are the head and hidden-layer activation the model runs
+	// with (also Net.Head() and Net.Activation()); HeadSource says where
+	// the head came from (HeadFromOptions, HeadFromMetadata, HeadDefault).
+	Head       cell.Head
+	Act        cell.Activation
+	HeadSource string
+
 	// Tensors lists every tensor of the file with the part it was read as.
 	Tensors []TensorInfo
 }
@@ -66,13 +98,13 @@ type TensorInfo struct {
 	Role  string // e.g. "embedding", "layer 0 weight_ih", "decoder bias"
 }
 
-// Load reads the model in the file at path. names may be zero.
-func Load(path string, names Names) (*Model, error) {
+// Load reads the model in the file at path. o may be zero.
+func Load(path string, o Options) (*Model, error) {
 	f, err := tensorfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	m, err := FromFile(f, names)
+	m, err := FromFile(f, o)
 	if err != nil {
 		return nil, fmt.Errorf("model: %s: %w", filepath.Base(path), err)
 	}
@@ -81,14 +113,24 @@ func Load(path string, names Names) (*Model, error) {
 }
 
 // FromFile builds the model from tensors already read.
-func FromFile(f *tensorfile.File, names Names) (*Model, error) {
+func FromFile(f *tensorfile.File, o Options) (*Model, error) {
 	if f == nil {
 		return nil, fmt.Errorf("nil file")
 	}
 	b := &builder{f: f, used: map[string]string{}}
-	m, err := b.build(names)
+	if o.HeadSet || o.Act != cell.ActNone {
+		// TODO(heads): heads, metadata and hidden classifier layers.
+		if o.Head != cell.HeadHN || o.Act != cell.ActNone {
+			return nil, fmt.Errorf("head %v with activation %v is not implemented yet", o.Head, o.Act)
+		}
+	}
+	m, err := b.build(o.Names)
 	if err != nil {
 		return nil, err
+	}
+	m.Head, m.Act, m.HeadSource = cell.HeadHN, cell.ActNone, HeadDefault
+	if o.HeadSet {
+		m.HeadSource = HeadFromOptions
 	}
 	m.Format = f.Format
 	for _, t := range f.Tensors {

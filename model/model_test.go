@@ -89,7 +89,7 @@ func baseModel(emb, lstm, dec string) map[string]tensor {
 }
 
 func TestLoadInfersArchitecture(t *testing.T) {
-	m, err := Load(writeSafetensors(t, baseModel("embed", "encoder.rnn", "head")), Names{})
+	m, err := Load(writeSafetensors(t, baseModel("embed", "encoder.rnn", "head")), Options{Names: Names{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestLoadRefuses(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			m := baseModel("emb", "lstm", "fc")
 			c.edit(m)
-			_, err := Load(writeSafetensors(t, m), c.names)
+			_, err := Load(writeSafetensors(t, m), Options{Names: c.names})
 			if err == nil || !strings.Contains(err.Error(), c.expect) {
 				t.Fatalf("error %v, want one containing %s", err, c.expect)
 			}
@@ -174,16 +174,16 @@ func TestLoadExplicitNames(t *testing.T) {
 	m := baseModel("emb", "lstm", "fc")
 	m["emb2.weight"] = filled(5, 3)
 	path := writeSafetensors(t, m)
-	if _, err := Load(path, Names{Embedding: "emb2"}); err == nil || !strings.Contains(err.Error(), "emb.weight") {
+	if _, err := Load(path, Options{Names: Names{Embedding: "emb2"}}); err == nil || !strings.Contains(err.Error(), "emb.weight") {
 		t.Fatalf("the other embedding is left over: %v", err)
 	}
 	delete(m, "emb2.weight")
 	delete(m, "emb.weight")
-	got, err := Load(writeSafetensors(t, m), Names{Embedding: NoEmbedding})
+	got, err := Load(writeSafetensors(t, m), Options{Names: Names{Embedding: NoEmbedding}})
 	if err != nil || got.Embedding != nil {
 		t.Fatalf("no embedding: %v", err)
 	}
-	got, err = Load(writeSafetensors(t, m), Names{})
+	got, err = Load(writeSafetensors(t, m), Options{Names: Names{}})
 	if err != nil || got.Embedding != nil || got.Names.Embedding != "" {
 		t.Fatalf("features model: %v", err)
 	}
@@ -192,7 +192,7 @@ func TestLoadExplicitNames(t *testing.T) {
 // One loaded model serves many goroutines, each with its own Explainer,
 // with the same bits as one goroutine alone.
 func TestConcurrentExplainers(t *testing.T) {
-	m, err := Load(filepath.Join("testdata", "bi2.safetensors"), Names{})
+	m, err := Load(filepath.Join("testdata", "bi2.safetensors"), Options{Names: Names{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestNilModel(t *testing.T) {
 	if _, err := (&Model{}).Embed([]int{1}); err == nil {
 		t.Fatal("a zero model embedded")
 	}
-	if _, err := FromFile(nil, Names{}); err == nil {
+	if _, err := FromFile(nil, Options{}); err == nil {
 		t.Fatal("FromFile(nil) succeeded")
 	}
 }
@@ -253,7 +253,7 @@ func TestCheckpoint(t *testing.T) {
 	}
 	sd["optimizer.state.0.exp_avg"] = filled(3, 4)
 	sd["optimizer.state.0.step"] = filled(1)
-	m, err := Load(writeSafetensors(t, sd), Names{})
+	m, err := Load(writeSafetensors(t, sd), Options{Names: Names{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestCheckpoint(t *testing.T) {
 		t.Fatalf("summary does not list the ignored tensors:\n%s", m.Summary())
 	}
 	sd["model.attn.weight"] = filled(4, 7)
-	if _, err := Load(writeSafetensors(t, sd), Names{}); err == nil || !strings.Contains(err.Error(), "model.attn.weight") {
+	if _, err := Load(writeSafetensors(t, sd), Options{Names: Names{}}); err == nil || !strings.Contains(err.Error(), "model.attn.weight") {
 		t.Fatalf("an extra tensor inside the model: %v", err)
 	}
 	for names, want := range map[[3]string]string{

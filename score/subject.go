@@ -204,7 +204,7 @@ func (f modelFlags) names() model.Names {
 
 // newModelSubject loads the model and its vocabulary and class names.
 func newModelSubject(f modelFlags) (*modelSubject, error) {
-	m, err := model.Load(f.path, f.names())
+	m, err := model.Load(f.path, model.Options{Names: f.names()})
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ Flags:
 		fmt.Fprintln(stderr, "whitebox inspect: give one model file (-model FILE)")
 		return 2
 	}
-	m, err := model.Load(mf.path, model.Names{Embedding: mf.embedding, LSTM: mf.lstm, Decoder: mf.decoder})
+	m, err := model.Load(mf.path, model.Options{Names: model.Names{Embedding: mf.embedding, LSTM: mf.lstm, Decoder: mf.decoder}})
 	if err != nil {
 		fmt.Fprintf(stderr, "whitebox inspect: %v\n", err)
 		return 1

@@ -16,7 +16,7 @@ const testModel = "../../model/testdata/bi2.safetensors" // Embedding(40, 12) â†
 // The CLI's scores are the library's, for every method, and -features
 // writes the TÃ—E scores.
 func TestAttributeModel(t *testing.T) {
-	m, err := model.Load(testModel, model.Names{})
+	m, err := model.Load(testModel, model.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

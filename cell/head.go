@@ -1,0 +1,77 @@
+package cell
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Head says how a Stacked model turns its top layer's outputs into the
+// vector its classifier reads, each exactly PyTorch's expression. output
+// is the top layer's output sequence (batch_first, both directions
+// concatenated, forward first) and h_n its final states.
+type Head int
+
+// The heads. HeadHN is the zero value and the default.
+const (
+	HeadHN   Head = iota // torch.cat((h_n[-2], h_n[-1]), dim=1); h_n[-1] for one direction
+	HeadHNBF             // torch.cat((h_n[-1], h_n[-2]), dim=1): backward direction first
+	HeadLast             // output[:, -1, :] (the backward half has read the last token only)
+	HeadMean             // output.mean(dim=1)
+	HeadMax              // output.max(dim=1).values
+)
+
+// Heads lists every head in the order above.
+var Heads = []Head{HeadHN, HeadHNBF, HeadLast, HeadMean, HeadMax}
+
+var headNames = [...]string{"hn", "hn-bf", "last", "mean", "max"}
+
+// String returns the head's name: hn, hn-bf, last, mean or max.
+func (h Head) String() string {
+	if h < 0 || int(h) >= len(headNames) {
+		return fmt.Sprintf("Head(%d)", int(h))
+	}
+	return headNames[h]
+}
+
+// ParseHead returns the head called s.
+func ParseHead(s string) (Head, error) {
+	for k, name := range headNames {
+		if s == name {
+			return Head(k), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown head %q (heads: %s)", s, strings.Join(headNames[:], ", "))
+}
+
+// Activation is the activation between the two Linear layers of a
+// classifier with a hidden layer. ActNone (the zero value) is a classifier
+// of one Linear layer.
+type Activation int
+
+// The activations.
+const (
+	ActNone Activation = iota // one Linear layer: no hidden layer
+	ActReLU                   // Linear → ReLU → Linear
+	ActTanh                   // Linear → Tanh → Linear
+)
+
+var actNames = [...]string{"none", "relu", "tanh"}
+
+// String returns the activation's name: none, relu or tanh.
+func (a Activation) String() string {
+	if a < 0 || int(a) >= len(actNames) {
+		return fmt.Sprintf("Activation(%d)", int(a))
+	}
+	return actNames[a]
+}
+
+// ParseActivation returns the activation called s (relu or tanh; none for
+// a classifier of one Linear layer).
+func ParseActivation(s string) (Activation, error) {
+	for k, name := range actNames {
+		if s == name {
+			return Activation(k), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown activation %q (activations: relu, tanh)", s)
+}

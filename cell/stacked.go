@@ -7,13 +7,16 @@ import (
 )
 
 // Stacked is an LSTM classifier of PyTorch's usual shape: nn.LSTM with one
-// or more layers, one or two directions, then nn.Linear on the final states
-// — h_n[-1] for one direction, cat(h_n[-2], h_n[-1]) for two: the forward
-// direction's state after the last step and the backward direction's state
-// after it has read the first step. Layer k+1 reads the output sequence of
-// layer k, both directions concatenated (forward first). Initial states are
-// zero. It reads dense input (an embedding layer, if any, is the caller's:
-// attribution is on the embedded input).
+// or more layers, one or two directions, a head, then a classifier. The
+// head (see Head and stacked_head.go) maps the top layer's outputs to one
+// vector: by default (HeadHN) the final states — h_n[-1] for one
+// direction, cat(h_n[-2], h_n[-1]) for two: the forward direction's state
+// after the last step and the backward direction's state after it has
+// read the first step; or hn-bf, last, mean or max. The classifier is
+// nn.Linear, or Linear → ReLU or Tanh → Linear. Layer k+1 reads the output
+// sequence of layer k, both directions concatenated (forward first).
+// Initial states are zero. It reads dense input (an embedding layer, if
+// any, is the caller's: attribution is on the embedded input).
 //
 // A one-layer, one-direction Stacked computes what a Network with the same
 // weights computes; Network stays the engine of the white-box networks (its

@@ -1,15 +1,27 @@
 // Package model loads a trained LSTM classifier of PyTorch's usual shape —
-// Embedding → nn.LSTM (one or more layers, one or two directions) → Linear
-// — from a PyTorch state_dict (torch.save) or a .safetensors file, and
-// makes it a cell.Stacked model that package attrib attributes.
+// Embedding → nn.LSTM (one or more layers, one or two directions) → head →
+// Linear, or Linear → ReLU/Tanh → Linear — from a PyTorch state_dict
+// (torch.save) or a .safetensors file, and makes it a cell.Stacked model
+// that package attrib attributes.
 //
 // The architecture is inferred from PyTorch's names and shapes: an nn.LSTM
 // is the set <prefix>.weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k},
 // bias_hh_l{k} and their _reverse twins; the embedding is a 2-D
 // <prefix>.weight of shape (V, E) whose E is layer 0's input size; the
-// decoder is the Linear of shape (C, H·directions), with or without a bias.
-// Where the names leave a choice, Load lists the candidates and Names picks
-// them. A file with tensors beyond these, or with a GRU, proj_size or other
+// decoder is the Linear of shape (C, H·directions), with or without a
+// bias, or two Linear layers chained by their shapes (Units × H·directions,
+// then C × Units) and ordered by their names (fc1 → fc2, classifier.0 →
+// classifier.2, hidden → out). Where the names leave a choice, Load lists
+// the candidates and Names picks them.
+//
+// The head — how the LSTM's outputs become the classifier's input — and
+// the activation between two Linear layers are not in a state_dict: they
+// come from Options (Head with HeadSet, Act), else from a safetensors
+// file's metadata (key HeadMetadataKey, "whitebox.head", a head spec such
+// as "mean" or "max+relu", see ParseHeadSpec), else the head is cell.HeadHN
+// (h_n: the behaviour of every earlier version). A classifier of two
+// Linear layers without an activation is an error that lists the choices
+// (relu, tanh); an activation for one Linear layer is an error too. A file with tensors beyond these, or with a GRU, proj_size or other
 // layers, is refused: a model this package cannot run exactly is an error,
 // never an approximation.
 //

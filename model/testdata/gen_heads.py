@@ -30,9 +30,10 @@ and the head is one of PyTorch's usual expressions:
 
 and the classifier is fc = Linear(D, C), or two Linear layers with ReLU or
 Tanh between them, named fc1/fc2 (style "fc") or an nn.Sequential
-classifier.0/classifier.2 (style "seq"). One model (mean_bi1) records its
-head in the safetensors metadata ("whitebox.head": "mean+tanh"); the others
-record none (the test gives the head and activation as options).
+classifier.0/classifier.2 (style "seq"). Two models record their head in the
+safetensors metadata ("whitebox.head": "mean+tanh" for mean_bi1_seqtanh,
+"max+relu" for max_bi2_seqrelu); the others record none (the test gives the
+head and activation as options).
 
 References (float64, on the embedded input e = Embedding(ids), T x E)
 ---------------------------------------------------------------------
@@ -148,7 +149,7 @@ SPECS = [
     spec("last_uni1_fc12relu", 1, False, "last", "relu", "fc", seed=5),
     spec("mean_uni2", 2, False, "mean", seed=6),
     spec("mean_bi1_seqtanh", 1, True, "mean", "tanh", "seq", metadata=True, seed=7),
-    spec("max_bi2_seqrelu", 2, True, "max", "relu", "seq", seed=8),
+    spec("max_bi2_seqrelu", 2, True, "max", "relu", "seq", metadata=True, seed=8),
     spec("max_uni1", 1, False, "max", seed=9),
 ]
 

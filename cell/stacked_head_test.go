@@ -343,3 +343,115 @@ func TestStackedHeadRefused(t *testing.T) {
 		}
 	}
 }
+
+// The head's and classifier's LRP rules, written out plainly: the ε-rule
+// through each Linear layer (N its inputs), relevance unchanged through
+// the activation, and the head's hand-over to the top layer's outputs.
+func TestStackedHeadLRPRules(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 30))
+	const eps, steps, class = 0.01, 5, 1
+	stab := func(z float64) float64 { return z + eps*sign(z) }
+	for _, c := range headCases() {
+		s := randomHeadStacked(t, rng, 3, 4, 3, c)
+		p := s.Params()
+		r, _ := NewStackedRunner(s)
+		x := randomStackedInput(rng, steps, 3)
+		for _, bf := range []float64{0, 1} {
+			r.single(x)
+			lr := r.one
+			h, dirs := s.h, s.dirs
+			d := h * dirs
+			// The top layer's outputs, T × D, and the head's v.
+			out := make([][]float64, steps)
+			for tt := range out {
+				out[tt] = make([]float64, d)
+				for k := range dirs {
+					copy(out[tt][k*h:(k+1)*h], lr.topTrace(k).hs[tt*h:(tt+1)*h])
+				}
+			}
+			v := make([]float64, d)
+			arg := make([]int, d)
+			for i := range v {
+				k, j := i/h, i%h
+				switch c.head {
+				case HeadHN, HeadHNBF:
+					kk := k
+					if c.head == HeadHNBF {
+						kk = dirs - 1 - k
+					}
+					tt := steps - 1
+					if kk == 1 {
+						tt = 0
+					}
+					v[i] = out[tt][kk*h+j]
+				case HeadLast:
+					v[i] = out[steps-1][i]
+				case HeadMean:
+					for tt := range steps {
+						v[i] += out[tt][i]
+					}
+					v[i] /= steps
+				case HeadMax:
+					v[i] = out[0][i]
+					for tt := 1; tt < steps; tt++ {
+						if out[tt][i] > v[i] {
+							v[i], arg[i] = out[tt][i], tt
+						}
+					}
+				}
+			}
+			y := lr.logitsBuf[class]
+			relV := make([]float64, d)
+			if c.act == ActNone {
+				for i := range relV {
+					relV[i] = (p.Wy[class*d+i]*v[i] + bf*(p.By[class]+eps*sign(y))/float64(d)) * y / stab(y)
+				}
+			} else {
+				for m := range p.Units {
+					a := p.B1[m]
+					for i := range v {
+						a += p.W1[m*d+i] * v[i]
+					}
+					u := activate(c.act, a)
+					ru := (p.Wy[class*p.Units+m]*u + bf*(p.By[class]+eps*sign(y))/float64(p.Units)) * y / stab(y)
+					for i := range v {
+						relV[i] += (p.W1[m*d+i]*v[i] + bf*(p.B1[m]+eps*sign(a))/float64(d)) * ru / stab(a)
+					}
+				}
+			}
+			run := lrpRun{steps: steps, class: class, eps: eps, bf: bf}
+			run.decoderShare, run.decoderBias = s.headDecoderShare(y, s.by[class], eps, bf)
+			seq := make([]float64, steps*d)
+			got := lr.headLRP(&run, seq)
+			check := func(what string, g, w float64) {
+				if math.Abs(g-w) > 1e-12*(1+math.Abs(w)) {
+					t.Fatalf("%v bf=%v: %s = %v, rule %v", c, bf, what, g, w)
+				}
+			}
+			for i := range relV {
+				check(fmt.Sprintf("R_v[%d]", i), got[i], relV[i])
+			}
+			if !c.head.dense() {
+				continue
+			}
+			for tt := range steps {
+				for i := range d {
+					want := 0.0
+					switch c.head {
+					case HeadLast:
+						if tt == steps-1 {
+							want = relV[i]
+						}
+					case HeadMax:
+						if tt == arg[i] {
+							want = relV[i]
+						}
+					case HeadMean:
+						want = (out[tt][i]/steps + bf*eps*sign(v[i])/steps) * relV[i] / stab(v[i])
+					}
+					check(fmt.Sprintf("R_out[%d][%d]", tt, i), seq[tt*d+i], want)
+				}
+			}
+		}
+	}
+}

@@ -52,7 +52,7 @@ func resolveHead(f *tensorfile.File, o Options) (h cell.Head, a cell.Activation,
 		}
 		h, a, source = mh, ma, HeadFromMetadata
 	}
-	if o.HeadSet {
+	if o.HeadSet || o.Head != cell.HeadHN {
 		if _, err := cell.ParseHead(o.Head.String()); err != nil {
 			return 0, 0, "", fmt.Errorf("options: %w", err)
 		}

@@ -115,6 +115,7 @@ func TestHeadPrecedence(t *testing.T) {
 		{map[string]string{HeadMetadataKey: "mean"}, Options{HeadSet: true}, cell.HeadHN, HeadFromOptions},
 		{map[string]string{HeadMetadataKey: "max"}, Options{Head: cell.HeadLast, HeadSet: true}, cell.HeadLast, HeadFromOptions},
 		{nil, Options{Head: cell.HeadHNBF, HeadSet: true}, cell.HeadHNBF, HeadFromOptions},
+		{map[string]string{HeadMetadataKey: "max"}, Options{Head: cell.HeadMean}, cell.HeadMean, HeadFromOptions}, // not HeadHN: given
 	} {
 		m, err := load(t, base, c.meta, c.o)
 		if err != nil {

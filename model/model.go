@@ -57,10 +57,10 @@ const NoEmbedding = "none"
 type Options struct {
 	Names Names
 
-	// Head is the model's head when HeadSet is true (HeadHN is the zero
-	// value, so HeadSet tells an explicit hn from none given). Without it
-	// the head is the file's metadata's (safetensors __metadata__ key
-	// "whitebox.head"), or HeadHN.
+	// Head is the model's head when HeadSet is true or Head is not HeadHN
+	// (HeadHN is the zero value, so HeadSet tells an explicit hn from none
+	// given). Without it the head is the file's metadata's (safetensors
+	// __metadata__ key "whitebox.head"), or HeadHN.
 	Head    cell.Head
 	HeadSet bool
 

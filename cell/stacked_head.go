@@ -37,7 +37,7 @@ import (
 // gives all of R_j to the maximising step. hn, hn-bf and last hand R_v to
 // the states v was read from. With bf = 1 every rule conserves relevance.
 
-// headDense reports whether the head reads the top layer's outputs at
+// dense reports whether the head reads the top layer's outputs at
 // steps other than each direction's last one (its gradient and relevance
 // then enter the top layer as a per-step sequence, like a layer above).
 func (h Head) dense() bool { return h == HeadLast || h == HeadMean || h == HeadMax }

@@ -99,6 +99,11 @@ func (b *builder) classifier(names Names, hd int) (classifierParts, error) {
 			pairs = append(pairs, classifierParts{p, s})
 		}
 	}
+	for _, p := range pairs {
+		if third := seconds(p.second, true); len(third) > 0 {
+			return classifierParts{}, fmt.Errorf("a classifier of more than two Linear layers (%s → %s → %s) is not supported", p.first, p.second, third[0])
+		}
+	}
 	switch len(pairs) {
 	case 0:
 	case 1:

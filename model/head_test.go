@@ -94,6 +94,12 @@ func TestTwoLinearClassifier(t *testing.T) {
 	if _, err := load(t, m, nil, Options{Act: cell.ActReLU}); err == nil || !strings.Contains(err.Error(), "-decoder") {
 		t.Fatalf("two candidate pairs: %v", err)
 	}
+	m = mlpModel("fc1", "fc2")
+	m["fc2.weight"], m["fc2.bias"] = filled(5, 6), filled(5)
+	m["fc3.weight"], m["fc3.bias"] = filled(3, 5), filled(3)
+	if _, err := load(t, m, nil, Options{Act: cell.ActReLU}); err == nil || !strings.Contains(err.Error(), "fc1 → fc2 → fc3") {
+		t.Fatalf("three Linear layers: %v", err)
+	}
 	if _, err := load(t, baseModel("emb", "lstm", "fc"), nil, Options{Act: cell.ActReLU}); err == nil || !strings.Contains(err.Error(), "one Linear layer") {
 		t.Fatalf("an activation for one Linear layer: %v", err)
 	}

@@ -342,7 +342,7 @@ func Table5(ctx context.Context, cfg Config) (*Table5Result, error) {
 	names := []string{"sp-counter", "sp-fsa"}
 	if cfg.FSAFootnote {
 		names = append(names, "sp-fsa")
-		columns = append(columns, whitebox.Config{U: 0.5, USet: true})
+		columns = append(columns, whitebox.Config{U: 0.5, USet: true, Unchecked: true}) // it does not simulate the automaton: that is the footnote's point
 	}
 	percent := make([][][]float64, len(names)) // [column][method][string]
 	for col, name := range names {

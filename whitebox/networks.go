@@ -41,6 +41,11 @@ type Config struct {
 	// nor a u or k it does not have). False (the zero value): a zero field
 	// means the default.
 	MSet, USet, KSet bool
+	// Unchecked builds sp-fsa even when, with these M and U, it does not
+	// simulate its automaton (New otherwise refuses it): for experiments on
+	// a broken network, such as the authors' ablation script's u = 0.5
+	// (Table 5's footnote). The other networks have no such check.
+	Unchecked bool
 }
 
 // Names lists the white-box networks.
@@ -137,7 +142,7 @@ func newNet(name string, cfg Config) (*Net, error) {
 		net, err = spCounter(cfg.M, cfg.U)
 		task = SPTask()
 	case "sp-fsa":
-		net, err = compileDFA(SPAutomaton(), cfg.M, cfg.U)
+		net, err = compileDFA(SPAutomaton(), cfg.M, cfg.U, !cfg.Unchecked)
 		task = SPTask()
 	case "bracket":
 		net, err = bracket(cfg.M, cfg.K)

@@ -43,7 +43,7 @@ type Config struct {
 	U      float64 // -u: the counter scale (0: the network's default unless Set["u"])
 	K      int     // -k: the bracket network's stack size (0: the default unless Set["k"])
 	Method string  // -method: occlusion, saliency, gxi, ig or lrp
-	Class  string  // -class: the relevance class by name ("": the predicted class)
+	Class  string  // -class: the relevance class by name or index ("": the predicted class)
 
 	Steps      string  // -steps: IG's quadrature steps, or "auto"
 	Tol        float64 // -tol: IG's completeness gap allowed, relative
@@ -96,7 +96,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	p := func(name string) string { return prefix + name }
 	fs.StringVar(&c.Net, p("net"), c.Net, "the network: "+strings.Join(whitebox.Names, ", "))
 	fs.StringVar(&c.Method, p("method"), c.Method, "the attribution method: occlusion, saliency, gxi, ig, lrp")
-	fs.StringVar(&c.Class, p("class"), c.Class, "the relevance class by name (default: the predicted class)")
+	fs.StringVar(&c.Class, p("class"), c.Class, "the relevance class, by name or by index from 0 (default: the predicted class)")
 	fs.Float64Var(&c.M, p("m"), c.M, "the gate saturation constant m")
 	fs.Float64Var(&c.U, p("u"), c.U, "the counter scale u (default: counting 0.5, sp-counter 0.7, sp-fsa 1)")
 	fs.IntVar(&c.K, p("k"), c.K, fmt.Sprintf("the bracket network's stack size (default %d)", whitebox.DefaultStackSize))

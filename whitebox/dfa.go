@@ -79,7 +79,7 @@ func (a *DFA) Run(symbols []int) (int, error) {
 	q := 0
 	for i, k := range symbols {
 		if k < 0 || k >= len(a.Alphabet) {
-			return 0, fmt.Errorf("dfa: symbol %d at position %d is out of range 0..%d", k, i+1, len(a.Alphabet)-1)
+			return 0, fmt.Errorf("dfa: symbol %d at position %d is out of range 0..%d", k, i, len(a.Alphabet)-1)
 		}
 		row := a.Delta[q]
 		if k >= len(row) || row[k] < 0 || row[k] >= len(a.Delta) {

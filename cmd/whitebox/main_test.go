@@ -79,7 +79,7 @@ func TestAttributeBadLines(t *testing.T) {
 	if len(recs) != 2 || recs[0].Input != "acb" || recs[1].Input != "ab" {
 		t.Errorf("records %+v: want acb and ab", recs)
 	}
-	if !strings.Contains(errOut, `line 3: "axb": sp: unknown symbol 'x' at position 2`) {
+	if !strings.Contains(errOut, `line 3: "axb": sp: unknown symbol 'x' at position 1`) {
 		t.Errorf("stderr %q", errOut)
 	}
 	status, out, errOut = runCLI(t, "", "attribute", "-net", "bracket", "-k", "2", "-method", "lrp", "(()", "(((", "())")

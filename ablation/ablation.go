@@ -139,7 +139,7 @@ func (e *Evaluator) Run(ctx context.Context, symbols []int) (int, error) {
 		if err := e.ex.Attribute(e.Method, cell.OneHot(s), e.Options, &e.res); err != nil {
 			return deleted, err
 		}
-		best := cell.Predict(e.res.Tokens)
+		best := cell.Predict(e.res.Scores)
 		s = append(s[:best], s[best+1:]...)
 		deleted++
 	}

@@ -45,7 +45,7 @@ func (e *Explainer) integratedGradientsChecked(ctx context.Context, x cell.Input
 // gapWithin reports whether IG's completeness gap |Δ| is at most tol times
 // |ŷ_c(x) − ŷ_c(0)| (= Σ_t R_t − Δ), or within rounding of the logits.
 func gapWithin(tol float64, res *Result) bool {
-	total := sum(res.Tokens)
+	total := sum(res.Scores)
 	diff := total - res.Delta
 	yc := res.Logits[res.Class]
 	floor := 1e-12 * max(1, math.Abs(yc), math.Abs(yc-diff))
@@ -65,7 +65,7 @@ func (res *Result) Warning() string {
 	if !res.GapExceeded {
 		return ""
 	}
-	diff := sum(res.Tokens) - res.Delta
+	diff := sum(res.Scores) - res.Delta
 	hint := "more steps, or AutoSteps (-steps auto), reach the tolerance"
 	if res.autoCapped {
 		hint = "AutoSteps stopped at its cap (MaxAutoSteps, -max-steps)"

@@ -47,14 +47,29 @@ func (m Method) String() string {
 	return methodNames[m]
 }
 
-// ParseMethod returns the method called s (its short name).
+// methodAliases are other names of the methods, as Captum users and papers
+// write them (compared in lower case, without '_', '-', ' ').
+var methodAliases = map[string]Method{
+	"integratedgradients": IntegratedGradients, "inputxgradient": GradientXInput,
+	"gradientxinput": GradientXInput, "gradxinput": GradientXInput, "gradient×input": GradientXInput,
+	"g×i": GradientXInput, "gradients": Saliency, "featureablation": Occlusion,
+	"layerwiserelevancepropagation": LRP,
+}
+
+// ParseMethod returns the method called s: its short name (ig, gxi, …) or
+// a Captum class name (IntegratedGradients, InputXGradient, Saliency,
+// Occlusion, LRP), in any case and with or without '_' and '-'.
 func ParseMethod(s string) (Method, error) {
+	key := strings.ToLower(strings.NewReplacer("_", "", "-", "", " ", "").Replace(s))
 	for k, name := range methodNames {
-		if s == name {
+		if key == name {
 			return Method(k), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown method %q (methods: %s)", s, strings.Join(methodNames[:], ", "))
+	if m, ok := methodAliases[key]; ok {
+		return m, nil
+	}
+	return 0, fmt.Errorf("unknown method %q (methods: %s, or Captum's names: IntegratedGradients, InputXGradient, Saliency, Occlusion, LRP)", s, strings.Join(methodNames[:], ", "))
 }
 
 // Model is a classifier the methods run on: a *cell.Network or a
@@ -224,9 +239,12 @@ type Result struct {
 	Class      int       // the relevance class c
 	Prediction int       // the network's predicted class (argmax, first on ties)
 	Logits     []float64 // ŷ(X)
-	Steps      int       // T
-	Features   []float64 // R_{t,i} at [t*D+i]; for Occlusion, R_t on the hot column of one-hot input and nil for dense input
-	Tokens     []float64 // R_t
+	Len        int       // T, the number of time steps (tokens) of the input
+	// Features are the scores R_{t,i} at [t*D+i]; for Occlusion, R_t on
+	// the hot column of one-hot input, and nil for dense input (whether
+	// the Result is fresh or reused).
+	Features []float64
+	Scores   []float64 // R_t, one score per token
 	// Delta is IG's completeness gap Σ_t R_t − (ŷ_c(X) − ŷ_c(0)); 0 for the
 	// other methods.
 	Delta float64
@@ -383,7 +401,7 @@ func (e *Explainer) attribute(ctx context.Context, m Method, x cell.Input, opt O
 		return fmt.Errorf("attrib: %w", err)
 	}
 	d, steps := e.model.Input(), x.Len()
-	res.Tokens = grow(res.Tokens, steps)
+	res.Scores = grow(res.Scores, steps)
 	if err := e.begin(m, logits, opt, res, res.Features); err != nil {
 		return err
 	}
@@ -404,7 +422,7 @@ func (e *Explainer) attribute(ctx context.Context, m Method, x cell.Input, opt O
 	if err != nil {
 		return fmt.Errorf("attrib: %w", err)
 	}
-	sumTokens(res.Tokens, f, d)
+	sumTokens(res.Scores, f, d)
 	return nil
 }
 
@@ -419,17 +437,17 @@ func (e *Explainer) occlusion(ctx context.Context, x cell.Input, opt Options, re
 	}
 	yc := res.Logits[res.Class]
 	for t, y := range occluded {
-		res.Tokens[t] = yc - y
+		res.Scores[t] = yc - y
 	}
 	if !x.IsOneHot() {
-		res.Features = res.Features[:0]
+		res.Features = nil // no per-feature scores: nil, on a fresh Result as on a reused one
 		return nil
 	}
 	res.Features = grow(res.Features, steps*d)
 	clear(res.Features)
 	for t, s := range x.Symbols() {
 		if s >= 0 {
-			res.Features[t*d+s] = res.Tokens[t]
+			res.Features[t*d+s] = res.Scores[t]
 		}
 	}
 	return nil
@@ -459,7 +477,7 @@ func (e *Explainer) integratedGradients(ctx context.Context, x cell.Input, opt O
 	c := e.model.Classes()
 	e.y, e.y0 = grow(e.y, c), grow(e.y0, c)
 	features := grow(res.Features, steps*d)
-	res.Tokens = grow(res.Tokens, steps)
+	res.Scores = grow(res.Scores, steps)
 	if e.choose == nil {
 		e.choose = e.chooseClass
 	}
@@ -478,8 +496,8 @@ func (e *Explainer) integratedGradients(ctx context.Context, x cell.Input, opt O
 		return fmt.Errorf("attrib: %w", err)
 	}
 	timesInput(res.Features, x, d)
-	sumTokens(res.Tokens, res.Features, d)
-	res.Delta = sum(res.Tokens) - (res.Logits[res.Class] - e.y0[res.Class])
+	sumTokens(res.Scores, res.Features, d)
+	res.Delta = sum(res.Scores) - (res.Logits[res.Class] - e.y0[res.Class])
 	return nil
 }
 
@@ -495,11 +513,11 @@ func (e *Explainer) chooseClass(y []float64) (int, error) {
 }
 
 // begin starts res for method m from the logits y of the input (whose
-// length is len(res.Tokens)): the prediction and the relevance class,
+// length is len(res.Scores)): the prediction and the relevance class,
 // checked against the model. It keeps res's slices (features becomes
 // res.Features).
 func (e *Explainer) begin(m Method, y []float64, opt Options, res *Result, features []float64) error {
-	*res = Result{Method: m, Steps: len(res.Tokens), Logits: append(res.Logits[:0], y...), Features: features, Tokens: res.Tokens}
+	*res = Result{Method: m, Len: len(res.Scores), Logits: append(res.Logits[:0], y...), Features: features, Scores: res.Scores}
 	res.Prediction = cell.Predict(y)
 	res.Class = res.Prediction
 	if k, ok := opt.Class.Index(); ok {

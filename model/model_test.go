@@ -217,8 +217,8 @@ func TestConcurrentExplainers(t *testing.T) {
 					errs <- err
 					return
 				}
-				if meth == attrib.IntegratedGradients && fmt.Sprint(res.Tokens) != fmt.Sprint(want.Tokens) {
-					errs <- fmt.Errorf("IG %v, alone %v", res.Tokens, want.Tokens)
+				if meth == attrib.IntegratedGradients && fmt.Sprint(res.Scores) != fmt.Sprint(want.Scores) {
+					errs <- fmt.Errorf("IG %v, alone %v", res.Scores, want.Scores)
 				}
 			}
 		}()

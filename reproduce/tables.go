@@ -150,7 +150,7 @@ func attribute(net *whitebox.Net, m attrib.Method, s, class string, opt attrib.O
 	}
 	classes := net.Task.Classes
 	rec := record.Record{Net: net.Name, Method: m.String(), Input: s, Class: classes[res.Class],
-		Prediction: classes[res.Prediction], Classes: classes, Logits: res.Logits, Scores: res.Tokens}
+		Prediction: classes[res.Prediction], Classes: classes, Logits: res.Logits, Scores: res.Scores}
 	for _, k := range sym {
 		rec.Tokens = append(rec.Tokens, net.Task.Alphabet[k])
 	}

@@ -308,7 +308,7 @@ func (s *Scorer) WriteJSON(b *bytes.Buffer, res *attrib.Result, input string, to
 	classes := s.subj.classes()
 	rec := record.Record{Method: s.method.String(), Input: input, Tokens: tokens,
 		Class: classes[res.Class], Prediction: classes[res.Prediction], Classes: classes,
-		Logits: res.Logits, Scores: res.Tokens}
+		Logits: res.Logits, Scores: res.Scores}
 	s.subj.stamp(&rec)
 	if s.method == attrib.IntegratedGradients {
 		rec.Delta = &res.Delta

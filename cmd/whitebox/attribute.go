@@ -283,7 +283,7 @@ func (w *worker) do(ctx context.Context, it *item) error {
 	}
 	it.warn = w.sc.Warning()
 	method := w.sc.Method()
-	h := heatmap.Heatmap{Tokens: tokens, Scores: res.Tokens}
+	h := heatmap.Heatmap{Tokens: tokens, Scores: res.Scores}
 	classes := w.sc.Classes()
 	b := &it.out
 	switch j.f.format {
@@ -303,7 +303,7 @@ func (w *worker) do(ctx context.Context, it *item) error {
 		b.WriteString(" % " + strings.ReplaceAll(s, "%", `\%`) + "\n")
 	case "html":
 		label := fmt.Sprintf("%s · %s · class %s (predicted %s)", w.sc.Label(), method, classes[res.Class], classes[res.Prediction])
-		it.row = heatmap.Row{Label: label, Heatmap: heatmap.Heatmap{Tokens: tokens, Scores: append([]float64(nil), res.Tokens...)}}
+		it.row = heatmap.Row{Label: label, Heatmap: heatmap.Heatmap{Tokens: tokens, Scores: append([]float64(nil), res.Scores...)}}
 	}
 	return nil
 }

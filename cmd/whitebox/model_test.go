@@ -39,7 +39,7 @@ func TestAttributeModel(t *testing.T) {
 		if rec.Model != testModel || rec.Net != "" || rec.Method != method.String() || len(rec.Tokens) != len(ids) || rec.Tokens[2] != "4" {
 			t.Fatalf("%v: record %+v", method, rec)
 		}
-		for i, s := range want.Tokens {
+		for i, s := range want.Scores {
 			if rec.Scores[i] != s {
 				t.Fatalf("%v: score %d = %v, library %v", method, i, rec.Scores[i], s)
 			}

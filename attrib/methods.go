@@ -147,10 +147,17 @@ type Options struct {
 	Quadrature   Quadrature // IG: the rule (the zero value is Gauss–Legendre)
 	// Float32Weights rounds IG's quadrature weights to float32, as Captum's
 	// IntegratedGradients does (it multiplies the gradients by
-	// torch.tensor(step_sizes).float(), even in float64): set it to get
-	// Captum's numbers to the last digits. The zero value keeps the
+	// torch.tensor(step_sizes).float(), even in float64); false keeps the
 	// float64 weights (relative differences of about 1e-8 from Captum).
+	// Unless Float32WeightsSet, false means the default, the same as
+	// `whitebox attribute`'s -captum-weights: true for a *cell.Stacked
+	// (an imported PyTorch model, whose users compare with Captum: its
+	// numbers to the last digit), false for a *cell.Network (the white-box
+	// networks, checked against exact float64 arithmetic).
 	Float32Weights bool
+	// Float32WeightsSet makes Float32Weights count as given, false
+	// included.
+	Float32WeightsSet bool
 	// Epsilon is LRP's stabilizer ε, finite and ≥ 0 (zero: DefaultEpsilon,
 	// unless EpsilonSet). With ε = 0 a zero denominator is an error.
 	Epsilon float64
@@ -318,10 +325,22 @@ func (e *Explainer) quadrature(q Quadrature, n int, f32 bool) error {
 	return nil
 }
 
-// NewExplainer returns an Explainer for m, a *cell.Network or a
-// *cell.Stacked (anything else, nil too, makes every call fail with an
-// error).
+// A Wrapper is a model that holds a *cell.Stacked, such as package
+// model's *model.Model: NewExplainer and Attribute take it as its engine.
+type Wrapper interface {
+	Model
+	Stacked() *cell.Stacked
+}
+
+// NewExplainer returns an Explainer for m, a *cell.Network, a
+// *cell.Stacked or a Wrapper of one (a *model.Model); anything else, nil
+// too, makes every call fail with an error.
 func NewExplainer(m Model) *Explainer {
+	if w, ok := m.(Wrapper); ok && w != nil {
+		if s := w.Stacked(); s != nil {
+			m = s
+		}
+	}
 	e := &Explainer{model: m}
 	switch m := m.(type) {
 	case *cell.Network:
@@ -373,6 +392,9 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("attrib: %w", err)
+	}
+	if !opt.Float32WeightsSet && !opt.Float32Weights {
+		opt.Float32Weights = e.stacked != nil // see Options.Float32Weights
 	}
 	if opt.LRPBias != 0 && m == LRP && e.stacked == nil {
 		return fmt.Errorf("attrib: LRP bias factor %v: a Network's LRP has bias factor 0 only", opt.LRPBias)

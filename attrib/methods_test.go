@@ -410,3 +410,17 @@ func TestResultAbsentFeatures(t *testing.T) {
 		t.Errorf("fresh: Features %v, Len %d; reused: Features %v, Len %d", fresh.Features, fresh.Len, reused.Features, reused.Len)
 	}
 }
+
+// Issue 24: a Wrapper (such as a *model.Model) is its engine, and a nil
+// one is an error, not a panic.
+type wrapped struct{ s *cell.Stacked }
+
+func (w wrapped) Input() int             { return w.s.Input() }
+func (w wrapped) Classes() int           { return w.s.Classes() }
+func (w wrapped) Stacked() *cell.Stacked { return w.s }
+
+func TestWrapper(t *testing.T) {
+	if _, err := Attribute(wrapped{}, Saliency, cell.OneHot([]int{0}), Options{}); err == nil {
+		t.Error("a Wrapper of nil: no error")
+	}
+}

@@ -20,9 +20,9 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ex := attrib.NewExplainer(m.Net)
+	ex := attrib.NewExplainer(m) // the model's engine, m.Net
 	var res attrib.Result
-	opt := attrib.Options{Class: attrib.Predicted, Float32Weights: true} // Captum's IG to the last digit
+	opt := attrib.Options{Class: attrib.Predicted} // for a model, IG's weights default to Captum's float32 ones: its numbers to the last digit
 	if err := ex.AttributeContext(context.Background(), attrib.IntegratedGradients, x, opt, &res); err != nil {
 		log.Fatal(err)
 	}

@@ -215,7 +215,7 @@ func checkCase(t *testing.T, m *Model, name string, c fixtureCase) {
 				t.Fatalf("%s: delta %v, Captum %v", what, res.Delta, r.Delta)
 			}
 			if r.TokensF64 != nil {
-				opt.Float32Weights = false
+				opt.Float32Weights, opt.Float32WeightsSet = false, true
 				if err := e.Attribute(meth, x, opt, &res); err != nil {
 					t.Fatal(err)
 				}

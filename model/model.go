@@ -547,6 +547,18 @@ func list(names []string) string {
 // Input returns E, the size of one embedded token (or of one feature row).
 func (m *Model) Input() int { return m.Net.Input() }
 
+// Classes returns C, the number of logits. With Input, it makes a *Model
+// an attrib.Model: attrib.NewExplainer(m) is attrib.NewExplainer(m.Net).
+func (m *Model) Classes() int { return m.Net.Classes() }
+
+// Stacked returns the engine, m.Net (nil for a nil Model).
+func (m *Model) Stacked() *cell.Stacked {
+	if m == nil {
+		return nil
+	}
+	return m.Net
+}
+
 // Embed returns the embedded input of the token ids: row t is the
 // embedding of ids[t]. An id outside [0, V) is an error naming its
 // position.

@@ -355,10 +355,48 @@ func NewExplainer(m Model) *Explainer {
 	return e
 }
 
+// Release gives back the scratch memory the Explainer keeps from call to
+// call and ends its worker goroutines. Between calls an Explainer holds
+// the batch lanes of IG and Occlusion (up to Options.Budget, 256 MiB by
+// default: IG on 2,000 tokens of a 2-layer bidirectional model keeps
+// about 200 MB) and the traces of its longest input (a few floats per
+// token, unit and layer); after Release it holds a few kilobytes besides
+// the model, which is shared and never copied. The Explainer stays usable:
+// its next call allocates its scratch again. A long-lived Explainer (a
+// pool of them in a service) should be released after a long input, or
+// given a smaller Options.Budget. Release returns an error while a call is
+// running.
+func (e *Explainer) Release() error {
+	if e == nil {
+		return nil
+	}
+	if !e.inUse.CompareAndSwap(false, true) {
+		return fmt.Errorf("attrib: Release during a call")
+	}
+	defer e.inUse.Store(false)
+	if e.batch != nil {
+		e.batch.Close() // not busy: e is not in use
+		e.batch = nil
+	}
+	if e.net != nil {
+		e.ws = cell.NewWorkspace(e.net)
+	}
+	if e.stacked != nil {
+		if err := e.stacked.Release(); err != nil {
+			return fmt.Errorf("attrib: %w", err)
+		}
+	}
+	e.grad, e.alphas, e.weights, e.rule = nil, nil, nil, ruleKey{}
+	e.occluded, e.y, e.y0 = nil, nil, nil
+	return nil
+}
+
 // Attribute is NewExplainer(m).Attribute with a new Result.
 func Attribute(net Model, m Method, x cell.Input, opt Options) (*Result, error) {
 	res := new(Result)
-	if err := NewExplainer(net).Attribute(m, x, opt, res); err != nil {
+	e := NewExplainer(net)
+	defer e.Release() // its scratch and goroutines go now, not when collected
+	if err := e.Attribute(m, x, opt, res); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -72,6 +72,23 @@ func (r *StackedRunner) Close() error {
 	return nil
 }
 
+// Release ends r's worker goroutines and drops the buffers it keeps from
+// call to call (the batch lanes, up to the budget, and the traces of the
+// longest input); r stays usable and allocates them again on its next
+// call. It returns an error while a call is running.
+func (r *StackedRunner) Release() error {
+	if err := r.acquire(); err != nil {
+		return err
+	}
+	defer r.release()
+	r.stop()
+	for _, wk := range r.pool {
+		wk.r, wk.dzSum, wk.part = nil, nil, nil // an ending goroutine may still hold wk
+	}
+	r.pool, r.one, r.u, r.xs, r.gsink = nil, nil, nil, nil, gradSink{}
+	return nil
+}
+
 // stop ends the worker goroutines.
 func (st *runnerState) stop() {
 	for _, wk := range st.pool {

@@ -30,7 +30,7 @@ func TestLine(t *testing.T) {
 	if err := s.Line(context.Background(), "accb", &b); err != nil {
 		t.Fatal(err)
 	}
-	const want = `{"net":"sp-counter","method":"ig","input":"accb","tokens":["a","c","c","b"],"class":"True","prediction":"True","logits":{"False":0.02700751434750449,"True":0.5325204920919716},"scores":[0.4876287535217073,1.1656742582290198e-22,1.1656742582290198e-22,0.04489173994633828],"delta":1.37607403249973e-09}` + "\n"
+	const want = `{"net":"sp-counter","method":"ig","input":"accb","tokens":["a","c","c","b"],"class":"True","prediction":"True","truth":"True","correct":true,"logits":{"False":0.02700751434750449,"True":0.5325204920919716},"scores":[0.4876287535217073,1.1656742582290198e-22,1.1656742582290198e-22,0.04489173994633828],"delta":1.37607403249973e-09}` + "\n"
 	if b.String() != want {
 		t.Fatalf("got  %s\nwant %s", b.String(), want)
 	}

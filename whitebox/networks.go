@@ -61,6 +61,19 @@ const (
 	// MaxStackSize keeps the bracket network's weights (up to 2^(k+1)·m)
 	// finite and its size reasonable.
 	MaxStackSize = 500
+	// BracketExactDepth is the deepest nesting (open brackets at once) the
+	// bracket network with the default k and m answers correctly in
+	// float64, measured by TestBracketExactDepth: the top-of-stack unit
+	// reads the stack through weights scaled by 2^(j+1), and from depth 39
+	// rounding loses the bottom brackets (a larger k loses them sooner: at
+	// k = 100 from depth 4). Deeper prefixes, up to k, are accepted and
+	// may be misclassified; a result says so (Task.Label gives the answer).
+	BracketExactDepth = 38
+	// CheckedLength is the length up to which the tests check long
+	// strings of several shapes on counting, sp-counter and sp-fsa with
+	// their default parameters (no failure; every string up to length 10
+	// is checked too).
+	CheckedLength = 1 << 14
 )
 
 // DefaultU returns the default u of a network (0 for bracket, which has none).

@@ -24,6 +24,8 @@ type jsonLine struct {
 	Tokens     []string           `json:"tokens"`
 	Class      string             `json:"class"`
 	Prediction string             `json:"prediction"`
+	Truth      string             `json:"truth"`
+	Correct    *bool              `json:"correct"`
 	Logits     map[string]float64 `json:"logits"`
 	Scores     []float64          `json:"scores"`
 	Delta      *float64           `json:"delta"`
@@ -51,8 +53,9 @@ func TestAttributeJSON(t *testing.T) {
 		t.Fatalf("status %d, stderr %q", status, errOut)
 	}
 	// The documented field order (net, method, input, tokens, class,
-	// prediction, logits, scores, delta), logits in class order.
-	if !strings.HasPrefix(out, `{"net":"sp-counter","method":"ig","input":"accb","tokens":["a","c","c","b"],"class":"True","prediction":"True","logits":{"False":`) {
+	// prediction, truth, correct, logits, scores, delta), logits in class
+	// order.
+	if !strings.HasPrefix(out, `{"net":"sp-counter","method":"ig","input":"accb","tokens":["a","c","c","b"],"class":"True","prediction":"True","truth":"True","correct":true,"logits":{"False":`) {
 		t.Errorf("unexpected layout: %s", out)
 	}
 	r := decode(t, out)[0]

@@ -66,9 +66,9 @@ func (res *Result) Warning() string {
 		return ""
 	}
 	diff := sum(res.Scores) - res.Delta
-	hint := "more steps, or AutoSteps (-steps auto), reach the tolerance"
+	hint := "more steps, or Options.Steps = AutoSteps, reach the tolerance"
 	if res.autoCapped {
-		hint = "AutoSteps stopped at its cap (MaxAutoSteps, -max-steps)"
+		hint = "AutoSteps stopped at its cap, Options.MaxAutoSteps"
 	}
 	return fmt.Sprintf("IG's completeness gap %.3g is more than %g of |ŷ_c(x) − ŷ_c(0)| = %.3g with %d steps: the scores do not add up to the change of the logit; %s",
 		res.Delta, res.Tolerance, math.Abs(diff), res.IGSteps, hint)

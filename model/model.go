@@ -226,7 +226,7 @@ func (b *builder) lstmPrefix(given string) (string, error) {
 	case 1:
 		return found[0], nil
 	}
-	return "", fmt.Errorf("several LSTMs: %s; name one with -lstm", list(found))
+	return "", fmt.Errorf("several LSTMs: %s; name one with Names.LSTM", list(found))
 }
 
 // lstm reads the layers of the LSTM at prefix.
@@ -394,7 +394,7 @@ func (b *builder) headAndEmbedding(names Names, e, hd int) (emb, dec string, err
 			if len(decs) == 0 {
 				return "", "", fmt.Errorf("no decoder: no tensor <prefix>.weight of shape [C, %d] (H·directions); tensors: %s", hd, list(b.names()))
 			}
-			return "", "", fmt.Errorf("several decoder candidates of shape [C, %d]: %s; name one with -decoder", hd, list(decs))
+			return "", "", fmt.Errorf("several decoder candidates of shape [C, %d]: %s; name one with Names.Decoder", hd, list(decs))
 		}
 		dec = decs[0]
 	default:
@@ -411,7 +411,7 @@ func (b *builder) headAndEmbedding(names Names, e, hd int) (emb, dec string, err
 	case "":
 		embs = prefer(embs, func(p string) bool { return strings.Contains(strings.ToLower(p), "emb") })
 		if len(embs) > 1 {
-			return "", "", fmt.Errorf("several embedding candidates of shape [V, %d]: %s; name one with -embedding (or -embedding none)", e, list(embs))
+			return "", "", fmt.Errorf("several embedding candidates of shape [V, %d]: %s; name one with Names.Embedding (or Names.Embedding = NoEmbedding)", e, list(embs))
 		}
 		if len(embs) == 1 {
 			emb = embs[0]

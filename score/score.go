@@ -187,7 +187,7 @@ func New(cfg Config) (*Scorer, error) {
 		wc := whitebox.Config{M: f.M, U: f.U, K: f.K, MSet: set("m"), USet: set("u"), KSet: set("k")}
 		net, err := whitebox.New(f.Net, wc)
 		if err != nil {
-			return nil, err
+			return nil, withFlags(err)
 		}
 		subj = whiteboxSubject{net}
 	} else {
@@ -199,7 +199,7 @@ func New(cfg Config) (*Scorer, error) {
 		mf := modelFlags{path: f.Model, name: f.ModelName, embedding: f.Embedding, lstm: f.LSTM, decoder: f.Decoder,
 			vocab: f.Vocab, unk: f.Unk, classes: f.Classes}
 		if subj, err = newModelSubject(mf); err != nil {
-			return nil, err
+			return nil, withFlags(err)
 		}
 		if !set("captum-weights") {
 			f.CaptumWeights = true
@@ -281,7 +281,7 @@ func (s *Scorer) Score(ctx context.Context, input string) ([]string, *attrib.Res
 	}
 	x, tokens, err := s.subj.parse(input)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, withFlags(err)
 	}
 	s.truth = -1
 	if err := s.ex.AttributeContext(ctx, s.method, x, s.opt, &s.res); err != nil {
@@ -307,7 +307,7 @@ func (s *Scorer) Line(ctx context.Context, input string, out *bytes.Buffer) erro
 }
 
 // Warning is the warning of the last result (IG's completeness gap), or "".
-func (s *Scorer) Warning() string { return s.res.Warning() }
+func (s *Scorer) Warning() string { return flagNames.Replace(s.res.Warning()) }
 
 // Truth returns the task's true class of the last input (its name) and
 // whether the classifier predicted it; known is false for classifiers

@@ -3,6 +3,7 @@ package score
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -111,4 +112,26 @@ func ExampleScorer_Line() {
 	}
 	fmt.Print(b.String()[:59], "…\n")
 	// Output: {"net":"sp-fsa","method":"lrp","input":"aacb","tokens":["a"…
+}
+
+// Issue 24: the library's messages name Go options; the command's name
+// its flags, and errors.Is still sees the library's error.
+func TestFlagNames(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Net, cfg.Method, cfg.K, cfg.Set = "bracket", "saliency", 2, map[string]bool{"k": true}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = s.Score(context.Background(), "(((")
+	if err == nil || !strings.Contains(err.Error(), "(raise -k)") || strings.Contains(err.Error(), "Config.K") {
+		t.Errorf("stack overflow: %v", err)
+	}
+	lib := errors.New("several LSTMs: a, b; name one with Names.LSTM")
+	if got := withFlags(lib); got.Error() != "several LSTMs: a, b; name one with -lstm" || !errors.Is(got, lib) {
+		t.Errorf("withFlags: %v", got)
+	}
+	if got := flagNames.Replace("name one with Names.Embedding (or Names.Embedding = NoEmbedding)"); got != "name one with -embedding (or -embedding none)" {
+		t.Errorf("%q", got)
+	}
 }

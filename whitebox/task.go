@@ -175,7 +175,7 @@ func BracketTask(maxDepth int) *Task {
 				switch k {
 				case OpenParen, OpenSquare:
 					if len(stack) == maxDepth {
-						return 0, fmt.Errorf("stack overflow: position %d opens bracket number %d, but the network's stack holds %d (raise -k)", i, maxDepth+1, maxDepth)
+						return 0, fmt.Errorf("stack overflow: position %d opens bracket number %d, but the network's stack holds %d (raise the stack size, Config.K)", i, maxDepth+1, maxDepth)
 					}
 					stack = append(stack, k)
 				default:

@@ -455,7 +455,7 @@ func (e *Explainer) attribute(ctx context.Context, m Method, x cell.Input, opt O
 		e.y = grow(e.y, e.model.Classes())
 		logits, err = e.y, e.logits(x, e.y)
 	} else {
-		logits, err = e.forward(x)
+		logits, err = e.forward(ctx, x)
 	}
 	if err != nil {
 		return fmt.Errorf("attrib: %w", err)
@@ -472,12 +472,12 @@ func (e *Explainer) attribute(ctx context.Context, m Method, x cell.Input, opt O
 	f := res.Features
 	switch m {
 	case Saliency:
-		err = e.gradient(x, res.Class, f)
+		err = e.gradient(ctx, x, res.Class, f)
 	case GradientXInput:
-		err = e.gradient(x, res.Class, f)
+		err = e.gradient(ctx, x, res.Class, f)
 		timesInput(f, x, d)
 	case LRP:
-		res.Relevance, err = e.lrp(x, res.Class, opt, f)
+		res.Relevance, err = e.lrp(ctx, x, res.Class, opt, f)
 	}
 	if err != nil {
 		return fmt.Errorf("attrib: %w", err)
@@ -638,28 +638,29 @@ func (e *Explainer) logits(x cell.Input, y []float64) error {
 }
 
 // forward returns the logits of x, keeping the trace for gradient and lrp.
-func (e *Explainer) forward(x cell.Input) ([]float64, error) {
+// Like them, it ends soon after ctx is done.
+func (e *Explainer) forward(ctx context.Context, x cell.Input) ([]float64, error) {
 	if e.stacked != nil {
-		return e.stacked.Forward(x)
+		return e.stacked.ForwardContext(ctx, x)
 	}
-	return e.net.Forward(e.ws, x)
+	return e.net.ForwardContext(ctx, e.ws, x)
 }
 
-func (e *Explainer) gradient(x cell.Input, class int, f []float64) error {
+func (e *Explainer) gradient(ctx context.Context, x cell.Input, class int, f []float64) error {
 	var err error
 	if e.stacked != nil {
-		_, err = e.stacked.Gradient(x, class, f)
+		_, err = e.stacked.GradientContext(ctx, x, class, f)
 	} else {
-		_, err = e.net.Gradient(e.ws, x, class, f)
+		_, err = e.net.GradientContext(ctx, e.ws, x, class, f)
 	}
 	return err
 }
 
-func (e *Explainer) lrp(x cell.Input, class int, opt Options, f []float64) (cell.Relevance, error) {
+func (e *Explainer) lrp(ctx context.Context, x cell.Input, class int, opt Options, f []float64) (cell.Relevance, error) {
 	if e.stacked != nil {
-		return e.stacked.LRP(x, class, opt.Epsilon, opt.LRPBias, f)
+		return e.stacked.LRPContext(ctx, x, class, opt.Epsilon, opt.LRPBias, f)
 	}
-	return e.net.LRP(e.ws, x, class, opt.Epsilon, f)
+	return e.net.LRPContext(ctx, e.ws, x, class, opt.Epsilon, f)
 }
 
 func (e *Explainer) occlude(ctx context.Context, x cell.Input, class int, out []float64, bo cell.BatchOptions) error {

@@ -302,6 +302,7 @@ func openInChromium(t *testing.T, page string) {
 			}
 		}
 	}
+	t.Logf("report.html in Chromium: %d red and %d blue pixels", red, blue)
 	if red < 100 || blue < 100 {
 		t.Errorf("report.html in Chromium: %d red and %d blue pixels; the heatmaps did not render", red, blue)
 	}

@@ -276,6 +276,7 @@ func (s *Scorer) SetProgress(fn func(done, total int)) { s.opt.Progress = fn }
 // Score attributes one input. It returns the token labels and the result,
 // both valid until the next call; a bad input is an error, never a panic.
 func (s *Scorer) Score(ctx context.Context, input string) ([]string, *attrib.Result, error) {
+	s.truth = -1
 	if n := int64(s.subj.tokens(input)); n*s.subj.tokenBytes(s.cfg.Features) > s.inputBytes {
 		return nil, nil, fmt.Errorf("%d tokens need about %d bytes for their rows, scores and output, more than the %d bytes an input may use (-budget / workers / 2): raise -budget", n, n*s.subj.tokenBytes(s.cfg.Features), s.inputBytes)
 	}
@@ -283,7 +284,6 @@ func (s *Scorer) Score(ctx context.Context, input string) ([]string, *attrib.Res
 	if err != nil {
 		return nil, nil, withFlags(err)
 	}
-	s.truth = -1
 	if err := s.ex.AttributeContext(ctx, s.method, x, s.opt, &s.res); err != nil {
 		return nil, nil, err
 	}

@@ -135,3 +135,38 @@ func TestFlagNames(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// Truth: a white-box network's answer and whether the prediction is it;
+// nothing after a failed input or for a model.
+func TestTruth(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Net, cfg.Method = "bracket", "saliency"
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deep := "[" + strings.Repeat("(", 38) + strings.Repeat(")", 38)
+	if _, _, err := s.Score(context.Background(), deep); err != nil {
+		t.Fatal(err)
+	}
+	if truth, correct, known := s.Truth(); truth != "]" || correct || !known {
+		t.Errorf("depth 39: Truth() = %q, %v, %v", truth, correct, known)
+	}
+	if _, _, err := s.Score(context.Background(), "(x"); err == nil {
+		t.Fatal("bad input: no error")
+	}
+	if _, _, known := s.Truth(); known {
+		t.Error("Truth after a failed input")
+	}
+	cfg = DefaultConfig()
+	cfg.Model, cfg.Method = "../model/testdata/uni1.pt", "saliency"
+	if s, err = New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Score(context.Background(), "1 2 3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, known := s.Truth(); known {
+		t.Error("Truth for a model")
+	}
+}

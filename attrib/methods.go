@@ -271,6 +271,8 @@ type Result struct {
 // Explainer computes attributions on one network, reusing its buffers from
 // call to call. It is not safe for concurrent use; make one per goroutine
 // (IG and Occlusion use several goroutines inside one call; see Options).
+// Between calls it holds its scratch, up to Options.Budget; Release gives
+// it back.
 type Explainer struct {
 	inUse    atomic.Bool
 	model    Model
@@ -391,7 +393,10 @@ func (e *Explainer) Release() error {
 	return nil
 }
 
-// Attribute is NewExplainer(m).Attribute with a new Result.
+// Attribute is NewExplainer(m).Attribute with a new Result, the
+// Explainer released at the end. Each call builds the engine's scratch
+// anew (a few MB for IG on a short input): for repeated calls keep an
+// Explainer, which reuses it.
 func Attribute(net Model, m Method, x cell.Input, opt Options) (*Result, error) {
 	res := new(Result)
 	e := NewExplainer(net)

@@ -147,6 +147,9 @@ func (d *decoder) bytes(num protowire.Number, typ protowire.Type) ([]byte, error
 	}
 	v, n := protowire.ConsumeBytes(d.b)
 	if n < 0 {
+		if l, k := protowire.ConsumeVarint(d.b); k > 0 && l > uint64(len(d.b)-k) {
+			return nil, d.errf("field %d holds %d bytes but only %d remain: the file is truncated (or not an ONNX model)", num, l, len(d.b)-k)
+		}
 		return nil, d.errf("field %d: %v (truncated or corrupt)", num, protowire.ParseError(n))
 	}
 	d.b = d.b[n:]

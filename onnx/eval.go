@@ -17,12 +17,15 @@ var Supported = []string{
 	"Transpose", "Unsqueeze",
 }
 
-// Limits of one evaluation: values allocated and multiply-adds, so that a
-// hostile graph (an Expand to 2^40 elements, an LSTM over a huge
-// sequence) is an error rather than an exhausted machine.
+// Limits of one evaluation, so that a hostile graph (an Expand to 2^40
+// elements, an LSTM over a huge sequence) is an error rather than an
+// exhausted machine. They grow with the weights: a real export evaluated
+// on a probe (batch 1, a few steps) computes a few values per weight and
+// a few multiply-adds per weight and step.
 const (
-	MaxEvalElements = 1 << 26
-	MaxEvalMACs     = 1 << 32
+	evalElements    = 1 << 20 // values computed, plus the weights' count
+	evalMACs        = 1 << 24 // multiply-adds, plus 8 per weight
+	evalMACsPerInit = 8
 )
 
 // NodeError is an evaluation error of one node.
@@ -53,6 +56,8 @@ type Program struct {
 	Producer map[string]int // tensor name → index of the node that writes it
 	Live     []int
 	Input    string // the graph's one input that is not an initializer
+
+	maxElements, maxMACs int64 // the limits of one Run
 }
 
 // Prepare checks g's structure and finds its live nodes.
@@ -66,7 +71,10 @@ func Prepare(m *Model) (*Program, error) {
 		}
 		defined[t.Name] = true
 		p.Inits[t.Name] = t
+		p.maxElements += int64(t.Len())
 	}
+	p.maxMACs = evalMACs + evalMACsPerInit*p.maxElements
+	p.maxElements += evalElements
 	var inputs []string
 	for _, v := range g.Inputs {
 		if defined[v.Name] && p.Inits[v.Name] != nil {
@@ -156,24 +164,23 @@ func (p *Program) DependsOnInput() map[string]bool {
 
 // Env holds the values of one evaluation.
 type Env struct {
-	Values    map[string]*Tensor
-	elements  int64
-	macs      int64
-	overrides map[string]*Tensor
+	Values               map[string]*Tensor
+	elements, macs       int64
+	maxElements, maxMACs int64
 }
 
 func (e *Env) alloc(n int) error {
 	e.elements += int64(n)
-	if n < 0 || e.elements > MaxEvalElements {
-		return fmt.Errorf("the evaluation needs more than %d values", MaxEvalElements)
+	if n < 0 || e.elements > e.maxElements {
+		return fmt.Errorf("the evaluation needs more than %d values (the limit for a graph of these weights)", e.maxElements)
 	}
 	return nil
 }
 
 func (e *Env) work(n int64) error {
 	e.macs += n
-	if n < 0 || e.macs > MaxEvalMACs {
-		return fmt.Errorf("the evaluation needs more than %d multiply-adds", int64(MaxEvalMACs))
+	if n < 0 || e.macs > e.maxMACs {
+		return fmt.Errorf("the evaluation needs more than %d multiply-adds (the limit for a graph of these weights)", e.maxMACs)
 	}
 	return nil
 }
@@ -190,7 +197,7 @@ func (e *Env) floats(n int) ([]float64, error) {
 // or a node's output: the node is still evaluated, its output replaced),
 // which is how the recogniser probes the graph. It returns every value.
 func (p *Program) Run(in *Tensor, overrides map[string]*Tensor) (*Env, error) {
-	env := &Env{Values: map[string]*Tensor{}, overrides: overrides}
+	env := &Env{Values: map[string]*Tensor{}, maxElements: p.maxElements, maxMACs: p.maxMACs}
 	for name, t := range p.Inits {
 		env.Values[name] = t
 	}

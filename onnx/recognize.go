@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -53,7 +54,20 @@ var gateOrder = [4]int{0, 2, 3, 1}
 // head → one or two Linear layers, checking every part by evaluating the
 // graph on probes (see the package doc). Anything else is an error naming
 // the node.
-func Recognize(m *Model) (*Recognized, error) {
+func Recognize(m *Model) (r *Recognized, err error) {
+	// The last line of defence: a bug that panics becomes an error.
+	defer func() {
+		if p := recover(); p != nil {
+			r, err = nil, fmt.Errorf("onnx: internal error (please report): %v\n%s", p, debug.Stack())
+		}
+	}()
+	return recognize(m)
+}
+
+func recognize(m *Model) (*Recognized, error) {
+	if m == nil {
+		return nil, fmt.Errorf("onnx: no model")
+	}
 	if m.Opset < MinOpset || m.Opset > MaxOpset {
 		return nil, fmt.Errorf("opset %d: not supported (opsets %d to %d are)", m.Opset, MinOpset, MaxOpset)
 	}
@@ -110,7 +124,7 @@ func Recognize(m *Model) (*Recognized, error) {
 // constants evaluates the live nodes that do not depend on the input.
 func (p *Program) constants() (map[string]*Tensor, error) {
 	dep := p.DependsOnInput()
-	env := &Env{Values: map[string]*Tensor{}}
+	env := &Env{Values: map[string]*Tensor{}, maxElements: p.maxElements, maxMACs: p.maxMACs}
 	for name, t := range p.Inits {
 		env.Values[name] = t
 	}
@@ -276,7 +290,7 @@ func (r *Recognized) producer(name string) (*Node, string) {
 
 // readLinear reads the Linear layer writing name: Gemm, MatMul + Add or
 // MatMul; ok is false when the node is none of these.
-func (r *Recognized) readLinear(consts map[string]*Tensor, name string) (l linear, ok bool, err error) {
+func (r *Recognized) readLinear(consts map[string]*Tensor, name, role string) (l linear, ok bool, err error) {
 	n, _ := r.producer(name)
 	if n == nil {
 		return l, false, nil
@@ -304,12 +318,12 @@ func (r *Recognized) readLinear(consts map[string]*Tensor, name string) (l linea
 			for i, v := range bias.F {
 				l.b[i] = beta * v
 			}
-			r.Roles[n.Inputs[2]] = "classifier bias"
+			r.Roles[n.Inputs[2]] = role + " bias"
 		}
 		if err := r.setWeight(&l, wt, trans, attrFloat(n, "alpha", 1)); err != nil {
 			return l, true, err
 		}
-		r.Roles[n.Inputs[1]] = "classifier weight"
+		r.Roles[n.Inputs[1]] = role + " weight"
 	case "Add":
 		if len(n.Inputs) != 2 {
 			return l, false, nil
@@ -326,14 +340,14 @@ func (r *Recognized) readLinear(consts map[string]*Tensor, name string) (l linea
 		if mm == nil || mm.OpType != "MatMul" {
 			return l, false, nil
 		}
-		if l, err = r.matmul(consts, mm); err != nil {
+		if l, err = r.matmul(consts, mm, role); err != nil {
 			return l, true, err
 		}
 		l.b = slices.Clone(bias.F)
-		r.Roles[n.Inputs[k]] = "classifier bias"
+		r.Roles[n.Inputs[k]] = role + " bias"
 		l.node = n
 	case "MatMul":
-		if l, err = r.matmul(consts, n); err != nil {
+		if l, err = r.matmul(consts, n, role); err != nil {
 			return l, true, err
 		}
 	default:
@@ -352,7 +366,7 @@ func (r *Recognized) readLinear(consts map[string]*Tensor, name string) (l linea
 	return l, true, nil
 }
 
-func (r *Recognized) matmul(consts map[string]*Tensor, n *Node) (linear, error) {
+func (r *Recognized) matmul(consts map[string]*Tensor, n *Node, role string) (linear, error) {
 	l := linear{node: n, input: n.Inputs[0]}
 	wt, err := constInput(consts, n, 1, "weight")
 	if err != nil {
@@ -361,7 +375,7 @@ func (r *Recognized) matmul(consts map[string]*Tensor, n *Node) (linear, error) 
 	if wt == nil || len(wt.Shape) != 2 {
 		return l, fmt.Errorf("%s: the weight must be a 2-D constant", Describe(n))
 	}
-	r.Roles[n.Inputs[1]] = "classifier weight (transposed)"
+	r.Roles[n.Inputs[1]] = role + " weight (transposed)"
 	return l, r.setWeight(&l, wt, false, 1)
 }
 
@@ -389,7 +403,7 @@ func (r *Recognized) setWeight(l *linear, wt *Tensor, trans bool, alpha float64)
 
 func (r *Recognized) readClassifier(consts map[string]*Tensor) error {
 	out := r.prog.Graph.Outputs[0].Name
-	top, ok, err := r.readLinear(consts, out)
+	top, ok, err := r.readLinear(consts, out, "decoder")
 	if err != nil {
 		return err
 	}
@@ -402,7 +416,7 @@ func (r *Recognized) readClassifier(consts map[string]*Tensor) error {
 	r.vName = top.input
 	r.Linears = []string{top.node.Name}
 	if an, _ := r.producer(top.input); an != nil && (an.OpType == "Relu" || an.OpType == "Tanh") {
-		first, ok, err := r.readLinear(consts, an.Inputs[0])
+		first, ok, err := r.readLinear(consts, an.Inputs[0], "hidden layer")
 		if err != nil {
 			return err
 		}
@@ -421,7 +435,7 @@ func (r *Recognized) readClassifier(consts map[string]*Tensor) error {
 		r.Linears = []string{first.node.Name, top.node.Name}
 	}
 	if n, _ := r.producer(r.vName); n != nil {
-		if _, more, _ := r.readLinear(consts, r.vName); more || n.OpType == "Relu" || n.OpType == "Tanh" {
+		if _, more, _ := r.readLinear(consts, r.vName, "extra layer"); more || n.OpType == "Relu" || n.OpType == "Tanh" {
 			return fmt.Errorf("%s before the classifier: classifiers of more than two Linear layers, or with an activation before the first, are not supported", Describe(n))
 		}
 		r.HeadNode = n.Name

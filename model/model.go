@@ -25,6 +25,10 @@
 // layers, is refused: a model this package cannot run exactly is an error,
 // never an approximation.
 //
+// A file named *.onnx is an ONNX export (torch.onnx.export), read by
+// package onnx: the graph gives the head and the classifier, and the model
+// is checked against the graph evaluated node by node.
+//
 // The tensors are read by package tensorfile (no pickle is executed; every
 // size is checked against the file before anything is allocated). Weights
 // become float64 exactly; all arithmetic is float64.

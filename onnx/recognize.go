@@ -47,6 +47,14 @@ type Recognized struct {
 	layout []int64
 }
 
+// minInputs is the least number of inputs of each operator (the
+// recogniser reads them by position).
+var minInputs = map[string]int{
+	"Add": 2, "Concat": 1, "ConstantOfShape": 1, "Expand": 2, "Gather": 2, "Gemm": 2, "Identity": 1, "LSTM": 3,
+	"MatMul": 2, "ReduceMax": 1, "ReduceMean": 1, "Relu": 1, "Reshape": 2, "Shape": 1, "Slice": 1, "Squeeze": 1,
+	"Tanh": 1, "Transpose": 1, "Unsqueeze": 1,
+}
+
 // gateOrder maps PyTorch's gate blocks (i, f, g, o) to ONNX's (i, o, f, c).
 var gateOrder = [4]int{0, 2, 3, 1}
 
@@ -93,6 +101,9 @@ func recognize(m *Model) (*Recognized, error) {
 				what = "not supported (attention and other layers are not: Embedding → LSTM → head → Linear only)"
 			}
 			return nil, fmt.Errorf("%s: %s", Describe(n), what)
+		}
+		if k := minInputs[n.OpType]; len(n.Inputs) < k || len(n.Outputs) < 1 || k > 0 && n.Inputs[0] == "" {
+			return nil, fmt.Errorf("%s has %d inputs and %d outputs; want at least %d and 1", Describe(n), len(n.Inputs), len(n.Outputs), k)
 		}
 		if n.OpType == "LSTM" {
 			r.lstms = append(r.lstms, n)
@@ -423,7 +434,7 @@ func (r *Recognized) readClassifier(consts map[string]*Tensor) error {
 		if !ok {
 			return fmt.Errorf("%s is not between two Linear layers", Describe(an))
 		}
-		if first.rows != top.cols {
+		if first.rows != top.cols || first.rows < 1 {
 			return fmt.Errorf("%s has %d outputs but %s reads %d", Describe(first.node), first.rows, Describe(top.node), top.cols)
 		}
 		pp.Act = cell.ActReLU
@@ -613,7 +624,7 @@ func (r *Recognized) sequence(env *Env, k, t int) ([][]float64, error) {
 	if r.layout[k] == 1 {
 		want = []int{1, t}
 	}
-	if x == nil || len(x.Shape) != 3 || x.Shape[0] != want[0] || x.Shape[1] != want[1] {
+	if x == nil || !x.IsFloat() || len(x.Shape) != 3 || x.Shape[0] != want[0] || x.Shape[1] != want[1] {
 		return nil, fmt.Errorf("%s reads X of shape %v for an input of length %d; want [%d %d E]", Describe(n), shapeOf2(x), t, want[0], want[1])
 	}
 	f := x.Shape[2]

@@ -24,8 +24,10 @@ type onnxFixture struct {
 	Bi     bool   `json:"bidirectional"`
 	Layers int    `json:"layers"`
 	Steps  int    `json:"ig_steps"`
+	Dense  bool   `json:"dense"`
 	Cases  []struct {
 		IDs       []int       `json:"ids"`
+		Features  [][]float64 `json:"features_in"`
 		Logits    []float64   `json:"logits"`
 		Baseline  []float64   `json:"baseline_logits"`
 		Class     int         `json:"class"`
@@ -85,8 +87,13 @@ func TestONNXFixtures(t *testing.T) {
 			e := attrib.NewExplainer(m.Net)
 			var res attrib.Result
 			for ci, c := range f.Cases {
-				x, err := m.Embed(c.IDs)
-				if err != nil {
+				var x cell.Input
+				if f.Dense {
+					if m.Embedding != nil {
+						t.Fatal("a dense model read with an embedding")
+					}
+					x = cell.Dense(flat(c.Features), len(c.Features))
+				} else if x, err = m.Embed(c.IDs); err != nil {
 					t.Fatal(err)
 				}
 				opt := attrib.Options{Class: attrib.ClassIndex(c.Class), Steps: f.Steps}

@@ -26,12 +26,12 @@ func (r *Recognized) Check(net *cell.Stacked) (float64, error) {
 	defer run.Close()
 	worst := 0.0
 	for k, t := range r.ProbeLengths() {
-		ids := r.probeIDs(k+100, t)
-		env, err := r.prog.Run(r.Inputs(ids), nil)
+		ids, feats := r.probeInput(k+100, t)
+		env, err := r.prog.Run(r.input(ids, feats), nil)
 		if err != nil {
 			return 0, err
 		}
-		x := r.embed(ids)
+		x := cell.Dense(feats, t)
 		y, err := run.Forward(x)
 		if err != nil {
 			return 0, err
@@ -39,19 +39,10 @@ func (r *Recognized) Check(net *cell.Stacked) (float64, error) {
 		d := relDiff(r.prog.Output(env).F, y)
 		worst = max(worst, d)
 		if d > CheckTolerance {
-			return worst, fmt.Errorf("the graph and the model read from it differ on ids %v (relative difference %.3g of the logits): %v", ids, d, r.diagnose(env, x, net))
+			return worst, fmt.Errorf("the graph and the model read from it differ on ids %v (features %.3g…; relative difference %.3g of the logits): %v", ids, feats[:min(3, len(feats))], d, r.diagnose(env, x, net))
 		}
 	}
 	return worst, nil
-}
-
-func (r *Recognized) embed(ids []int) cell.Input {
-	e := r.Params.Input
-	x := make([]float64, 0, len(ids)*e)
-	for _, id := range ids {
-		x = append(x, r.Embedding[id*e:(id+1)*e]...)
-	}
-	return cell.Dense(x, len(ids))
 }
 
 // relDiff is the largest |a−b| relative to b's largest magnitude (or 1);

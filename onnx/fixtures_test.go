@@ -23,8 +23,10 @@ type fixture struct {
 	BatchFrst bool   `json:"batch_first"`
 	SeqLen    int    `json:"seq_len"`
 	Units     int    `json:"units"`
+	Dense     bool   `json:"dense"`
 	Cases     []struct {
-		IDs       []int     `json:"ids"`
+		IDs       []int       `json:"ids"`
+		Features  [][]float64 `json:"features_in"`
 		Logits    []float64 `json:"logits"`
 		LogitsF32 []float64 `json:"logits_f32"`
 	} `json:"cases"`
@@ -93,7 +95,14 @@ func TestInterpreterFixtures(t *testing.T) {
 				if f.SeqLen > 0 && len(c.IDs) != f.SeqLen {
 					continue // a fixed-axis graph runs at its length only
 				}
-				env, err := p.Run(idsTensor(c.IDs, f.BatchFrst), nil)
+				in := idsTensor(c.IDs, f.BatchFrst)
+				if f.Dense {
+					in = &Tensor{DataType: TypeDouble, Shape: []int{1, len(c.Features), len(c.Features[0])}}
+					for _, row := range c.Features {
+						in.F = append(in.F, row...)
+					}
+				}
+				env, err := p.Run(in, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -35,7 +35,8 @@ type Recognized struct {
 	// the usual; 0: [T, batch] or an unbatched [T]); SeqLen is the fixed
 	// length of a graph exported without a dynamic axis, else 0.
 	SeqAxis, SeqLen int
-	Rank            int // of the graph's input
+	Rank            int  // of the graph's input
+	Dense           bool // the input is features (no embedding)
 	bothDynamic     bool
 
 	// Roles names the role of each initializer the model uses.
@@ -481,7 +482,7 @@ func (r *Recognized) readInput(consts map[string]*Tensor) error {
 		return fmt.Errorf("the graph's input %q is %s; want token ids (int64) or features (float)", in.Name, TypeName(in.ElemType))
 	}
 	if dense {
-		return fmt.Errorf("the graph's input %q is float features: only token-id models (an embedding) are read from ONNX", in.Name)
+		return r.readDense(in)
 	}
 	dep := p.DependsOnInput()
 	var gathers []*Node
@@ -507,37 +508,80 @@ func (r *Recognized) readInput(consts map[string]*Tensor) error {
 	}
 	r.Embedding, r.Vocab, r.EmbeddingTensor = emb.F, emb.Shape[0], g.Inputs[0]
 	r.Roles[g.Inputs[0]] = "embedding"
-	// The sequence axis: [batch, T] unless fixed dimensions say [T, batch].
-	dims := in.Shape
-	r.SeqAxis = 1
+	if r.Rank == 3 {
+		return fmt.Errorf("the graph's input %q of token ids has rank 3: token ids are [batch, T]", in.Name)
+	}
 	if r.Rank == 1 {
 		r.SeqAxis = 0
-	} else if r.Rank == 2 {
-		switch {
-		case dims[0].Fixed && !dims[1].Fixed:
-			r.SeqAxis = 1
-		case !dims[0].Fixed && dims[1].Fixed:
-			r.SeqAxis = 0
-		case dims[0].Fixed && dims[1].Fixed:
-			if dims[0].Value != 1 {
-				r.SeqAxis = 0
-			}
-		default:
-			r.bothDynamic = true // tried as [batch, T], then [T, batch]
-		}
-		if other := dims[1-r.SeqAxis]; other.Fixed && other.Value != 1 {
-			return fmt.Errorf("the graph's input %q has batch size %d fixed; want 1 or dynamic", in.Name, other.Value)
-		}
-	} else {
-		return fmt.Errorf("the graph's input %q has rank 3: token ids are [batch, T]", in.Name)
+		return r.fixedLength(in, in.Shape[0])
 	}
-	if d := dims[r.SeqAxis]; d.Fixed {
+	return r.sequenceAxis(in, in.Shape)
+}
+
+// readDense reads the shape of a features input: [batch, T, E], [T,
+// batch, E] or [T, E].
+func (r *Recognized) readDense(in *ValueInfo) error {
+	dims := in.Shape
+	if r.Rank < 2 {
+		return fmt.Errorf("the graph's input %q holds features of rank %d; want [batch, T, E]", in.Name, r.Rank)
+	}
+	if e := dims[r.Rank-1]; e.Fixed && e.Value != int64(r.Params.Input) {
+		return fmt.Errorf("the graph's input %q has %d features, but %s reads %d", in.Name, e.Value, Describe(r.lstms[0]), r.Params.Input)
+	}
+	r.Dense = true
+	if r.Rank == 2 {
+		r.SeqAxis = 0
+		return r.fixedLength(in, dims[0])
+	}
+	return r.sequenceAxis(in, dims[:2])
+}
+
+// sequenceAxis chooses the sequence axis of the first two dimensions:
+// [batch, T] unless fixed dimensions say [T, batch].
+func (r *Recognized) sequenceAxis(in *ValueInfo, dims []Dim) error {
+	r.SeqAxis = 1
+	switch {
+	case dims[0].Fixed && !dims[1].Fixed:
+	case !dims[0].Fixed && dims[1].Fixed:
+		r.SeqAxis = 0
+	case dims[0].Fixed && dims[1].Fixed:
+		if dims[0].Value != 1 {
+			r.SeqAxis = 0
+		}
+	default:
+		r.bothDynamic = true // tried as [batch, T], then [T, batch]
+	}
+	if other := dims[1-r.SeqAxis]; other.Fixed && other.Value != 1 {
+		return fmt.Errorf("the graph's input %q has batch size %d fixed; want 1 or dynamic", in.Name, other.Value)
+	}
+	return r.fixedLength(in, dims[r.SeqAxis])
+}
+
+func (r *Recognized) fixedLength(in *ValueInfo, d Dim) error {
+	if d.Fixed {
 		if d.Value < 1 || d.Value > 1<<16 {
 			return fmt.Errorf("the graph's input %q has a sequence length of %d", in.Name, d.Value)
 		}
 		r.SeqLen = int(d.Value)
 	}
 	return nil
+}
+
+// input returns the graph input for a probe of ids (features: the rows of
+// x), laid out on SeqAxis.
+func (r *Recognized) input(ids []int, x []float64) *Tensor {
+	if !r.Dense {
+		return r.Inputs(ids)
+	}
+	t, e := len(x)/r.Params.Input, r.Params.Input
+	v := &Tensor{DataType: TypeDouble, Shape: []int{t, e}, F: x}
+	switch {
+	case r.Rank == 3 && r.SeqAxis == 1:
+		v.Shape = []int{1, t, e}
+	case r.Rank == 3:
+		v.Shape = []int{t, 1, e}
+	}
+	return v
 }
 
 // Inputs returns the graph input holding ids, laid out on SeqAxis.
@@ -564,14 +608,24 @@ func (r *Recognized) ProbeLengths() []int {
 	return []int{1, 2, 7}
 }
 
-// probeIDs returns deterministic pseudo-random ids for probe k.
-func (r *Recognized) probeIDs(k, t int) []int {
+// probeInput returns deterministic pseudo-random ids for probe k, and
+// their embedding (or, for a dense model, features) as T×E rows.
+func (r *Recognized) probeInput(k, t int) ([]int, []float64) {
 	rng := rand.New(rand.NewPCG(uint64(k)+1, 0x6f6e6e78))
+	e := r.Params.Input
+	x := make([]float64, 0, t*e)
+	if r.Dense {
+		for range t * e {
+			x = append(x, rng.NormFloat64())
+		}
+		return nil, x
+	}
 	ids := make([]int, t)
 	for i := range ids {
 		ids[i] = rng.IntN(r.Vocab)
+		x = append(x, r.Embedding[ids[i]*e:(ids[i]+1)*e]...)
 	}
-	return ids
+	return ids, x
 }
 
 func markers(rng *rand.Rand, shape ...int) *Tensor {
@@ -675,11 +729,25 @@ func (r *Recognized) probeAxis() error {
 	rng := rand.New(rand.NewPCG(7, 22))
 	heads := slices.Clone(cell.Heads)
 	for k, t := range r.ProbeLengths() {
-		ids := r.probeIDs(k, t)
-		in := r.Inputs(ids)
-		// The embedding: LSTM 0 reads the marker rows of the ids in order.
-		table := markers(rng, r.Vocab, r.Params.Input)
-		env, err := r.prog.Run(in, map[string]*Tensor{r.EmbeddingTensor: table})
+		ids, feats := r.probeInput(k, t)
+		in := r.input(ids, feats)
+		// The embedding: LSTM 0 reads the marker rows of the ids in order
+		// (or the features, in order).
+		e := r.Params.Input
+		want := make([][]float64, t)
+		ov := map[string]*Tensor{}
+		if r.Dense {
+			for s := range t {
+				want[s] = feats[s*e : (s+1)*e]
+			}
+		} else {
+			table := markers(rng, r.Vocab, e)
+			ov[r.EmbeddingTensor] = table
+			for s, id := range ids {
+				want[s] = table.F[id*e : (id+1)*e]
+			}
+		}
+		env, err := r.prog.Run(in, ov)
 		if err != nil {
 			return err
 		}
@@ -687,12 +755,10 @@ func (r *Recognized) probeAxis() error {
 		if err != nil {
 			return err
 		}
-		want := make([][]float64, t)
-		e := r.Params.Input
-		for s, id := range ids {
-			want[s] = table.F[id*e : (id+1)*e]
-		}
 		if !sameSeq(x, want) {
+			if r.Dense {
+				return fmt.Errorf("%s does not read the graph's input features in order (X is not the input as [T, 1, E]): not supported", Describe(r.lstms[0]))
+			}
 			return fmt.Errorf("%s does not read the embedding of the ids in order (the input X is not Gather(%s, ids) of shape [T, 1, E]): not supported", Describe(r.lstms[0]), r.EmbeddingTensor)
 		}
 		// Initial states and sequence lengths, on the real values.

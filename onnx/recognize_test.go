@@ -41,7 +41,7 @@ func TestRecognizeFixtures(t *testing.T) {
 			if p.Head.String() != head || p.Act != act || p.Layers != f.Layers || p.Bidirectional != f.Bi || p.Units != f.Units {
 				t.Fatalf("recognised %s", r.Describe())
 			}
-			if (r.SeqLen > 0) != (f.SeqLen > 0) || (r.SeqAxis == 1) != f.BatchFrst {
+			if (r.SeqLen > 0) != (f.SeqLen > 0) || (r.SeqAxis == 1) != f.BatchFrst || r.Dense != f.Dense || (r.Embedding == nil) != f.Dense {
 				t.Fatalf("sequence axis %d, fixed length %d; want batch first %v, fixed %d", r.SeqAxis, r.SeqLen, f.BatchFrst, f.SeqLen)
 			}
 			net, err := cell.NewStacked(p)

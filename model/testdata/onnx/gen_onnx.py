@@ -11,7 +11,9 @@ matmul), exports each with
                       opset_version=N)
 
 (opsets 9 to 17; one export with the sequence axis fixed, one model reading
-ids sequence-first), and writes <name>.json with float64 references
+ids sequence-first, one dense model reading features [1, T, 5] without an
+embedding, input_names=["features"], its cases' features_in made from the
+ids by a seeded generator), and writes <name>.json with float64 references
 (model.double(), the float32 weights upcast) on a few inputs: logits,
 baseline logits f(0), saliency, gradient x input, integrated gradients
 (Gauss-Legendre, 50 nodes on [0, 1], float64 weights, zero baseline on the
@@ -102,16 +104,18 @@ class Net(nn.Module):
             output = output.transpose(0, 1)
         return self.classify(self.head(output, h_n))
 
-    def forward(self, ids):  # (B, T), or (T, B) for a sequence-first model
+    def forward(self, ids):  # (B, T), or (T, B) for a sequence-first model; (B, T, E) features when dense
+        if self.s["dense"]:
+            return self.from_embedded(ids)
         if self.s["batch_first"]:
             return self.from_embedded(self.embedding(ids))
         output, (h_n, _) = self.lstm(self.embedding(ids))
         return self.classify(self.head(output.transpose(0, 1), h_n))
 
 
-def spec(name, layers, bi, head, opset, style="fc", act=None, dynamic=True, batch_first=True, seed=0):
+def spec(name, layers, bi, head, opset, style="fc", act=None, dynamic=True, batch_first=True, seed=0, dense=False):
     return dict(name=name, layers=layers, bi=bi, head=head, opset=opset, style=style, act=act, dynamic=dynamic,
-                batch_first=batch_first, seed=seed)
+                batch_first=batch_first, seed=seed, dense=dense)
 
 
 SPECS = [
@@ -126,6 +130,7 @@ SPECS = [
     spec("max_uni2_o9", 2, False, "max", 9, seed=9),
     spec("hn_bi2_fixed_o17", 2, True, "hn", 17, dynamic=False, seed=10),
     spec("last_bi2_seqfirst_o12", 2, True, "last", 12, batch_first=False, seed=11),
+    spec("dense_mean_bi1_o14", 1, True, "mean", 14, seed=12, dense=True),
 ]
 
 INPUTS = [[3], [7, 1], [2, 2, 2, 9, 15, 0, 5], [19, 4, 8, 8, 1, 12, 6, 3, 0, 11, 17, 2]]
@@ -178,15 +183,24 @@ def case_refs(m64, e, cls):
 
 
 def ids_tensor(s, ids):
+    if s["dense"]:
+        return features(ids)[None].float()
     t = torch.as_tensor([ids])
     return t if s["batch_first"] else t.t().contiguous()
+
+
+def features(ids):
+    """The dense model's input for a case: T x E features made from the ids."""
+    g = torch.Generator().manual_seed(sum(ids) * 31 + len(ids))
+    return torch.randn(len(ids), E, generator=g, dtype=torch.float64).float().double()
 
 
 def export(m, s, path):
     dyn = None
     if s["dynamic"]:
-        dyn = {"ids": {1 if s["batch_first"] else 0: "T"}}
-    torch.onnx.export(m, ids_tensor(s, EXPORT_IDS), path, input_names=["ids"], output_names=["logits"],
+        dyn = {"features" if s["dense"] else "ids": {1 if s["batch_first"] else 0: "T"}}
+    torch.onnx.export(m, ids_tensor(s, EXPORT_IDS), path, input_names=["features" if s["dense"] else "ids"],
+                      output_names=["logits"],
                       dynamic_axes=dyn, opset_version=s["opset"])
 
 
@@ -200,7 +214,7 @@ def build(s):
     emb = m64.embedding.weight.detach()
     cases = []
     for i, ids in enumerate(INPUTS + ([EXPORT_IDS] if not s["dynamic"] else [])):
-        e = emb[torch.as_tensor(ids)].clone()
+        e = features(ids) if s["dense"] else emb[torch.as_tensor(ids)].clone()
         cls = None
         if i == OTHER_CLASS_CASE:
             with torch.no_grad():
@@ -209,8 +223,11 @@ def build(s):
         with torch.no_grad():
             r["logits_f32"] = fl(m(ids_tensor(s, ids))[0])
             assert np.allclose(r["logits_f32"], r["logits"], rtol=1e-4, atol=1e-5)
-        cases.append(dict(ids=ids, **r))
-    j = {k: s[k] for k in ("name", "layers", "head", "opset", "style", "act", "dynamic")}
+        if s["dense"]:
+            cases.append(dict(ids=None, features_in=rows(e), **r))
+        else:
+            cases.append(dict(ids=ids, **r))
+    j = {k: s[k] for k in ("name", "layers", "head", "opset", "style", "act", "dynamic", "dense")}
     j.update(bidirectional=s["bi"], batch_first=s["batch_first"], file=s["name"] + ".onnx", vocab=V, input=E,
              hidden=H, classes=C, units=UNITS if s["act"] else 0, seq_len=None if s["dynamic"] else len(EXPORT_IDS),
              ig_steps=IG_STEPS, cases=cases)

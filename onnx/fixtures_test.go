@@ -27,8 +27,8 @@ type fixture struct {
 	Cases     []struct {
 		IDs       []int       `json:"ids"`
 		Features  [][]float64 `json:"features_in"`
-		Logits    []float64 `json:"logits"`
-		LogitsF32 []float64 `json:"logits_f32"`
+		Logits    []float64   `json:"logits"`
+		LogitsF32 []float64   `json:"logits_f32"`
 	} `json:"cases"`
 }
 

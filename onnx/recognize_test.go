@@ -109,3 +109,35 @@ func TestRecognizeRefuses(t *testing.T) {
 		}
 	}
 }
+
+// An extra MatMul between the head and the classifier (a projection, as
+// attention layers have) is refused naming it, though it is an operator
+// the interpreter evaluates.
+func TestExtraMatMulRefused(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(fixtureDir, "mean_bi2_o17.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj := &Tensor{Name: "proj", DataType: TypeFloat, Shape: []int{12, 12}, F: make([]float64, 144)}
+	for i := range 12 {
+		proj.F[i*13] = 1
+	}
+	m.Graph.Initializers = append(m.Graph.Initializers, proj)
+	var nodes []Node
+	for _, n := range m.Graph.Nodes {
+		if n.OpType == "Gemm" {
+			nodes = append(nodes, Node{Name: "/attn/MatMul", OpType: "MatMul", Inputs: []string{n.Inputs[0], "proj"}, Outputs: []string{"projected"}})
+			n.Inputs = append([]string{"projected"}, n.Inputs[1:]...)
+		}
+		nodes = append(nodes, n)
+	}
+	m.Graph.Nodes = nodes
+	_, err = Recognize(m)
+	if err == nil || !strings.Contains(err.Error(), `MatMul node "/attn/MatMul" before the classifier`) {
+		t.Fatalf("extra MatMul: %v", err)
+	}
+}

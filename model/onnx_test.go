@@ -113,7 +113,7 @@ func TestONNXFixtures(t *testing.T) {
 					agreeTo(t, what+" logits", res.Logits, c.Logits, 1e-8)
 					got := res.Features
 					if mc.method == attrib.Occlusion {
-						got = res.Tokens
+						got = res.Scores
 					}
 					worst[mc.method.String()] = max(worst[mc.method.String()], agreeTo(t, what, got, mc.want, 1e-8))
 					if mc.method == attrib.IntegratedGradients {

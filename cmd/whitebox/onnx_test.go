@@ -32,7 +32,7 @@ func TestONNXCommands(t *testing.T) {
 		t.Fatalf("attribute: status %d: %s", status, errOut)
 	}
 	rec := decode(t, out)[0]
-	for i, s := range want.Tokens {
+	for i, s := range want.Scores {
 		if rec.Scores[i] != s {
 			t.Fatalf("score %d = %v, library %v", i, rec.Scores[i], s)
 		}

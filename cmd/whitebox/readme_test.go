@@ -32,6 +32,7 @@ var readmeSkipped = map[string]string{
 	"go run github.com/apache/beam":        "beam/: prism as a job server",
 	"docker run":                           "Flink (untested, as the README says)",
 	"python3 -c 'import torch; torch.save": "the reader's own PyTorch model; the test puts model/testdata/uni1.pt (saved the same way by gen.py) at model.pt",
+	"python3 -c 'import torch; torch.onnx.export": "the reader's own PyTorch model; the test puts model/testdata/onnx/mean_bi2_o17.onnx (exported the same way by gen_onnx.py) at model.onnx",
 }
 
 // readmeSubstituted are the README's placeholders for the reader's own
@@ -125,12 +126,14 @@ func TestREADME(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin, work := t.TempDir(), t.TempDir()
-	model, err := os.ReadFile(filepath.Join(root, "model/testdata/uni1.pt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(work, "model.pt"), model, 0o644); err != nil {
-		t.Fatal(err)
+	for from, to := range map[string]string{"model/testdata/uni1.pt": "model.pt", "model/testdata/onnx/mean_bi2_o17.onnx": "model.onnx"} {
+		model, err := os.ReadFile(filepath.Join(root, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(work, to), model, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "GOBIN="+bin)
 	run := func(dir, line string) (string, error) {

@@ -1,0 +1,85 @@
+package faithfulness
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+)
+
+// Write prints the tables of a run: per network, every method's ground
+// truth and metric means; then, per metric, Kendall's τ-b with the ground
+// truth's ranking and the per-input agreement on every network. markdown
+// chooses Markdown tables, otherwise aligned text.
+func Write(w io.Writer, tables []*Table, markdown bool) error {
+	var b strings.Builder
+	for _, t := range tables {
+		fmt.Fprintf(&b, "%s: %d inputs, %d with ground truth; truth = mean %% met of %s\n\n", t.Net, t.Inputs, t.Applicable, strings.Join(t.Criteria, ", "))
+		head := []string{"method", "truth %"}
+		for _, m := range Metrics {
+			head = append(head, m.Name+arrow(m))
+		}
+		rows := [][]string{head}
+		for j, name := range t.Methods {
+			row := []string{name, fmt.Sprintf("%.1f", t.Truth[j])}
+			for k := range Metrics {
+				row = append(row, fmt.Sprintf("%.4f", t.Means[k][j]))
+			}
+			rows = append(rows, row)
+		}
+		if err := grid(&b, rows, markdown); err != nil {
+			return err
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("Kendall's τ-b of each metric's ranking of the methods with the ground truth's, and the per-input agreement (% of method pairs the ground truth orders that the metric orders the same way, ties ½)\n\n")
+	head := []string{"metric"}
+	for _, t := range tables {
+		head = append(head, t.Net+" τ", t.Net+" agree %")
+	}
+	rows := [][]string{head}
+	for k, m := range Metrics {
+		row := []string{m.Name + arrow(m)}
+		for _, t := range tables {
+			row = append(row, num(t.Tau[k], "%+.2f"), num(100*t.Agree[k].Fraction(), "%.1f"))
+		}
+		rows = append(rows, row)
+	}
+	if err := grid(&b, rows, markdown); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func arrow(m Metric) string {
+	if m.HigherBetter {
+		return " ↑"
+	}
+	return " ↓"
+}
+
+func num(v float64, format string) string {
+	if math.IsNaN(v) {
+		return "—"
+	}
+	return fmt.Sprintf(format, v)
+}
+
+func grid(w io.Writer, rows [][]string, markdown bool) error {
+	if markdown {
+		for i, r := range rows {
+			fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
+			if i == 0 {
+				fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(r)))
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t\n", strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}

@@ -79,6 +79,9 @@ type Table struct {
 	// Truth is each method's mean over Criteria of the percentage of the
 	// applicable inputs meeting it.
 	Truth []float64
+	// CriterionTruth[j][m] is the percentage of the applicable inputs on
+	// which method m meets criterion j.
+	CriterionTruth [][]float64
 	// Means[k][m] is metric k's mean on method m over the applicable inputs.
 	Means [][]float64
 	// Tau[k] is Kendall's τ-b of metric k's ranking of the methods with
@@ -86,12 +89,16 @@ type Table struct {
 	Tau []float64
 	// Agree[k] is metric k's per-input agreement with the ground truth.
 	Agree []Agreement
+	// CriterionTau[k][j] is Kendall's τ-b of metric k's ranking with the
+	// ranking by CriterionTruth[j].
+	CriterionTau [][]float64
 }
 
 // perInput is one input's outcome.
 type perInput struct {
 	applies bool
 	truth   []float64   // per method: the fraction of criteria met
+	met     [][]bool    // [criterion][method]
 	values  [][]float64 // [metric][method]
 }
 
@@ -163,6 +170,9 @@ func Run(ctx context.Context, net *whitebox.Net, inputs []string, methods []Meth
 		t.Methods = append(t.Methods, m.Name)
 	}
 	t.aggregate(out)
+	if t.Applicable == 0 {
+		return nil, fmt.Errorf("faithfulness: %s: none of the %d inputs has a ground truth to compare with", net.Name, len(sym))
+	}
 	return t, nil
 }
 
@@ -170,6 +180,10 @@ func Run(ctx context.Context, net *whitebox.Net, inputs []string, methods []Meth
 func (t *Table) aggregate(out []perInput) {
 	nm := len(t.Methods)
 	t.Truth = make([]float64, nm)
+	t.CriterionTruth = make([][]float64, len(t.Criteria))
+	for j := range t.CriterionTruth {
+		t.CriterionTruth[j] = make([]float64, nm)
+	}
 	t.Means = make([][]float64, len(Metrics))
 	t.Agree = make([]Agreement, len(Metrics))
 	for k := range t.Means {
@@ -183,6 +197,11 @@ func (t *Table) aggregate(out []perInput) {
 		t.Applicable++
 		for m := range nm {
 			t.Truth[m] += o.truth[m]
+			for j := range t.Criteria {
+				if o.met[j][m] {
+					t.CriterionTruth[j][m]++
+				}
+			}
 		}
 		for k, mt := range Metrics {
 			for m := range nm {
@@ -196,13 +215,20 @@ func (t *Table) aggregate(out []perInput) {
 	n := float64(t.Applicable)
 	for m := range nm {
 		t.Truth[m] *= 100 / n
+		for j := range t.Criteria {
+			t.CriterionTruth[j][m] *= 100 / n
+		}
 	}
+	t.CriterionTau = make([][]float64, len(Metrics))
 	for k, mt := range Metrics {
 		for m := range nm {
 			t.Means[k][m] /= n
 			oriented[m] = orient(mt, t.Means[k][m])
 		}
 		t.Tau[k] = KendallTauB(t.Truth, oriented)
+		for j := range t.Criteria {
+			t.CriterionTau[k] = append(t.CriterionTau[k], KendallTauB(t.CriterionTruth[j], oriented))
+		}
 	}
 }
 
@@ -315,7 +341,10 @@ func (w *worker) input(ctx context.Context, i int, symbols []int) (perInput, err
 	}
 	c := cell.Predict(y)
 	nm := len(w.explain)
-	o := perInput{truth: make([]float64, nm), values: make([][]float64, len(Metrics))}
+	o := perInput{truth: make([]float64, nm), values: make([][]float64, len(Metrics)), met: make([][]bool, len(w.criteria))}
+	for j := range o.met {
+		o.met[j] = make([]bool, nm)
+	}
 	for k := range o.values {
 		o.values[k] = make([]float64, nm)
 	}
@@ -334,11 +363,12 @@ func (w *worker) input(ctx context.Context, i int, symbols []int) (perInput, err
 			return o, err
 		}
 		met, applies := 0, 0
-		for _, k := range w.criteria {
+		for j, k := range w.criteria {
 			if v[k].Applies {
 				applies++
 				if v[k].Met {
 					met++
+					o.met[j][m] = true
 				}
 			}
 		}

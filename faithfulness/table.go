@@ -49,8 +49,55 @@ func Write(w io.Writer, tables []*Table, markdown bool) error {
 	if err := grid(&b, rows, markdown); err != nil {
 		return err
 	}
+	criteria(&b, tables)
+	if err := grid(&b, criteriaRows(tables), markdown); err != nil {
+		return err
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// criteria introduces the table of τ-b against each criterion alone, for
+// the networks with several.
+func criteria(b *strings.Builder, tables []*Table) {
+	b.WriteString("\nKendall's τ-b of each metric's ranking with the ranking by each criterion alone (networks with several criteria; % met per method in the first rows)\n\n")
+}
+
+func criteriaRows(tables []*Table) [][]string {
+	head := []string{"metric"}
+	for _, t := range tables {
+		if len(t.Criteria) > 1 {
+			for _, c := range t.Criteria {
+				head = append(head, t.Net+" "+c)
+			}
+		}
+	}
+	rows := [][]string{head}
+	if len(tables) > 0 {
+		for m, name := range tables[0].Methods {
+			row := []string{name + " % met"}
+			for _, t := range tables {
+				if len(t.Criteria) > 1 {
+					for j := range t.Criteria {
+						row = append(row, fmt.Sprintf("%.1f", t.CriterionTruth[j][m]))
+					}
+				}
+			}
+			rows = append(rows, row)
+		}
+	}
+	for k, mt := range Metrics {
+		row := []string{mt.Name + arrow(mt)}
+		for _, t := range tables {
+			if len(t.Criteria) > 1 {
+				for j := range t.Criteria {
+					row = append(row, num(t.CriterionTau[k][j], "%+.2f"))
+				}
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }
 
 func arrow(m Metric) string {

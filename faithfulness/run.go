@@ -150,11 +150,13 @@ func Run(ctx context.Context, net *whitebox.Net, inputs []string, methods []Meth
 					next.Store(int64(len(sym)))
 					return
 				}
-				if out[i], err = wk.input(ctx, i, sym[i]); err != nil {
-					errs[w] = fmt.Errorf("input %d (%s): %w", i+1, inputs[i], err)
+				o, err := wk.input(ctx, i, sym[i])
+				if err != nil {
+					errs[w] = fmt.Errorf("input %d (%.40q): %w", i+1, inputs[i], err)
 					next.Store(int64(len(sym)))
 					return
 				}
+				out[i] = o
 			}
 		}()
 	}

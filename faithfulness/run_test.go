@@ -33,7 +33,11 @@ func TestRunDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := generated(t, net, 20)
+		n := 20
+		if testing.Short() {
+			n = 6
+		}
+		in := generated(t, net, n)
 		var first string
 		for _, workers := range []int{1, 3} {
 			tab, err := Run(context.Background(), net, in, methods, Config{Seed: 7, Workers: workers})

@@ -39,11 +39,12 @@ Computes the standard faithfulness metrics (comprehensiveness and
 sufficiency as AOPC, MoRF/LeRF deletion and insertion curves, each with
 tokens deleted or replaced by the zero row; infidelity; max-sensitivity;
 package faithfulness defines them) for our five methods on the inputs
-"whitebox generate" writes with the same flags, and compares each
-metric's ranking of the methods with the ranking by the ground-truth
-criteria of "whitebox evaluate": Kendall's tau-b and the per-input
-agreement. The seed also draws the perturbations. Each network runs its
-inputs on every core; the numbers are the same on any machine.
+"whitebox generate" writes with the same flags (the networks with their
+default parameters), and compares each metric's ranking of the methods
+with the ranking by the ground-truth criteria of "whitebox evaluate":
+Kendall's tau-b and the per-input agreement. The seed also draws the
+perturbations. Each network runs its inputs on every core; the numbers
+are the same on any machine.
 
 Exit status: 0 success; 1 a failure at run time; 2 a usage error.
 

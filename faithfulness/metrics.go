@@ -40,7 +40,7 @@ var Bins = []float64{0.01, 0.05, 0.10, 0.20, 0.50}
 // BinSize is the number of tokens a bin b of T tokens holds: ⌈b·T⌉, at least
 // one and at most T.
 func BinSize(b float64, t int) int {
-	return min(max(int(math.Ceil(b*float64(t)-1e-9)), 1), t)
+	return min(max(int(math.Ceil(float64(b*float64(t))-1e-9)), 1), t)
 }
 
 // MostRelevantFirst returns the positions by decreasing score, the leftmost
@@ -185,15 +185,17 @@ func Infidelity(scores []float64, f Output, subsets [][]bool) (float64, error) {
 			return 0, err
 		}
 		d := full - v
-		sad += a * d
-		saa += a * a
-		sdd += d * d
+		// Products converted explicitly: no fused multiply-add, the same
+		// bits on every architecture.
+		sad += float64(a * d)
+		saa += float64(a * a)
+		sdd += float64(d * d)
 	}
 	n := float64(len(subsets))
 	if saa == 0 {
 		return sdd / n, nil
 	}
-	return max(sdd-sad*sad/saa, 0) / n, nil
+	return max(sdd-float64(sad*sad)/saa, 0) / n, nil
 }
 
 // MaxSensitivity is the max-sensitivity of Yeh et al. as Captum computes
@@ -218,7 +220,7 @@ func MaxSensitivity(scores []float64, perturbed [][]float64) (float64, error) {
 		d := 0.0
 		for i := range p {
 			e := p[i] - scores[i]
-			d += e * e
+			d += float64(e * e)
 		}
 		worst = max(worst, math.Sqrt(d)/norm)
 	}
@@ -228,7 +230,7 @@ func MaxSensitivity(scores []float64, perturbed [][]float64) (float64, error) {
 func dot(a, b []float64) float64 {
 	s := 0.0
 	for i := range a {
-		s += a[i] * b[i]
+		s += float64(a[i] * b[i])
 	}
 	return s
 }

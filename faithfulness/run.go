@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/whitebox-lstm/whitebox/cell"
 	"github.com/whitebox-lstm/whitebox/evaluate"
+	"github.com/whitebox-lstm/whitebox/kernel"
 	"github.com/whitebox-lstm/whitebox/whitebox"
 )
 
@@ -265,7 +265,7 @@ func newWorker(net *whitebox.Net, ev *evaluate.Evaluator, criteria []int, method
 func Softmax(y []float64, c int) float64 {
 	s := 0.0
 	for _, v := range y {
-		s += math.Exp(v - y[c])
+		s += kernel.Exp(v - y[c]) // the same bits on every architecture
 	}
 	return 1 / s
 }
@@ -325,7 +325,7 @@ func (w *worker) perturbations(i int, symbols []int) (subsets [][]bool, noisy []
 	for range w.cfg.SensitivitySamples {
 		x := make([]float64, t*d)
 		for p := range x {
-			x[p] = w.cfg.Radius * (2*rng.Float64() - 1)
+			x[p] = w.cfg.Radius * float64(2*rng.Float64()-1)
 		}
 		for p, k := range symbols {
 			x[p*d+k] += 1

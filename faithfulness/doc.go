@@ -78,7 +78,8 @@
 // ground-truth scores order (pairs they tie are skipped) and counts the
 // share that the metric's values on that input order the same way, a tie
 // of the metric counting ½: 100 % always right, 50 % no better than a
-// coin.
+// coin. Both take values equal up to rounding as tied (Tied): metric
+// values equal in exact arithmetic differ in their last bits.
 //
 // A method is a Method: a name and a constructor of an Explain per
 // goroutine. AttribMethods wraps package attrib's five; another method

@@ -160,6 +160,8 @@ func TestKendallTauB(t *testing.T) {
 	near(t, "τ with a tie", KendallTauB([]float64{1, 1, 2}, []float64{1, 2, 3}), 2/math.Sqrt(6))
 	// n_c = 7, n_d = 1, one pair tied in each: 6/√(9·9).
 	near(t, "τ ties in both", KendallTauB([]float64{1, 2, 2, 3, 4}, []float64{2, 1, 3, 3, 5}), 0.6666666666666669)
+	// Values equal up to rounding are tied.
+	near(t, "τ with a rounding tie", KendallTauB([]float64{1, 1 + 1e-15, 2}, []float64{1, 2, 3}), 2/math.Sqrt(6))
 	if v := KendallTauB([]float64{1, 1}, []float64{1, 2}); !math.IsNaN(v) {
 		t.Errorf("τ of a constant = %v, want NaN", v)
 	}
@@ -169,9 +171,10 @@ func TestAgreement(t *testing.T) {
 	var a Agreement
 	// Pairs (0,1): truth orders, metric ties: ½; (0,2): agree; (1,2): disagree.
 	a.Add([]float64{1, 0, 0.5}, []float64{3, 3, 1})
-	a.Add([]float64{1, 1}, []float64{0, 5}) // tied in truth: skipped
-	if a.Pairs != 3 || a.Score != 1.5 {
-		t.Errorf("agreement %+v, want 3 pairs, score 1.5", a)
+	a.Add([]float64{1, 1}, []float64{0, 5})             // tied in truth: skipped
+	a.Add([]float64{1, 0}, []float64{0.3, 0.3 + 1e-16}) // a metric tie up to rounding: ½
+	if a.Pairs != 4 || a.Score != 2 {
+		t.Errorf("agreement %+v, want 4 pairs, score 2", a)
 	}
 	near(t, "fraction", a.Fraction(), 0.5)
 	if v := (Agreement{}).Fraction(); !math.IsNaN(v) {

@@ -2,7 +2,8 @@ package faithfulness
 
 import "math"
 
-// KendallTauB returns Kendall's τ-b of x and y (equal lengths):
+// KendallTauB returns Kendall's τ-b of x and y (equal lengths), values
+// within rounding of each other counting as tied (see Tied):
 // (n_c − n_d) / √((n_0 − n_1)(n_0 − n_2)), where n_c and n_d count the
 // concordant and discordant pairs, n_0 = n(n−1)/2 and n_1, n_2 the pairs
 // tied in x and in y. It is NaN when either is constant (or n < 2).
@@ -11,7 +12,7 @@ func KendallTauB(x, y []float64) float64 {
 	for i := range x {
 		for j := i + 1; j < len(x); j++ {
 			n0++
-			a, b := sign(x[i]-x[j]), sign(y[i]-y[j])
+			a, b := compare(x[i], x[j]), compare(y[i], y[j])
 			switch {
 			case a == 0 && b == 0:
 				tx++
@@ -34,19 +35,28 @@ func KendallTauB(x, y []float64) float64 {
 	return (nc - nd) / den
 }
 
-func sign(v float64) int {
+// Tied reports a and b equal up to rounding: |a − b| ≤ 1e−9·max(|a|, |b|)
+// + 1e−12. Metric values that are equal in exact arithmetic (two methods
+// removing different tokens of the same kind, say) differ in their last
+// bits; a tie decided by those bits would depend on the rounding.
+func Tied(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-9*max(math.Abs(a), math.Abs(b))+1e-12
+}
+
+// compare is the sign of a − b, 0 when Tied.
+func compare(a, b float64) int {
 	switch {
-	case v > 0:
+	case Tied(a, b):
+		return 0
+	case a > b:
 		return 1
-	case v < 0:
-		return -1
 	}
-	return 0
+	return -1
 }
 
 // Agreement counts, over pairs of methods on one input, how often a metric
 // orders a pair as the ground truth does: pairs the ground truth ties are
-// skipped, a pair the metric ties counts one half.
+// skipped, a pair the metric ties (Tied) counts one half.
 type Agreement struct {
 	Pairs int     // pairs the ground truth orders
 	Score float64 // agreeing pairs (+½ per metric tie)
@@ -57,12 +67,12 @@ type Agreement struct {
 func (a *Agreement) Add(truth, metric []float64) {
 	for i := range truth {
 		for j := i + 1; j < len(truth); j++ {
-			g := sign(truth[i] - truth[j])
+			g := compare(truth[i], truth[j])
 			if g == 0 {
 				continue
 			}
 			a.Pairs++
-			switch m := sign(metric[i] - metric[j]); {
+			switch m := compare(metric[i], metric[j]); {
 			case m == g:
 				a.Score++
 			case m == 0:

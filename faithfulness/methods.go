@@ -45,4 +45,4 @@ func AttribMethods(opt attrib.Options) []Method {
 }
 
 // tokenScores is the one place that reads a Result's token scores R_t.
-func tokenScores(res *attrib.Result) []float64 { return res.Tokens }
+func tokenScores(res *attrib.Result) []float64 { return res.Scores }

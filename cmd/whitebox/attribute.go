@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
@@ -288,7 +287,9 @@ func (w *worker) do(ctx context.Context, it *item) error {
 	b := &it.out
 	switch j.f.format {
 	case "text":
-		fmt.Fprintf(b, "%s\t%s (class %s, predicted %s)\t", s, method, classes[res.Class], classes[res.Prediction])
+		// Visible: the input and the class names never write a control
+		// character (an ESC sequence would reach the terminal).
+		fmt.Fprintf(b, "%s\t%s (class %s, predicted %s)\t", heatmap.Visible(s), method, heatmap.Visible(classes[res.Class]), heatmap.Visible(classes[res.Prediction]))
 		if j.color {
 			heatmap.WriteANSI(b, h)
 		} else {
@@ -300,7 +301,9 @@ func (w *worker) do(ctx context.Context, it *item) error {
 		b.WriteByte('\n')
 	case "latex":
 		heatmap.WriteLaTeX(b, h)
-		b.WriteString(" % " + strings.ReplaceAll(s, "%", `\%`) + "\n")
+		// Escaped even in the comment: a bare \r would end the comment
+		// and make the rest of the line LaTeX code.
+		b.WriteString(" % " + heatmap.LaTeXText(s) + "\n")
 	case "html":
 		label := fmt.Sprintf("%s · %s · class %s (predicted %s)", w.sc.Label(), method, classes[res.Class], classes[res.Prediction])
 		it.row = heatmap.Row{Label: label, Heatmap: heatmap.Heatmap{Tokens: tokens, Scores: append([]float64(nil), res.Tokens...)}}

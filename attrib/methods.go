@@ -206,8 +206,8 @@ func (opt Options) resolve(m Method) (Options, error) {
 	if opt.MaxAutoSteps < firstAutoSteps || opt.MaxAutoSteps > MaxSteps {
 		return opt, fmt.Errorf("attrib: MaxAutoSteps %d must be in %d..%d", opt.MaxAutoSteps, firstAutoSteps, MaxSteps)
 	}
-	if !(opt.Epsilon >= 0) || opt.Epsilon > 1e300 {
-		return opt, fmt.Errorf("attrib: LRP epsilon %v must be finite and non-negative", opt.Epsilon)
+	if !(opt.Epsilon >= 0 && opt.Epsilon <= cell.MaxEpsilon) {
+		return opt, fmt.Errorf("attrib: LRP epsilon %v must be in [0, %g]", opt.Epsilon, cell.MaxEpsilon)
 	}
 	if !(opt.LRPBias >= 0 && opt.LRPBias <= 1) {
 		return opt, fmt.Errorf("attrib: LRP bias factor %v must be in [0, 1]", opt.LRPBias)

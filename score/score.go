@@ -22,12 +22,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"runtime"
 	"strconv"
 	"strings"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
+	"github.com/whitebox-lstm/whitebox/cell"
 	"github.com/whitebox-lstm/whitebox/record"
 	"github.com/whitebox-lstm/whitebox/whitebox"
 )
@@ -165,6 +165,9 @@ func New(cfg Config) (*Scorer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-budget: %v", err)
 	}
+	if err := checkBudget("-budget", f.Budget, budget); err != nil {
+		return nil, err
+	}
 	if least := MinBudget * int64(runtime.GOMAXPROCS(0)); budget < least {
 		return nil, fmt.Errorf("-budget %s is less than %d bytes (%d per core): too little to score anything", f.Budget, least, MinBudget)
 	}
@@ -219,8 +222,8 @@ func New(cfg Config) (*Scorer, error) {
 			return nil, fmt.Errorf("-steps %s must be auto or in 1..%d", f.Steps, attrib.MaxSteps)
 		}
 	}
-	if !(f.Eps >= 0) || math.IsInf(f.Eps, 0) {
-		return nil, fmt.Errorf("-eps %v must be finite and non-negative", f.Eps)
+	if !(f.Eps >= 0 && f.Eps <= cell.MaxEpsilon) {
+		return nil, fmt.Errorf("-eps %v must be in [0, %g]", f.Eps, cell.MaxEpsilon)
 	}
 	if !(f.Tol > 0 && f.Tol <= 1) {
 		return nil, fmt.Errorf("-tol %v must be in (0, 1]", f.Tol)
@@ -347,13 +350,14 @@ func (s *Scorer) EachInput(r io.Reader, fn func(line int, input string, err erro
 }
 
 // ParseSize reads a byte count: a number with an optional unit B, K/KiB,
-// M/MiB, G/GiB (powers of 1024; KB, MB, GB are powers of 1000).
+// M/MiB, G/GiB, T/TiB (powers of 1024; KB, MB, GB, TB are powers of 1000),
+// at most 2^50 bytes.
 func ParseSize(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	num := strings.TrimRightFunc(t, func(r rune) bool { return r >= 'A' && r <= 'z' })
 	unit := strings.ToLower(strings.TrimSpace(t[len(num):]))
 	mult := map[string]float64{"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20,
-		"g": 1 << 30, "gib": 1 << 30, "kb": 1e3, "mb": 1e6, "gb": 1e9}[unit]
+		"g": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tib": 1 << 40, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12}[unit]
 	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
 	if err != nil || mult == 0 || !(v > 0) || v*mult > 1<<50 {
 		return 0, fmt.Errorf("bad size %q (want e.g. 256MiB, 1GiB or a byte count)", s)

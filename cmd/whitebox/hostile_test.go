@@ -1,6 +1,9 @@
 package main
 
 import (
+	"strconv"
+
+	"github.com/whitebox-lstm/whitebox/score"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,5 +97,32 @@ func TestAttributeFormatsHostileInput(t *testing.T) {
 				t.Errorf("html: unescaped markup")
 			}
 		}
+	}
+}
+
+// A value the flags accept is never refused later with a message that
+// contradicts it (issue 25, case 6), and one they refuse says the bound.
+func TestAttributeEpsilonBound(t *testing.T) {
+	status, out, errOut := runCLI(t, "", "attribute", "-net", "counting", "-method", "lrp", "-eps", "1e300", "ab")
+	if status != 0 || len(decode(t, out)) != 1 {
+		t.Errorf("-eps 1e300: status %d, stderr %q", status, errOut)
+	}
+	status, _, errOut = runCLI(t, "", "attribute", "-net", "counting", "-method", "lrp", "-eps", "1.7e308", "ab")
+	if status != 2 || !strings.Contains(errOut, "-eps 1.7e+308 must be in [0, 1e+300]") {
+		t.Errorf("-eps 1.7e308: status %d, stderr %q", status, errOut)
+	}
+}
+
+// A budget above the machine's memory is refused at flag time, naming
+// both numbers, rather than crashing the runtime later (issue 25, case 5).
+func TestAttributeBudgetAboveMemory(t *testing.T) {
+	limit, source := score.MemoryLimit()
+	if limit == 0 {
+		t.Skip("the memory limit is unknown on this system")
+	}
+	status, _, errOut := runCLI(t, "", "attribute", "-net", "counting", "-method", "ig", "-budget", "1000TiB", "ab")
+	if status != 2 || !strings.Contains(errOut, "-budget 1000TiB") || !strings.Contains(errOut, source) ||
+		!strings.Contains(errOut, strconv.FormatInt(limit, 10)) {
+		t.Errorf("-budget 1000TiB: status %d, stderr %q (limit %d from %s)", status, errOut, limit, source)
 	}
 }

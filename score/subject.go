@@ -15,6 +15,7 @@ import (
 
 	"github.com/whitebox-lstm/whitebox/attrib"
 	"github.com/whitebox-lstm/whitebox/cell"
+	"github.com/whitebox-lstm/whitebox/internal/regfile"
 	"github.com/whitebox-lstm/whitebox/model"
 	"github.com/whitebox-lstm/whitebox/record"
 	"github.com/whitebox-lstm/whitebox/whitebox"
@@ -236,6 +237,13 @@ func (f modelFlags) names() model.Names {
 
 // newModelSubject loads the model and its vocabulary and class names.
 func newModelSubject(f modelFlags) (*modelSubject, error) {
+	for _, file := range []struct{ flag, path string }{{"-model", f.path}, {"-vocab", f.vocab}, {"-classes", f.classes}} {
+		if file.path != "" {
+			if err := regfile.Flag(file.flag, file.path); err != nil {
+				return nil, err
+			}
+		}
+	}
 	m, err := model.Load(f.path, model.Options{Names: f.names()})
 	if err != nil {
 		return nil, err

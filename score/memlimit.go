@@ -2,6 +2,13 @@ package score
 
 import "fmt"
 
+// MemoryOverhead is what a process that scores within a budget may use
+// beyond it: the program, the runtime, the model's weights (a few MB for
+// the models this command reads) and the garbage collector's slack. The
+// peak resident memory of `whitebox attribute` stays within -budget +
+// MemoryOverhead (cmd/whitebox's TestAttributeMemoryBound measures it).
+const MemoryOverhead = 64 << 20
+
 // MemoryLimit returns the most memory this process may use, as far as it
 // can tell: the least of the machine's physical memory, its control
 // group's limit and RLIMIT_AS, with where that figure comes from (e.g.

@@ -70,9 +70,11 @@ type Config struct {
 	CaptumWeights bool
 
 	// Workers is the number of Scorers that work at once and share
-	// Budget: each gets Budget/Workers (0: GOMAXPROCS). An input's own
-	// memory comes out of the same share, so it decides which inputs are
-	// too long; the scores never depend on it.
+	// Budget: each gets Budget/Workers (0: GOMAXPROCS), half for the
+	// engine (its trace, IG's and occlusion's batches) and half for the
+	// input's own memory (its rows, scores and output), so that the
+	// budget bounds the whole; it decides which inputs are too long, the
+	// scores never depend on it.
 	Workers int
 	// Set names the flags given explicitly, as flag.FlagSet.Visit reports
 	// them: an explicit -m, -u or -k of 0 is refused rather than replaced
@@ -150,8 +152,8 @@ type Scorer struct {
 }
 
 // MinBudget is the least Budget per Scorer: an engine's smallest batch of
-// a short input and its output.
-const MinBudget = 256 << 10
+// a short input (half) and its output (half).
+const MinBudget = 512 << 10
 
 // New checks cfg as `whitebox attribute` checks its flags (the errors are
 // its messages) and loads the classifier.
@@ -232,7 +234,7 @@ func New(cfg Config) (*Scorer, error) {
 		return nil, fmt.Errorf("-max-steps %d must be in 8..%d", f.MaxSteps, attrib.MaxSteps)
 	}
 	opt := attrib.Options{Steps: steps, Tolerance: f.Tol, MaxAutoSteps: f.MaxSteps, Quadrature: q, Epsilon: f.Eps, EpsilonSet: true,
-		LRPBias: f.LRPBias, Float32Weights: f.CaptumWeights, Budget: budget / int64(workers)}
+		LRPBias: f.LRPBias, Float32Weights: f.CaptumWeights, Budget: budget / int64(workers) / 2}
 	if f.Class != "" {
 		k, err := subj.class(f.Class)
 		if err != nil {
@@ -240,7 +242,7 @@ func New(cfg Config) (*Scorer, error) {
 		}
 		opt.Class = attrib.ClassIndex(k)
 	}
-	sh := &shared{cfg: f, subj: subj, method: method, opt: opt, inputBytes: opt.Budget / 2}
+	sh := &shared{cfg: f, subj: subj, method: method, opt: opt, inputBytes: opt.Budget}
 	return sh.scorer(), nil
 }
 

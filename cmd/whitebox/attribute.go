@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"unicode/utf8"
 
@@ -74,9 +75,22 @@ Flags:
 		fmt.Fprintf(stderr, "whitebox attribute: %v\n", err)
 		return 2
 	}
+	limitMemory(f.cfg.Budget)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	return job.run(ctx, inputs, stdin, stderr)
+}
+
+// limitMemory sets the Go runtime's soft memory limit to the budget plus
+// score.MemoryOverhead (unless GOMEMLIMIT is set), so that the garbage
+// collector keeps the heap within what -budget promises rather than
+// letting it grow to twice the live memory.
+func limitMemory(budget string) {
+	b, err := score.ParseSize(budget)
+	if err != nil || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(b + score.MemoryOverhead)
 }
 
 // parseInterleaved parses flags that may come before, between or after the

@@ -78,7 +78,7 @@ func TestAttributeMemoryBound(t *testing.T) {
 				if strings.Contains(stderr.String(), "fatal error") || strings.Contains(stderr.String(), "goroutine ") {
 					t.Fatalf("%s %s %d: the runtime died: %.300s", s.name, m, n, stderr.String())
 				}
-				peak := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
+				peak := int64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) << 10 // KiB on Linux
 				t.Logf("%-8s %-9s %7d tokens: peak %4d MiB, refused %v", s.name, m, n, peak>>20, refused)
 				if peak > bound {
 					t.Errorf("%s %s %d tokens: peak RSS %d bytes, more than the budget %d + overhead %d", s.name, m, n, peak, budget, score.MemoryOverhead)

@@ -19,12 +19,14 @@ import (
 // inputs of 10³ to 10⁶ tokens: each run either scores the input or refuses
 // it, and stays within the budget plus score.MemoryOverhead (issue 25,
 // case 4). The built command runs as a child; its peak is getrusage's
-// ru_maxrss. -short keeps to 10³ and 10⁴ tokens. Occlusion is quadratic
+// ru_maxrss (about 10 s). Occlusion is quadratic
 // in T: it runs up to 10⁴ tokens on a white-box net and 10³ on a model,
 // and at 10⁶ tokens, which the input gate refuses.
 func TestAttributeMemoryBound(t *testing.T) {
 	if testing.Short() {
-		t.Log("-short: 10^3 and 10^4 tokens only")
+		// It builds the command and runs it as a child: not under qemu
+		// (CI's arm64 run is -short), nor in the quick runs.
+		t.Skip("-short: builds and runs the command")
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "whitebox")
@@ -48,9 +50,6 @@ func TestAttributeMemoryBound(t *testing.T) {
 		{"bi2", []string{"-model", "../../model/testdata/bi2.safetensors"}, "3 ", 1000},
 	} {
 		for _, n := range []int{1000, 10000, 100000, 1000000} {
-			if testing.Short() && n > 10000 {
-				continue
-			}
 			in := filepath.Join(dir, fmt.Sprintf("%s-%d.txt", s.name, n))
 			if err := os.WriteFile(in, []byte(strings.Repeat(s.token, n)+"\n"), 0o644); err != nil {
 				t.Fatal(err)

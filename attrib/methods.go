@@ -119,7 +119,7 @@ const (
 	DefaultEpsilon = cell.DefaultEpsilon
 	// MaxSteps bounds the IG step count (and so the work one call does).
 	MaxSteps = 10_000_000
-	// DefaultBudget bounds the scratch memory of IG and Occlusion: 256 MiB.
+	// DefaultBudget bounds the scratch memory of every method: 256 MiB.
 	DefaultBudget = cell.DefaultBudget
 	// AutoSteps, as Options.Steps, asks IG for the smallest rule whose
 	// completeness gap is within Options.Tolerance (see Options).
@@ -188,7 +188,7 @@ type Options struct {
 	// The batched methods (IG, Occlusion) run many variants of the input
 	// as batches, in chunks, on several goroutines. These settings change
 	// time and memory, never a result: every setting gives the same bits.
-	Budget  int64 // scratch memory in bytes, ≥ 0 (0: DefaultBudget); see cell.BatchOptions
+	Budget  int64 // scratch memory in bytes, ≥ 0 (0: DefaultBudget): IG's and occlusion's batches (cell.BatchOptions), every method's trace
 	Workers int   // goroutines, ≥ 0 (0: runtime.GOMAXPROCS(0))
 	// Progress, if not nil, is called as IG steps or occluded positions
 	// finish, with the number done and the total (from the worker
@@ -237,8 +237,8 @@ func (opt Options) resolve(m Method) (Options, error) {
 	if opt.MaxAutoSteps < firstAutoSteps || opt.MaxAutoSteps > MaxSteps {
 		return opt, fmt.Errorf("attrib: MaxAutoSteps %d must be in %d..%d", opt.MaxAutoSteps, firstAutoSteps, MaxSteps)
 	}
-	if !(opt.Epsilon >= 0) || opt.Epsilon > 1e300 {
-		return opt, fmt.Errorf("attrib: LRP epsilon %v must be finite and non-negative", opt.Epsilon)
+	if !(opt.Epsilon >= 0 && opt.Epsilon <= cell.MaxEpsilon) {
+		return opt, fmt.Errorf("attrib: LRP epsilon %v must be in [0, %g]", opt.Epsilon, cell.MaxEpsilon)
 	}
 	if !(opt.LRPBias >= 0 && opt.LRPBias <= 1) {
 		return opt, fmt.Errorf("attrib: LRP bias factor %v must be in [0, 1]", opt.LRPBias)
@@ -451,10 +451,32 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 	if opt.LRPBias != 0 && m == LRP && e.stacked == nil {
 		return fmt.Errorf("attrib: LRP bias factor %v: a Network's LRP has bias factor 0 only", opt.LRPBias)
 	}
+	budget := opt.Budget
+	if budget == 0 {
+		budget = DefaultBudget
+	}
+	if need := e.traceBytes(m, x.Len()); need > budget {
+		return fmt.Errorf("attrib: %v on %d steps keeps a trace of %d bytes, more than the budget of %d bytes", m, x.Len(), need, budget)
+	}
 	if m == IntegratedGradients {
 		return e.integratedGradientsChecked(ctx, x, opt, res)
 	}
 	return e.attribute(ctx, m, x, opt, res)
+}
+
+// traceBytes is the memory of the forward trace method m keeps for an
+// input of steps steps, 0 for none: the budget bounds it as it does the
+// batches of IG and occlusion, refused before it is taken. A Network
+// keeps one for Saliency, G×I and LRP; a Stacked model for every method
+// (its logits come from the traced pass).
+func (e *Explainer) traceBytes(m Method, steps int) int64 {
+	switch {
+	case e.stacked != nil:
+		return e.stacked.Model().TraceBytes(steps)
+	case m == Saliency || m == GradientXInput || m == LRP:
+		return e.net.TraceBytes(steps)
+	}
+	return 0
 }
 
 // attribute computes one method's scores with resolved options.

@@ -11,6 +11,11 @@ import (
 // DefaultEpsilon is the LRP stabilizer the paper uses.
 const DefaultEpsilon = 0.001
 
+// MaxEpsilon is the largest LRP stabilizer ε accepted: beyond it ε + |z|
+// could overflow. Every check of ε (the engines, attrib, the -eps flag)
+// uses it, so that a value one accepts no other refuses.
+const MaxEpsilon = 1e300
+
 // Relevance is the bookkeeping of one LRP pass besides the input relevances.
 // With ε → 0, Output = Σ input relevances + Bias + Initial: the rest is what
 // the stabilizer absorbed.
@@ -32,8 +37,8 @@ func (n *Network) LRP(ws *Workspace, x Input, class int, eps float64, rel []floa
 	if err := n.checkGradient(ws, x, class, rel); err != nil {
 		return Relevance{}, err
 	}
-	if !(eps >= 0) || eps > 1e300 {
-		return Relevance{}, fmt.Errorf("cell: LRP epsilon %v must be finite and non-negative", eps)
+	if !(eps >= 0 && eps <= MaxEpsilon) {
+		return Relevance{}, fmt.Errorf("cell: LRP epsilon %v must be in [0, %g]", eps, MaxEpsilon)
 	}
 	n.forward(ws, x)
 	out := n.lrp(ws, x, class, eps, rel)

@@ -50,6 +50,13 @@ type lanes struct {
 	relV, headIn, relU []float64
 }
 
+// TraceBytes is the memory of one traced pass over an input of steps
+// steps (Forward, Gradient, LRP): the trace of every layer and direction
+// and the input products of the first layer.
+func (s *Stacked) TraceBytes(steps int) int64 {
+	return s.laneBytes(1, steps, true) + 8*int64(s.dirs)*int64(steps)*4*int64(s.h)
+}
+
 // laneBytes is the memory of lanes for l lanes and T steps (float64s × 8).
 func (s *Stacked) laneBytes(l, steps int, keepZg bool) int64 {
 	h, n := int64(s.h), int64(len(s.cells))

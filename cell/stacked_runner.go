@@ -325,8 +325,8 @@ func (r *StackedRunner) LRP(x Input, class int, eps, biasFactor float64, rel []f
 	if err := r.checkOut(x, class, rel); err != nil {
 		return Relevance{}, err
 	}
-	if !(eps >= 0) || eps > 1e300 {
-		return Relevance{}, fmt.Errorf("cell: LRP epsilon %v must be finite and non-negative", eps)
+	if !(eps >= 0 && eps <= MaxEpsilon) {
+		return Relevance{}, fmt.Errorf("cell: LRP epsilon %v must be in [0, %g]", eps, MaxEpsilon)
 	}
 	if !(biasFactor >= 0 && biasFactor <= 1) {
 		return Relevance{}, fmt.Errorf("cell: LRP bias factor %v must be in [0, 1]", biasFactor)

@@ -31,6 +31,13 @@ type Workspace struct {
 	dzSum     []float64 // T×4H: a block's weighted sum of dz (dense inputs)
 }
 
+// TraceBytes is the memory of the trace a Workspace keeps for a traced
+// pass over an input of steps steps (Forward, Gradient, LRP): gates (4H),
+// z_g, c, tanh(c) and h (H each) per step, and the T×D gradient.
+func (n *Network) TraceBytes(steps int) int64 {
+	return 8 * int64(steps) * (8*int64(n.h) + int64(n.d))
+}
+
 // NewWorkspace returns an empty workspace for networks shaped like n.
 func NewWorkspace(n *Network) *Workspace {
 	h, d, c := n.h, n.d, n.c

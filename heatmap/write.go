@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // None of the writers appends a trailing newline, so that callers can place
@@ -21,13 +22,18 @@ func to8bit(v float64) int {
 	return int(math.RoundToEven(min(max(v, 0), 1) * 255))
 }
 
-// visible replaces control and other non-printable characters by Go escape
-// sequences (e.g. a newline token becomes `\n`), so that a token can neither
-// break the line structure nor inject terminal escape sequences.
+// Visible replaces control and other non-printable characters (and invalid
+// UTF-8) by Go escape sequences (e.g. a newline becomes `\n`, ESC `\x1b`),
+// so that text from an input can neither break the line structure nor inject
+// terminal escape sequences. Its result holds no byte below 0x20 and no 0x7f.
+func Visible(s string) string { return visible(s) }
+
 func visible(tok string) string {
 	var b strings.Builder
-	for _, r := range tok {
-		if unicode.IsPrint(r) {
+	for i, r := range tok {
+		if r == utf8.RuneError && !strings.HasPrefix(tok[i:], "\uFFFD") {
+			fmt.Fprintf(&b, `\x%02x`, tok[i]) // an invalid byte, shown as it is
+		} else if unicode.IsPrint(r) {
 			b.WriteRune(r)
 		} else {
 			q := strconv.QuoteRune(r)
@@ -118,6 +124,12 @@ var latexEscapes = map[rune]string{
 	'|':  `\textbar{}`,
 	' ':  `\ `, // a bare space inside \textbf{} would be invisible
 }
+
+// LaTeXText escapes s as LaTeX text (Visible first, then every character
+// with a meaning in LaTeX), so that it prints as itself wherever it is
+// written, a comment included: the result holds no control byte and no
+// bare \\, {, }, %, ^ or ~.
+func LaTeXText(s string) string { return latexEscape(s) }
 
 func latexEscape(tok string) string {
 	var b strings.Builder
@@ -226,12 +238,12 @@ func HTMLPage(w io.Writer, title string, rows []Row) error {
 		}
 	}
 	bw := bufio.NewWriter(w)
-	t := html.EscapeString(title)
+	t := html.EscapeString(visible(title))
 	fmt.Fprintf(bw, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>%s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n<h1>%s</h1>\n", t, pageCSS, t)
 	bw.WriteString("<p>Colours: matplotlib coolwarm, blue negative, red positive; each row scaled by its own max |score|; rows with all |score| &lt; 1e-5 are blank; wavy underline marks NaN.</p>\n")
 	bw.WriteString("<table>\n<tr><th>label</th><th>heatmap</th><th>max |score|</th></tr>\n")
 	for _, r := range rows {
-		fmt.Fprintf(bw, "<tr><td>%s</td><td class=\"hm\">", html.EscapeString(r.Label))
+		fmt.Fprintf(bw, "<tr><td>%s</td><td class=\"hm\">", html.EscapeString(visible(r.Label)))
 		if err := WriteHTML(bw, r.Heatmap); err != nil {
 			return err
 		}

@@ -39,6 +39,7 @@ import (
 	"math"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/whitebox-lstm/whitebox/cell"
@@ -464,6 +465,11 @@ func (b *builder) headAndEmbedding(names Names, e, hd int) (emb string, cls clas
 		if len(embs) == 1 {
 			emb = embs[0]
 		}
+		if emb == "" {
+			if err := b.misfitEmbedding(e, cls); err != nil {
+				return "", cls, err
+			}
+		}
 	default:
 		t := b.f.Get(names.Embedding + ".weight")
 		if t == nil || len(t.Shape) != 2 || t.Shape[1] != e {
@@ -475,6 +481,21 @@ func (b *builder) headAndEmbedding(names Names, e, hd int) (emb string, cls clas
 		return "", cls, fmt.Errorf("embedding %q has no rows", emb)
 	}
 	return emb, cls, nil
+}
+
+// misfitEmbedding names an unused tensor that is an embedding by its name
+// (<…emb…>.weight, 2-D, no bias) but whose width is not the LSTM's input
+// size: without it the tensor would be reported as an unsupported extra.
+func (b *builder) misfitEmbedding(e int, cls classifierParts) error {
+	for _, t := range b.f.Tensors {
+		p, ok := strings.CutSuffix(t.Name, ".weight")
+		if !ok || p == cls.first || p == cls.second || b.used[t.Name] != "" || len(t.Shape) != 2 || b.f.Get(p+".bias") != nil ||
+			!strings.Contains(strings.ToLower(p), "emb") {
+			continue
+		}
+		return fmt.Errorf("embedding %q has shape %v: its width %d does not match the LSTM's input size %d", p, t.Shape, t.Shape[1], e)
+	}
+	return nil
 }
 
 // prefer keeps the candidates that ok accepts, if any does.
@@ -518,10 +539,10 @@ func (b *builder) leftovers(root string) error {
 			b.used[t.Name] = "ignored: outside " + strings.TrimSuffix(root, ".")
 			continue
 		}
-		rest = append(rest, fmt.Sprintf("%s %v", t.Name, t.Shape))
+		rest = append(rest, fmt.Sprintf("%q %v", clip(t.Name), t.Shape))
 	}
 	if len(rest) > 0 {
-		return fmt.Errorf("tensors beyond Embedding → LSTM → Linear: %s; this architecture is not supported (attention, extra layers and GRUs are not)", strings.Join(rest, ", "))
+		return fmt.Errorf("tensors beyond Embedding → LSTM → Linear: %s; this architecture is not supported (attention, extra layers and GRUs are not)", cut(rest, 5))
 	}
 	return nil
 }
@@ -574,22 +595,45 @@ func (b *builder) names() []string {
 	return n
 }
 
-// list quotes and joins names, at most 20.
+// list quotes and joins names, sorted, at most 20, so that a file with
+// many tensors still gives a short message.
 func list(names []string) string {
 	if len(names) == 0 {
 		return "none"
 	}
 	s := append([]string(nil), names...)
 	sort.Strings(s)
-	more := ""
-	if len(s) > 20 {
-		more = fmt.Sprintf(" and %d more", len(s)-20)
-		s = s[:20]
+	q := make([]string, min(len(s), 20))
+	for i := range q {
+		q[i] = fmt.Sprintf("%q", clip(s[i]))
 	}
-	for i, n := range s {
-		s[i] = fmt.Sprintf("%q", n)
+	return cut(append(q, s[len(q):]...), len(q))
+}
+
+// cut joins the first most items and counts the others: "a, b and
+// 499,995 more".
+func cut(items []string, most int) string {
+	if len(items) <= most {
+		return strings.Join(items, ", ")
 	}
-	return strings.Join(s, ", ") + more
+	return strings.Join(items[:most], ", ") + " and " + thousands(len(items)-most) + " more"
+}
+
+// clip shortens a name longer than 80 bytes for a message.
+func clip(name string) string {
+	if len(name) <= 80 {
+		return name
+	}
+	return strings.ToValidUTF8(name[:80], "") + "…"
+}
+
+// thousands writes n with commas between groups of three digits.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // Input returns E, the size of one embedded token (or of one feature row).

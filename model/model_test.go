@@ -154,6 +154,8 @@ func TestLoadRefuses(t *testing.T) {
 		{"unknown lstm name", func(m map[string]tensor) {}, Names{LSTM: "rnn"}, `LSTMs found: "lstm"`},
 		{"unknown decoder name", func(m map[string]tensor) {}, Names{Decoder: "out"}, `candidates: "fc"`},
 		{"unknown embedding name", func(m map[string]tensor) {}, Names{Embedding: "embedding"}, `candidates: "emb"`},
+		{"embedding width", func(m map[string]tensor) { m["emb.weight"] = filled(10, 5) }, Names{},
+			`embedding "emb" has shape [10 5]: its width 5 does not match the LSTM's input size 3`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := baseModel("emb", "lstm", "fc")
@@ -277,5 +279,18 @@ func TestCheckpoint(t *testing.T) {
 		if got := root(names[:]...); got != want {
 			t.Errorf("root%v = %q, want %q", names, got, want)
 		}
+	}
+}
+
+// A file with thousands of extra tensors gives a short message: a few
+// names and a count (issue 25, case 7).
+func TestLoadManyExtrasShortMessage(t *testing.T) {
+	m := baseModel("emb", "lstm", "fc")
+	for i := range 20000 {
+		m[fmt.Sprintf("extra%05d", i)] = tensor{shape: []int{0}}
+	}
+	_, err := Load(writeSafetensors(t, m), Options{})
+	if err == nil || !strings.Contains(err.Error(), `"extra00004" [0] and 19,995 more`) || len(err.Error()) > 500 {
+		t.Fatalf("error (%d bytes): %.600v", len(fmt.Sprint(err)), err)
 	}
 }

@@ -1,6 +1,7 @@
 package score
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -61,7 +62,8 @@ func FuzzParseInput(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, s := range []string{"abcd", "3 1 4", " 39 0\t7 ", "-1", "40", "99999999999999999999", "[[1,2,3,4,5,6,7]]", "[[1e400]]", "[[],[]]", "a\x00b", "\xff"} {
+	for _, s := range []string{"abcd", "3 1 4", " 39 0\t7 ", "-1", "40", "99999999999999999999", "[[1,2,3,4,5,6,7]]", "[[1e400]]", "[[],[]]", "a\x00b", "\xff",
+		"[[null,1,1,1,1,1,1]]", `[["1",1,1,1,1,1,1]]`, "[[true,1,1,1,1,1,1]]", "[[[1],1,1,1,1,1,1]]", "[null]", "12345678901234567890123"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -77,9 +79,48 @@ func FuzzParseInput(f *testing.F) {
 			if _, isModel := subj.(*modelSubject); !isModel && x.Len() != utf8.RuneCountInString(s) {
 				t.Fatalf("%q: %d symbols", s, x.Len())
 			}
+			if subj == dense {
+				// Every feature was a JSON number: the input reads back
+				// as float64s with nothing but numbers in it.
+				var back [][]float64
+				if err := json.Unmarshal([]byte(s), &back); err != nil || strings.Contains(s, "null") {
+					t.Fatalf("%q accepted as features: %v", s, err)
+				}
+			}
 			if n < x.Len() && subj != dense {
 				t.Fatalf("%q: counted %d tokens, parsed %d", s, n, x.Len())
 			}
 		}
 	})
+}
+
+// Feature rows hold numbers only; anything else is an error naming its row
+// and column, and an id beyond int's range says so (issue 25, cases 3, 9).
+func TestParseInputRefusals(t *testing.T) {
+	ms, err := newModelSubject(modelFlags{path: "../model/testdata/bi2.safetensors"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dense, err := newModelSubject(modelFlags{path: "../model/testdata/dense_bi1.safetensors"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		subj       subject
+		input, msg string
+	}{
+		{dense, "[[null,1,1,1,1,1,1]]", "row 0, column 0: null is not a number"},
+		{dense, "[[1,1,1,1,1,1,1],[1,\"1\",1,1,1,1,1]]", `row 1, column 1: "1" is not a number`},
+		{dense, "[[1,1,true,1,1,1,1]]", "row 0, column 2: true is not a number"},
+		{dense, "[[1,1,1,[1],1,1,1]]", "row 0, column 3: [1] is not a number"},
+		{dense, "[[1,1,1,1,{},1,1]]", "row 0, column 4: {} is not a number"},
+		{dense, "[[1,1,1,1,1,1,1e400]]", "row 0, column 6: 1e400 is beyond float64's range"},
+		{dense, "[null]", "row 0 is null"},
+		{ms, "1 12345678901234567890123", "token id 12345678901234567890123 at position 1 is out of range [0, 40)"},
+	} {
+		_, _, err := c.subj.parse(c.input)
+		if err == nil || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: %v, want %q", c.input, err, c.msg)
+		}
+	}
 }

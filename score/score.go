@@ -22,12 +22,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"runtime"
 	"strconv"
 	"strings"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
+	"github.com/whitebox-lstm/whitebox/cell"
 	"github.com/whitebox-lstm/whitebox/record"
 	"github.com/whitebox-lstm/whitebox/whitebox"
 )
@@ -70,9 +70,11 @@ type Config struct {
 	CaptumWeights bool
 
 	// Workers is the number of Scorers that work at once and share
-	// Budget: each gets Budget/Workers (0: GOMAXPROCS). An input's own
-	// memory comes out of the same share, so it decides which inputs are
-	// too long; the scores never depend on it.
+	// Budget: each gets Budget/Workers (0: GOMAXPROCS), half for the
+	// engine (its trace, IG's and occlusion's batches) and half for the
+	// input's own memory (its rows, scores and output), so that the
+	// budget bounds the whole; it decides which inputs are too long, the
+	// scores never depend on it.
 	Workers int
 	// Set names the flags given explicitly, as flag.FlagSet.Visit reports
 	// them: an explicit -m, -u or -k of 0 is refused rather than replaced
@@ -105,7 +107,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.IntVar(&c.MaxSteps, p("max-steps"), c.MaxSteps, "IG with -"+p("steps")+" auto: the largest rule tried")
 	fs.StringVar(&c.Quadrature, p("quadrature"), c.Quadrature, "IG: gauss-legendre, riemann-left, riemann-right, riemann-middle or riemann-trapezoid")
 	fs.Float64Var(&c.Eps, p("eps"), c.Eps, "LRP: the stabilizer ε ≥ 0 (0: none; a zero denominator is then an error)")
-	fs.StringVar(&c.Budget, p("budget"), c.Budget, "scratch memory for IG and occlusion (e.g. 16MiB, 1GiB); results do not depend on it")
+	fs.StringVar(&c.Budget, p("budget"), c.Budget, "memory of every method (e.g. 16MiB, 1GiB): the process stays within it plus 64 MiB, refusing an input that needs more; results do not depend on it")
 	fs.StringVar(&c.Model, p("model"), c.Model, "an imported model: a PyTorch state_dict (torch.save), .safetensors or ONNX export (.onnx) of Embedding → LSTM → Linear")
 	fs.StringVar(&c.Embedding, p("embedding"), c.Embedding, "-"+p("model")+": the embedding's name in the file (default: detected; none: the model reads features)")
 	fs.StringVar(&c.LSTM, p("lstm"), c.LSTM, "-"+p("model")+": the LSTM's name in the file (default: detected)")
@@ -153,8 +155,8 @@ type Scorer struct {
 }
 
 // MinBudget is the least Budget per Scorer: an engine's smallest batch of
-// a short input and its output.
-const MinBudget = 256 << 10
+// a short input (half) and its output (half).
+const MinBudget = 512 << 10
 
 // New checks cfg as `whitebox attribute` checks its flags (the errors are
 // its messages) and loads the classifier.
@@ -167,6 +169,9 @@ func New(cfg Config) (*Scorer, error) {
 	budget, err := ParseSize(f.Budget)
 	if err != nil {
 		return nil, fmt.Errorf("-budget: %v", err)
+	}
+	if err := checkBudget("-budget", f.Budget, budget); err != nil {
+		return nil, err
 	}
 	if least := MinBudget * int64(runtime.GOMAXPROCS(0)); budget < least {
 		return nil, fmt.Errorf("-budget %s is less than %d bytes (%d per core): too little to score anything", f.Budget, least, MinBudget)
@@ -222,8 +227,8 @@ func New(cfg Config) (*Scorer, error) {
 			return nil, fmt.Errorf("-steps %s must be auto or in 1..%d", f.Steps, attrib.MaxSteps)
 		}
 	}
-	if !(f.Eps >= 0) || math.IsInf(f.Eps, 0) {
-		return nil, fmt.Errorf("-eps %v must be finite and non-negative", f.Eps)
+	if !(f.Eps >= 0 && f.Eps <= cell.MaxEpsilon) {
+		return nil, fmt.Errorf("-eps %v must be in [0, %g]", f.Eps, cell.MaxEpsilon)
 	}
 	if !(f.Tol > 0 && f.Tol <= 1) {
 		return nil, fmt.Errorf("-tol %v must be in (0, 1]", f.Tol)
@@ -232,7 +237,7 @@ func New(cfg Config) (*Scorer, error) {
 		return nil, fmt.Errorf("-max-steps %d must be in 8..%d", f.MaxSteps, attrib.MaxSteps)
 	}
 	opt := attrib.Options{Steps: steps, Tolerance: f.Tol, MaxAutoSteps: f.MaxSteps, Quadrature: q, Epsilon: f.Eps, EpsilonSet: true,
-		LRPBias: f.LRPBias, Float32Weights: f.CaptumWeights, Float32WeightsSet: true, Budget: budget / int64(workers)}
+		LRPBias: f.LRPBias, Float32Weights: f.CaptumWeights, Float32WeightsSet: true, Budget: budget / int64(workers) / 2}
 	if f.Class != "" {
 		k, err := subj.class(f.Class)
 		if err != nil {
@@ -240,7 +245,7 @@ func New(cfg Config) (*Scorer, error) {
 		}
 		opt.Class = attrib.ClassIndex(k)
 	}
-	sh := &shared{cfg: f, subj: subj, method: method, opt: opt, inputBytes: opt.Budget / 2}
+	sh := &shared{cfg: f, subj: subj, method: method, opt: opt, inputBytes: opt.Budget}
 	return sh.scorer(), nil
 }
 
@@ -368,13 +373,14 @@ func (s *Scorer) EachInput(r io.Reader, fn func(line int, input string, err erro
 }
 
 // ParseSize reads a byte count: a number with an optional unit B, K/KiB,
-// M/MiB, G/GiB (powers of 1024; KB, MB, GB are powers of 1000).
+// M/MiB, G/GiB, T/TiB (powers of 1024; KB, MB, GB, TB are powers of 1000),
+// at most 2^50 bytes.
 func ParseSize(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	num := strings.TrimRightFunc(t, func(r rune) bool { return r >= 'A' && r <= 'z' })
 	unit := strings.ToLower(strings.TrimSpace(t[len(num):]))
 	mult := map[string]float64{"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20,
-		"g": 1 << 30, "gib": 1 << 30, "kb": 1e3, "mb": 1e6, "gb": 1e9}[unit]
+		"g": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tib": 1 << 40, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12}[unit]
 	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
 	if err != nil || mult == 0 || !(v > 0) || v*mult > 1<<50 {
 		return 0, fmt.Errorf("bad size %q (want e.g. 256MiB, 1GiB or a byte count)", s)

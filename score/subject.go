@@ -3,6 +3,7 @@ package score
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/whitebox-lstm/whitebox/attrib"
 	"github.com/whitebox-lstm/whitebox/cell"
+	"github.com/whitebox-lstm/whitebox/internal/regfile"
 	"github.com/whitebox-lstm/whitebox/model"
 	"github.com/whitebox-lstm/whitebox/record"
 	"github.com/whitebox-lstm/whitebox/whitebox"
@@ -156,6 +158,9 @@ func (m *modelSubject) parse(s string) (cell.Input, []string, error) {
 			continue
 		}
 		id, err := strconv.Atoi(f)
+		if errors.Is(err, strconv.ErrRange) {
+			return cell.Input{}, nil, fmt.Errorf("token id %s at position %d is out of range [0, %d)", quoteWindow(f), t, m.m.Vocab)
+		}
 		if err != nil {
 			return cell.Input{}, nil, fmt.Errorf("token %q at position %d is not an integer id (give -vocab FILE to read words)", quoteWindow(f), t)
 		}
@@ -170,9 +175,24 @@ func (m *modelSubject) parse(s string) (cell.Input, []string, error) {
 
 // parseDense reads [[x_11, …, x_1E], …]: T rows of E features.
 func (m *modelSubject) parseDense(s string, e int) (cell.Input, []string, error) {
-	var rows [][]float64
-	if err := json.Unmarshal([]byte(s), &rows); err != nil {
+	// Raw first: encoding/json would read null as 0 without a word.
+	var raw [][]json.RawMessage
+	if err := json.Unmarshal([]byte(s), &raw); err != nil {
 		return cell.Input{}, nil, fmt.Errorf("the model has no embedding: an input is a JSON array of rows of %d numbers (%v)", e, err)
+	}
+	rows := make([][]float64, len(raw))
+	for t, r := range raw {
+		if r == nil {
+			return cell.Input{}, nil, fmt.Errorf("row %d is null, want an array of %d numbers", t, e)
+		}
+		rows[t] = make([]float64, len(r))
+		for i, v := range r {
+			x, err := featureValue(v)
+			if err != nil {
+				return cell.Input{}, nil, fmt.Errorf("row %d, column %d: %v", t, i, err)
+			}
+			rows[t][i] = x
+		}
 	}
 	if len(rows) == 0 {
 		return cell.Input{}, nil, cell.ErrEmptyInput
@@ -187,6 +207,19 @@ func (m *modelSubject) parseDense(s string, e int) (cell.Input, []string, error)
 		tokens[t] = strconv.Itoa(t)
 	}
 	return cell.Dense(x, len(rows)), tokens, nil
+}
+
+// featureValue reads one feature: a JSON number within float64's range,
+// nothing else (null, a string, a boolean, an array or an object).
+func featureValue(v json.RawMessage) (float64, error) {
+	if len(v) == 0 || !(v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
+		return 0, fmt.Errorf("%s is not a number", quoteWindow(string(v)))
+	}
+	x, err := strconv.ParseFloat(string(v), 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s is beyond float64's range", quoteWindow(string(v)))
+	}
+	return x, nil
 }
 
 // quoteWindow shortens a long token for a message.
@@ -212,6 +245,13 @@ func (f modelFlags) names() model.Names {
 
 // newModelSubject loads the model and its vocabulary and class names.
 func newModelSubject(f modelFlags) (*modelSubject, error) {
+	for _, file := range []struct{ flag, path string }{{"-model", f.path}, {"-vocab", f.vocab}, {"-classes", f.classes}} {
+		if file.path != "" {
+			if err := regfile.Flag(file.flag, file.path); err != nil {
+				return nil, err
+			}
+		}
+	}
 	m, err := model.Load(f.path, model.Options{Names: f.names()})
 	if err != nil {
 		return nil, err

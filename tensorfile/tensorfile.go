@@ -7,6 +7,8 @@ import (
 	"os"
 	"runtime/debug"
 	"sort"
+
+	"github.com/whitebox-lstm/whitebox/internal/regfile"
 )
 
 // Tensor is one named tensor, its values converted exactly to float64.
@@ -100,6 +102,13 @@ func Read(r io.ReaderAt, size int64, name string) (*File, error) {
 // legacy format, anything else safetensors. Errors name the file by path.
 func (o Options) Open(path string) (*File, error) {
 	c := &ctx{file: path, opt: o.withDefaults()}
+	// Before opening: a named pipe would block in open, a device never end.
+	if err := regfile.Check(path); err != nil {
+		if nr, ok := err.(*regfile.NotRegularError); ok {
+			return nil, c.errf(ErrFormat, "%s, not a regular file", nr.Kind)
+		}
+		return nil, &Error{File: path, Msg: "opening the file", Kind: ErrFormat, Err: err}
+	}
 	fd, err := os.Open(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: "opening the file", Kind: ErrFormat, Err: err}

@@ -9,8 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
@@ -75,9 +75,22 @@ Flags:
 		fmt.Fprintf(stderr, "whitebox attribute: %v\n", err)
 		return 2
 	}
+	limitMemory(f.cfg.Budget)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	return job.run(ctx, inputs, stdin, stderr)
+}
+
+// limitMemory sets the Go runtime's soft memory limit to the budget plus
+// score.MemoryOverhead (unless GOMEMLIMIT is set), so that the garbage
+// collector keeps the heap within what -budget promises rather than
+// letting it grow to twice the live memory.
+func limitMemory(budget string) {
+	b, err := score.ParseSize(budget)
+	if err != nil || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(b + score.MemoryOverhead)
 }
 
 // parseInterleaved parses flags that may come before, between or after the
@@ -293,7 +306,9 @@ func (w *worker) do(ctx context.Context, it *item) error {
 	b := &it.out
 	switch j.f.format {
 	case "text":
-		fmt.Fprintf(b, "%s\t%s (class %s, predicted %s)\t", s, method, classes[res.Class], classes[res.Prediction])
+		// Visible: the input and the class names never write a control
+		// character (an ESC sequence would reach the terminal).
+		fmt.Fprintf(b, "%s\t%s (class %s, predicted %s)\t", heatmap.Visible(s), method, heatmap.Visible(classes[res.Class]), heatmap.Visible(classes[res.Prediction]))
 		if j.color {
 			heatmap.WriteANSI(b, h)
 		} else {
@@ -305,7 +320,9 @@ func (w *worker) do(ctx context.Context, it *item) error {
 		b.WriteByte('\n')
 	case "latex":
 		heatmap.WriteLaTeX(b, h)
-		b.WriteString(" % " + strings.ReplaceAll(s, "%", `\%`) + "\n")
+		// Escaped even in the comment: a bare \r would end the comment
+		// and make the rest of the line LaTeX code.
+		b.WriteString(" % " + heatmap.LaTeXText(s) + "\n")
 	case "html":
 		label := fmt.Sprintf("%s · %s · class %s (predicted %s)", w.sc.Label(), method, classes[res.Class], classes[res.Prediction])
 		it.row = heatmap.Row{Label: label, Heatmap: heatmap.Heatmap{Tokens: tokens, Scores: append([]float64(nil), res.Scores...)}}

@@ -86,7 +86,7 @@ func TestAttributeDataset(t *testing.T) {
 
 func TestParseSize(t *testing.T) {
 	for s, want := range map[string]int64{"256MiB": 256 << 20, "1GiB": 1 << 30, "16M": 16 << 20, "512k": 512 << 10,
-		"1000": 1000, "2.5G": 5 << 29, "10MB": 10e6, " 3 KiB": 3 << 10} {
+		"1000": 1000, "2.5G": 5 << 29, "10MB": 10e6, " 3 KiB": 3 << 10, "1TiB": 1 << 40, "2T": 2 << 40, "1TB": 1e12} {
 		if got, err := parseSize(s); err != nil || got != want {
 			t.Errorf("parseSize(%q) = %d, %v; want %d", s, got, err, want)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/whitebox-lstm/whitebox/attrib"
 	"github.com/whitebox-lstm/whitebox/cell"
 	"github.com/whitebox-lstm/whitebox/evaluate"
+	"github.com/whitebox-lstm/whitebox/internal/regfile"
 	"github.com/whitebox-lstm/whitebox/whitebox"
 )
 
@@ -89,6 +90,10 @@ Flags:
 	if f.scores != "" {
 		in := stdin
 		if f.scores != "-" {
+			if err := regfile.Flag("-scores", f.scores); err != nil {
+				fmt.Fprintf(stderr, "whitebox evaluate: %v\n", err)
+				return 2
+			}
 			file, err := os.Open(f.scores)
 			if err != nil {
 				fmt.Fprintf(stderr, "whitebox evaluate: -scores: %v\n", err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/whitebox-lstm/whitebox/export"
+	"github.com/whitebox-lstm/whitebox/internal/regfile"
 	"github.com/whitebox-lstm/whitebox/whitebox"
 )
 
@@ -83,6 +84,9 @@ func exportNet(nf *netFlags, dfa string, fs *flag.FlagSet) (*whitebox.Net, error
 		return nil, fmt.Errorf("-k applies to -net bracket only")
 	case set["m"] && nf.m == 0, set["u"] && nf.u == 0:
 		return nil, fmt.Errorf("-m and -u must not be zero")
+	}
+	if err := regfile.Flag("-dfa", dfa); err != nil {
+		return nil, err
 	}
 	f, err := os.Open(dfa)
 	if err != nil {

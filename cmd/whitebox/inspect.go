@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/whitebox-lstm/whitebox/internal/regfile"
 	"github.com/whitebox-lstm/whitebox/model"
 )
 
@@ -39,6 +40,10 @@ Flags:
 	} else if len(rest) > 0 || mf.path == "" {
 		fmt.Fprintln(stderr, "whitebox inspect: give one model file (-model FILE)")
 		return 2
+	}
+	if err := regfile.Flag("-model", mf.path); err != nil {
+		fmt.Fprintf(stderr, "whitebox inspect: %v\n", err)
+		return 1 // as for a file that does not read as a model
 	}
 	m, err := model.Load(mf.path, model.Options{Names: model.Names{Embedding: mf.embedding, LSTM: mf.lstm, Decoder: mf.decoder}})
 	if err != nil {

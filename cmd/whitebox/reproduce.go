@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/whitebox-lstm/whitebox/heatmap"
+	"github.com/whitebox-lstm/whitebox/internal/regfile"
 	"github.com/whitebox-lstm/whitebox/reproduce"
 )
 
@@ -119,6 +120,9 @@ Flags:
 // without Table 5's; a file of a table that is not in tables is an error
 // naming the file and its kind, as is a file with no strings.
 func readData(name string, tables []int, cfg *reproduce.Config) error {
+	if err := regfile.Flag("-data", name); err != nil {
+		return err
+	}
 	b, err := os.ReadFile(name)
 	if err != nil {
 		return fmt.Errorf("-data: %w", err)

@@ -23,8 +23,8 @@ func inspect(args []string, stdout, stderr io.Writer) int {
 
 Prints how the model file was read: the embedding, the LSTM's layers and
 directions, the decoder, the classes, the parameter count, and every
-tensor with its dtype, shape and role. Exit status: 0 read; 1 the file
-could not be read as a model; 2 a usage error.
+tensor with its dtype, shape and role. Exit status: 0 read; 2 a usage
+error or a file that could not be read as a model.
 
 Flags:
 `)
@@ -43,7 +43,7 @@ Flags:
 	m, err := model.Load(mf.path, model.Options{Names: model.Names{Embedding: mf.embedding, LSTM: mf.lstm, Decoder: mf.decoder}})
 	if err != nil {
 		fmt.Fprintf(stderr, "whitebox inspect: %v\n", err)
-		return 1
+		return 2
 	}
 	fmt.Fprint(stdout, m.Summary())
 	return 0

@@ -6,6 +6,15 @@
 // score R_{t,i} to every input feature for a relevance class c and token
 // scores R_t = Σ_i R_{t,i}.
 //
+// A Stacked model's head (cell.Head: hn, hn-bf, last, mean, max) and
+// classifier (one Linear layer, or two with ReLU or tanh between) are part
+// of the model: every method runs through them. Gradients follow
+// PyTorch's backward (max pooling's to the maximising step); LRP passes
+// relevance by the ε-rule through every Linear layer and through mean
+// pooling, gives a max-pooled unit's relevance to its maximising step and
+// passes it unchanged through ReLU and tanh (cell.StackedRunner.LRP has
+// the rules).
+//
 // Integrated Gradients and Occlusion run their many forward (and backward)
 // passes as batches on several goroutines within a memory budget
 // (Options.Budget, Options.Workers), with the same bits for every setting;

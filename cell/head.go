@@ -8,7 +8,12 @@ import (
 // Head says how a Stacked model turns its top layer's outputs into the
 // vector its classifier reads, each exactly PyTorch's expression. output
 // is the top layer's output sequence (batch_first, both directions
-// concatenated, forward first) and h_n its final states.
+// concatenated, forward first) and h_n its final states. For one
+// direction hn, hn-bf and last are one function, h_n[-1] (the top layer's
+// final state; hn-bf has no backward half to put first). Max pooling's
+// ties go to the earliest step, as PyTorch's CPU max(dim) (its indices,
+// which its backward follows, are the first maximal ones); gradients and
+// LRP follow stacked_head.go's rules.
 type Head int
 
 // The heads. HeadHN is the zero value and the default.

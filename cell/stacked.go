@@ -7,13 +7,16 @@ import (
 )
 
 // Stacked is an LSTM classifier of PyTorch's usual shape: nn.LSTM with one
-// or more layers, one or two directions, then nn.Linear on the final states
-// — h_n[-1] for one direction, cat(h_n[-2], h_n[-1]) for two: the forward
-// direction's state after the last step and the backward direction's state
-// after it has read the first step. Layer k+1 reads the output sequence of
-// layer k, both directions concatenated (forward first). Initial states are
-// zero. It reads dense input (an embedding layer, if any, is the caller's:
-// attribution is on the embedded input).
+// or more layers, one or two directions, a head, then a classifier. The
+// head (see Head and stacked_head.go) maps the top layer's outputs to one
+// vector: by default (HeadHN) the final states — h_n[-1] for one
+// direction, cat(h_n[-2], h_n[-1]) for two: the forward direction's state
+// after the last step and the backward direction's state after it has
+// read the first step; or hn-bf, last, mean or max. The classifier is
+// nn.Linear, or Linear → ReLU or Tanh → Linear. Layer k+1 reads the output
+// sequence of layer k, both directions concatenated (forward first).
+// Initial states are zero. It reads dense input (an embedding layer, if
+// any, is the caller's: attribution is on the embedded input).
 //
 // A one-layer, one-direction Stacked computes what a Network with the same
 // weights computes; Network stays the engine of the white-box networks (its
@@ -26,8 +29,11 @@ type Stacked struct {
 	dirs    int // 1 or 2
 	c       int
 	cells   []stackedCell // [layer*dirs + dir]
-	wy, wyT []float64     // C×(H·dirs) and its transpose
+	wy, wyT []float64     // C×k and its transpose
 	by      []float64     // C (zeros when the decoder has no bias)
+	k       int           // the decoder's inputs: H·dirs, or Units
+	w1, w1T []float64     // Units×(H·dirs) and its transpose (hidden layer)
+	b1      []float64     // Units (zeros without bias)
 }
 
 // StackedParams are the weights of a Stacked classifier in PyTorch's layout
@@ -104,10 +110,6 @@ func NewStacked(p StackedParams) (*Stacked, error) {
 	if !countWeights(p, dirs) {
 		return nil, fmt.Errorf("cell: a model of Input=%d Hidden=%d Layers=%d directions=%d Classes=%d has more than %d weights", p.Input, h, p.Layers, dirs, p.Classes, MaxStackedWeights)
 	}
-	if p.Head != HeadHN || p.Act != ActNone || p.Units != 0 || p.W1 != nil || p.B1 != nil {
-		// TODO(heads): the other heads and hidden classifier layers.
-		return nil, fmt.Errorf("cell: head %v with activation %v is not implemented yet", p.Head, p.Act)
-	}
 	if len(p.Cells) != p.Layers*dirs {
 		return nil, fmt.Errorf("cell: %d cells for %d layers × %d directions", len(p.Cells), p.Layers, dirs)
 	}
@@ -123,11 +125,12 @@ func NewStacked(p StackedParams) (*Stacked, error) {
 			s.p.Cells = append(s.p.Cells, StackedCell{Wih: c.wih, Whh: c.whh, B: clone(p.Cells[k*dirs+d].B)})
 		}
 	}
-	if err := checkWeights("decoder weight", p.Wy, p.Classes*h*dirs, fmt.Sprintf("C×(H·directions) = %d×%d", p.Classes, h*dirs)); err != nil {
+	if err := checkHead(p, h*dirs); err != nil {
 		return nil, err
 	}
+	s.setHead(p)
 	s.wy = clone(p.Wy)
-	s.wyT = transpose(s.wy, p.Classes, h*dirs)
+	s.wyT = transpose(s.wy, p.Classes, s.k)
 	s.by = make([]float64, p.Classes)
 	if p.By != nil {
 		if err := checkWeights("decoder bias", p.By, p.Classes, fmt.Sprintf("C = %d", p.Classes)); err != nil {
@@ -168,6 +171,12 @@ func countWeights(p StackedParams, dirs int) bool {
 				return false
 			}
 		}
+	}
+	if p.Act != ActNone {
+		if p.Units > MaxStackedWeights || (p.Units > 0 && !add(p.Units, h*dirs+1)) {
+			return false
+		}
+		return add(p.Classes, max(p.Units, 0)+1)
 	}
 	return add(p.Classes, h*dirs+1)
 }
@@ -256,13 +265,14 @@ func (s *Stacked) Params() StackedParams {
 		p.Cells[i] = StackedCell{Wih: clone(c.Wih), Whh: clone(c.Whh), B: clone(c.B)}
 	}
 	p.Wy, p.By = clone(s.p.Wy), clone(s.p.By)
+	p.W1, p.B1 = clone(s.p.W1), clone(s.p.B1)
 	return p
 }
 
 // Weights returns the number of weights (the parameters of the LSTM and the
 // decoder).
 func (s *Stacked) Weights() int {
-	n := len(s.wy) + len(s.p.By)
+	n := len(s.wy) + len(s.p.By) + len(s.p.W1) + len(s.p.B1)
 	for _, c := range s.p.Cells {
 		n += len(c.Wih) + len(c.Whh) + len(c.B)
 	}

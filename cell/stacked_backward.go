@@ -44,12 +44,17 @@ func (r *lanes) backward(steps, l, class int, sk *gradSink) {
 	h, g := s.h, 4*s.h
 	hl, gl := h*l, g*l
 	top := s.p.Layers - 1
+	dv := r.headGrad(class, l)
 	for k := top; k >= 0; k-- {
 		// dOut[k&1] is the gradient of layer k's output sequence, written by
-		// layer k+1; layer k writes that of layer k−1 to dOut[(k−1)&1].
+		// layer k+1 (or, for the top layer, by a dense head); layer k
+		// writes that of layer k−1 to dOut[(k−1)&1].
 		var above, below []float64
 		if k < top {
 			above = r.dOut[k&1][:steps*h*s.dirs*l]
+		} else if s.p.Head.dense() {
+			above = r.dOut[k&1][:steps*h*s.dirs*l]
+			r.headSequence(dv, above, steps, l)
 		}
 		if k > 0 {
 			below = r.dOut[(k-1)&1][:steps*h*s.dirs*l]
@@ -62,13 +67,7 @@ func (r *lanes) backward(steps, l, class int, sk *gradSink) {
 			clear(dh)
 			clear(dc)
 			if k == top {
-				wc := s.wy[class*h*s.dirs+d*h : class*h*s.dirs+(d+1)*h]
-				for j, w := range wc {
-					row := dh[j*l : (j+1)*l]
-					for q := range row {
-						row[q] = w
-					}
-				}
+				r.headSeed(dv, dh, d, l)
 			}
 			for i := steps - 1; i >= 0; i-- {
 				t := order(cl.reverse, i, steps)
@@ -111,16 +110,19 @@ func (r *lanes) lrp(x []float64, steps, class int, eps, bf float64, rel []float6
 	h, dirs := s.h, s.dirs
 	top := s.p.Layers - 1
 	y := r.logitsBuf[class]
-	run := lrpRun{x: x, steps: steps, class: class, eps: eps, bf: bf, rel: rel,
-		// The decoder: lrp_linear(h_final, W_yᵀ, b_y, ŷ, ŷ_c·onehot(c), H·dirs).
-		decoderShare: y / stabilize(y, eps),
-		decoderBias:  float64(bf*(s.by[class]+float64(eps*sign(y)))) / float64(h*dirs),
+	run := lrpRun{x: x, steps: steps, class: class, eps: eps, bf: bf, rel: rel}
+	// The decoder: lrp_linear(its input, W_yᵀ, b_y, ŷ, ŷ_c·onehot(c), N).
+	run.decoderShare, run.decoderBias = s.headDecoderShare(y, s.by[class], eps, bf)
+	var seq []float64
+	if s.p.Head.dense() {
+		seq = r.dOut[top&1][:steps*h*dirs]
 	}
+	run.relV = r.headLRP(&run, seq)
 	out := Relevance{Output: y}
 	clear(rel)
 	for k := top; k >= 0; k-- {
 		run.above, run.below = nil, nil
-		if k < top {
+		if k < top || seq != nil {
 			run.above = r.dOut[k&1][:steps*h*dirs]
 		}
 		if k > 0 {
@@ -148,6 +150,7 @@ type lrpRun struct {
 	eps, bf                   float64
 	rel, above, below         []float64
 	decoderShare, decoderBias float64
+	relV                      []float64 // the relevance of the head's output v
 }
 
 // lrpCell runs Arras et al.'s loop over direction d of layer k, from the
@@ -162,11 +165,7 @@ func (r *lanes) lrpCell(run *lrpRun, k, d int, top bool) float64 {
 	clear(rh)
 	clear(rc)
 	if top {
-		hT := r.final(d, steps, 1)
-		wc := s.wy[run.class*h*dirs+d*h : run.class*h*dirs+(d+1)*h]
-		for j := range rh {
-			rh[j] = (float64(wc[j]*hT[j]) + run.decoderBias) * run.decoderShare
-		}
+		r.headSeed(run.relV, rh, d, 1)
 	}
 	wg, whg := cl.wih[2*h*cl.in:3*h*cl.in], cl.whh[2*h*h:3*h*h]
 	for i := steps - 1; i >= 0; i-- {

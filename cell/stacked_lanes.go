@@ -40,6 +40,13 @@ type lanes struct {
 	planes    [][]float64 // per cell, 4H×l: the bias broadcast to the lanes
 	planeL    int         // the l the planes are for
 	logitsBuf []float64   // C×l
+
+	// The head's (stacked_head.go): v and its gradient (D×l), max's
+	// maximising steps, the hidden layer's a, act(a) and ∂/∂a (Units×l),
+	// and LRP's one-lane R_v, v and the hidden layer's q (D, D, Units).
+	v, dv, a, u, da    []float64
+	argmax             []int
+	relV, headIn, relU []float64
 }
 
 // laneBytes is the memory of lanes for l lanes and T steps (float64s × 8).
@@ -53,7 +60,7 @@ func (s *Stacked) laneBytes(l, steps int, keepZg bool) int64 {
 	}
 	words := n * perCell
 	words += 2 * int64(steps) * h * int64(s.dirs) // dOut, two layers
-	words += 8*h + 3*int64(s.c) + 2*h + 2
+	words += 8*h + 3*int64(s.c) + 2*h + 2 + s.headWords()
 	return 8 * words * int64(l)
 }
 
@@ -72,7 +79,7 @@ func newLanes(s *Stacked, l, steps int, keepZg bool) *lanes {
 		}
 		r.cells = append(r.cells, t)
 	}
-	if len(s.cells) > s.dirs { // a layer above reads dOut
+	if len(s.cells) > s.dirs || s.p.Head.dense() { // a layer above, or the head, writes dOut
 		for i := range r.dOut {
 			r.dOut[i] = make([]float64, steps*h*s.dirs*l)
 		}
@@ -90,6 +97,7 @@ func newLanes(s *Stacked, l, steps int, keepZg bool) *lanes {
 	r.acc = make([]float64, max(s.in, h*s.dirs))
 	r.scale = make([]float64, l)
 	r.occluded = make([]int, l)
+	r.newHeadBuffers()
 	return r
 }
 
@@ -190,21 +198,6 @@ func (r *lanes) final(dir, steps, l int) []float64 {
 	t := order(s.cells[ci].reverse, steps-1, steps)
 	hl := s.h * l
 	return r.cells[ci].hs[t*hl : (t+1)*hl]
-}
-
-// decode writes the logits W_y·cat(final states) + b_y, C×l, to r.logitsBuf.
-func (r *lanes) decode(steps, l int) {
-	s := r.s
-	lin := r.lin[:s.c*l]
-	clear(lin)
-	for d := range s.dirs {
-		mulAddLanes(lin, s.wy, s.wyT, s.c, s.h, s.h*s.dirs, d*s.h, r.final(d, steps, l), l)
-	}
-	for k, b := range s.by {
-		for j := range l {
-			r.logitsBuf[k*l+j] = lin[k*l+j] + b
-		}
-	}
 }
 
 // mulAddLanes adds to dst (m rows of l lanes) the product of the columns

@@ -224,7 +224,14 @@ func (r *StackedRunner) Gradient(x Input, class int, grad []float64) ([]float64,
 //     biasFactor: 0 lets the biases and the stabilizer absorb their share,
 //     1 conserves relevance;
 //   - the decoder starts from ŷ_class on its class (bias included in the
-//     denominator), N = H·directions;
+//     denominator), N = its inputs: H·directions, or the hidden layer's
+//     units, whose Linear layer (N = H·directions) follows the same rule;
+//     ReLU and tanh pass relevance unchanged;
+//   - the head hands the relevance of its output to the top layer's
+//     outputs: hn, hn-bf and last to the states it read, max all of a
+//     unit's relevance to its maximising step (ties: the earliest), mean
+//     by the ε-rule of v_j = Σ_t h_{t,j}/T (N = T, no bias), see
+//     stacked_head.go;
 //   - c_t = f⊙c_{t−1} + i⊙g splits the relevance of c_t (that of h_t added)
 //     between c_{t−1} and g with the identity map and N = 2H; the gates i,
 //     f, o take none;

@@ -239,10 +239,17 @@ func TestStackedLRPConservation(t *testing.T) {
 	}
 }
 
-// Steady-state calls allocate nothing.
+// Steady-state calls allocate nothing, on the default head and on the
+// others with a hidden classifier layer.
 func TestStackedAllocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	s := randomStacked(t, rng, 4, 8, 2, true, 3, 2, true)
+	testStackedAllocs(t, rng, randomStacked(t, rng, 4, 8, 2, true, 3, 2, true))
+	for _, h := range []Head{HeadMax, HeadMean, HeadLast} {
+		testStackedAllocs(t, rng, randomHeadStacked(t, rng, 4, 8, 3, headCase{2, true, h, ActTanh}))
+	}
+}
+
+func testStackedAllocs(t *testing.T, rng *rand.Rand, s *Stacked) {
 	r, _ := NewStackedRunner(s)
 	defer r.Close()
 	steps := 10
@@ -266,7 +273,7 @@ func TestStackedAllocs(t *testing.T) {
 	} {
 		f()
 		if a := testing.AllocsPerRun(20, f); a != 0 {
-			t.Errorf("%s: %v allocations per call", name, a)
+			t.Errorf("head %v: %s: %v allocations per call", s.Head(), name, a)
 		}
 	}
 }

@@ -1,15 +1,27 @@
 // Package model loads a trained LSTM classifier of PyTorch's usual shape —
-// Embedding → nn.LSTM (one or more layers, one or two directions) → Linear
-// — from a PyTorch state_dict (torch.save) or a .safetensors file, and
-// makes it a cell.Stacked model that package attrib attributes.
+// Embedding → nn.LSTM (one or more layers, one or two directions) → head →
+// Linear, or Linear → ReLU/Tanh → Linear — from a PyTorch state_dict
+// (torch.save) or a .safetensors file, and makes it a cell.Stacked model
+// that package attrib attributes.
 //
 // The architecture is inferred from PyTorch's names and shapes: an nn.LSTM
 // is the set <prefix>.weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k},
 // bias_hh_l{k} and their _reverse twins; the embedding is a 2-D
 // <prefix>.weight of shape (V, E) whose E is layer 0's input size; the
-// decoder is the Linear of shape (C, H·directions), with or without a bias.
-// Where the names leave a choice, Load lists the candidates and Names picks
-// them. A file with tensors beyond these, or with a GRU, proj_size or other
+// decoder is the Linear of shape (C, H·directions), with or without a
+// bias, or two Linear layers chained by their shapes (Units × H·directions,
+// then C × Units) and ordered by their names (fc1 → fc2, classifier.0 →
+// classifier.2, hidden → out). Where the names leave a choice, Load lists
+// the candidates and Names picks them.
+//
+// The head — how the LSTM's outputs become the classifier's input — and
+// the activation between two Linear layers are not in a state_dict: they
+// come from Options (Head with HeadSet, Act), else from a safetensors
+// file's metadata (key HeadMetadataKey, "whitebox.head", a head spec such
+// as "mean" or "max+relu", see ParseHeadSpec), else the head is cell.HeadHN
+// (h_n: the behaviour of every earlier version). A classifier of two
+// Linear layers without an activation is an error that lists the choices
+// (relu, tanh); an activation for one Linear layer is an error too. A file with tensors beyond these, or with a GRU, proj_size or other
 // layers, is refused: a model this package cannot run exactly is an error,
 // never an approximation.
 //
@@ -45,10 +57,10 @@ const NoEmbedding = "none"
 type Options struct {
 	Names Names
 
-	// Head is the model's head when HeadSet is true (HeadHN is the zero
-	// value, so HeadSet tells an explicit hn from none given). Without it
-	// the head is the file's metadata's (safetensors __metadata__ key
-	// "whitebox.head"), or HeadHN.
+	// Head is the model's head when HeadSet is true or Head is not HeadHN
+	// (HeadHN is the zero value, so HeadSet tells an explicit hn from none
+	// given). Without it the head is the file's metadata's (safetensors
+	// __metadata__ key "whitebox.head"), or HeadHN.
 	Head    cell.Head
 	HeadSet bool
 
@@ -78,6 +90,11 @@ type Model struct {
 	Vocab     int // V (0 without embedding)
 
 	Net *cell.Stacked
+
+	// OutputLayer is the prefix of the classifier's second Linear layer
+	// when it has two (Names.Decoder is then the first, the hidden layer
+	// on the head's output); "" for one.
+	OutputLayer string
 
 	// Head and Act are the head and hidden-layer activation the model runs
 	// with (also Net.Head() and Net.Activation()); HeadSource says where
@@ -118,20 +135,16 @@ func FromFile(f *tensorfile.File, o Options) (*Model, error) {
 		return nil, fmt.Errorf("nil file")
 	}
 	b := &builder{f: f, used: map[string]string{}}
-	if o.HeadSet || o.Act != cell.ActNone {
-		// TODO(heads): heads, metadata and hidden classifier layers.
-		if o.Head != cell.HeadHN || o.Act != cell.ActNone {
-			return nil, fmt.Errorf("head %v with activation %v is not implemented yet", o.Head, o.Act)
-		}
+	head, act, source, err := resolveHead(f, o)
+	if err != nil {
+		return nil, err
 	}
+	b.head, b.act, b.actFromMeta = head, act, o.Act == cell.ActNone && act != cell.ActNone
 	m, err := b.build(o.Names)
 	if err != nil {
 		return nil, err
 	}
-	m.Head, m.Act, m.HeadSource = cell.HeadHN, cell.ActNone, HeadDefault
-	if o.HeadSet {
-		m.HeadSource = HeadFromOptions
-	}
+	m.Head, m.Act, m.HeadSource = head, act, source
 	m.Format = f.Format
 	for _, t := range f.Tensors {
 		m.Tensors = append(m.Tensors, TensorInfo{Name: t.Name, DType: t.DType, Shape: t.Shape, Role: b.used[t.Name]})
@@ -141,8 +154,11 @@ func FromFile(f *tensorfile.File, o Options) (*Model, error) {
 
 // builder infers the architecture from the tensors of f.
 type builder struct {
-	f    *tensorfile.File
-	used map[string]string // tensor name → role
+	f           *tensorfile.File
+	used        map[string]string // tensor name → role
+	head        cell.Head
+	act         cell.Activation
+	actFromMeta bool // act is the metadata's
 }
 
 func (b *builder) build(names Names) (*Model, error) {
@@ -158,11 +174,18 @@ func (b *builder) build(names Names) (*Model, error) {
 	if p.Bidirectional {
 		dirs = 2
 	}
-	emb, dec, err := b.headAndEmbedding(names, p.Input, p.Hidden*dirs)
+	emb, cls, err := b.headAndEmbedding(names, p.Input, p.Hidden*dirs)
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{Names: Names{LSTM: lstm, Decoder: dec}}
+	if err := checkAct(b.act, cls.second != "", cls.first, cls.second); err != nil {
+		if b.actFromMeta {
+			err = fmt.Errorf("%w (the activation is the file's metadata %q)", err, HeadMetadataKey)
+		}
+		return nil, err
+	}
+	dec := cls.first
+	m := &Model{Names: Names{LSTM: lstm, Decoder: dec}, OutputLayer: cls.second}
 	if emb != "" {
 		t := b.f.Get(emb + ".weight")
 		if err := finite(t); err != nil {
@@ -172,23 +195,19 @@ func (b *builder) build(names Names) (*Model, error) {
 		m.Names.Embedding = emb
 		m.Embedding, m.Vocab = t.Data, t.Shape[0]
 	}
-	w := b.f.Get(dec + ".weight")
-	if err := finite(w); err != nil {
+	p.Head, p.Act = b.head, b.act
+	if cls.second == "" {
+		p.Classes, p.Wy, p.By, err = b.linear(dec, "decoder", "classes")
+	} else {
+		p.Units, p.W1, p.B1, err = b.linear(dec, "hidden layer", "units")
+		if err == nil {
+			p.Classes, p.Wy, p.By, err = b.linear(cls.second, "decoder", "classes")
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
-	b.used[w.Name] = "decoder weight"
-	p.Classes, p.Wy = w.Shape[0], w.Data
-	if bt := b.f.Get(dec + ".bias"); bt != nil {
-		if len(bt.Shape) != 1 || bt.Shape[0] != p.Classes {
-			return nil, fmt.Errorf("tensor %q has shape %v, want [%d] (the decoder's classes)", bt.Name, bt.Shape, p.Classes)
-		}
-		if err := finite(bt); err != nil {
-			return nil, err
-		}
-		b.used[bt.Name] = "decoder bias"
-		p.By = bt.Data
-	}
-	if err := b.leftovers(root(m.Names.Embedding, m.Names.LSTM, m.Names.Decoder)); err != nil {
+	if err := b.leftovers(root(m.Names.Embedding, m.Names.LSTM, m.Names.Decoder, m.OutputLayer)); err != nil {
 		return nil, err
 	}
 	m.Net, err = cell.NewStacked(p)
@@ -197,6 +216,29 @@ func (b *builder) build(names Names) (*Model, error) {
 	}
 	m.DType = b.dtype()
 	return m, nil
+}
+
+// linear reads the Linear layer at prefix: its rows, weight and bias
+// (nil without), recording their roles (role + " weight"/" bias"); rows
+// names what its outputs are in errors.
+func (b *builder) linear(prefix, role, rows string) (n int, w, bias []float64, err error) {
+	wt := b.f.Get(prefix + ".weight")
+	if err := finite(wt); err != nil {
+		return 0, nil, nil, err
+	}
+	b.used[wt.Name] = role + " weight"
+	n = wt.Shape[0]
+	if bt := b.f.Get(prefix + ".bias"); bt != nil {
+		if len(bt.Shape) != 1 || bt.Shape[0] != n {
+			return 0, nil, nil, fmt.Errorf("tensor %q has shape %v, want [%d] (the %s's %s)", bt.Name, bt.Shape, n, role, rows)
+		}
+		if err := finite(bt); err != nil {
+			return 0, nil, nil, err
+		}
+		b.used[bt.Name] = role + " bias"
+		bias = bt.Data
+	}
+	return n, wt.Data, bias, nil
 }
 
 // lstmPrefix returns the prefix of the nn.LSTM: given, or the only one.
@@ -370,11 +412,11 @@ func finite(t *tensorfile.Tensor) error {
 	return nil
 }
 
-// headAndEmbedding finds the decoder (a .weight of shape (C, hd) with an
-// optional .bias) and the embedding (a .weight of shape (V, e)) among the
-// tensors the LSTM does not use.
-func (b *builder) headAndEmbedding(names Names, e, hd int) (emb, dec string, err error) {
-	var embs, decs []string
+// headAndEmbedding finds the classifier (see classifier) and the
+// embedding (a .weight of shape (V, e)) among the tensors the LSTM does
+// not use.
+func (b *builder) headAndEmbedding(names Names, e, hd int) (emb string, cls classifierParts, err error) {
+	var embs []string
 	for _, t := range b.f.Tensors {
 		p, ok := strings.CutSuffix(t.Name, ".weight")
 		if !ok || b.used[t.Name] != "" || len(t.Shape) != 2 {
@@ -383,35 +425,19 @@ func (b *builder) headAndEmbedding(names Names, e, hd int) (emb, dec string, err
 		if t.Shape[1] == e && b.f.Get(p+".bias") == nil {
 			embs = append(embs, p)
 		}
-		if t.Shape[1] == hd {
-			decs = append(decs, p)
-		}
 	}
-	switch names.Decoder {
-	case "":
-		decs = prefer(decs, func(p string) bool { return !strings.Contains(strings.ToLower(p), "emb") })
-		if len(decs) != 1 {
-			if len(decs) == 0 {
-				return "", "", fmt.Errorf("no decoder: no tensor <prefix>.weight of shape [C, %d] (H·directions); tensors: %s", hd, list(b.names()))
-			}
-			return "", "", fmt.Errorf("several decoder candidates of shape [C, %d]: %s; name one with -decoder", hd, list(decs))
-		}
-		dec = decs[0]
-	default:
-		t := b.f.Get(names.Decoder + ".weight")
-		if t == nil || len(t.Shape) != 2 || t.Shape[1] != hd {
-			return "", "", fmt.Errorf("decoder %q: want a tensor %s.weight of shape [C, %d]; candidates: %s", names.Decoder, names.Decoder, hd, list(decs))
-		}
-		dec = names.Decoder
+	cls, err = b.classifier(names, hd)
+	if err != nil {
+		return "", cls, err
 	}
-	embs = remove(embs, dec)
+	embs = remove(remove(embs, cls.first), cls.second)
 	switch names.Embedding {
 	case NoEmbedding:
-		return "", dec, nil
+		return "", cls, nil
 	case "":
 		embs = prefer(embs, func(p string) bool { return strings.Contains(strings.ToLower(p), "emb") })
 		if len(embs) > 1 {
-			return "", "", fmt.Errorf("several embedding candidates of shape [V, %d]: %s; name one with -embedding (or -embedding none)", e, list(embs))
+			return "", cls, fmt.Errorf("several embedding candidates of shape [V, %d]: %s; name one with -embedding (or -embedding none)", e, list(embs))
 		}
 		if len(embs) == 1 {
 			emb = embs[0]
@@ -419,14 +445,14 @@ func (b *builder) headAndEmbedding(names Names, e, hd int) (emb, dec string, err
 	default:
 		t := b.f.Get(names.Embedding + ".weight")
 		if t == nil || len(t.Shape) != 2 || t.Shape[1] != e {
-			return "", "", fmt.Errorf("embedding %q: want a tensor %s.weight of shape [V, %d]; candidates: %s", names.Embedding, names.Embedding, e, list(embs))
+			return "", cls, fmt.Errorf("embedding %q: want a tensor %s.weight of shape [V, %d]; candidates: %s", names.Embedding, names.Embedding, e, list(embs))
 		}
 		emb = names.Embedding
 	}
 	if emb != "" && b.f.Get(emb + ".weight").Shape[0] < 1 {
-		return "", "", fmt.Errorf("embedding %q has no rows", emb)
+		return "", cls, fmt.Errorf("embedding %q has no rows", emb)
 	}
-	return emb, dec, nil
+	return emb, cls, nil
 }
 
 // prefer keeps the candidates that ok accepts, if any does.
@@ -591,15 +617,16 @@ func (m *Model) Summary() string {
 		bias = "no biases"
 	}
 	fmt.Fprintf(&b, "lstm:       %s: %d layer(s), %s, H = %d, %s\n", m.Names.LSTM, n.Layers(), dirs, n.Hidden(), bias)
-	head := "h_n[-1]"
-	if n.Directions() == 2 {
-		head = "cat(h_n[-2], h_n[-1])"
-	}
 	dbias := "with bias"
 	if !n.HasDecoderBias() {
 		dbias = "no bias"
 	}
-	fmt.Fprintf(&b, "decoder:    %s: Linear(%d → %d) on %s, %s\n", m.Names.Decoder, n.Hidden()*n.Directions(), n.Classes(), head, dbias)
+	head := fmt.Sprintf("%s (head %s, %s)", HeadExpression(m.Head, n.Directions()), m.Head, m.HeadSource)
+	if m.OutputLayer == "" {
+		fmt.Fprintf(&b, "decoder:    %s: Linear(%d → %d) on %s, %s\n", m.Names.Decoder, n.Hidden()*n.Directions(), n.Classes(), head, dbias)
+	} else {
+		fmt.Fprintf(&b, "decoder:    %s: Linear(%d → %d) → %s → %s: Linear(%d → %d) on %s, %s\n", m.Names.Decoder, n.Hidden()*n.Directions(), n.Units(), m.Act, m.OutputLayer, n.Units(), n.Classes(), head, dbias)
+	}
 	params := n.Weights() + len(m.Embedding)
 	fmt.Fprintf(&b, "classes:    %d\nparameters: %d\n", n.Classes(), params)
 	fmt.Fprintf(&b, "tensors:\n")

@@ -1,0 +1,120 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/whitebox-lstm/whitebox/cell"
+	"github.com/whitebox-lstm/whitebox/tensorfile"
+)
+
+// HeadMetadataKey is the safetensors __metadata__ key that records a
+// model's head: its value is a head spec (see ParseHeadSpec).
+const HeadMetadataKey = "whitebox.head"
+
+// HeadSpec writes a head and activation as one string: the head's name,
+// and "+" and the activation's name for a classifier with a hidden layer
+// ("mean", "hn-bf", "max+relu").
+func HeadSpec(h cell.Head, a cell.Activation) string {
+	if a == cell.ActNone {
+		return h.String()
+	}
+	return h.String() + "+" + a.String()
+}
+
+// ParseHeadSpec reads HeadSpec's format: "HEAD" or "HEAD+ACT", HEAD one of
+// hn, hn-bf, last, mean, max and ACT relu or tanh.
+func ParseHeadSpec(s string) (cell.Head, cell.Activation, error) {
+	hs, as, hasAct := strings.Cut(s, "+")
+	h, err := cell.ParseHead(hs)
+	if err != nil {
+		return 0, 0, fmt.Errorf("head spec %q: %w", s, err)
+	}
+	if !hasAct {
+		return h, cell.ActNone, nil
+	}
+	a, err := cell.ParseActivation(as)
+	if err != nil || a == cell.ActNone {
+		return 0, 0, fmt.Errorf("head spec %q: unknown activation %q (activations: relu, tanh)", s, as)
+	}
+	return h, a, nil
+}
+
+// resolveHead chooses the head and activation of f's model: o's, else the
+// metadata's, else HeadHN and no activation. A malformed metadata value
+// is an error naming the key.
+func resolveHead(f *tensorfile.File, o Options) (h cell.Head, a cell.Activation, source string, err error) {
+	h, a, source = cell.HeadHN, cell.ActNone, HeadDefault
+	if v, ok := f.Metadata[HeadMetadataKey]; ok {
+		mh, ma, err := ParseHeadSpec(v)
+		if err != nil {
+			return 0, 0, "", fmt.Errorf("safetensors metadata %q: %w", HeadMetadataKey, err)
+		}
+		h, a, source = mh, ma, HeadFromMetadata
+	}
+	if o.HeadSet || o.Head != cell.HeadHN {
+		if _, err := cell.ParseHead(o.Head.String()); err != nil {
+			return 0, 0, "", fmt.Errorf("options: %w", err)
+		}
+		h, source = o.Head, HeadFromOptions
+	}
+	if o.Act != cell.ActNone {
+		if _, err := cell.ParseActivation(o.Act.String()); err != nil {
+			return 0, 0, "", fmt.Errorf("options: %w", err)
+		}
+		a = o.Act
+	}
+	return h, a, source, nil
+}
+
+// WithHead returns a model with m's weights and another head and
+// activation (HeadSource HeadFromOptions). The activation must be ActNone
+// for a classifier of one Linear layer and relu or tanh for one of two.
+// m is unchanged; the two share the embedding and the tensor list.
+func (m *Model) WithHead(h cell.Head, a cell.Activation) (*Model, error) {
+	if m == nil || m.Net == nil {
+		return nil, fmt.Errorf("model: no model (nil or not made by Load)")
+	}
+	p := m.Net.Params()
+	if err := checkAct(a, p.Units > 0, m.Names.Decoder, m.OutputLayer); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	p.Head, p.Act = h, a
+	net, err := cell.NewStacked(p)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	c := *m
+	c.Net, c.Head, c.Act, c.HeadSource = net, h, a, HeadFromOptions
+	return &c, nil
+}
+
+// checkAct checks an activation against the classifier: required for two
+// Linear layers (first, second), refused for one.
+func checkAct(a cell.Activation, two bool, first, second string) error {
+	if two && a == cell.ActNone {
+		return fmt.Errorf("the classifier has two Linear layers (%s → %s): give the activation between them with -act (activations: relu, tanh)", first, second)
+	}
+	if !two && a != cell.ActNone {
+		return fmt.Errorf("activation %v given, but the classifier is one Linear layer (%s) with no activation", a, first)
+	}
+	return nil
+}
+
+// HeadExpression is the PyTorch expression of head h for a model of dirs
+// directions (for one direction hn, hn-bf and last are all h_n[-1]).
+func HeadExpression(h cell.Head, dirs int) string {
+	switch {
+	case h == cell.HeadMean:
+		return "output.mean(dim=1)"
+	case h == cell.HeadMax:
+		return "output.max(dim=1).values"
+	case dirs == 1:
+		return "h_n[-1]"
+	case h == cell.HeadHNBF:
+		return "cat(h_n[-1], h_n[-2])"
+	case h == cell.HeadLast:
+		return "output[:, -1, :]"
+	}
+	return "cat(h_n[-2], h_n[-1])"
+}

@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+"""Reference fixtures for the heads and two-Linear classifiers (testdata/heads/).
+
+Writes, into heads/ next to this file, small float32 PyTorch LSTM classifiers
+with each head and classifier, saved as a user saves them -- torch.save(
+model.state_dict()) (.pt) and a .safetensors file (F32) -- and for each model
+
+* <name>.json: the model's description and float64 references (the float32
+  weights upcast, model.double()) on a few inputs (T from 1 to 12);
+* <name>.verify.jsonl: lines {"ids": [...], "logits": [...]}, the logits of
+  the FLOAT32 model as a user would record them (for `whitebox -verify`).
+
+Run from the repository root (torch only; no Captum needed):
+
+    /usr/bin/python3 model/testdata/gen_heads.py
+
+It is deterministic: run twice, the same bytes.
+
+The models
+----------
+Embedding(V, E) -> nn.LSTM(E, H, num_layers=L, bidirectional=bi,
+batch_first=True) -> head -> classifier, where output, (h_n, c_n) = lstm(e)
+and the head is one of PyTorch's usual expressions:
+
+  hn     torch.cat((h_n[-2], h_n[-1]), dim=1) (bi) / h_n[-1] (uni)
+  hn-bf  torch.cat((h_n[-1], h_n[-2]), dim=1) (bi) / h_n[-1] (uni)
+  last   output[:, -1, :]
+  mean   output.mean(dim=1)
+  max    output.max(dim=1).values
+
+and the classifier is fc = Linear(D, C), or two Linear layers with ReLU or
+Tanh between them, named fc1/fc2 (style "fc") or an nn.Sequential
+classifier.0/classifier.2 (style "seq"). Two models record their head in the
+safetensors metadata ("whitebox.head": "mean+tanh" for mean_bi1_seqtanh,
+"max+relu" for max_bi2_seqrelu); the others record none (the test gives the
+head and activation as options).
+
+References (float64, on the embedded input e = Embedding(ids), T x E)
+---------------------------------------------------------------------
+* logits f(e), baseline_logits f(0);
+* saliency: d f_c / d e (torch.autograd.grad);
+* gxi: e * saliency;
+* ig: Gauss-Legendre with 50 nodes (numpy leggauss on [0, 1]: alpha =
+  (x+1)/2, weight = w/2, float64 weights, NOT Captum's float32-rounded
+  ones), zero baseline: e * sum_k w_k grad f_c(alpha_k e), and delta =
+  sum - (f_c(e) - f_c(0));
+* occlusion: f_c(e) - f_c(e with row t set to zero), per token.
+c is the predicted class, except in one case per model (another class).
+LRP has no Python reference: the Go tests check its conservation.
+"""
+
+import json
+import os
+import struct
+
+import numpy as np
+import torch
+from torch import nn
+
+torch.set_num_threads(1)
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "heads")
+IG_STEPS = 50
+
+
+def write_safetensors(path, tensors, metadata):
+    header, blobs, off = {}, [], 0
+    for k, t in tensors.items():
+        b = t.detach().contiguous().numpy().astype("<f4").tobytes()
+        header[k] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    header["__metadata__"] = metadata
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    meta = header.pop("__metadata__", None)
+    body = data[8 + n:]
+    out = {}
+    for k, v in header.items():
+        a, b = v["data_offsets"]
+        out[k] = torch.from_numpy(np.frombuffer(body[a:b], dtype="<f4").astype(np.float32)).reshape(v["shape"])
+    return out, meta
+
+
+class HeadNet(nn.Module):
+    def __init__(self, s):
+        super().__init__()
+        self.s = s
+        dirs = 2 if s["bidirectional"] else 1
+        D = s["hidden"] * dirs
+        self.embedding = nn.Embedding(s["vocab"], s["input"])
+        self.lstm = nn.LSTM(s["input"], s["hidden"], num_layers=s["layers"], bidirectional=s["bidirectional"],
+                            batch_first=True)
+        act = {"relu": nn.ReLU, "tanh": nn.Tanh}.get(s["act"])
+        if act is None:
+            self.fc = nn.Linear(D, s["classes"])
+        elif s["style"] == "fc":
+            self.fc1 = nn.Linear(D, s["units"])
+            self.act = act()
+            self.fc2 = nn.Linear(s["units"], s["classes"])
+        else:
+            self.classifier = nn.Sequential(nn.Linear(D, s["units"]), act(), nn.Linear(s["units"], s["classes"]))
+
+    def forward(self, e):  # e: (B, T, E) -> logits (B, C)
+        output, (h_n, _) = self.lstm(e)
+        head, bi = self.s["head"], self.s["bidirectional"]
+        if head == "hn":
+            v = torch.cat((h_n[-2], h_n[-1]), dim=1) if bi else h_n[-1]
+        elif head == "hn-bf":
+            v = torch.cat((h_n[-1], h_n[-2]), dim=1) if bi else h_n[-1]
+        elif head == "last":
+            v = output[:, -1, :]
+        elif head == "mean":
+            v = output.mean(dim=1)
+        elif head == "max":
+            v = output.max(dim=1).values
+        else:
+            raise ValueError(head)
+        if self.s["act"] is None:
+            return self.fc(v)
+        if self.s["style"] == "fc":
+            return self.fc2(self.act(self.fc1(v)))
+        return self.classifier(v)
+
+
+def spec(name, layers, bi, head, act=None, style=None, metadata=False, seed=0):
+    return {"name": name, "vocab": 20, "input": 5, "hidden": 6, "layers": layers, "bidirectional": bi,
+            "classes": 3, "units": 5 if act else 0, "head": head, "act": act, "style": style,
+            "metadata": metadata, "seed": seed}
+
+
+SPECS = [
+    spec("hn_bi1_fc12tanh", 1, True, "hn", "tanh", "fc", seed=1),
+    spec("hnbf_bi1", 1, True, "hn-bf", seed=2),
+    spec("hnbf_uni2", 2, False, "hn-bf", seed=3),
+    spec("last_bi2", 2, True, "last", seed=4),
+    spec("last_uni1_fc12relu", 1, False, "last", "relu", "fc", seed=5),
+    spec("mean_uni2", 2, False, "mean", seed=6),
+    spec("mean_bi1_seqtanh", 1, True, "mean", "tanh", "seq", metadata=True, seed=7),
+    spec("max_bi2_seqrelu", 2, True, "max", "relu", "seq", metadata=True, seed=8),
+    spec("max_uni1", 1, False, "max", seed=9),
+]
+
+INPUTS = [[3], [7, 1, 4, 1], [2, 2, 2, 9, 15, 0, 5], [19, 4, 8, 8, 1, 12, 6, 3, 0, 11, 17, 2]]
+OTHER_CLASS_CASE = 2
+VERIFY_INPUTS = [[1], [5, 9], [0, 3, 3, 7, 12], [18, 2, 6, 4, 4, 10, 1, 13], [11, 15, 16, 2, 0, 9, 9, 7, 5, 3, 14]]
+
+
+def make_model(s):
+    torch.manual_seed(1000 + s["seed"])
+    m = HeadNet(s).float()
+    with torch.no_grad():
+        for name, p in m.lstm.named_parameters():
+            p.mul_(2.0)  # livelier gates than PyTorch's default init
+    m.eval()
+    return m
+
+
+def fl(a):
+    return [float(x) for x in np.asarray(a, dtype=np.float64).reshape(-1)]
+
+
+def rows(a):
+    return [fl(r) for r in np.asarray(a)]
+
+
+def case_refs(m64, e, cls):
+    """float64 references for the embedded input e (T x E) and class cls."""
+    T = e.shape[0]
+    with torch.no_grad():
+        y = m64(e[None])[0]
+        y0 = m64(torch.zeros_like(e)[None])[0]
+    c = int(torch.argmax(y)) if cls is None else cls
+
+    def grad_at(x):
+        x = x.clone().requires_grad_(True)
+        (g,) = torch.autograd.grad(m64(x[None])[0, c], x)
+        return g
+
+    sal = grad_at(e)
+    x, w = np.polynomial.legendre.leggauss(IG_STEPS)
+    alphas, weights = (x + 1) / 2, w / 2
+    batch = torch.stack([float(a) * e for a in alphas]).requires_grad_(True)
+    (gb,) = torch.autograd.grad(m64(batch)[:, c].sum(), batch)
+    total = torch.zeros_like(e)
+    for k in range(IG_STEPS):
+        total += float(weights[k]) * gb[k]
+    ig = e * total
+    with torch.no_grad():
+        occ = []
+        for t in range(T):
+            z = e.clone()
+            z[t] = 0
+            occ.append(float(y[c] - m64(z[None])[0, c]))
+    return {"logits": fl(y), "baseline_logits": fl(y0), "predicted": int(torch.argmax(y)), "class": c,
+            "saliency": rows(sal), "gxi": rows(e * sal), "ig": rows(ig),
+            "ig_delta": float(ig.sum() - (y[c] - y0[c])), "occlusion": occ}
+
+
+def build(s):
+    m = make_model(s)
+    sd = {k: v.detach().clone() for k, v in m.state_dict().items()}
+    name = s["name"]
+    pt, st = name + ".pt", name + ".safetensors"
+    torch.save(m.state_dict(), os.path.join(HERE, pt))
+    meta = {"format": "pt"}
+    if s["metadata"]:
+        meta["whitebox.head"] = s["head"] + ("+" + s["act"] if s["act"] else "")
+    write_safetensors(os.path.join(HERE, st), sd, meta)
+    # both files hold the float32 weights
+    back_st, back_meta = read_safetensors(os.path.join(HERE, st))
+    back_pt = torch.load(os.path.join(HERE, pt))
+    assert back_meta == meta
+    for k, v in sd.items():
+        assert v.dtype == torch.float32
+        assert torch.equal(back_st[k], v) and torch.equal(back_pt[k], v), k
+    m64 = make_model(s)
+    m64.load_state_dict(sd)
+    m64 = m64.double()
+    emb = m64.embedding.weight.detach()
+    cases = []
+    for i, ids in enumerate(INPUTS):
+        e = emb[torch.as_tensor(ids)].clone()
+        cls = None
+        if i == OTHER_CLASS_CASE:
+            with torch.no_grad():
+                cls = (int(torch.argmax(m64(e[None])[0])) + 1) % s["classes"]
+        r = case_refs(m64, e, cls)
+        # 50 Gauss-Legendre nodes integrate these smooth models closely
+        assert abs(r["ig_delta"]) < 1e-2 * max(1.0, abs(r["logits"][r["class"]] - r["baseline_logits"][r["class"]])), r["ig_delta"]
+        cases.append(dict(ids=ids, **r))
+    dec = {"embedding": "embedding", "lstm": "lstm"}
+    if s["act"] is None:
+        dec.update(decoder="fc", output_layer=None)
+    elif s["style"] == "fc":
+        dec.update(decoder="fc1", output_layer="fc2")
+    else:
+        dec.update(decoder="classifier.0", output_layer="classifier.2")
+    j = {k: s[k] for k in ("name", "vocab", "input", "hidden", "layers", "bidirectional", "classes", "units",
+                           "head", "act", "style")}
+    j.update(files=[pt, st], dtype="F32", head_in_metadata=s["metadata"], prefixes=dec, ig_steps=IG_STEPS,
+             cases=cases)
+    write(os.path.join(HERE, name + ".json"), json.dumps(j, separators=(",", ":"), allow_nan=False) + "\n")
+    lines = []
+    with torch.no_grad():
+        for ids in VERIFY_INPUTS:
+            y = m(m.embedding(torch.as_tensor([ids])))  # the float32 model, as a user runs it
+            lines.append(json.dumps({"ids": ids, "logits": [float(v) for v in y[0]]}, separators=(",", ":")))
+    write(os.path.join(HERE, name + ".verify.jsonl"), "\n".join(lines) + "\n")
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    print("wrote %s (%d bytes)" % (os.path.relpath(path, os.path.dirname(HERE)), len(text)), flush=True)
+
+
+def main():
+    os.makedirs(HERE, exist_ok=True)
+    for s in SPECS:
+        build(s)
+
+
+if __name__ == "__main__":
+    main()

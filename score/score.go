@@ -59,6 +59,9 @@ type Config struct {
 	Vocab     string // -vocab: a file of one token per line
 	Unk       string // -unk: the -vocab token of unknown words
 	Classes   string // -classes: a file of class names
+	Head      string // -head: hn, hn-bf, last, mean, max, or auto with Verify ("": the file's metadata, else hn)
+	Act       string // -act: relu or tanh, for a classifier of two Linear layers ("": the file's metadata)
+	Verify    string // -verify: a file of JSON lines {"ids", "logits"} recorded from the user's model
 	// ModelName is the name of the model in the records ("model"); the
 	// default is Model. A program that reads the model from a local copy
 	// sets it to the name the user gave.
@@ -113,6 +116,9 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.StringVar(&c.Vocab, p("vocab"), c.Vocab, "-"+p("model")+": a file of one token per line (id = line number from 0); inputs are then words")
 	fs.StringVar(&c.Unk, p("unk"), c.Unk, "-"+p("model")+": the -"+p("vocab")+" token that stands for unknown words (default: an unknown word is an error)")
 	fs.StringVar(&c.Classes, p("classes"), c.Classes, "-"+p("model")+": a file of one class name per line, in logit order (default: 0, 1, ...)")
+	fs.StringVar(&c.Head, p("head"), c.Head, "-"+p("model")+": how the LSTM's outputs reach the classifier: hn (h_n), hn-bf (h_n, backward first), last (output[:, -1]), mean, max, or auto with -"+p("verify")+" (default: the file's metadata, else hn)")
+	fs.StringVar(&c.Act, p("act"), c.Act, "-"+p("model")+": the activation between a classifier's two Linear layers: relu or tanh")
+	fs.StringVar(&c.Verify, p("verify"), c.Verify, "-"+p("model")+": a file of JSON lines {\"ids\": [...], \"logits\": [...]} from your own model: its logits must match (relative 1e-4), or the run stops naming the head that matches")
 	fs.BoolVar(&c.Features, p("features"), c.Features, "-"+p("model")+": also write the per-dimension scores (\"features\": T lists of E)")
 	fs.Float64Var(&c.LRPBias, p("lrp-bias"), c.LRPBias, "-"+p("model")+", LRP: Arras et al.'s bias_factor in [0, 1] (0: bias and stabilizer absorb their share; 1: relevance is conserved)")
 	fs.BoolVar(&c.CaptumWeights, p("captum-weights"), c.CaptumWeights, "IG: round the quadrature weights to float32 as Captum does, for Captum's numbers to the last digit (default: true with -"+p("model")+", false with -"+p("net")+")")
@@ -174,7 +180,7 @@ func New(cfg Config) (*Scorer, error) {
 	}
 	var subj subject
 	if f.Net != "" {
-		for _, name := range []string{"embedding", "lstm", "decoder", "vocab", "unk", "classes", "features", "lrp-bias"} {
+		for _, name := range []string{"embedding", "lstm", "decoder", "vocab", "unk", "classes", "features", "lrp-bias", "head", "act", "verify"} {
 			if set(name) {
 				return nil, fmt.Errorf("-%s applies to -model only", name)
 			}
@@ -194,7 +200,7 @@ func New(cfg Config) (*Scorer, error) {
 			}
 		}
 		mf := modelFlags{path: f.Model, name: f.ModelName, embedding: f.Embedding, lstm: f.LSTM, decoder: f.Decoder,
-			vocab: f.Vocab, unk: f.Unk, classes: f.Classes}
+			vocab: f.Vocab, unk: f.Unk, classes: f.Classes, head: f.Head, act: f.Act, verify: f.Verify}
 		if subj, err = newModelSubject(mf); err != nil {
 			return nil, err
 		}
@@ -258,6 +264,10 @@ func (s *Scorer) Method() attrib.Method { return s.method }
 
 // Classes are the class names, in logit order.
 func (s *Scorer) Classes() []string { return s.subj.classes() }
+
+// Note is what the user should be told once per run, or "": that the
+// model's head was assumed (no -head, no metadata, no -verify).
+func (s *Scorer) Note() string { return s.subj.note() }
 
 // Label names the classifier in titles: the network, or the model file's
 // base name.

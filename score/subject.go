@@ -30,6 +30,7 @@ type subject interface {
 	class(name string) (int, error) // -class
 	label() string                  // for titles
 	stamp(r *record.Record)         // names the classifier in a record
+	note() string                   // a note for the user, once per run ("": none)
 	// tokens counts the tokens of an input without parsing it, and
 	// tokenBytes is the memory one token costs from parsing to output (its
 	// row, scores and JSON), so that an input too long for the budget is
@@ -48,6 +49,7 @@ func (w whiteboxSubject) label() string       { return w.net.Name }
 func (w whiteboxSubject) stamp(r *record.Record) {
 	r.Net = w.net.Name
 }
+func (w whiteboxSubject) note() string                   { return "" }
 func (w whiteboxSubject) class(name string) (int, error) { return w.net.Task.Class(name) }
 func (w whiteboxSubject) tokens(s string) int            { return utf8.RuneCountInString(s) }
 
@@ -80,10 +82,22 @@ type modelSubject struct {
 	names []string       // the class names
 }
 
-func (m *modelSubject) model() attrib.Model    { return m.m.Net }
-func (m *modelSubject) classes() []string      { return m.names }
-func (m *modelSubject) label() string          { return filepath.Base(m.name) }
-func (m *modelSubject) stamp(r *record.Record) { r.Model = m.name }
+func (m *modelSubject) model() attrib.Model { return m.m.Net }
+func (m *modelSubject) classes() []string   { return m.names }
+func (m *modelSubject) label() string       { return filepath.Base(m.name) }
+func (m *modelSubject) stamp(r *record.Record) {
+	r.Model, r.Head = m.name, model.HeadSpec(m.m.Head, m.m.Act)
+}
+
+// AssumedHeadNote is the note of a run whose head nothing said.
+const AssumedHeadNote = "whitebox: assuming -head hn (h_n), as neither -head nor the file says; check it with -verify FILE (see README, \"Your own model\")"
+
+func (m *modelSubject) note() string {
+	if m.m.HeadSource == model.HeadDefault {
+		return AssumedHeadNote
+	}
+	return ""
+}
 
 // tokens counts the white-space-separated fields (or, for features, the
 // rows: the '[' after the first).
@@ -196,15 +210,17 @@ type modelFlags struct {
 	path, name               string // name: in records (default: path)
 	embedding, lstm, decoder string
 	vocab, unk, classes      string
+	head, act, verify        string
 }
 
 func (f modelFlags) names() model.Names {
 	return model.Names{Embedding: f.embedding, LSTM: f.lstm, Decoder: f.decoder}
 }
 
-// newModelSubject loads the model and its vocabulary and class names.
+// newModelSubject loads the model (its head checked against -verify's
+// logits) and its vocabulary and class names.
 func newModelSubject(f modelFlags) (*modelSubject, error) {
-	m, err := model.Load(f.path, model.Options{Names: f.names()})
+	m, err := LoadModel(f.path, f.names(), f.head, f.act, f.verify)
 	if err != nil {
 		return nil, err
 	}

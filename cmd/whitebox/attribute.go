@@ -75,6 +75,9 @@ Flags:
 		fmt.Fprintf(stderr, "whitebox attribute: %v\n", err)
 		return 2
 	}
+	if note := job.sc.Note(); note != "" {
+		fmt.Fprintln(stderr, note)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	return job.run(ctx, inputs, stdin, stderr)

@@ -36,7 +36,7 @@ func TestAttributeModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rec.Model != testModel || rec.Net != "" || rec.Method != method.String() || len(rec.Tokens) != len(ids) || rec.Tokens[2] != "4" {
+		if rec.Model != testModel || rec.Head != "hn" || rec.Net != "" || rec.Method != method.String() || len(rec.Tokens) != len(ids) || rec.Tokens[2] != "4" {
 			t.Fatalf("%v: record %+v", method, rec)
 		}
 		for i, s := range want.Tokens {

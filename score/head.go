@@ -4,6 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/whitebox-lstm/whitebox/attrib"
 
 	"github.com/whitebox-lstm/whitebox/cell"
 	"github.com/whitebox-lstm/whitebox/model"
@@ -87,4 +91,30 @@ func verifyHint(m *model.Model, verifyFile string) string {
 		return ""
 	}
 	return "-verify " + verifyFile + ": " + verify.Hint(all)
+}
+
+// baselineRow reads -baseline: "" or zero is nil (the zero row); id:N is
+// the embedding row of token N, for IG and occlusion on a model with an
+// embedding.
+func baselineRow(spec string, subj subject, m attrib.Method) ([]float64, error) {
+	if spec == "" || spec == "zero" {
+		return nil, nil
+	}
+	rest, ok := strings.CutPrefix(spec, "id:")
+	if !ok {
+		return nil, fmt.Errorf("-baseline %q: zero or id:N (the embedding row of token N)", spec)
+	}
+	ms, isModel := subj.(*modelSubject)
+	if !isModel || ms.m.Embedding == nil {
+		return nil, fmt.Errorf("-baseline %s: needs a model with an embedding", spec)
+	}
+	if m != attrib.IntegratedGradients && m != attrib.Occlusion {
+		return nil, fmt.Errorf("-baseline %s: for ig and occlusion only, not %v", spec, m)
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n < 0 || n >= ms.m.Vocab {
+		return nil, fmt.Errorf("-baseline %s: the token id must be in [0, %d)", spec, ms.m.Vocab)
+	}
+	e := ms.m.Input()
+	return ms.m.Embedding[n*e : (n+1)*e], nil
 }

@@ -62,6 +62,7 @@ type Config struct {
 	Head      string // -head: hn, hn-bf, last, mean, max, or auto with Verify ("": the file's metadata, else hn)
 	Act       string // -act: relu or tanh, for a classifier of two Linear layers ("": the file's metadata)
 	Verify    string // -verify: a file of JSON lines {"ids", "logits"} recorded from the user's model
+	Baseline  string // -baseline: zero ("" too) or id:N, the embedding row of token N (IG and occlusion)
 	// ModelName is the name of the model in the records ("model"); the
 	// default is Model. A program that reads the model from a local copy
 	// sets it to the name the user gave.
@@ -119,6 +120,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.StringVar(&c.Head, p("head"), c.Head, "-"+p("model")+": how the LSTM's outputs reach the classifier: hn (h_n), hn-bf (h_n, backward first), last (output[:, -1]), mean, max, or auto with -"+p("verify")+" (default: the file's metadata, else hn)")
 	fs.StringVar(&c.Act, p("act"), c.Act, "-"+p("model")+": the activation between a classifier's two Linear layers: relu or tanh")
 	fs.StringVar(&c.Verify, p("verify"), c.Verify, "-"+p("model")+": a file of JSON lines {\"ids\": [...], \"logits\": [...]} from your own model: its logits must match (relative 1e-4), or the run stops naming the head that matches")
+	fs.StringVar(&c.Baseline, p("baseline"), c.Baseline, "-"+p("model")+", IG and occlusion: the baseline row at every position: zero (the zero embedding) or id:N (the embedding row of token N, as Captum's LayerIntegratedGradients with baselines=N; its default is id:0)")
 	fs.BoolVar(&c.Features, p("features"), c.Features, "-"+p("model")+": also write the per-dimension scores (\"features\": T lists of E)")
 	fs.Float64Var(&c.LRPBias, p("lrp-bias"), c.LRPBias, "-"+p("model")+", LRP: Arras et al.'s bias_factor in [0, 1] (0: bias and stabilizer absorb their share; 1: relevance is conserved)")
 	fs.BoolVar(&c.CaptumWeights, p("captum-weights"), c.CaptumWeights, "IG: round the quadrature weights to float32 as Captum does, for Captum's numbers to the last digit (default: true with -"+p("model")+", false with -"+p("net")+")")
@@ -180,7 +182,7 @@ func New(cfg Config) (*Scorer, error) {
 	}
 	var subj subject
 	if f.Net != "" {
-		for _, name := range []string{"embedding", "lstm", "decoder", "vocab", "unk", "classes", "features", "lrp-bias", "head", "act", "verify"} {
+		for _, name := range []string{"embedding", "lstm", "decoder", "vocab", "unk", "classes", "features", "lrp-bias", "head", "act", "verify", "baseline"} {
 			if set(name) {
 				return nil, fmt.Errorf("-%s applies to -model only", name)
 			}
@@ -242,6 +244,9 @@ func New(cfg Config) (*Scorer, error) {
 			return nil, err
 		}
 		opt.Class = attrib.ClassIndex(k)
+	}
+	if opt.Baseline, err = baselineRow(f.Baseline, subj, method); err != nil {
+		return nil, err
 	}
 	sh := &shared{cfg: f, subj: subj, method: method, opt: opt, inputBytes: opt.Budget / 2}
 	return sh.scorer(), nil

@@ -103,3 +103,37 @@ func TestInspectVerify(t *testing.T) {
 		t.Errorf("unidirectional: %d\n%s", status, out)
 	}
 }
+
+// -baseline id:N gives the library's scores with the embedding row of N;
+// -baseline zero is today's output byte for byte.
+func TestBaselineFlag(t *testing.T) {
+	_, plain, _ := runCLI(t, "3 1 4\n", "attribute", "-model", testModel, "-method", "ig")
+	status, zero, errOut := runCLI(t, "3 1 4\n", "attribute", "-model", testModel, "-method", "ig", "-baseline", "zero")
+	if status != 0 || zero != plain {
+		t.Fatalf("-baseline zero: status %d, stderr %q\n%s\nwant\n%s", status, errOut, zero, plain)
+	}
+	for _, method := range []string{"ig", "occlusion"} {
+		status, out, errOut := runCLI(t, "3 1 4\n", "attribute", "-model", testModel, "-method", method, "-baseline", "id:7")
+		if status != 0 {
+			t.Fatalf("%s: status %d: %s", method, status, errOut)
+		}
+		_, ref, _ := runCLI(t, "3 1 4\n", "attribute", "-model", testModel, "-method", method)
+		if decode(t, out)[0].Scores[0] == decode(t, ref)[0].Scores[0] {
+			t.Errorf("%s: -baseline id:7 changed nothing", method)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-model", testModel, "-method", "lrp", "-baseline", "id:0"}, "for ig and occlusion only"},
+		{[]string{"-model", testModel, "-method", "ig", "-baseline", "id:40"}, "must be in [0, 40)"},
+		{[]string{"-model", testModel, "-method", "ig", "-baseline", "pad"}, "zero or id:N"},
+		{[]string{"-net", "sp-fsa", "-method", "ig", "-baseline", "id:0"}, "-baseline applies to -model only"},
+	} {
+		status, _, errOut := runCLI(t, "3 1 4\n", append([]string{"attribute"}, c.args...)...)
+		if status != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: status %d, stderr %q; want 2 and %q", c.args, status, errOut, c.want)
+		}
+	}
+}

@@ -14,7 +14,7 @@ import (
 // with baselines=torch.full_like(ids, N), and the row replaced by it
 // (testdata/gen_baseline.py), to 1e-9 of the case's largest score.
 func TestBaselineCaptum(t *testing.T) {
-	b, err := os.ReadFile("testdata/baseline.json")
+	b, err := os.ReadFile("testdata/baseline/refs.json")
 	if err != nil {
 		t.Fatal(err)
 	}

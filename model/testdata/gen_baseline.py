@@ -12,7 +12,7 @@ biases, F64) and a few inputs, in float64 PyTorch:
     N), one t at a time (Captum's Occlusion on the embedded input with
     sliding_window_shapes=(1, E) and that row as baselines).
 
-The class is the predicted one. Writes model/testdata/baseline.json. Run
+The class is the predicted one. Writes model/testdata/baseline/refs.json. Run
 from the repository root:
 
     PYTHONPATH=/tmp/captum /usr/bin/python3 -W ignore model/testdata/gen_baseline.py
@@ -123,7 +123,7 @@ def main():
                         occ.append(float(y[c] - m.from_embedded(e1)[0, c]))
                 out.append({"file": path, "ids": ids, "baseline_id": n, "class": c,
                             "ig": attr.sum(-1)[0].tolist(), "ig_delta": float(delta[0]), "occlusion": occ})
-    with open("model/testdata/baseline.json", "w") as f:
+    with open("model/testdata/baseline/refs.json", "w") as f:
         json.dump(out, f, indent=1)
         f.write("\n")
 

@@ -66,7 +66,7 @@ func (s Stop) checkSymbols(symbols []int) error {
 	}
 	for i, k := range symbols {
 		if k < 0 || k >= len(s.DFA.Alphabet) {
-			return fmt.Errorf("ablation: symbol %d at position %d is out of range 0..%d", k, i+1, len(s.DFA.Alphabet)-1)
+			return fmt.Errorf("ablation: symbol %d at position %d is out of range 0..%d", k, i, len(s.DFA.Alphabet)-1)
 		}
 	}
 	return nil
@@ -139,7 +139,7 @@ func (e *Evaluator) Run(ctx context.Context, symbols []int) (int, error) {
 		if err := e.ex.Attribute(e.Method, cell.OneHot(s), e.Options, &e.res); err != nil {
 			return deleted, err
 		}
-		best := cell.Predict(e.res.Tokens)
+		best := cell.Predict(e.res.Scores)
 		s = append(s[:best], s[best+1:]...)
 		deleted++
 	}

@@ -141,7 +141,7 @@ func TestBatchedMethodsBits(t *testing.T) {
 					if err := e.Attribute(Occlusion, tc.x, opt, &res); err != nil {
 						t.Fatal(err)
 					}
-					if !sameBits(res.Tokens, wantOcc) {
+					if !sameBits(res.Scores, wantOcc) {
 						t.Errorf("%s: occlusion differs from the single path", where)
 					}
 				}

@@ -22,6 +22,6 @@ func ExampleAttribute() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("class %s: %.3f\n", net.Task.Classes[res.Class], res.Tokens)
+	fmt.Printf("class %s: %.3f\n", net.Task.Classes[res.Class], res.Scores)
 	// Output: class True: [0.000 0.000 0.000 0.640]
 }

@@ -45,7 +45,7 @@ func (e *Explainer) integratedGradientsChecked(ctx context.Context, x cell.Input
 // gapWithin reports whether IG's completeness gap |Δ| is at most tol times
 // |ŷ_c(x) − ŷ_c(0)| (= Σ_t R_t − Δ), or within rounding of the logits.
 func gapWithin(tol float64, res *Result) bool {
-	total := sum(res.Tokens)
+	total := sum(res.Scores)
 	diff := total - res.Delta
 	yc := res.Logits[res.Class]
 	floor := 1e-12 * max(1, math.Abs(yc), math.Abs(yc-diff))
@@ -65,10 +65,10 @@ func (res *Result) Warning() string {
 	if !res.GapExceeded {
 		return ""
 	}
-	diff := sum(res.Tokens) - res.Delta
-	hint := "more steps, or AutoSteps (-steps auto), reach the tolerance"
+	diff := sum(res.Scores) - res.Delta
+	hint := "more steps, or Options.Steps = AutoSteps, reach the tolerance"
 	if res.autoCapped {
-		hint = "AutoSteps stopped at its cap (MaxAutoSteps, -max-steps)"
+		hint = "AutoSteps stopped at its cap, Options.MaxAutoSteps"
 	}
 	return fmt.Sprintf("IG's completeness gap %.3g is more than %g of |ŷ_c(x) − ŷ_c(0)| = %.3g with %d steps: the scores do not add up to the change of the logit; %s",
 		res.Delta, res.Tolerance, math.Abs(diff), res.IGSteps, hint)

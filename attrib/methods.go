@@ -56,14 +56,29 @@ func (m Method) String() string {
 	return methodNames[m]
 }
 
-// ParseMethod returns the method called s (its short name).
+// methodAliases are other names of the methods, as Captum users and papers
+// write them (compared in lower case, without '_', '-', ' ').
+var methodAliases = map[string]Method{
+	"integratedgradients": IntegratedGradients, "inputxgradient": GradientXInput,
+	"gradientxinput": GradientXInput, "gradxinput": GradientXInput, "gradient×input": GradientXInput,
+	"g×i": GradientXInput, "gradients": Saliency, "featureablation": Occlusion,
+	"layerwiserelevancepropagation": LRP,
+}
+
+// ParseMethod returns the method called s: its short name (ig, gxi, …) or
+// a Captum class name (IntegratedGradients, InputXGradient, Saliency,
+// Occlusion, LRP), in any case and with or without '_' and '-'.
 func ParseMethod(s string) (Method, error) {
+	key := strings.ToLower(strings.NewReplacer("_", "", "-", "", " ", "").Replace(s))
 	for k, name := range methodNames {
-		if s == name {
+		if key == name {
 			return Method(k), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown method %q (methods: %s)", s, strings.Join(methodNames[:], ", "))
+	if m, ok := methodAliases[key]; ok {
+		return m, nil
+	}
+	return 0, fmt.Errorf("unknown method %q (methods: %s, or Captum's names: IntegratedGradients, InputXGradient, Saliency, Occlusion, LRP)", s, strings.Join(methodNames[:], ", "))
 }
 
 // Model is a classifier the methods run on: a *cell.Network or a
@@ -141,10 +156,17 @@ type Options struct {
 	Quadrature   Quadrature // IG: the rule (the zero value is Gauss–Legendre)
 	// Float32Weights rounds IG's quadrature weights to float32, as Captum's
 	// IntegratedGradients does (it multiplies the gradients by
-	// torch.tensor(step_sizes).float(), even in float64): set it to get
-	// Captum's numbers to the last digits. The zero value keeps the
+	// torch.tensor(step_sizes).float(), even in float64); false keeps the
 	// float64 weights (relative differences of about 1e-8 from Captum).
+	// Unless Float32WeightsSet, false means the default, the same as
+	// `whitebox attribute`'s -captum-weights: true for a *cell.Stacked
+	// (an imported PyTorch model, whose users compare with Captum: its
+	// numbers to the last digit), false for a *cell.Network (the white-box
+	// networks, checked against exact float64 arithmetic).
 	Float32Weights bool
+	// Float32WeightsSet makes Float32Weights count as given, false
+	// included.
+	Float32WeightsSet bool
 	// Epsilon is LRP's stabilizer ε, finite and ≥ 0 (zero: DefaultEpsilon,
 	// unless EpsilonSet). With ε = 0 a zero denominator is an error.
 	Epsilon float64
@@ -229,9 +251,12 @@ type Result struct {
 	Class      int       // the relevance class c
 	Prediction int       // the network's predicted class (argmax, first on ties)
 	Logits     []float64 // ŷ(X)
-	Steps      int       // T
-	Features   []float64 // R_{t,i} at [t*D+i]; for Occlusion, R_t on the hot column of one-hot input and nil for dense input
-	Tokens     []float64 // R_t
+	Len        int       // T, the number of time steps (tokens) of the input
+	// Features are the scores R_{t,i} at [t*D+i]; for Occlusion, R_t on
+	// the hot column of one-hot input, and nil for dense input (whether
+	// the Result is fresh or reused).
+	Features []float64
+	Scores   []float64 // R_t, one score per token
 	// Delta is IG's completeness gap Σ_t R_t − (ŷ_c(X) − ŷ_c(0)); 0 for the
 	// other methods.
 	Delta float64
@@ -251,6 +276,8 @@ type Result struct {
 // Explainer computes attributions on one network, reusing its buffers from
 // call to call. It is not safe for concurrent use; make one per goroutine
 // (IG and Occlusion use several goroutines inside one call; see Options).
+// Between calls it holds its scratch, up to Options.Budget; Release gives
+// it back.
 type Explainer struct {
 	inUse    atomic.Bool
 	model    Model
@@ -307,10 +334,22 @@ func (e *Explainer) quadrature(q Quadrature, n int, f32 bool) error {
 	return nil
 }
 
-// NewExplainer returns an Explainer for m, a *cell.Network or a
-// *cell.Stacked (anything else, nil too, makes every call fail with an
-// error).
+// A Wrapper is a model that holds a *cell.Stacked, such as package
+// model's *model.Model: NewExplainer and Attribute take it as its engine.
+type Wrapper interface {
+	Model
+	Stacked() *cell.Stacked
+}
+
+// NewExplainer returns an Explainer for m, a *cell.Network, a
+// *cell.Stacked or a Wrapper of one (a *model.Model); anything else, nil
+// too, makes every call fail with an error.
 func NewExplainer(m Model) *Explainer {
+	if w, ok := m.(Wrapper); ok && w != nil {
+		if s := w.Stacked(); s != nil {
+			m = s
+		}
+	}
 	e := &Explainer{model: m}
 	switch m := m.(type) {
 	case *cell.Network:
@@ -325,10 +364,51 @@ func NewExplainer(m Model) *Explainer {
 	return e
 }
 
-// Attribute is NewExplainer(m).Attribute with a new Result.
+// Release gives back the scratch memory the Explainer keeps from call to
+// call and ends its worker goroutines. Between calls an Explainer holds
+// the batch lanes of IG and Occlusion (up to Options.Budget, 256 MiB by
+// default: IG on 2,000 tokens of a 2-layer bidirectional model keeps
+// about 200 MB) and the traces of its longest input (a few floats per
+// token, unit and layer); after Release it holds a few kilobytes besides
+// the model, which is shared and never copied. The Explainer stays usable:
+// its next call allocates its scratch again. A long-lived Explainer (a
+// pool of them in a service) should be released after a long input, or
+// given a smaller Options.Budget. Release returns an error while a call is
+// running.
+func (e *Explainer) Release() error {
+	if e == nil {
+		return nil
+	}
+	if !e.inUse.CompareAndSwap(false, true) {
+		return fmt.Errorf("attrib: Release during a call")
+	}
+	defer e.inUse.Store(false)
+	if e.batch != nil {
+		e.batch.Close() // not busy: e is not in use
+		e.batch = nil
+	}
+	if e.net != nil {
+		e.ws = cell.NewWorkspace(e.net)
+	}
+	if e.stacked != nil {
+		if err := e.stacked.Release(); err != nil {
+			return fmt.Errorf("attrib: %w", err)
+		}
+	}
+	e.grad, e.alphas, e.weights, e.rule = nil, nil, nil, ruleKey{}
+	e.occluded, e.y, e.y0 = nil, nil, nil
+	return nil
+}
+
+// Attribute is NewExplainer(m).Attribute with a new Result, the
+// Explainer released at the end. Each call builds the engine's scratch
+// anew (a few MB for IG on a short input): for repeated calls keep an
+// Explainer, which reuses it.
 func Attribute(net Model, m Method, x cell.Input, opt Options) (*Result, error) {
 	res := new(Result)
-	if err := NewExplainer(net).Attribute(m, x, opt, res); err != nil {
+	e := NewExplainer(net)
+	defer e.Release() // its scratch and goroutines go now, not when collected
+	if err := e.Attribute(m, x, opt, res); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -366,6 +446,9 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("attrib: %w", err)
 	}
+	if !opt.Float32WeightsSet && !opt.Float32Weights {
+		opt.Float32Weights = e.stacked != nil // see Options.Float32Weights
+	}
 	if opt.LRPBias != 0 && m == LRP && e.stacked == nil {
 		return fmt.Errorf("attrib: LRP bias factor %v: a Network's LRP has bias factor 0 only", opt.LRPBias)
 	}
@@ -387,13 +470,13 @@ func (e *Explainer) attribute(ctx context.Context, m Method, x cell.Input, opt O
 		e.y = grow(e.y, e.model.Classes())
 		logits, err = e.y, e.logits(x, e.y)
 	} else {
-		logits, err = e.forward(x)
+		logits, err = e.forward(ctx, x)
 	}
 	if err != nil {
 		return fmt.Errorf("attrib: %w", err)
 	}
 	d, steps := e.model.Input(), x.Len()
-	res.Tokens = grow(res.Tokens, steps)
+	res.Scores = grow(res.Scores, steps)
 	if err := e.begin(m, logits, opt, res, res.Features); err != nil {
 		return err
 	}
@@ -404,17 +487,17 @@ func (e *Explainer) attribute(ctx context.Context, m Method, x cell.Input, opt O
 	f := res.Features
 	switch m {
 	case Saliency:
-		err = e.gradient(x, res.Class, f)
+		err = e.gradient(ctx, x, res.Class, f)
 	case GradientXInput:
-		err = e.gradient(x, res.Class, f)
+		err = e.gradient(ctx, x, res.Class, f)
 		timesInput(f, x, d)
 	case LRP:
-		res.Relevance, err = e.lrp(x, res.Class, opt, f)
+		res.Relevance, err = e.lrp(ctx, x, res.Class, opt, f)
 	}
 	if err != nil {
 		return fmt.Errorf("attrib: %w", err)
 	}
-	sumTokens(res.Tokens, f, d)
+	sumTokens(res.Scores, f, d)
 	return nil
 }
 
@@ -429,17 +512,17 @@ func (e *Explainer) occlusion(ctx context.Context, x cell.Input, opt Options, re
 	}
 	yc := res.Logits[res.Class]
 	for t, y := range occluded {
-		res.Tokens[t] = yc - y
+		res.Scores[t] = yc - y
 	}
 	if !x.IsOneHot() {
-		res.Features = res.Features[:0]
+		res.Features = nil // no per-feature scores: nil, on a fresh Result as on a reused one
 		return nil
 	}
 	res.Features = grow(res.Features, steps*d)
 	clear(res.Features)
 	for t, s := range x.Symbols() {
 		if s >= 0 {
-			res.Features[t*d+s] = res.Tokens[t]
+			res.Features[t*d+s] = res.Scores[t]
 		}
 	}
 	return nil
@@ -469,7 +552,7 @@ func (e *Explainer) integratedGradients(ctx context.Context, x cell.Input, opt O
 	c := e.model.Classes()
 	e.y, e.y0 = grow(e.y, c), grow(e.y0, c)
 	features := grow(res.Features, steps*d)
-	res.Tokens = grow(res.Tokens, steps)
+	res.Scores = grow(res.Scores, steps)
 	if e.choose == nil {
 		e.choose = e.chooseClass
 	}
@@ -488,8 +571,8 @@ func (e *Explainer) integratedGradients(ctx context.Context, x cell.Input, opt O
 		return fmt.Errorf("attrib: %w", err)
 	}
 	timesInput(res.Features, x, d)
-	sumTokens(res.Tokens, res.Features, d)
-	res.Delta = sum(res.Tokens) - (res.Logits[res.Class] - e.y0[res.Class])
+	sumTokens(res.Scores, res.Features, d)
+	res.Delta = sum(res.Scores) - (res.Logits[res.Class] - e.y0[res.Class])
 	return nil
 }
 
@@ -505,11 +588,11 @@ func (e *Explainer) chooseClass(y []float64) (int, error) {
 }
 
 // begin starts res for method m from the logits y of the input (whose
-// length is len(res.Tokens)): the prediction and the relevance class,
+// length is len(res.Scores)): the prediction and the relevance class,
 // checked against the model. It keeps res's slices (features becomes
 // res.Features).
 func (e *Explainer) begin(m Method, y []float64, opt Options, res *Result, features []float64) error {
-	*res = Result{Method: m, Steps: len(res.Tokens), Logits: append(res.Logits[:0], y...), Features: features, Tokens: res.Tokens}
+	*res = Result{Method: m, Len: len(res.Scores), Logits: append(res.Logits[:0], y...), Features: features, Scores: res.Scores}
 	res.Prediction = cell.Predict(y)
 	res.Class = res.Prediction
 	if k, ok := opt.Class.Index(); ok {
@@ -570,28 +653,29 @@ func (e *Explainer) logits(x cell.Input, y []float64) error {
 }
 
 // forward returns the logits of x, keeping the trace for gradient and lrp.
-func (e *Explainer) forward(x cell.Input) ([]float64, error) {
+// Like them, it ends soon after ctx is done.
+func (e *Explainer) forward(ctx context.Context, x cell.Input) ([]float64, error) {
 	if e.stacked != nil {
-		return e.stacked.Forward(x)
+		return e.stacked.ForwardContext(ctx, x)
 	}
-	return e.net.Forward(e.ws, x)
+	return e.net.ForwardContext(ctx, e.ws, x)
 }
 
-func (e *Explainer) gradient(x cell.Input, class int, f []float64) error {
+func (e *Explainer) gradient(ctx context.Context, x cell.Input, class int, f []float64) error {
 	var err error
 	if e.stacked != nil {
-		_, err = e.stacked.Gradient(x, class, f)
+		_, err = e.stacked.GradientContext(ctx, x, class, f)
 	} else {
-		_, err = e.net.Gradient(e.ws, x, class, f)
+		_, err = e.net.GradientContext(ctx, e.ws, x, class, f)
 	}
 	return err
 }
 
-func (e *Explainer) lrp(x cell.Input, class int, opt Options, f []float64) (cell.Relevance, error) {
+func (e *Explainer) lrp(ctx context.Context, x cell.Input, class int, opt Options, f []float64) (cell.Relevance, error) {
 	if e.stacked != nil {
-		return e.stacked.LRP(x, class, opt.Epsilon, opt.LRPBias, f)
+		return e.stacked.LRPContext(ctx, x, class, opt.Epsilon, opt.LRPBias, f)
 	}
-	return e.net.LRP(e.ws, x, class, opt.Epsilon, f)
+	return e.net.LRPContext(ctx, e.ws, x, class, opt.Epsilon, f)
 }
 
 func (e *Explainer) occlude(ctx context.Context, x cell.Input, class int, out []float64, bo cell.BatchOptions) error {

@@ -47,37 +47,37 @@ const blank = 1e-5 // the paper's threshold for a zero score
 func TestCountingBehaviour(t *testing.T) {
 	net := mustNet(t, "counting", whitebox.Config{})
 	for _, s := range []string{"aaabb", "bbbaa", "aaabbb", "aabbb", "ab", "a"} {
-		if r := heatmap(t, net, Saliency, s, "True"); maxAbs(r.Tokens) != 0 {
-			t.Errorf("saliency(%s, True) = %v, want exact zeros (R_a = −R_b per token)", s, r.Tokens)
+		if r := heatmap(t, net, Saliency, s, "True"); maxAbs(r.Scores) != 0 {
+			t.Errorf("saliency(%s, True) = %v, want exact zeros (R_a = −R_b per token)", s, r.Scores)
 		}
 		for _, m := range []Method{GradientXInput, IntegratedGradients, Occlusion} {
 			r := heatmap(t, net, m, s, "True")
 			for i, c := range s {
-				if (c == 'a') != (r.Tokens[i] > 0) || r.Tokens[i] == 0 {
-					t.Errorf("%v(%s, True) = %v: want a > 0 and b < 0", m, s, r.Tokens)
+				if (c == 'a') != (r.Scores[i] > 0) || r.Scores[i] == 0 {
+					t.Errorf("%v(%s, True) = %v: want a > 0 and b < 0", m, s, r.Scores)
 					break
 				}
 			}
 		}
 		for _, m := range Methods {
-			if r := heatmap(t, net, m, s, "False"); maxAbs(r.Tokens) != 0 {
-				t.Errorf("%v(%s, False) = %v: ŷ_False is a constant, want zeros", m, s, r.Tokens)
+			if r := heatmap(t, net, m, s, "False"); maxAbs(r.Scores) != 0 {
+				t.Errorf("%v(%s, False) = %v: ŷ_False is a constant, want zeros", m, s, r.Scores)
 			}
 		}
 	}
 	// Heatmaps #3 and #4: LRP gives 0 to prefixes with as many a's as b's.
 	r := heatmap(t, net, LRP, "aaabbb", "True")
-	if maxAbs(r.Tokens) >= blank {
-		t.Errorf("LRP(aaabbb) = %v, want blank", r.Tokens)
+	if maxAbs(r.Scores) >= blank {
+		t.Errorf("LRP(aaabbb) = %v, want blank", r.Scores)
 	}
 	r = heatmap(t, net, LRP, "aabbb", "True")
-	if maxAbs(r.Tokens[:4]) >= blank || math.Abs(r.Tokens[4]) < blank {
-		t.Errorf("LRP(aabbb) = %v, want zeros on the balanced prefix aabb and a score on the last b", r.Tokens)
+	if maxAbs(r.Scores[:4]) >= blank || math.Abs(r.Scores[4]) < blank {
+		t.Errorf("LRP(aabbb) = %v, want zeros on the balanced prefix aabb and a score on the last b", r.Scores)
 	}
 	// Occlusion gives the symbol with fewer instances the smaller magnitude.
 	r = heatmap(t, net, Occlusion, "aaabb", "True")
-	if !(math.Abs(r.Tokens[4]) < math.Abs(r.Tokens[0])) {
-		t.Errorf("occlusion(aaabb) = %v: want |b| < |a|", r.Tokens)
+	if !(math.Abs(r.Scores[4]) < math.Abs(r.Scores[0])) {
+		t.Errorf("occlusion(aaabb) = %v: want |b| < |a|", r.Scores)
 	}
 }
 
@@ -88,12 +88,12 @@ func TestSPCounterBehaviour(t *testing.T) {
 	// occlusion leaves the a's 1.4% of the b's score: the paper's colour
 	// one step off white (its preview table).
 	r := heatmap(t, net, Occlusion, "aacb", "True")
-	if r.Tokens[0] != r.Tokens[1] || r.Tokens[0] > 0.02*r.Tokens[3] || r.Tokens[2] != 0 || r.Tokens[3] <= blank {
-		t.Errorf("occlusion(aacb) = %v: want ≈0 on both a's, 0 on c and a positive b", r.Tokens)
+	if r.Scores[0] != r.Scores[1] || r.Scores[0] > 0.02*r.Scores[3] || r.Scores[2] != 0 || r.Scores[3] <= blank {
+		t.Errorf("occlusion(aacb) = %v: want ≈0 on both a's, 0 on c and a positive b", r.Scores)
 	}
 	r = heatmap(t, net, GradientXInput, "aacb", "True")
-	if maxAbs(r.Tokens[:3]) >= blank || r.Tokens[3] <= blank {
-		t.Errorf("G×I(aacb) = %v: want 0 on a, a, c and a positive b", r.Tokens)
+	if maxAbs(r.Scores[:3]) >= blank || r.Scores[3] <= blank {
+		t.Errorf("G×I(aacb) = %v: want 0 on a, a, c and a positive b", r.Scores)
 	}
 	// #7–10: LRP misses the first symbol of each subsequence; the others
 	// score the symbols of subsequences positive and the rest zero.
@@ -104,19 +104,19 @@ func TestSPCounterBehaviour(t *testing.T) {
 	}{{"acb", []int{0}, []int{2}}, {"acbb", []int{0}, []int{2, 3}}, {"abcab", []int{0}, []int{1, 2, 4}}} {
 		r := heatmap(t, net, LRP, tc.s, "True")
 		for _, i := range tc.first {
-			if math.Abs(r.Tokens[i]) >= blank {
-				t.Errorf("LRP(%s) = %v: want 0 at position %d", tc.s, r.Tokens, i)
+			if math.Abs(r.Scores[i]) >= blank {
+				t.Errorf("LRP(%s) = %v: want 0 at position %d", tc.s, r.Scores, i)
 			}
 		}
 		for _, i := range tc.relevant {
-			if r.Tokens[i] <= blank {
-				t.Errorf("LRP(%s) = %v: want a positive score at position %d", tc.s, r.Tokens, i)
+			if r.Scores[i] <= blank {
+				t.Errorf("LRP(%s) = %v: want a positive score at position %d", tc.s, r.Scores, i)
 			}
 		}
 	}
 	r = heatmap(t, net, GradientXInput, "acb", "True")
-	if r.Tokens[0] <= blank || math.Abs(r.Tokens[1]) >= blank || r.Tokens[2] <= blank {
-		t.Errorf("G×I(acb) = %v: want a, b positive and c zero", r.Tokens)
+	if r.Scores[0] <= blank || math.Abs(r.Scores[1]) >= blank || r.Scores[2] <= blank {
+		t.Errorf("G×I(acb) = %v: want a, b positive and c zero", r.Scores)
 	}
 }
 
@@ -129,8 +129,8 @@ func TestSPFSABehaviour(t *testing.T) {
 		for _, m := range []Method{Saliency, GradientXInput, LRP} {
 			r := heatmap(t, net, m, s, "")
 			last := len(s) - 1
-			if maxAbs(r.Tokens[:last]) >= 1e-3*math.Abs(r.Tokens[last]) || math.Abs(r.Tokens[last]) < blank {
-				t.Errorf("%v(%s, predicted %s) = %v: want only the last symbol nonzero", m, s, net.Task.Classes[r.Class], r.Tokens)
+			if maxAbs(r.Scores[:last]) >= 1e-3*math.Abs(r.Scores[last]) || math.Abs(r.Scores[last]) < blank {
+				t.Errorf("%v(%s, predicted %s) = %v: want only the last symbol nonzero", m, s, net.Task.Classes[r.Class], r.Scores)
 			}
 		}
 	}
@@ -145,8 +145,8 @@ func TestBracketBehaviour(t *testing.T) {
 		for _, m := range []Method{Saliency, GradientXInput} {
 			// Not exact zeros: closed gates are σ(−50) ≈ 1.9e−22, not 0, so
 			// some paths keep a gradient far below any display threshold.
-			if r := heatmap(t, net, m, tc.s, tc.class); maxAbs(r.Tokens) > 1e-20 {
-				t.Errorf("%v(%s, %s) = %v: the saturated network's gradients vanish", m, tc.s, tc.class, r.Tokens)
+			if r := heatmap(t, net, m, tc.s, tc.class); maxAbs(r.Scores) > 1e-20 {
+				t.Errorf("%v(%s, %s) = %v: the saturated network's gradients vanish", m, tc.s, tc.class, r.Scores)
 			}
 		}
 		// IG also integrates over small α, where α·2^(k+1)·m does not yet
@@ -154,18 +154,18 @@ func TestBracketBehaviour(t *testing.T) {
 		// from those nodes, and in row 22 the node α ≈ 0.484 sits on a gate
 		// threshold of the bracket network, so its heatmap is far from blank.
 		r := heatmap(t, net, IntegratedGradients, tc.s, tc.class)
-		switch got := maxAbs(r.Tokens); {
+		switch got := maxAbs(r.Scores); {
 		case tc.s == "([[([]" && got < 1, tc.s != "([[([]" && got > 5e-5:
-			t.Errorf("IG(%s, %s) = %v", tc.s, tc.class, r.Tokens)
+			t.Errorf("IG(%s, %s) = %v", tc.s, tc.class, r.Scores)
 		}
 		r = heatmap(t, net, LRP, tc.s, tc.class)
-		if tc.match >= 0 && argmaxAbs(r.Tokens) != tc.match {
-			t.Errorf("LRP(%s, %s) = %v: want the largest |score| on position %d", tc.s, tc.class, r.Tokens, tc.match)
+		if tc.match >= 0 && argmaxAbs(r.Scores) != tc.match {
+			t.Errorf("LRP(%s, %s) = %v: want the largest |score| on position %d", tc.s, tc.class, r.Scores, tc.match)
 		}
 		if tc.match < 0 {
 			for i, c := range tc.s {
-				if (c == '(' || c == '[') && r.Tokens[i] >= 0 {
-					t.Errorf("LRP(%s, None) = %v: want opening brackets negative", tc.s, r.Tokens)
+				if (c == '(' || c == '[') && r.Scores[i] >= 0 {
+					t.Errorf("LRP(%s, None) = %v: want opening brackets negative", tc.s, r.Scores)
 					break
 				}
 			}
@@ -211,7 +211,7 @@ func TestIGCompleteness(t *testing.T) {
 		if math.Abs(res.Delta) > 1e-6*math.Abs(diff) {
 			t.Errorf("trial %d: delta %v for ŷ_c(X) − ŷ_c(0) = %v", trial, res.Delta, diff)
 		}
-		if got := sum(res.Tokens) - diff; got != res.Delta {
+		if got := sum(res.Scores) - diff; got != res.Delta {
 			t.Errorf("delta %v, recomputed %v", res.Delta, got)
 		}
 	}
@@ -272,8 +272,8 @@ func TestMethodDefinitions(t *testing.T) {
 		occ := append([]float64(nil), x...)
 		clear(occ[tt*d : (tt+1)*d])
 		yo, _ := net.Forward(ws, cell.Dense(occ, steps))
-		if res.Tokens[tt] != yc-yo[2] {
-			t.Fatalf("occlusion token %d = %v, want %v", tt, res.Tokens[tt], yc-yo[2])
+		if res.Scores[tt] != yc-yo[2] {
+			t.Fatalf("occlusion token %d = %v, want %v", tt, res.Scores[tt], yc-yo[2])
 		}
 	}
 	// IG with the left Riemann rule and 4 steps, by hand.
@@ -370,4 +370,57 @@ func argmaxAbs(v []float64) int {
 		}
 	}
 	return best
+}
+
+// Issue 24: method names as Captum users write them.
+func TestParseMethodNames(t *testing.T) {
+	for s, want := range map[string]Method{"IG": IntegratedGradients, "IntegratedGradients": IntegratedGradients,
+		"integrated_gradients": IntegratedGradients, "InputXGradient": GradientXInput, "GxI": GradientXInput,
+		"Saliency": Saliency, "Occlusion": Occlusion, "LRP": LRP, "lrp": LRP} {
+		if m, err := ParseMethod(s); err != nil || m != want {
+			t.Errorf("ParseMethod(%q) = %v, %v; want %v", s, m, err, want)
+		}
+	}
+	if _, err := ParseMethod("DeepLift"); err == nil || !strings.Contains(err.Error(), "Captum's names") {
+		t.Errorf("ParseMethod(DeepLift): %v", err)
+	}
+}
+
+// Issue 24: Result.Len is the input's length; Occlusion's Features on dense
+// input are nil on a fresh Result and on one reused after another method.
+func TestResultAbsentFeatures(t *testing.T) {
+	net, err := whitebox.New("sp-counter", whitebox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := cell.Dense([]float64{1, 0, 0, 0, 0, 0.5, 0, 0, 0, 1, 0, 0}, 3)
+	fresh, err := Attribute(net.Network, Occlusion, x, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reused := new(Result)
+	e := NewExplainer(net.Network)
+	if err := e.Attribute(Saliency, x, Options{}, reused); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Attribute(Occlusion, x, Options{}, reused); err != nil {
+		t.Fatal(err)
+	}
+	if fresh.Features != nil || reused.Features != nil || fresh.Len != 3 || reused.Len != 3 || len(reused.Scores) != 3 {
+		t.Errorf("fresh: Features %v, Len %d; reused: Features %v, Len %d", fresh.Features, fresh.Len, reused.Features, reused.Len)
+	}
+}
+
+// Issue 24: a Wrapper (such as a *model.Model) is its engine, and a nil
+// one is an error, not a panic.
+type wrapped struct{ s *cell.Stacked }
+
+func (w wrapped) Input() int             { return w.s.Input() }
+func (w wrapped) Classes() int           { return w.s.Classes() }
+func (w wrapped) Stacked() *cell.Stacked { return w.s }
+
+func TestWrapper(t *testing.T) {
+	if _, err := Attribute(wrapped{}, Saliency, cell.OneHot([]int{0}), Options{}); err == nil {
+		t.Error("a Wrapper of nil: no error")
+	}
 }

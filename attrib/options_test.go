@@ -29,9 +29,9 @@ func TestZeroOptions(t *testing.T) {
 		if zero.Class != zero.Prediction || zero.Class != 1 {
 			t.Fatalf("%v: zero Options explain class %d, prediction %d", m, zero.Class, zero.Prediction)
 		}
-		for i := range zero.Tokens {
-			if zero.Tokens[i] != def.Tokens[i] {
-				t.Fatalf("%v: zero Options %v, DefaultOptions %v", m, zero.Tokens, def.Tokens)
+		for i := range zero.Scores {
+			if zero.Scores[i] != def.Scores[i] {
+				t.Fatalf("%v: zero Options %v, DefaultOptions %v", m, zero.Scores, def.Scores)
 			}
 		}
 		if m == IntegratedGradients && zero.IGSteps != DefaultSteps {
@@ -116,14 +116,14 @@ func TestEpsilonZero(t *testing.T) {
 	}
 	def, _ := Attribute(dense, LRP, x, Options{})
 	same := true
-	for i := range zero.Tokens {
-		if math.IsNaN(zero.Tokens[i]) || math.IsInf(zero.Tokens[i], 0) {
-			t.Fatalf("ε = 0: %v", zero.Tokens)
+	for i := range zero.Scores {
+		if math.IsNaN(zero.Scores[i]) || math.IsInf(zero.Scores[i], 0) {
+			t.Fatalf("ε = 0: %v", zero.Scores)
 		}
-		same = same && zero.Tokens[i] == def.Tokens[i]
+		same = same && zero.Scores[i] == def.Scores[i]
 	}
 	if same {
-		t.Fatalf("ε = 0 gave the default ε's scores %v", def.Tokens)
+		t.Fatalf("ε = 0 gave the default ε's scores %v", def.Scores)
 	}
 }
 
@@ -151,7 +151,7 @@ func TestAutoSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	diff := sum(auto.Tokens) - auto.Delta
+	diff := sum(auto.Scores) - auto.Delta
 	if auto.GapExceeded || math.Abs(auto.Delta) > 1e-3*math.Abs(diff) || auto.Warning() != "" {
 		t.Fatalf("auto: %d steps, gap %v of %v", auto.IGSteps, auto.Delta, diff)
 	}
@@ -165,8 +165,8 @@ func TestAutoSteps(t *testing.T) {
 		t.Fatalf("%d steps already met the tolerance", auto.IGSteps/2)
 	}
 	direct, _ := Attribute(net.Network, IntegratedGradients, x, Options{Steps: auto.IGSteps})
-	for i := range direct.Tokens {
-		if direct.Tokens[i] != auto.Tokens[i] {
+	for i := range direct.Scores {
+		if direct.Scores[i] != auto.Scores[i] {
 			t.Fatal("AutoSteps' result differs from its rule asked directly")
 		}
 	}

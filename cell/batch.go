@@ -40,7 +40,8 @@ type BatchOptions struct {
 	// DefaultBudget). It decides the number of lanes per batch and whether
 	// backprop keeps the whole trace or only every ⌈√T⌉-th state
 	// (checkpointing: the segments in between are recomputed). A budget too
-	// small for even one lane with checkpoints is exceeded by that minimum.
+	// small for even one lane with checkpoints is an error that gives the
+	// least budget the input needs.
 	Budget int64
 	// Workers is the number of goroutines (0: runtime.GOMAXPROCS(0)).
 	Workers int

@@ -78,6 +78,7 @@ func (p *pool) shutdown() {
 func (p *pool) close() {
 	p.shutdown()
 	p.exited.Wait()
+	p.workers, p.wake = nil, nil // their lane buffers go now, not when the Batcher is collected
 }
 
 // A waker starts a worker goroutine's jobs. Between jobs the goroutine spins

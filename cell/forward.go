@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -16,6 +17,21 @@ func (n *Network) Forward(ws *Workspace, x Input) ([]float64, error) {
 	}
 	n.forward(ws, x)
 	return ws.logits, nil
+}
+
+// ForwardContext is Forward that ends soon after ctx is done (it looks
+// every few hundred time steps) with an error wrapping ctx.Err().
+func (n *Network) ForwardContext(ctx context.Context, ws *Workspace, x Input) ([]float64, error) {
+	if ws == nil {
+		return n.Forward(ws, x)
+	}
+	ws.stop = newStopper(ctx)
+	defer func() { ws.stop = nil }()
+	logits, err := n.Forward(ws, x)
+	if err := ws.stop.err(); err != nil {
+		return nil, err
+	}
+	return logits, err
 }
 
 // ForwardFrom is Forward started from the state h⁽⁰⁾ = h0, c⁽⁰⁾ = c0 instead of
@@ -73,6 +89,9 @@ func (n *Network) forward(ws *Workspace, x Input) {
 		n.inputProducts(ws, x)
 	}
 	for t := range x.Len() {
+		if ws.stop.at(t) {
+			return
+		}
 		z := ws.gates[t*g : (t+1)*g]
 		if x.dense == nil {
 			copy(z, n.p.B)

@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/whitebox-lstm/whitebox/kernel"
@@ -17,6 +18,21 @@ func (n *Network) Gradient(ws *Workspace, x Input, class int, grad []float64) ([
 	n.forward(ws, x)
 	n.backward(ws, x.Len(), class, grad, 0, nil)
 	return ws.logits, nil
+}
+
+// GradientContext is Gradient that ends soon after ctx is done (it looks
+// every few hundred time steps) with an error wrapping ctx.Err().
+func (n *Network) GradientContext(ctx context.Context, ws *Workspace, x Input, class int, grad []float64) ([]float64, error) {
+	if ws == nil {
+		return n.Gradient(ws, x, class, grad)
+	}
+	ws.stop = newStopper(ctx)
+	defer func() { ws.stop = nil }()
+	logits, err := n.Gradient(ws, x, class, grad)
+	if err := ws.stop.err(); err != nil {
+		return nil, err
+	}
+	return logits, err
 }
 
 func (n *Network) checkGradient(ws *Workspace, x Input, class int, grad []float64) error {
@@ -41,6 +57,9 @@ func (n *Network) backward(ws *Workspace, steps, class int, grad []float64, wt f
 	copy(dh, n.p.Wy[class*h:(class+1)*h]) // ∂ŷ_c/∂h⁽ᵀ⁾
 	clear(dc)
 	for t := steps - 1; t >= 0; t-- {
+		if ws.stop.at(steps - 1 - t) {
+			return
+		}
 		cPrev, _ := ws.state(t)
 		kernel.GateBackward(ws.dz, dcPrev, dh, dc, ws.gates[t*g:(t+1)*g], ws.tc[t*h:(t+1)*h], cPrev)
 		if dzSum != nil {

@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -40,6 +41,21 @@ func (n *Network) LRP(ws *Workspace, x Input, class int, eps float64, rel []floa
 		return Relevance{}, err
 	}
 	return out, nil
+}
+
+// LRPContext is LRP that ends soon after ctx is done (it looks every few
+// hundred time steps) with an error wrapping ctx.Err().
+func (n *Network) LRPContext(ctx context.Context, ws *Workspace, x Input, class int, eps float64, rel []float64) (Relevance, error) {
+	if ws == nil {
+		return n.LRP(ws, x, class, eps, rel)
+	}
+	ws.stop = newStopper(ctx)
+	defer func() { ws.stop = nil }()
+	out, err := n.LRP(ws, x, class, eps, rel)
+	if err := ws.stop.err(); err != nil {
+		return Relevance{}, err
+	}
+	return out, err
 }
 
 // finiteRelevance returns an error when the pass produced a NaN or an
@@ -83,6 +99,9 @@ func (n *Network) lrp(ws *Workspace, x Input, class int, eps float64, rel []floa
 
 	wgx, wgh, bg := n.wx[2*h*d:3*h*d], n.wh[2*h*h:3*h*h], n.p.B[2*h:3*h]
 	for t := steps - 1; t >= 0; t-- {
+		if ws.stop.at(steps - 1 - t) {
+			return out
+		}
 		cPrev, hPrev := ws.state(t)
 		c, _ := ws.state(t + 1)
 		kernel.LRPCell(rcPrev, qg, rc, ws.gates[t*g:(t+1)*g], ws.zg[t*h:(t+1)*h], c, cPrev, eps)

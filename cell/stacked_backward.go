@@ -70,6 +70,9 @@ func (r *lanes) backward(steps, l, class int, sk *gradSink) {
 				r.headSeed(dv, dh, d, l)
 			}
 			for i := steps - 1; i >= 0; i-- {
+				if r.stop.at(steps - 1 - i) {
+					return
+				}
 				t := order(cl.reverse, i, steps)
 				if above != nil {
 					a := above[(t*s.dirs+d)*hl : (t*s.dirs+d+1)*hl]
@@ -169,6 +172,9 @@ func (r *lanes) lrpCell(run *lrpRun, k, d int, top bool) float64 {
 	}
 	wg, whg := cl.wih[2*h*cl.in:3*h*cl.in], cl.whh[2*h*h:3*h*h]
 	for i := steps - 1; i >= 0; i-- {
+		if r.stop.at(steps - 1 - i) {
+			return 0
+		}
 		t := order(cl.reverse, i, steps)
 		if run.above != nil {
 			for j, v := range run.above[(t*dirs+d)*h : (t*dirs+d+1)*h] {

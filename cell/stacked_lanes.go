@@ -24,7 +24,8 @@ type cellTrace struct {
 // l lanes and T steps.
 type lanes struct {
 	s         *Stacked
-	l, steps  int // capacity
+	stop      *stopper // ends a single pass early (nil: never)
+	l, steps  int      // capacity
 	keepZg    bool
 	cells     []cellTrace
 	zero      []float64 // H×l zeros
@@ -128,6 +129,9 @@ func (r *lanes) forward(u []float64, steps, l int) {
 		cl := &s.cells[ci]
 		tr := &r.cells[ci]
 		for i := range steps {
+			if r.stop.at(i) {
+				return
+			}
 			t := order(cl.reverse, i, steps)
 			z := tr.z[t*gl : (t+1)*gl]
 			if cl.layer == 0 {

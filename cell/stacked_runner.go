@@ -27,6 +27,7 @@ type StackedRunner struct {
 // its goroutines stopped.
 type runnerState struct {
 	s      *Stacked
+	pass   *stopper // the single passes' (set by the methods with a context)
 	inUse  atomic.Bool
 	closed bool
 	one    *lanes    // one lane with z_g kept: the single-input methods
@@ -69,6 +70,23 @@ func (r *StackedRunner) Close() error {
 	r.stop()
 	r.closed = true
 	r.release()
+	return nil
+}
+
+// Release ends r's worker goroutines and drops the buffers it keeps from
+// call to call (the batch lanes, up to the budget, and the traces of the
+// longest input); r stays usable and allocates them again on its next
+// call. It returns an error while a call is running.
+func (r *StackedRunner) Release() error {
+	if err := r.acquire(); err != nil {
+		return err
+	}
+	defer r.release()
+	r.stop()
+	for _, wk := range r.pool {
+		wk.r, wk.dzSum, wk.part = nil, nil, nil // an ending goroutine may still hold wk
+	}
+	r.pool, r.one, r.u, r.xs, r.gsink = nil, nil, nil, nil, gradSink{}
 	return nil
 }
 
@@ -153,7 +171,67 @@ func (r *StackedRunner) single(x Input) {
 	}
 	r.prepare(x)
 	r.one.scale[0], r.one.occluded[0] = x.scale, -1
+	r.one.stop = r.pass
 	r.one.forward(r.u, steps, 1)
+}
+
+// withStop runs f with r's single passes ending soon after ctx is done,
+// and returns f's error, or the context's when the pass was cut short.
+func (r *StackedRunner) withStop(ctx context.Context, f func() error) error {
+	if r == nil || r.runnerState == nil {
+		return f()
+	}
+	r.pass = newStopper(ctx)
+	defer func() {
+		if r.one != nil {
+			r.one.stop = nil
+		}
+		r.pass = nil
+	}()
+	err := f()
+	if serr := r.pass.err(); serr != nil {
+		return serr
+	}
+	return err
+}
+
+// ForwardContext is Forward that ends soon after ctx is done (it looks
+// every few hundred time steps) with an error wrapping ctx.Err().
+func (r *StackedRunner) ForwardContext(ctx context.Context, x Input) (logits []float64, err error) {
+	err = r.withStop(ctx, func() error {
+		logits, err = r.Forward(x)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return logits, nil
+}
+
+// GradientContext is Gradient that ends soon after ctx is done (it looks
+// every few hundred time steps) with an error wrapping ctx.Err().
+func (r *StackedRunner) GradientContext(ctx context.Context, x Input, class int, grad []float64) (logits []float64, err error) {
+	err = r.withStop(ctx, func() error {
+		logits, err = r.Gradient(x, class, grad)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return logits, nil
+}
+
+// LRPContext is LRP that ends soon after ctx is done (it looks every few
+// hundred time steps) with an error wrapping ctx.Err().
+func (r *StackedRunner) LRPContext(ctx context.Context, x Input, class int, eps, biasFactor float64, rel []float64) (out Relevance, err error) {
+	err = r.withStop(ctx, func() error {
+		out, err = r.LRP(x, class, eps, biasFactor, rel)
+		return err
+	})
+	if err != nil {
+		return Relevance{}, err
+	}
+	return out, nil
 }
 
 // Forward returns the logits of x. The slice belongs to r and is

@@ -8,7 +8,8 @@ import "fmt"
 // Workspace serves one goroutine at a time and networks of one shape.
 type Workspace struct {
 	h, d, c int
-	steps   int // capacity in time steps
+	steps   int      // capacity in time steps
+	stop    *stopper // ends a pass early: set by the methods with a context
 
 	// The trace, one row per time step.
 	gates      []float64 // T×4H activations i, f, g, o

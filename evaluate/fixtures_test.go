@@ -39,18 +39,18 @@ func TestPyTorchFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			big := 0.0
-			for _, s := range res.Tokens {
+			for _, s := range res.Scores {
 				big = max(big, math.Abs(s))
 			}
 			for i := range l.Scores {
-				if d := math.Abs(l.Scores[i] - res.Tokens[i]); d > 1e-9*max(big, 1) {
-					t.Errorf("%s:%d: score %d is %v in PyTorch, %v here", name, lines, i+1, l.Scores[i], res.Tokens[i])
+				if d := math.Abs(l.Scores[i] - res.Scores[i]); d > 1e-9*max(big, 1) {
+					t.Errorf("%s:%d: score %d is %v in PyTorch, %v here", name, lines, i+1, l.Scores[i], res.Scores[i])
 				}
 			}
 			for _, x := range []struct {
 				acc    *Accumulator
 				scores []float64
-			}{{theirs, l.Scores}, {ours, res.Tokens}} {
+			}{{theirs, l.Scores}, {ours, res.Scores}} {
 				v, err := e.Score(l.Symbols, l.Class, x.scores)
 				if err != nil {
 					t.Fatal(err)

@@ -67,7 +67,7 @@ func ParseLine(task *whitebox.Task, line []byte) (Line, error) {
 	l := Line{Input: *raw.Input, Symbols: sym, Scores: make([]float64, len(sym)), Class: -1, Method: raw.Method}
 	for i, s := range raw.Scores {
 		if s == nil {
-			return Line{}, fmt.Errorf("score %d is null (NaN or infinite?)", i+1)
+			return Line{}, fmt.Errorf("score %d is null (NaN or infinite?)", i)
 		}
 		l.Scores[i] = *s
 	}

@@ -113,14 +113,14 @@ func (b *builder) classifier(names Names, hd int) (classifierParts, error) {
 		for _, p := range pairs {
 			l = append(l, p.first+" → "+p.second)
 		}
-		return classifierParts{}, fmt.Errorf("several two-layer classifiers: %s; name the first Linear with -decoder", list(l))
+		return classifierParts{}, fmt.Errorf("several two-layer classifiers: %s; name the first Linear with Names.Decoder", list(l))
 	}
 	firsts = prefer(firsts, func(p string) bool { return !embLike(p) })
 	if len(firsts) == 0 {
 		return classifierParts{}, fmt.Errorf("no decoder: no tensor <prefix>.weight of shape [C, %d] (H·directions); tensors: %s", hd, list(b.names()))
 	}
 	if len(firsts) > 1 {
-		return classifierParts{}, fmt.Errorf("several decoder candidates of shape [C, %d]: %s; name one with -decoder", hd, list(firsts))
+		return classifierParts{}, fmt.Errorf("several decoder candidates of shape [C, %d]: %s; name one with Names.Decoder", hd, list(firsts))
 	}
 	return classifierParts{first: firsts[0]}, nil
 }

@@ -203,7 +203,7 @@ func checkCase(t *testing.T, m *Model, name string, c fixtureCase) {
 		if res.Prediction != c.Predicted {
 			t.Fatalf("%s: prediction %d, reference %d", what, res.Prediction, c.Predicted)
 		}
-		agree(t, what+" tokens", res.Tokens, r.Tokens)
+		agree(t, what+" tokens", res.Scores, r.Tokens)
 		if r.Features != nil && meth != attrib.Occlusion {
 			agree(t, what+" features", res.Features, flat(r.Features))
 		}
@@ -215,11 +215,11 @@ func checkCase(t *testing.T, m *Model, name string, c fixtureCase) {
 				t.Fatalf("%s: delta %v, Captum %v", what, res.Delta, r.Delta)
 			}
 			if r.TokensF64 != nil {
-				opt.Float32Weights = false
+				opt.Float32Weights, opt.Float32WeightsSet = false, true
 				if err := e.Attribute(meth, x, opt, &res); err != nil {
 					t.Fatal(err)
 				}
-				agree(t, what+" float64 weights tokens", res.Tokens, r.TokensF64)
+				agree(t, what+" float64 weights tokens", res.Scores, r.TokensF64)
 				if r.FeaturesF64 != nil {
 					agree(t, what+" float64 weights features", res.Features, flat(r.FeaturesF64))
 				}

@@ -91,7 +91,7 @@ func TestTwoLinearClassifier(t *testing.T) {
 	// Two first layers in one module: ambiguous without -decoder.
 	m := mlpModel("fc1", "fc2")
 	m["fc0.weight"], m["fc0.bias"] = filled(6, 4), filled(6)
-	if _, err := load(t, m, nil, Options{Act: cell.ActReLU}); err == nil || !strings.Contains(err.Error(), "-decoder") {
+	if _, err := load(t, m, nil, Options{Act: cell.ActReLU}); err == nil || !strings.Contains(err.Error(), "Names.Decoder") {
 		t.Fatalf("two candidate pairs: %v", err)
 	}
 	m = mlpModel("fc1", "fc2")

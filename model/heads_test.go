@@ -154,7 +154,7 @@ func TestHeadFixtures(t *testing.T) {
 						agreeTo(t, what+" logits", res.Logits, c.Logits, 1e-8)
 						got := res.Features
 						if mc.method == attrib.Occlusion {
-							got = res.Tokens
+							got = res.Scores
 						}
 						worst[mc.method.String()] = max(worst[mc.method.String()], agreeTo(t, what, got, mc.want, 1e-8))
 						if mc.method == attrib.IntegratedGradients {
@@ -170,8 +170,8 @@ func TestHeadFixtures(t *testing.T) {
 						t.Fatal(err)
 					}
 					r := res.Relevance
-					if total := sum(res.Tokens) + r.Initial; math.Abs(total-r.Output) > 1e-10*max(1, math.Abs(r.Output)) || math.Abs(r.Bias) > 1e-10*max(1, math.Abs(r.Output)) {
-						t.Fatalf("case %d: LRP with bias factor 1: tokens %v + initial %v = %v, output %v", ci, sum(res.Tokens), r.Initial, total, r.Output)
+					if total := sum(res.Scores) + r.Initial; math.Abs(total-r.Output) > 1e-10*max(1, math.Abs(r.Output)) || math.Abs(r.Bias) > 1e-10*max(1, math.Abs(r.Output)) {
+						t.Fatalf("case %d: LRP with bias factor 1: tokens %v + initial %v = %v, output %v", ci, sum(res.Scores), r.Initial, total, r.Output)
 					}
 				}
 			})

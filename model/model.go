@@ -268,7 +268,7 @@ func (b *builder) lstmPrefix(given string) (string, error) {
 	case 1:
 		return found[0], nil
 	}
-	return "", fmt.Errorf("several LSTMs: %s; name one with -lstm", list(found))
+	return "", fmt.Errorf("several LSTMs: %s; name one with Names.LSTM", list(found))
 }
 
 // lstm reads the layers of the LSTM at prefix.
@@ -437,7 +437,7 @@ func (b *builder) headAndEmbedding(names Names, e, hd int) (emb string, cls clas
 	case "":
 		embs = prefer(embs, func(p string) bool { return strings.Contains(strings.ToLower(p), "emb") })
 		if len(embs) > 1 {
-			return "", cls, fmt.Errorf("several embedding candidates of shape [V, %d]: %s; name one with -embedding (or -embedding none)", e, list(embs))
+			return "", cls, fmt.Errorf("several embedding candidates of shape [V, %d]: %s; name one with Names.Embedding (or Names.Embedding = NoEmbedding)", e, list(embs))
 		}
 		if len(embs) == 1 {
 			emb = embs[0]
@@ -572,6 +572,18 @@ func list(names []string) string {
 
 // Input returns E, the size of one embedded token (or of one feature row).
 func (m *Model) Input() int { return m.Net.Input() }
+
+// Classes returns C, the number of logits. With Input, it makes a *Model
+// an attrib.Model: attrib.NewExplainer(m) is attrib.NewExplainer(m.Net).
+func (m *Model) Classes() int { return m.Net.Classes() }
+
+// Stacked returns the engine, m.Net (nil for a nil Model).
+func (m *Model) Stacked() *cell.Stacked {
+	if m == nil {
+		return nil
+	}
+	return m.Net
+}
 
 // Embed returns the embedded input of the token ids: row t is the
 // embedding of ids[t]. An id outside [0, V) is an error naming its

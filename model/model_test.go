@@ -147,10 +147,10 @@ func TestLoadRefuses(t *testing.T) {
 					m[k] = v
 				}
 			}
-		}, Names{}, `several LSTMs: "lstm", "lstm2"`},
+		}, Names{}, `several LSTMs: "lstm", "lstm2"; name one with Names.LSTM`},
 		{"no decoder", func(m map[string]tensor) { delete(m, "fc.weight"); delete(m, "fc.bias") }, Names{}, "no decoder"},
 		{"bad decoder bias", func(m map[string]tensor) { m["fc.bias"] = filled(4) }, Names{}, `"fc.bias"`},
-		{"two embeddings", func(m map[string]tensor) { m["emb2.weight"] = filled(5, 3) }, Names{}, `several embedding candidates of shape [V, 3]: "emb", "emb2"`},
+		{"two embeddings", func(m map[string]tensor) { m["emb2.weight"] = filled(5, 3) }, Names{}, `several embedding candidates of shape [V, 3]: "emb", "emb2"; name one with Names.Embedding (or Names.Embedding = NoEmbedding)`},
 		{"unknown lstm name", func(m map[string]tensor) {}, Names{LSTM: "rnn"}, `LSTMs found: "lstm"`},
 		{"unknown decoder name", func(m map[string]tensor) {}, Names{Decoder: "out"}, `candidates: "fc"`},
 		{"unknown embedding name", func(m map[string]tensor) {}, Names{Embedding: "embedding"}, `candidates: "emb"`},
@@ -217,8 +217,8 @@ func TestConcurrentExplainers(t *testing.T) {
 					errs <- err
 					return
 				}
-				if meth == attrib.IntegratedGradients && fmt.Sprint(res.Tokens) != fmt.Sprint(want.Tokens) {
-					errs <- fmt.Errorf("IG %v, alone %v", res.Tokens, want.Tokens)
+				if meth == attrib.IntegratedGradients && fmt.Sprint(res.Scores) != fmt.Sprint(want.Scores) {
+					errs <- fmt.Errorf("IG %v, alone %v", res.Scores, want.Scores)
 				}
 			}
 		}()

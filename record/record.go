@@ -1,7 +1,7 @@
 // Package record is the JSON form of one attribution, the line format of
 // `whitebox attribute` and of Table 2 in `whitebox reproduce`:
 //
-//	{"net":"sp-counter","method":"ig","input":"accb","tokens":["a","c","c","b"],"class":"True","prediction":"True","logits":{"False":0.027,"True":0.532},"scores":[…],"delta":1e-9}
+//	{"net":"sp-counter","method":"ig","input":"accb","tokens":["a","c","c","b"],"class":"True","prediction":"True","truth":"True","correct":true,"logits":{"False":0.027,"True":0.532},"scores":[…],"delta":1e-9}
 //	{"model":"m.pt","head":"hn","method":"ig","input":"3 14 15",…}
 //
 // Field order is fixed and the logits keep the network's class order, which
@@ -26,13 +26,17 @@ type Record struct {
 	Method     string
 	Input      string
 	Tokens     []string
-	Class      string    // the relevance class
-	Prediction string    // the predicted class
-	Classes    []string  // the class names, in logit order
-	Logits     []float64 // one per class
-	Scores     []float64 // one per token
-	Delta      *float64  // IG's completeness gap; left out when nil
-	IGSteps    int       // the steps IG chose (-steps auto); left out when 0
+	Class      string // the relevance class
+	Prediction string // the predicted class
+	// Truth is the task's true class of the input (the white-box
+	// networks); with it the record says whether the prediction is
+	// correct ("truth", "correct"). Left out when empty.
+	Truth   string
+	Classes []string  // the class names, in logit order
+	Logits  []float64 // one per class
+	Scores  []float64 // one per token
+	Delta   *float64  // IG's completeness gap; left out when nil
+	IGSteps int       // the steps IG chose (-steps auto); left out when 0
 	// Features are the per-dimension scores R_{t,i}, one list per token;
 	// left out when nil.
 	Features [][]float64
@@ -87,6 +91,13 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	field("prediction")
 	writeString(&b, r.Prediction)
 	b.WriteByte(',')
+	if r.Truth != "" {
+		field("truth")
+		writeString(&b, r.Truth)
+		b.WriteString(`,"correct":`)
+		b.WriteString(strconv.FormatBool(r.Truth == r.Prediction))
+		b.WriteByte(',')
+	}
 	field("logits")
 	b.WriteByte('{')
 	for k, c := range r.Classes {

@@ -24,6 +24,11 @@ func TestMarshal(t *testing.T) {
 	if want := `{"net":"sp-counter","method":"ig","input":"a\"b","tokens":["a","\"","b"],"class":"True","prediction":"True","logits":{"True":0.5,"False":null},"scores":[0.1,0,null]}`; string(got) != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
+	r.Truth, r.Prediction = "False", "True"
+	got, _ = json.Marshal(r)
+	if want := `{"net":"sp-counter","method":"ig","input":"a\"b","tokens":["a","\"","b"],"class":"True","prediction":"True","truth":"False","correct":false,"logits":{"True":0.5,"False":null},"scores":[0.1,0,null]}`; string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
 	var back map[string]any
 	if err := json.Unmarshal(got, &back); err != nil {
 		t.Fatal(err)

@@ -150,7 +150,7 @@ func attribute(net *whitebox.Net, m attrib.Method, s, class string, opt attrib.O
 	}
 	classes := net.Task.Classes
 	rec := record.Record{Net: net.Name, Method: m.String(), Input: s, Class: classes[res.Class],
-		Prediction: classes[res.Prediction], Classes: classes, Logits: res.Logits, Scores: res.Tokens}
+		Prediction: classes[res.Prediction], Classes: classes, Logits: res.Logits, Scores: res.Scores}
 	for _, k := range sym {
 		rec.Tokens = append(rec.Tokens, net.Task.Alphabet[k])
 	}
@@ -342,7 +342,7 @@ func Table5(ctx context.Context, cfg Config) (*Table5Result, error) {
 	names := []string{"sp-counter", "sp-fsa"}
 	if cfg.FSAFootnote {
 		names = append(names, "sp-fsa")
-		columns = append(columns, whitebox.Config{U: 0.5, USet: true})
+		columns = append(columns, whitebox.Config{U: 0.5, USet: true, Unchecked: true}) // it does not simulate the automaton: that is the footnote's point
 	}
 	percent := make([][][]float64, len(names)) // [column][method][string]
 	for col, name := range names {

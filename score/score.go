@@ -43,7 +43,7 @@ type Config struct {
 	U      float64 // -u: the counter scale (0: the network's default unless Set["u"])
 	K      int     // -k: the bracket network's stack size (0: the default unless Set["k"])
 	Method string  // -method: occlusion, saliency, gxi, ig or lrp
-	Class  string  // -class: the relevance class by name ("": the predicted class)
+	Class  string  // -class: the relevance class by name or index ("": the predicted class)
 
 	Steps      string  // -steps: IG's quadrature steps, or "auto"
 	Tol        float64 // -tol: IG's completeness gap allowed, relative
@@ -100,10 +100,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	p := func(name string) string { return prefix + name }
 	fs.StringVar(&c.Net, p("net"), c.Net, "the network: "+strings.Join(whitebox.Names, ", "))
 	fs.StringVar(&c.Method, p("method"), c.Method, "the attribution method: occlusion, saliency, gxi, ig, lrp")
-	fs.StringVar(&c.Class, p("class"), c.Class, "the relevance class by name (default: the predicted class)")
-	fs.Float64Var(&c.M, p("m"), c.M, "the gate saturation constant m")
+	fs.StringVar(&c.Class, p("class"), c.Class, "the relevance class, by name or by index from 0 (default: the predicted class)")
+	fs.Float64Var(&c.M, p("m"), c.M, fmt.Sprintf("the gate saturation constant m (with the defaults, bracket is exact in float64 up to depth %d and counting, sp-counter and sp-fsa were checked on strings up to length %d; each record says whether its prediction is \"correct\")", whitebox.BracketExactDepth, whitebox.CheckedLength))
 	fs.Float64Var(&c.U, p("u"), c.U, "the counter scale u (default: counting 0.5, sp-counter 0.7, sp-fsa 1)")
-	fs.IntVar(&c.K, p("k"), c.K, fmt.Sprintf("the bracket network's stack size (default %d)", whitebox.DefaultStackSize))
+	fs.IntVar(&c.K, p("k"), c.K, fmt.Sprintf("the bracket network's stack size (default %d): deeper prefixes are refused; with k = %d and the default -m it is exact in float64 up to depth %d (a larger k, sooner: from depth 4 at k = 100), and a deeper prefix's record says \"correct\":false", whitebox.DefaultStackSize, whitebox.DefaultStackSize, whitebox.BracketExactDepth))
 	fs.StringVar(&c.Steps, p("steps"), c.Steps, "IG: the number of quadrature steps, or auto: the smallest Gauss–Legendre rule (8, 16, 32, …) whose completeness gap is within -"+p("tol"))
 	fs.Float64Var(&c.Tol, p("tol"), c.Tol, "IG: the completeness gap allowed, relative to |ŷ_c(x) − ŷ_c(0)|; a larger gap is a warning on standard error")
 	fs.IntVar(&c.MaxSteps, p("max-steps"), c.MaxSteps, "IG with -"+p("steps")+" auto: the largest rule tried")
@@ -155,6 +155,9 @@ type Scorer struct {
 	ex  *attrib.Explainer
 	res attrib.Result
 	opt attrib.Options
+	// truth is the task's true class of the last input, −1 when the
+	// classifier does not know it.
+	truth int
 }
 
 // MinBudget is the least Budget per Scorer: an engine's smallest batch of
@@ -192,7 +195,7 @@ func New(cfg Config) (*Scorer, error) {
 		wc := whitebox.Config{M: f.M, U: f.U, K: f.K, MSet: set("m"), USet: set("u"), KSet: set("k")}
 		net, err := whitebox.New(f.Net, wc)
 		if err != nil {
-			return nil, err
+			return nil, withFlags(err)
 		}
 		subj = whiteboxSubject{net}
 	} else {
@@ -204,7 +207,7 @@ func New(cfg Config) (*Scorer, error) {
 		mf := modelFlags{path: f.Model, name: f.ModelName, embedding: f.Embedding, lstm: f.LSTM, decoder: f.Decoder,
 			vocab: f.Vocab, unk: f.Unk, classes: f.Classes, head: f.Head, act: f.Act, verify: f.Verify}
 		if subj, err = newModelSubject(mf); err != nil {
-			return nil, err
+			return nil, withFlags(err)
 		}
 		if !set("captum-weights") {
 			f.CaptumWeights = true
@@ -237,7 +240,7 @@ func New(cfg Config) (*Scorer, error) {
 		return nil, fmt.Errorf("-max-steps %d must be in 8..%d", f.MaxSteps, attrib.MaxSteps)
 	}
 	opt := attrib.Options{Steps: steps, Tolerance: f.Tol, MaxAutoSteps: f.MaxSteps, Quadrature: q, Epsilon: f.Eps, EpsilonSet: true,
-		LRPBias: f.LRPBias, Float32Weights: f.CaptumWeights, Budget: budget / int64(workers)}
+		LRPBias: f.LRPBias, Float32Weights: f.CaptumWeights, Float32WeightsSet: true, Budget: budget / int64(workers)}
 	if f.Class != "" {
 		k, err := subj.class(f.Class)
 		if err != nil {
@@ -253,7 +256,7 @@ func New(cfg Config) (*Scorer, error) {
 }
 
 func (sh *shared) scorer() *Scorer {
-	return &Scorer{shared: sh, ex: attrib.NewExplainer(sh.subj.model()), opt: sh.opt}
+	return &Scorer{shared: sh, ex: attrib.NewExplainer(sh.subj.model()), opt: sh.opt, truth: -1}
 }
 
 // Clone returns a Scorer for another goroutine: the same classifier and
@@ -288,15 +291,19 @@ func (s *Scorer) SetProgress(fn func(done, total int)) { s.opt.Progress = fn }
 // Score attributes one input. It returns the token labels and the result,
 // both valid until the next call; a bad input is an error, never a panic.
 func (s *Scorer) Score(ctx context.Context, input string) ([]string, *attrib.Result, error) {
+	s.truth = -1
 	if n := int64(s.subj.tokens(input)); n*s.subj.tokenBytes(s.cfg.Features) > s.inputBytes {
 		return nil, nil, fmt.Errorf("%d tokens need about %d bytes for their rows, scores and output, more than the %d bytes an input may use (-budget / workers / 2): raise -budget", n, n*s.subj.tokenBytes(s.cfg.Features), s.inputBytes)
 	}
 	x, tokens, err := s.subj.parse(input)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, withFlags(err)
 	}
 	if err := s.ex.AttributeContext(ctx, s.method, x, s.opt, &s.res); err != nil {
 		return nil, nil, err
+	}
+	if k, ok := s.subj.truth(x); ok {
+		s.truth = k
 	}
 	return tokens, &s.res, nil
 }
@@ -315,7 +322,18 @@ func (s *Scorer) Line(ctx context.Context, input string, out *bytes.Buffer) erro
 }
 
 // Warning is the warning of the last result (IG's completeness gap), or "".
-func (s *Scorer) Warning() string { return s.res.Warning() }
+func (s *Scorer) Warning() string { return flagNames.Replace(s.res.Warning()) }
+
+// Truth returns the task's true class of the last input (its name) and
+// whether the classifier predicted it; known is false for classifiers
+// without a task (imported models) and after a failed input.
+func (s *Scorer) Truth() (truth string, correct, known bool) {
+	if s.truth < 0 {
+		return "", false, false
+	}
+	classes := s.subj.classes()
+	return classes[s.truth], s.truth == s.res.Prediction, true
+}
 
 // WriteJSON appends the record of one result (package record) to b as one
 // line.
@@ -323,7 +341,10 @@ func (s *Scorer) WriteJSON(b *bytes.Buffer, res *attrib.Result, input string, to
 	classes := s.subj.classes()
 	rec := record.Record{Method: s.method.String(), Input: input, Tokens: tokens,
 		Class: classes[res.Class], Prediction: classes[res.Prediction], Classes: classes,
-		Logits: res.Logits, Scores: res.Tokens}
+		Logits: res.Logits, Scores: res.Scores}
+	if res == &s.res && s.truth >= 0 {
+		rec.Truth = classes[s.truth]
+	}
 	s.subj.stamp(&rec)
 	if s.method == attrib.IntegratedGradients {
 		rec.Delta = &res.Delta

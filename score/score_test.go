@@ -3,6 +3,7 @@ package score
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -30,7 +31,7 @@ func TestLine(t *testing.T) {
 	if err := s.Line(context.Background(), "accb", &b); err != nil {
 		t.Fatal(err)
 	}
-	const want = `{"net":"sp-counter","method":"ig","input":"accb","tokens":["a","c","c","b"],"class":"True","prediction":"True","logits":{"False":0.02700751434750449,"True":0.5325204920919716},"scores":[0.4876287535217073,1.1656742582290198e-22,1.1656742582290198e-22,0.04489173994633828],"delta":1.37607403249973e-09}` + "\n"
+	const want = `{"net":"sp-counter","method":"ig","input":"accb","tokens":["a","c","c","b"],"class":"True","prediction":"True","truth":"True","correct":true,"logits":{"False":0.02700751434750449,"True":0.5325204920919716},"scores":[0.4876287535217073,1.1656742582290198e-22,1.1656742582290198e-22,0.04489173994633828],"delta":1.37607403249973e-09}` + "\n"
 	if b.String() != want {
 		t.Fatalf("got  %s\nwant %s", b.String(), want)
 	}
@@ -111,4 +112,61 @@ func ExampleScorer_Line() {
 	}
 	fmt.Print(b.String()[:59], "…\n")
 	// Output: {"net":"sp-fsa","method":"lrp","input":"aacb","tokens":["a"…
+}
+
+// Issue 24: the library's messages name Go options; the command's name
+// its flags, and errors.Is still sees the library's error.
+func TestFlagNames(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Net, cfg.Method, cfg.K, cfg.Set = "bracket", "saliency", 2, map[string]bool{"k": true}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = s.Score(context.Background(), "(((")
+	if err == nil || !strings.Contains(err.Error(), "(raise -k)") || strings.Contains(err.Error(), "Config.K") {
+		t.Errorf("stack overflow: %v", err)
+	}
+	lib := errors.New("several LSTMs: a, b; name one with Names.LSTM")
+	if got := withFlags(lib); got.Error() != "several LSTMs: a, b; name one with -lstm" || !errors.Is(got, lib) {
+		t.Errorf("withFlags: %v", got)
+	}
+	if got := flagNames.Replace("name one with Names.Embedding (or Names.Embedding = NoEmbedding)"); got != "name one with -embedding (or -embedding none)" {
+		t.Errorf("%q", got)
+	}
+}
+
+// Truth: a white-box network's answer and whether the prediction is it;
+// nothing after a failed input or for a model.
+func TestTruth(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Net, cfg.Method = "bracket", "saliency"
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deep := "[" + strings.Repeat("(", 38) + strings.Repeat(")", 38)
+	if _, _, err := s.Score(context.Background(), deep); err != nil {
+		t.Fatal(err)
+	}
+	if truth, correct, known := s.Truth(); truth != "]" || correct || !known {
+		t.Errorf("depth 39: Truth() = %q, %v, %v", truth, correct, known)
+	}
+	if _, _, err := s.Score(context.Background(), "(x"); err == nil {
+		t.Fatal("bad input: no error")
+	}
+	if _, _, known := s.Truth(); known {
+		t.Error("Truth after a failed input")
+	}
+	cfg = DefaultConfig()
+	cfg.Model, cfg.Method = "../model/testdata/uni1.pt", "saliency"
+	if s, err = New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Score(context.Background(), "1 2 3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, known := s.Truth(); known {
+		t.Error("Truth for a model")
+	}
 }

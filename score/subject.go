@@ -31,6 +31,9 @@ type subject interface {
 	label() string                  // for titles
 	stamp(r *record.Record)         // names the classifier in a record
 	note() string                   // a note for the user, once per run ("": none)
+	// truth is the task's true class of a parsed input, for classifiers
+	// that know it (the white-box networks); ok is false otherwise.
+	truth(x cell.Input) (k int, ok bool)
 	// tokens counts the tokens of an input without parsing it, and
 	// tokenBytes is the memory one token costs from parsing to output (its
 	// row, scores and JSON), so that an input too long for the budget is
@@ -51,7 +54,11 @@ func (w whiteboxSubject) stamp(r *record.Record) {
 }
 func (w whiteboxSubject) note() string                   { return "" }
 func (w whiteboxSubject) class(name string) (int, error) { return w.net.Task.Class(name) }
-func (w whiteboxSubject) tokens(s string) int            { return utf8.RuneCountInString(s) }
+func (w whiteboxSubject) truth(x cell.Input) (int, bool) {
+	k, err := w.net.Task.LabelSymbols(x.Symbols())
+	return k, err == nil
+}
+func (w whiteboxSubject) tokens(s string) int { return utf8.RuneCountInString(s) }
 
 // tokenBytes: the symbol, its label, the T×D scores, the token score, the
 // JSON (about 30 bytes a number).
@@ -82,9 +89,10 @@ type modelSubject struct {
 	names []string       // the class names
 }
 
-func (m *modelSubject) model() attrib.Model { return m.m.Net }
-func (m *modelSubject) classes() []string   { return m.names }
-func (m *modelSubject) label() string       { return filepath.Base(m.name) }
+func (m *modelSubject) model() attrib.Model          { return m.m.Net }
+func (m *modelSubject) classes() []string            { return m.names }
+func (m *modelSubject) label() string                { return filepath.Base(m.name) }
+func (m *modelSubject) truth(cell.Input) (int, bool) { return 0, false }
 func (m *modelSubject) stamp(r *record.Record) {
 	r.Model, r.Head = m.name, model.HeadSpec(m.m.Head, m.m.Act)
 }

@@ -41,6 +41,11 @@ type Config struct {
 	// nor a u or k it does not have). False (the zero value): a zero field
 	// means the default.
 	MSet, USet, KSet bool
+	// Unchecked builds sp-fsa even when, with these M and U, it does not
+	// simulate its automaton (New otherwise refuses it): for experiments on
+	// a broken network, such as the authors' ablation script's u = 0.5
+	// (Table 5's footnote). The other networks have no such check.
+	Unchecked bool
 }
 
 // Names lists the white-box networks.
@@ -56,6 +61,19 @@ const (
 	// MaxStackSize keeps the bracket network's weights (up to 2^(k+1)·m)
 	// finite and its size reasonable.
 	MaxStackSize = 500
+	// BracketExactDepth is the deepest nesting (open brackets at once) the
+	// bracket network with the default k and m answers correctly in
+	// float64, measured by TestBracketExactDepth: the top-of-stack unit
+	// reads the stack through weights scaled by 2^(j+1), and from depth 39
+	// rounding loses the bottom brackets (a larger k loses them sooner: at
+	// k = 100 from depth 4). Deeper prefixes, up to k, are accepted and
+	// may be misclassified; a result says so (Task.Label gives the answer).
+	BracketExactDepth = 38
+	// CheckedLength is the length up to which the tests check long
+	// strings of several shapes on counting, sp-counter and sp-fsa with
+	// their default parameters (no failure; every string up to length 10
+	// is checked too).
+	CheckedLength = 1 << 14
 )
 
 // DefaultU returns the default u of a network (0 for bracket, which has none).
@@ -137,7 +155,7 @@ func newNet(name string, cfg Config) (*Net, error) {
 		net, err = spCounter(cfg.M, cfg.U)
 		task = SPTask()
 	case "sp-fsa":
-		net, err = compileDFA(SPAutomaton(), cfg.M, cfg.U)
+		net, err = compileDFA(SPAutomaton(), cfg.M, cfg.U, !cfg.Unchecked)
 		task = SPTask()
 	case "bracket":
 		net, err = bracket(cfg.M, cfg.K)

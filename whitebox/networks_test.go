@@ -2,6 +2,8 @@ package whitebox
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/whitebox-lstm/whitebox/cell"
@@ -159,4 +161,29 @@ func TestSPAutomatonMatchesTask(t *testing.T) {
 			t.Fatalf("automaton says %d for %q, task says %d", got, task.Decode(p), want)
 		}
 	})
+}
+
+// Config.Unchecked builds the sp-fsa network that New refuses, unchanged
+// otherwise (Table 5's footnote uses it).
+func TestUnchecked(t *testing.T) {
+	if _, err := New("sp-fsa", Config{U: 0.5}); err == nil || !strings.Contains(err.Error(), "does not simulate") {
+		t.Fatalf("u = 0.5 checked: %v", err)
+	}
+	net, err := New("sp-fsa", Config{U: 0.5, Unchecked: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sym, _ := net.Task.Encode("aaaab")
+	logits, err := net.Network.Forward(cell.NewWorkspace(net.Network), cell.OneHot(sym))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cell.Predict(logits); got != 0 {
+		t.Errorf("u = 0.5 predicts class %d for aaaab; the unchecked network was expected to fail it", got)
+	}
+	a, _ := New("sp-fsa", Config{})
+	b, _ := New("sp-fsa", Config{Unchecked: true})
+	if !slices.Equal(a.Network.Params().Wx, b.Network.Params().Wx) {
+		t.Error("Unchecked changed the weights")
+	}
 }

@@ -8,6 +8,7 @@ package whitebox
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -39,7 +40,7 @@ func (t *Task) Encode(s string) ([]int, error) {
 		}
 		k := t.Symbol(string(r))
 		if k < 0 {
-			return nil, fmt.Errorf("%s: unknown symbol %q at position %d (alphabet: %s)", t.Name, r, len(symbols)+1, strings.Join(t.Alphabet, " "))
+			return nil, fmt.Errorf("%s: unknown symbol %q at position %d (alphabet: %s)", t.Name, r, len(symbols), strings.Join(t.Alphabet, " "))
 		}
 		symbols = append(symbols, k)
 	}
@@ -73,14 +74,18 @@ func (t *Task) Symbol(s string) int {
 	return -1
 }
 
-// Class returns the index of the class called name.
+// Class returns the index of the class called name, or named by its index
+// ("0", "1", …), as an imported model's classes are.
 func (t *Task) Class(name string) (int, error) {
 	for k, c := range t.Classes {
 		if c == name {
 			return k, nil
 		}
 	}
-	return 0, fmt.Errorf("%s: unknown class %q (classes: %s)", t.Name, name, strings.Join(t.Classes, " "))
+	if k, err := strconv.Atoi(name); err == nil && k >= 0 && k < len(t.Classes) {
+		return k, nil
+	}
+	return 0, fmt.Errorf("%s: unknown class %q (classes: %s, or an index in [0, %d))", t.Name, name, strings.Join(t.Classes, ", "), len(t.Classes))
 }
 
 // Label returns the correct class of s.
@@ -96,7 +101,7 @@ func (t *Task) Label(s string) (int, error) {
 func (t *Task) LabelSymbols(symbols []int) (int, error) {
 	for i, k := range symbols {
 		if k < 0 || k >= len(t.Alphabet) {
-			return 0, fmt.Errorf("%s: symbol index %d at position %d is out of range", t.Name, k, i+1)
+			return 0, fmt.Errorf("%s: symbol index %d at position %d is out of range", t.Name, k, i)
 		}
 	}
 	return t.label(symbols)
@@ -132,12 +137,12 @@ func SPTask() *Task {
 
 // ContainsSP reports whether symbols (a=0 … d=3) contain one of the
 // subsequences ab, bc, cd, dc. A symbol outside 0..3 is an error naming its
-// position (1-based).
+// position (from 0).
 func ContainsSP(symbols []int) (bool, error) {
 	var seen [4]bool
 	for i, k := range symbols {
 		if k < 0 || k > 3 {
-			return false, fmt.Errorf("whitebox: ContainsSP: symbol %d at position %d is out of range 0..3", k, i+1)
+			return false, fmt.Errorf("whitebox: ContainsSP: symbol %d at position %d is out of range 0..3", k, i)
 		}
 	}
 	for _, k := range symbols {
@@ -170,16 +175,16 @@ func BracketTask(maxDepth int) *Task {
 				switch k {
 				case OpenParen, OpenSquare:
 					if len(stack) == maxDepth {
-						return 0, fmt.Errorf("stack overflow: position %d opens bracket number %d, but the network's stack holds %d (raise -k)", i+1, maxDepth+1, maxDepth)
+						return 0, fmt.Errorf("stack overflow: position %d opens bracket number %d, but the network's stack holds %d (raise the stack size, Config.K)", i, maxDepth+1, maxDepth)
 					}
 					stack = append(stack, k)
 				default:
 					want := k - 2
 					if len(stack) == 0 {
-						return 0, fmt.Errorf("not a valid prefix: %q at position %d closes nothing", "([)]"[k], i+1)
+						return 0, fmt.Errorf("not a valid prefix: %q at position %d closes nothing", "([)]"[k], i)
 					}
 					if top := stack[len(stack)-1]; top != want {
-						return 0, fmt.Errorf("not a valid prefix: %q at position %d does not match %q", "([)]"[k], i+1, "([)]"[top])
+						return 0, fmt.Errorf("not a valid prefix: %q at position %d does not match %q", "([)]"[k], i, "([)]"[top])
 					}
 					stack = stack[:len(stack)-1]
 				}

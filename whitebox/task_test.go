@@ -17,12 +17,12 @@ func TestEncodeErrors(t *testing.T) {
 		want string
 	}{
 		{CountingTask(), "", "empty input"},
-		{CountingTask(), "abc", `unknown symbol 'c' at position 3 (alphabet: a b)`},
-		{SPTask(), "aXb", `unknown symbol 'X' at position 2`},
+		{CountingTask(), "abc", `unknown symbol 'c' at position 2 (alphabet: a b)`},
+		{SPTask(), "aXb", `unknown symbol 'X' at position 1`},
 		{SPTask(), "ab\xff", "invalid UTF-8"},
-		{BracketTask(50), ")", `not a valid prefix: ')' at position 1 closes nothing`},
-		{BracketTask(50), "([)", `')' at position 3 does not match '['`},
-		{BracketTask(2), "(([", "stack overflow: position 3 opens bracket number 3, but the network's stack holds 2"},
+		{BracketTask(50), ")", `not a valid prefix: ')' at position 0 closes nothing`},
+		{BracketTask(50), "([)", `')' at position 2 does not match '['`},
+		{BracketTask(2), "(([", "stack overflow: position 2 opens bracket number 3, but the network's stack holds 2"},
 	} {
 		_, err := tc.task.Encode(tc.in)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -49,8 +49,18 @@ func TestLabels(t *testing.T) {
 		}
 	}
 	task := SPTask()
-	if _, err := task.Class("Maybe"); err == nil || !strings.Contains(err.Error(), "classes: False True") {
+	if _, err := task.Class("Maybe"); err == nil || !strings.Contains(err.Error(), "classes: False, True, or an index in [0, 2)") {
 		t.Errorf("Class: %v", err)
+	}
+	for name, want := range map[string]int{"True": 1, "1": 1, "0": 0} {
+		if k, err := task.Class(name); k != want || err != nil {
+			t.Errorf("Class(%q) = %d, %v; want %d", name, k, err, want)
+		}
+	}
+	for _, name := range []string{"2", "-1", "01x"} {
+		if _, err := task.Class(name); err == nil {
+			t.Errorf("Class(%q): no error", name)
+		}
 	}
 	if got := task.Decode([]int{0, -1, 3}); got != "a_d" {
 		t.Errorf("Decode = %q", got)

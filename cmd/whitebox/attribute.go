@@ -115,6 +115,7 @@ type attributeJob struct {
 	out   io.Writer
 	color bool
 	rows  []heatmap.Row // html: written at the end, as one page
+	warns warnings      // the writer's counts, summarized at the end
 }
 
 func newAttributeJob(f attributeFlags, out io.Writer) (*attributeJob, error) {
@@ -144,6 +145,7 @@ type item struct {
 	row          heatmap.Row  // html
 	err          error
 	warn         string // a result's warning (IG's completeness gap)
+	wrong        string // a white-box network's wrong prediction, in words
 	done         chan struct{}
 }
 
@@ -171,6 +173,7 @@ func (j *attributeJob) run(ctx context.Context, args []string, stdin io.Reader, 
 		return exitInterrupted
 	}
 	bar.finish()
+	j.warns.summarize(stderr)
 	if len(args) == 0 {
 		if err := <-readErr; err != nil {
 			fmt.Fprintf(stderr, "whitebox attribute: reading standard input: %v\n", err)
@@ -256,8 +259,8 @@ func (j *attributeJob) write(ctx context.Context, order <-chan *item, bar *progr
 			status = 1
 			continue
 		}
-		if it.warn != "" {
-			bar.printf(stderr, "whitebox attribute: %s%s: warning: %s\n", it.where, quoteInput(it.input), it.warn)
+		if line := j.warns.add(it); line != "" {
+			bar.printf(stderr, "%s", line)
 		}
 		if j.f.format == "html" {
 			j.rows = append(j.rows, it.row)
@@ -279,19 +282,21 @@ type worker struct {
 
 func (w *worker) do(ctx context.Context, it *item) error {
 	j, s := w.job, it.input
-	if j.f.format == "json" {
-		err := w.sc.Line(ctx, s, &it.out)
-		it.warn = w.sc.Warning()
-		return err
-	}
 	tokens, res, err := w.sc.Score(ctx, s)
 	if err != nil {
 		return err
 	}
 	it.warn = w.sc.Warning()
-	method := w.sc.Method()
-	h := heatmap.Heatmap{Tokens: tokens, Scores: res.Tokens}
 	classes := w.sc.Classes()
+	if truth, correct, known := w.sc.Truth(); known && !correct {
+		it.wrong = fmt.Sprintf("the network predicts %q, the task's true answer is %q", classes[res.Prediction], truth)
+	}
+	if j.f.format == "json" {
+		w.sc.WriteJSON(&it.out, res, s, tokens)
+		return nil
+	}
+	method := w.sc.Method()
+	h := heatmap.Heatmap{Tokens: tokens, Scores: res.Scores}
 	b := &it.out
 	switch j.f.format {
 	case "text":
@@ -310,7 +315,7 @@ func (w *worker) do(ctx context.Context, it *item) error {
 		b.WriteString(" % " + strings.ReplaceAll(s, "%", `\%`) + "\n")
 	case "html":
 		label := fmt.Sprintf("%s · %s · class %s (predicted %s)", w.sc.Label(), method, classes[res.Class], classes[res.Prediction])
-		it.row = heatmap.Row{Label: label, Heatmap: heatmap.Heatmap{Tokens: tokens, Scores: append([]float64(nil), res.Tokens...)}}
+		it.row = heatmap.Row{Label: label, Heatmap: heatmap.Heatmap{Tokens: tokens, Scores: append([]float64(nil), res.Scores...)}}
 	}
 	return nil
 }

@@ -379,7 +379,7 @@ func (j *evalJob) worker(ctx context.Context, m attrib.Method, sym [][]int, out 
 			next.Store(int64(len(sym))) // the others stop too
 			return fmt.Errorf("%s, input %d: %w", m, i+1, err)
 		}
-		v, err := j.ev.Score(s, res.Class, res.Tokens)
+		v, err := j.ev.Score(s, res.Class, res.Scores)
 		if err == nil && abl != nil {
 			var r evaluate.Value
 			r, err = recomputed(ctx, abl, stop, s, v[0].Applies)
@@ -389,7 +389,7 @@ func (j *evalJob) worker(ctx context.Context, m attrib.Method, sym [][]int, out 
 			next.Store(int64(len(sym)))
 			return fmt.Errorf("%s, input %d: %w", m, i+1, err)
 		}
-		out[i] = judged{scores: slices.Clone(res.Tokens), values: v}
+		out[i] = judged{scores: slices.Clone(res.Scores), values: v}
 		if j.bar != nil {
 			j.bar.set("evaluate "+m.String(), int(done.Add(1)), len(sym))
 		}

@@ -102,7 +102,7 @@ func TestLongInputs(t *testing.T) {
 	}
 	bad := strings.Repeat("ab", 50000) + "x"
 	status, _, errOut = runCLI(t, bad+"\n", "attribute", "-net", "sp-counter", "-method", "lrp")
-	if status != 1 || len(errOut) > 1000 || !strings.Contains(errOut, "unknown symbol 'x' at position 100001") || !strings.Contains(errOut, "(100001 bytes)") {
+	if status != 1 || len(errOut) > 1000 || !strings.Contains(errOut, "unknown symbol 'x' at position 100000") || !strings.Contains(errOut, "(100001 bytes)") {
 		t.Fatalf("status %d, stderr (%d bytes) %.300q", status, len(errOut), errOut)
 	}
 }

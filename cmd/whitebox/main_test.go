@@ -25,6 +25,8 @@ type jsonLine struct {
 	Tokens     []string           `json:"tokens"`
 	Class      string             `json:"class"`
 	Prediction string             `json:"prediction"`
+	Truth      string             `json:"truth"`
+	Correct    *bool              `json:"correct"`
 	Logits     map[string]float64 `json:"logits"`
 	Scores     []float64          `json:"scores"`
 	Delta      *float64           `json:"delta"`
@@ -52,8 +54,9 @@ func TestAttributeJSON(t *testing.T) {
 		t.Fatalf("status %d, stderr %q", status, errOut)
 	}
 	// The documented field order (net, method, input, tokens, class,
-	// prediction, logits, scores, delta), logits in class order.
-	if !strings.HasPrefix(out, `{"net":"sp-counter","method":"ig","input":"accb","tokens":["a","c","c","b"],"class":"True","prediction":"True","logits":{"False":`) {
+	// prediction, truth, correct, logits, scores, delta), logits in class
+	// order.
+	if !strings.HasPrefix(out, `{"net":"sp-counter","method":"ig","input":"accb","tokens":["a","c","c","b"],"class":"True","prediction":"True","truth":"True","correct":true,"logits":{"False":`) {
 		t.Errorf("unexpected layout: %s", out)
 	}
 	r := decode(t, out)[0]
@@ -80,7 +83,7 @@ func TestAttributeBadLines(t *testing.T) {
 	if len(recs) != 2 || recs[0].Input != "acb" || recs[1].Input != "ab" {
 		t.Errorf("records %+v: want acb and ab", recs)
 	}
-	if !strings.Contains(errOut, `line 3: "axb": sp: unknown symbol 'x' at position 2`) {
+	if !strings.Contains(errOut, `line 3: "axb": sp: unknown symbol 'x' at position 1`) {
 		t.Errorf("stderr %q", errOut)
 	}
 	status, out, errOut = runCLI(t, "", "attribute", "-net", "bracket", "-k", "2", "-method", "lrp", "(()", "(((", "())")

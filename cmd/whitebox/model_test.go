@@ -13,8 +13,9 @@ import (
 
 const testModel = "../../model/testdata/bi2.safetensors" // Embedding(40, 12) → 2-layer BiLSTM(16) → Linear(32, 4)
 
-// The CLI's scores are the library's, for every method, and -features
-// writes the T×E scores.
+// The CLI's scores are the library's with its zero Options (the same
+// defaults, Captum's float32 IG weights for a model included), for every
+// method, and -features writes the T×E scores.
 func TestAttributeModel(t *testing.T) {
 	m, err := model.Load(testModel, model.Options{})
 	if err != nil {
@@ -31,15 +32,14 @@ func TestAttributeModel(t *testing.T) {
 			t.Fatalf("%v: status %d: %s", method, status, errOut)
 		}
 		rec := decode(t, out)[0]
-		opt := attrib.Options{Class: attrib.Predicted, Float32Weights: true}
-		want, err := attrib.Attribute(m.Net, method, x, opt)
+		want, err := attrib.Attribute(m.Net, method, x, attrib.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if rec.Model != testModel || rec.Head != "hn" || rec.Net != "" || rec.Method != method.String() || len(rec.Tokens) != len(ids) || rec.Tokens[2] != "4" {
 			t.Fatalf("%v: record %+v", method, rec)
 		}
-		for i, s := range want.Tokens {
+		for i, s := range want.Scores {
 			if rec.Scores[i] != s {
 				t.Fatalf("%v: score %d = %v, library %v", method, i, rec.Scores[i], s)
 			}
@@ -56,6 +56,19 @@ func TestAttributeModel(t *testing.T) {
 		if (rec.Delta != nil) != (method == attrib.IntegratedGradients) {
 			t.Fatalf("%v: delta %v", method, rec.Delta)
 		}
+	}
+	// The test can tell: float64 weights give other bits.
+	f64, err := attrib.Attribute(m.Net, attrib.IntegratedGradients, x, attrib.Options{Float32WeightsSet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ := runCLI(t, "", "attribute", "-model", testModel, "-method", "ig", "-captum-weights=false", "3 1 4 1 5 9 2 6")
+	if rec := decode(t, out)[0]; rec.Scores[0] != f64.Scores[0] || *rec.Delta == 0 {
+		t.Errorf("-captum-weights=false: %v, library %v", rec.Scores[0], f64.Scores[0])
+	}
+	def, _ := attrib.Attribute(m.Net, attrib.IntegratedGradients, x, attrib.Options{})
+	if def.Scores[0] == f64.Scores[0] {
+		t.Errorf("float32 and float64 IG weights gave the same score %v", def.Scores[0])
 	}
 }
 

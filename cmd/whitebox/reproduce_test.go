@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -106,5 +107,41 @@ func TestReproduceExitCodes(t *testing.T) {
 	file := writeFile(t, "plain", "")
 	if status, _, errOut := runCLI(t, "", "reproduce", "-table", "4", "-out", filepath.Join(file, "dir")); status != 1 || errOut == "" {
 		t.Errorf("unwritable -out: status %d, stderr %q", status, errOut)
+	}
+}
+
+// Issue 24, item 1: -out writes every table's files and report.html, for
+// every table alone and for all of them (Table 5 with the footnote's
+// u = 0.5 network, which does not simulate its automaton: the point of
+// the footnote). Table 5 takes seconds: not under -short.
+func TestReproduceOut(t *testing.T) {
+	runs := [][]string{{"-table", "2"}, {"-table", "3"}, {"-table", "4"}}
+	if !testing.Short() {
+		runs = append(runs, []string{"-table", "5"}, nil)
+	}
+	for _, args := range runs {
+		dir := filepath.Join(t.TempDir(), "out")
+		status, out, errOut := runCLI(t, "", append(append([]string{"reproduce"}, args...), "-out", dir)...)
+		if status != 0 || !strings.Contains(out, "report.html") {
+			t.Fatalf("%v -out: status %d, stderr %q, stdout %q", args, status, errOut, out)
+		}
+		tables := []string{"2", "3", "4", "5"}
+		if args != nil {
+			tables = args[1:]
+		}
+		for _, n := range tables {
+			for _, ext := range []string{"txt", "json", "md", "html", "tex"} {
+				if fi, err := os.Stat(filepath.Join(dir, "table"+n+"."+ext)); err != nil || fi.Size() == 0 {
+					t.Errorf("%v -out: table%s.%s: %v", args, n, ext, err)
+				}
+			}
+		}
+		report, err := os.ReadFile(filepath.Join(dir, "report.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(tables, "5") && !strings.Contains(string(report), "With u = 0.5, as in the released script: Occlusion") {
+			t.Errorf("%v -out: report.html has no footnote row", args)
+		}
 	}
 }

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The README's commands that TestREADME does not run as written, each with
+// the reason; a command is matched by its start.
+var readmeSkipped = map[string]string{
+	// The command that runs this test.
+	"go test ./...": "it runs this test (CI runs it)",
+	// "Beyond one machine": the nested module beam/ brings Apache Beam
+	// (about 90 modules and minutes of cold build); its own go test runs
+	// the same pipeline on prism and compares it with whitebox attribute,
+	// byte for byte (CI's beam/ step). Flink and Dataflow are marked
+	// untested in the README.
+	"cd beam":                       "beam/ is a module of its own, tested by its go test",
+	"go build -o whitebox-beam":     "beam/",
+	"./whitebox-beam":               "beam/",
+	"wc -l out/":                    "beam/'s output",
+	"head -1 out/":                  "beam/'s output",
+	"cat out/":                      "beam/'s output",
+	"go run github.com/apache/beam": "beam/: prism as a job server",
+	"docker run":                    "Flink (untested, as the README says)",
+	// "Check the head against your model": the reader's own logits.
+	"whitebox inspect -model model.pt -verify":      "the reader's verify.jsonl; verify_test.go runs -verify, -head auto and inspect -verify on model/testdata/heads",
+	"whitebox attribute -model model.pt -verify":    "the reader's verify.jsonl (verify_test.go)",
+	"whitebox attribute -model model.pt -head auto": "the reader's verify.jsonl (verify_test.go)",
+	"python3 -c 'import torch; torch.save":          "the reader's own PyTorch model; the test puts model/testdata/uni1.pt (saved the same way by gen.py) at model.pt",
+}
+
+// readmeSubstituted are the README's placeholders for the reader's own
+// tools, and what the test runs instead.
+var readmeSubstituted = map[string]string{
+	// "the output of whitebox attribute works as is" for evaluate.
+	"python3 my_tool.py": "whitebox attribute -net sp-fsa -method ig < inputs.txt > scores.jsonl",
+}
+
+// A readmeCommand is one command of a fenced block and the output the
+// README shows after it (nil when none).
+type readmeCommand struct {
+	line   string
+	output []string
+}
+
+// readmeBlocks returns the fenced blocks of the README: their language
+// and lines.
+func readmeBlocks(text string) (langs []string, blocks [][]string) {
+	var cur []string
+	in := false
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "```") {
+			if in {
+				blocks = append(blocks, cur)
+			} else {
+				langs = append(langs, strings.TrimPrefix(line, "```"))
+				cur = nil
+			}
+			in = !in
+			continue
+		}
+		if in {
+			cur = append(cur, line)
+		}
+	}
+	return langs, blocks
+}
+
+// commands reads a shell block: lines starting "$ " are commands (a
+// trailing "\" continues one), the lines after one until the next are its
+// output; in a block without "$ " every line is a command; "#" lines are
+// comments.
+func commands(block []string) []readmeCommand {
+	prompted := false
+	for _, l := range block {
+		prompted = prompted || strings.HasPrefix(l, "$ ")
+	}
+	var cmds []readmeCommand
+	cont := false
+	for _, l := range block {
+		switch {
+		case cont:
+			cmds[len(cmds)-1].line += "\n" + l
+		case strings.HasPrefix(l, "#") || strings.TrimSpace(l) == "":
+			continue
+		case !prompted:
+			cmds = append(cmds, readmeCommand{line: l})
+		case strings.HasPrefix(l, "$ "):
+			cmds = append(cmds, readmeCommand{line: strings.TrimPrefix(l, "$ ")})
+		default:
+			if len(cmds) > 0 {
+				cmds[len(cmds)-1].output = append(cmds[len(cmds)-1].output, l)
+			}
+		}
+		cont = strings.HasSuffix(l, `\`)
+	}
+	return cmds
+}
+
+// TestREADME runs the README as a newcomer would, from a checkout: every
+// command of its shell blocks, as written (but those in readmeSkipped, and
+// the placeholders of readmeSubstituted), in the repository root for "go"
+// commands and in a scratch directory for the others, with the installed
+// whitebox on PATH; the output it shows, where it shows one in full, must
+// be what the command prints. Every Go block is a complete program: it is
+// built against this checkout and run, and its "// Output:" comment must
+// be what it prints. The report that "whitebox reproduce -out" writes is
+// opened in Chromium when it is installed (WHITEBOX_REQUIRE_CHROMIUM=1
+// makes it required, as in CI).
+func TestREADME(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the README's commands (about 30 s)")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, work := t.TempDir(), t.TempDir()
+	model, err := os.ReadFile(filepath.Join(root, "model/testdata/uni1.pt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "model.pt"), model, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "GOBIN="+bin)
+	run := func(dir, line string) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "bash", "-c", "set -eo pipefail\n"+line)
+		cmd.Dir, cmd.Env = dir, env
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		if err != nil {
+			t.Logf("%s: stderr:\n%s", line, errOut.String())
+		}
+		return out.String(), err
+	}
+	langs, blocks := readmeBlocks(string(text))
+	ran, snippets := 0, 0
+	installed := false
+	for b, block := range blocks {
+		switch langs[b] {
+		case "":
+		case "go":
+			snippets++
+			runSnippet(t, root, work, env, snippets, block)
+			continue
+		default: // python: the export's loader, shown for PyTorch users (evaluate/testdata/pytorch_ig.py is it, tested)
+			continue
+		}
+		for _, c := range commands(block) {
+			if reason := skipped(c.line); reason != "" {
+				t.Logf("not run (%s): %s", reason, c.line)
+				continue
+			}
+			line := c.line
+			for prefix, sub := range readmeSubstituted {
+				if strings.HasPrefix(line, prefix) {
+					t.Logf("instead of %q: %s", line, sub)
+					line = sub
+				}
+			}
+			dir := work
+			if strings.HasPrefix(line, "go ") {
+				dir = root
+			}
+			if strings.HasPrefix(line, "whitebox ") && !installed {
+				t.Fatalf("%q comes before the README installs whitebox", line)
+			}
+			out, err := run(dir, line)
+			if err != nil {
+				t.Fatalf("%s: %v", c.line, err)
+			}
+			ran++
+			installed = installed || strings.HasPrefix(line, "go install ./cmd/whitebox")
+			if c.output != nil && !strings.Contains(strings.Join(c.output, "\n"), "…") {
+				if want := strings.Join(c.output, "\n") + "\n"; out != want {
+					t.Errorf("%s:\ngot  %s\nwant %s", c.line, out, want)
+				}
+			}
+		}
+	}
+	if ran < 10 || snippets != 2 {
+		t.Fatalf("ran %d commands and %d Go programs: the README's blocks were not found", ran, snippets)
+	}
+	report := filepath.Join(work, "report", "report.html")
+	if _, err := os.Stat(report); err != nil {
+		t.Fatalf("whitebox reproduce -out report: %v", err)
+	}
+	openInChromium(t, report)
+}
+
+// skipped returns why the README's command line is not run, or "".
+func skipped(line string) string {
+	for prefix, reason := range readmeSkipped {
+		if strings.HasPrefix(line, prefix) {
+			return reason
+		}
+	}
+	return ""
+}
+
+// runSnippet builds the Go program of a README block in a module of its
+// own that uses this checkout, runs it in work and compares its output
+// with the block's "// Output:" comment.
+func runSnippet(t *testing.T, root, work string, env []string, n int, block []string) {
+	t.Helper()
+	src := strings.Join(block, "\n") + "\n"
+	_, want, ok := strings.Cut(src, "// Output: ")
+	if !ok || !strings.HasPrefix(src, "package main\n") {
+		t.Fatalf("Go block %d is not a complete program with an // Output: comment:\n%s", n, src)
+	}
+	want, _, _ = strings.Cut(want, "\n")
+	dir := t.TempDir()
+	goMod := "module readme\n\ngo 1.26\n\nrequire github.com/whitebox-lstm/whitebox v0.0.0\n\nreplace github.com/whitebox-lstm/whitebox => " + root + "\n"
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"go.mod": []byte(goMod), "go.sum": sum, "main.go": []byte(src)} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe := filepath.Join(dir, "snippet")
+	if runtime.GOOS == "windows" {
+		exe += ".exe"
+	}
+	build := exec.Command("go", "build", "-mod=mod", "-o", exe, ".")
+	build.Dir, build.Env = dir, append(env, "GOFLAGS=-mod=mod", "GOPROXY=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("Go block %d does not build: %v\n%s\n%s", n, err, out, src)
+	}
+	cmd := exec.Command(exe)
+	cmd.Dir = work
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != want {
+		t.Errorf("Go block %d: %v, output %q, want %q", n, err, out, want)
+	}
+}
+
+// openInChromium renders page in headless Chromium, when installed, and
+// checks that the screenshot shows the heatmaps' reds and blues.
+func openInChromium(t *testing.T, page string) {
+	t.Helper()
+	bin := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			bin = p
+			break
+		}
+	}
+	if bin == "" {
+		if os.Getenv("WHITEBOX_REQUIRE_CHROMIUM") != "" {
+			t.Fatal("WHITEBOX_REQUIRE_CHROMIUM is set but no Chromium was found")
+		}
+		t.Log("no Chromium here: report.html not rendered")
+		return
+	}
+	dir := t.TempDir()
+	shot := filepath.Join(dir, "shot.png")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--hide-scrollbars",
+		"--window-size=1400,1400", "--screenshot="+shot, "file://"+page)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, out)
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	red, blue := 0, 0
+	bounds := img.Bounds()
+	for y := bounds.Min.Y; y < bounds.Max.Y; y++ {
+		for x := bounds.Min.X; x < bounds.Max.X; x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			r, g, b = r>>8, g>>8, b>>8
+			if r > 150 && g < 110 && b < 110 {
+				red++
+			}
+			if b > 150 && r < 110 && g < 140 {
+				blue++
+			}
+		}
+	}
+	t.Logf("report.html in Chromium: %d red and %d blue pixels", red, blue)
+	if red < 100 || blue < 100 {
+		t.Errorf("report.html in Chromium: %d red and %d blue pixels; the heatmaps did not render", red, blue)
+	}
+}

@@ -64,10 +64,10 @@ func TestBaselineCaptum(t *testing.T) {
 				scale = max(scale, math.Abs(v))
 			}
 			for i := range k.want {
-				d := math.Abs(res.Tokens[i] - k.want[i])
+				d := math.Abs(res.Scores[i] - k.want[i])
 				worst = max(worst, d/scale)
 				if d > 1e-9*scale {
-					t.Errorf("%s %v id:%d %v: token %d: %v, Captum %v (difference %.3g of %.3g)", c.File, c.IDs, c.BaselineID, k.method, i, res.Tokens[i], k.want[i], d, scale)
+					t.Errorf("%s %v id:%d %v: token %d: %v, Captum %v (difference %.3g of %.3g)", c.File, c.IDs, c.BaselineID, k.method, i, res.Scores[i], k.want[i], d, scale)
 				}
 			}
 			if k.method == attrib.IntegratedGradients && math.Abs(res.Delta-c.IGDelta) > 1e-9*scale {
@@ -97,9 +97,9 @@ func TestBaselineZeroAndErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range a.Tokens {
-			if math.Float64bits(a.Tokens[i]) != math.Float64bits(b.Tokens[i]) {
-				t.Errorf("%v: token %d: %v with no baseline, %v with the zero row", method, i, a.Tokens[i], b.Tokens[i])
+		for i := range a.Scores {
+			if math.Float64bits(a.Scores[i]) != math.Float64bits(b.Scores[i]) {
+				t.Errorf("%v: token %d: %v with no baseline, %v with the zero row", method, i, a.Scores[i], b.Scores[i])
 			}
 		}
 	}

@@ -22,7 +22,10 @@ type Record struct {
 	Model string // the model file of an imported model; left out when empty
 	// Head is an imported model's head spec ("hn", "mean+relu"), written
 	// after Model; left out when empty (white-box networks).
-	Head       string
+	Head string
+	// Baseline is IG's or occlusion's baseline when not the zero row
+	// ("id:3"), written after Head; left out when empty.
+	Baseline   string
 	Method     string
 	Input      string
 	Tokens     []string
@@ -64,6 +67,11 @@ func (r Record) MarshalJSON() ([]byte, error) {
 			b.WriteByte(',')
 			field("head")
 			writeString(&b, r.Head)
+		}
+		if r.Baseline != "" {
+			b.WriteByte(',')
+			field("baseline")
+			writeString(&b, r.Baseline)
 		}
 	} else {
 		field("net")

@@ -346,6 +346,9 @@ func (s *Scorer) WriteJSON(b *bytes.Buffer, res *attrib.Result, input string, to
 		rec.Truth = classes[s.truth]
 	}
 	s.subj.stamp(&rec)
+	if s.opt.Baseline != nil {
+		rec.Baseline = s.cfg.Baseline
+	}
 	if s.method == attrib.IntegratedGradients {
 		rec.Delta = &res.Delta
 		if s.opt.Steps == attrib.AutoSteps {

@@ -55,7 +55,14 @@ Flags:
 	}
 	// The model as given (its head is not checked here: -verify's report
 	// says which heads match).
-	m, err := score.LoadModel(mf.path, model.Names{Embedding: mf.embedding, LSTM: mf.lstm, Decoder: mf.decoder}, mf.head, mf.act, "")
+	names := model.Names{Embedding: mf.embedding, LSTM: mf.lstm, Decoder: mf.decoder}
+	m, err := score.LoadModel(mf.path, names, mf.head, mf.act, "")
+	if err != nil && mf.verify != "" && mf.act == "" {
+		// Two Linear layers without -act: the verdicts try both.
+		if m2, err2 := score.LoadModel(mf.path, names, mf.head, "relu", ""); err2 == nil {
+			m, err = m2, nil
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "whitebox inspect: %v\n", err)
 		return 2

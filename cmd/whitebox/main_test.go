@@ -19,6 +19,7 @@ type jsonLine struct {
 	Net        string             `json:"net"`
 	Model      string             `json:"model"`
 	Head       string             `json:"head"`
+	Baseline   string             `json:"baseline"`
 	Features   [][]float64        `json:"features"`
 	Method     string             `json:"method"`
 	Input      string             `json:"input"`

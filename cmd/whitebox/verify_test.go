@@ -109,7 +109,7 @@ func TestInspectVerify(t *testing.T) {
 func TestBaselineFlag(t *testing.T) {
 	_, plain, _ := runCLI(t, "3 1 4\n", "attribute", "-model", testModel, "-method", "ig")
 	status, zero, errOut := runCLI(t, "3 1 4\n", "attribute", "-model", testModel, "-method", "ig", "-baseline", "zero")
-	if status != 0 || zero != plain {
+	if status != 0 || zero != plain || strings.Contains(zero, "baseline") {
 		t.Fatalf("-baseline zero: status %d, stderr %q\n%s\nwant\n%s", status, errOut, zero, plain)
 	}
 	for _, method := range []string{"ig", "occlusion"} {
@@ -118,8 +118,8 @@ func TestBaselineFlag(t *testing.T) {
 			t.Fatalf("%s: status %d: %s", method, status, errOut)
 		}
 		_, ref, _ := runCLI(t, "3 1 4\n", "attribute", "-model", testModel, "-method", method)
-		if decode(t, out)[0].Scores[0] == decode(t, ref)[0].Scores[0] {
-			t.Errorf("%s: -baseline id:7 changed nothing", method)
+		if r := decode(t, out)[0]; r.Scores[0] == decode(t, ref)[0].Scores[0] || r.Baseline != "id:7" || !strings.Contains(out, `"head":"hn","baseline":"id:7","method"`) {
+			t.Errorf("%s: -baseline id:7: %s", method, out)
 		}
 	}
 	for _, c := range []struct {
@@ -135,5 +135,13 @@ func TestBaselineFlag(t *testing.T) {
 		if status != 2 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: status %d, stderr %q; want 2 and %q", c.args, status, errOut, c.want)
 		}
+	}
+}
+
+// inspect -verify on two Linear layers without -act: both activations.
+func TestInspectVerifyActivation(t *testing.T) {
+	status, out, errOut := runCLI(t, "", "inspect", "-model", headsDir+"max_bi2_seqrelu.pt", "-verify", headsDir+"max_bi2_seqrelu.verify.jsonl")
+	if status != 0 || !strings.Contains(out, "max+tanh   no match") || !strings.Contains(out, "the logits match -head max -act relu\n") {
+		t.Errorf("status %d, stderr %q\n%s", status, errOut, out)
 	}
 }

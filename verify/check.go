@@ -154,11 +154,11 @@ func Matching(vs []Verdict) (specs, classes []string) {
 			seen[key] = true
 			specs = append(specs, v.Spec())
 			cls := v.Class
-			if v.Act != cell.ActNone {
-				cls = "(" + v.Class + ")+" + v.Act.String()
-				if !strings.Contains(v.Class, "=") {
-					cls = v.Class + "+" + v.Act.String()
-				}
+			switch {
+			case v.Act != cell.ActNone && strings.Contains(cls, "="):
+				cls = "(" + cls + ")+" + v.Act.String()
+			case v.Act != cell.ActNone:
+				cls += "+" + v.Act.String()
 			}
 			classes = append(classes, cls)
 		}

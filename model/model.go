@@ -25,6 +25,10 @@
 // layers, is refused: a model this package cannot run exactly is an error,
 // never an approximation.
 //
+// A file named *.onnx is an ONNX export (torch.onnx.export), read by
+// package onnx: the graph gives the head and the classifier, and the model
+// is checked against the graph evaluated node by node.
+//
 // The tensors are read by package tensorfile (no pickle is executed; every
 // size is checked against the file before anything is allocated). Weights
 // become float64 exactly; all arithmetic is float64.
@@ -75,6 +79,7 @@ const (
 	HeadFromOptions  = "options"  // Options.Head
 	HeadFromMetadata = "metadata" // the file's whitebox.head
 	HeadDefault      = "default"  // nothing said: HeadHN assumed
+	HeadFromGraph    = "graph"    // an ONNX model's graph
 )
 
 // Model is a loaded classifier.
@@ -98,13 +103,18 @@ type Model struct {
 
 	// Head and Act are the head and hidden-layer activation the model runs
 	// with (also Net.Head() and Net.Activation()); HeadSource says where
-	// the head came from (HeadFromOptions, HeadFromMetadata, HeadDefault).
+	// the head came from (HeadFromOptions, HeadFromMetadata, HeadDefault, HeadFromGraph).
 	Head       cell.Head
 	Act        cell.Activation
 	HeadSource string
 
 	// Tensors lists every tensor of the file with the part it was read as.
 	Tensors []TensorInfo
+
+	// Graph says, for an ONNX model, the graph's opset and sequence axis
+	// and how closely the graph, evaluated by package onnx, equals the
+	// model; "" for other formats.
+	Graph string
 }
 
 // TensorInfo describes one tensor of the file.
@@ -116,7 +126,19 @@ type TensorInfo struct {
 }
 
 // Load reads the model in the file at path. o may be zero.
+//
+// A file named *.onnx is read as an ONNX export instead (see package
+// onnx): its head and classifier come from the graph (HeadSource
+// HeadFromGraph), Options.Head must agree with it, and the model is
+// checked against the graph evaluated node by node before it is returned.
 func Load(path string, o Options) (*Model, error) {
+	if IsONNX(path) {
+		m, err := loadONNX(path, o)
+		if err != nil {
+			return nil, fmt.Errorf("model: %s: %w", filepath.Base(path), err)
+		}
+		return m, nil
+	}
 	f, err := tensorfile.Open(path)
 	if err != nil {
 		return nil, err
@@ -638,6 +660,9 @@ func (m *Model) Summary() string {
 		fmt.Fprintf(&b, "decoder:    %s: Linear(%d → %d) on %s, %s\n", m.Names.Decoder, n.Hidden()*n.Directions(), n.Classes(), head, dbias)
 	} else {
 		fmt.Fprintf(&b, "decoder:    %s: Linear(%d → %d) → %s → %s: Linear(%d → %d) on %s, %s\n", m.Names.Decoder, n.Hidden()*n.Directions(), n.Units(), m.Act, m.OutputLayer, n.Units(), n.Classes(), head, dbias)
+	}
+	if m.Graph != "" {
+		fmt.Fprintf(&b, "graph:      %s\n", m.Graph)
 	}
 	params := n.Weights() + len(m.Embedding)
 	fmt.Fprintf(&b, "classes:    %d\nparameters: %d\n", n.Classes(), params)

@@ -42,6 +42,13 @@ func LoadModel(path string, names model.Names, head, act, verifyFile string) (*m
 		}
 		o.Act = a
 	}
+	if model.IsONNX(path) { // the graph gives the head and the activation
+		m, err := model.Load(path, o)
+		if err != nil || verifyFile == "" {
+			return m, err
+		}
+		return applyVerify(m, verifyFile, auto, act != "")
+	}
 	f, err := tensorfile.Open(path)
 	if err != nil {
 		return nil, err
@@ -69,6 +76,11 @@ func LoadModel(path string, names model.Names, head, act, verifyFile string) (*m
 	if verifyFile == "" {
 		return m, nil
 	}
+	return applyVerify(m, verifyFile, auto, act != "")
+}
+
+// applyVerify checks m against the verify file (verify.Apply).
+func applyVerify(m *model.Model, verifyFile string, auto, fixAct bool) (*model.Model, error) {
 	if m.Embedding == nil {
 		return nil, fmt.Errorf("-verify: the model reads features, not token ids; -verify needs a model with an embedding")
 	}
@@ -76,7 +88,7 @@ func LoadModel(path string, names model.Names, head, act, verifyFile string) (*m
 	if err != nil {
 		return nil, err
 	}
-	return verify.Apply(m, cases, verifyFile, auto, act != "")
+	return verify.Apply(m, cases, verifyFile, auto, fixAct)
 }
 
 // verifyHint says which heads the verify file's logits match on m, or ""

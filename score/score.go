@@ -110,7 +110,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.StringVar(&c.Quadrature, p("quadrature"), c.Quadrature, "IG: gauss-legendre, riemann-left, riemann-right, riemann-middle or riemann-trapezoid")
 	fs.Float64Var(&c.Eps, p("eps"), c.Eps, "LRP: the stabilizer ε ≥ 0 (0: none; a zero denominator is then an error)")
 	fs.StringVar(&c.Budget, p("budget"), c.Budget, "scratch memory for IG and occlusion (e.g. 16MiB, 1GiB); results do not depend on it")
-	fs.StringVar(&c.Model, p("model"), c.Model, "an imported model: a PyTorch state_dict (torch.save) or .safetensors file of Embedding → LSTM → Linear")
+	fs.StringVar(&c.Model, p("model"), c.Model, "an imported model: a PyTorch state_dict (torch.save), .safetensors or ONNX export (.onnx) of Embedding → LSTM → Linear")
 	fs.StringVar(&c.Embedding, p("embedding"), c.Embedding, "-"+p("model")+": the embedding's name in the file (default: detected; none: the model reads features)")
 	fs.StringVar(&c.LSTM, p("lstm"), c.LSTM, "-"+p("model")+": the LSTM's name in the file (default: detected)")
 	fs.StringVar(&c.Decoder, p("decoder"), c.Decoder, "-"+p("model")+": the decoder's name in the file (default: detected)")

@@ -16,7 +16,7 @@ func inspect(args []string, stdout, stderr io.Writer) int {
 	var mf struct{ path, embedding, lstm, decoder, head, act, verify string }
 	fs := flag.NewFlagSet("whitebox inspect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&mf.path, "model", "", "the model file: a PyTorch state_dict (torch.save) or .safetensors")
+	fs.StringVar(&mf.path, "model", "", "the model file: a PyTorch state_dict (torch.save), .safetensors, or an ONNX export (.onnx)")
 	fs.StringVar(&mf.embedding, "embedding", "", "the embedding's name in the file (default: detected; none: no embedding)")
 	fs.StringVar(&mf.lstm, "lstm", "", "the LSTM's name in the file (default: detected)")
 	fs.StringVar(&mf.decoder, "decoder", "", "the decoder's name in the file (default: detected)")

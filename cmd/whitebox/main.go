@@ -51,6 +51,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return inspect(args[1:], stdout, stderr)
 	case "generate", "evaluate", "export":
 		return groundTruth(args[0], args[1:], stdin, stdout, stderr)
+	case "metrics":
+		return metricsCmd(args[1:], stdout, stderr)
 	case "version":
 		return version(stdout)
 	case "help", "-h", "-help", "--help":
@@ -62,6 +64,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		if len(args) > 1 && (args[1] == "generate" || args[1] == "evaluate" || args[1] == "export") {
 			return groundTruth(args[1], []string{"-h"}, stdin, stdout, stdout)
+		}
+		if len(args) > 1 && args[1] == "metrics" {
+			return metricsCmd([]string{"-h"}, stdout, stdout)
 		}
 		if len(args) > 1 && args[1] == "reproduce" {
 			return reproduceCmd([]string{"-h"}, stdout, stdout)
@@ -89,6 +94,7 @@ Commands:
   generate    write evaluation inputs of a network's task, one per line
   evaluate    score explanations (any tool's, or ours) against the ground truth
   export      write a white-box network or automaton as a PyTorch state_dict
+  metrics     measure faithfulness metrics against the ground truth
   version     print the build and machine description
   help        this text ("whitebox help COMMAND" for a command's flags)
 

@@ -23,19 +23,20 @@ var readmeSkipped = map[string]string{
 	// the same pipeline on prism and compares it with whitebox attribute,
 	// byte for byte (CI's beam/ step). Flink and Dataflow are marked
 	// untested in the README.
-	"cd beam":                       "beam/ is a module of its own, tested by its go test",
-	"go build -o whitebox-beam":     "beam/",
-	"./whitebox-beam":               "beam/",
-	"wc -l out/":                    "beam/'s output",
-	"head -1 out/":                  "beam/'s output",
-	"cat out/":                      "beam/'s output",
-	"go run github.com/apache/beam": "beam/: prism as a job server",
-	"docker run":                    "Flink (untested, as the README says)",
+	"cd beam":                              "beam/ is a module of its own, tested by its go test",
+	"go build -o whitebox-beam":            "beam/",
+	"./whitebox-beam":                      "beam/",
+	"wc -l out/":                           "beam/'s output",
+	"head -1 out/":                         "beam/'s output",
+	"cat out/":                             "beam/'s output",
+	"go run github.com/apache/beam":        "beam/: prism as a job server",
+	"docker run":                           "Flink (untested, as the README says)",
+	"python3 -c 'import torch; torch.save": "the reader's own PyTorch model; the test puts model/testdata/uni1.pt (saved the same way by gen.py) at model.pt",
+	"python3 -c 'import torch; torch.onnx.export": "the reader's own PyTorch model; the test puts model/testdata/onnx/mean_bi2_o17.onnx (exported the same way by gen_onnx.py) at model.onnx",
 	// "Check the head against your model": the reader's own logits.
 	"whitebox inspect -model model.pt -verify":      "the reader's verify.jsonl; verify_test.go runs -verify, -head auto and inspect -verify on model/testdata/heads",
 	"whitebox attribute -model model.pt -verify":    "the reader's verify.jsonl (verify_test.go)",
 	"whitebox attribute -model model.pt -head auto": "the reader's verify.jsonl (verify_test.go)",
-	"python3 -c 'import torch; torch.save":          "the reader's own PyTorch model; the test puts model/testdata/uni1.pt (saved the same way by gen.py) at model.pt",
 }
 
 // readmeSubstituted are the README's placeholders for the reader's own
@@ -129,12 +130,14 @@ func TestREADME(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin, work := t.TempDir(), t.TempDir()
-	model, err := os.ReadFile(filepath.Join(root, "model/testdata/uni1.pt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(work, "model.pt"), model, 0o644); err != nil {
-		t.Fatal(err)
+	for from, to := range map[string]string{"model/testdata/uni1.pt": "model.pt", "model/testdata/onnx/mean_bi2_o17.onnx": "model.onnx"} {
+		model, err := os.ReadFile(filepath.Join(root, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(work, to), model, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "GOBIN="+bin)
 	run := func(dir, line string) (string, error) {

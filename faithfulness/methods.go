@@ -1,0 +1,48 @@
+package faithfulness
+
+import (
+	"context"
+	"slices"
+
+	"github.com/whitebox-lstm/whitebox/attrib"
+	"github.com/whitebox-lstm/whitebox/cell"
+)
+
+// Method is an attribution method under test: one row of the tables. A
+// new method (DeepLIFT, contextual decomposition, …) plugs in as one more
+// Method.
+type Method struct {
+	Name string
+	// New returns an Explain for one goroutine (each worker calls it once).
+	New func(net *cell.Network) Explain
+}
+
+// Explain returns the token scores of x for class (one per time step, in a
+// slice the caller may keep).
+type Explain func(ctx context.Context, x cell.Input, class int) ([]float64, error)
+
+// AttribMethods returns package attrib's methods (attrib.Methods: occlusion,
+// saliency, gxi, ig, lrp) with opt, each call on one goroutine
+// (opt.Workers = 1) for the class asked.
+func AttribMethods(opt attrib.Options) []Method {
+	opt.Workers = 1
+	out := make([]Method, 0, len(attrib.Methods))
+	for _, m := range attrib.Methods {
+		out = append(out, Method{Name: m.String(), New: func(net *cell.Network) Explain {
+			ex := attrib.NewExplainer(net)
+			var res attrib.Result
+			return func(ctx context.Context, x cell.Input, class int) ([]float64, error) {
+				o := opt
+				o.Class = attrib.ClassIndex(class)
+				if err := ex.AttributeContext(ctx, m, x, o, &res); err != nil {
+					return nil, err
+				}
+				return slices.Clone(tokenScores(&res)), nil
+			}
+		}})
+	}
+	return out
+}
+
+// tokenScores is the one place that reads a Result's token scores R_t.
+func tokenScores(res *attrib.Result) []float64 { return res.Scores }

@@ -1,0 +1,191 @@
+package model
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/whitebox-lstm/whitebox/attrib"
+	"github.com/whitebox-lstm/whitebox/cell"
+)
+
+// testdata/onnx holds torch.onnx.export files of float32 models with every
+// head and classifier, made by testdata/onnx/gen_onnx.py with float64
+// PyTorch references (see its doc string).
+
+type onnxFixture struct {
+	Name   string `json:"name"`
+	File   string `json:"file"`
+	Head   string `json:"head"`
+	Act    string `json:"act"`
+	Bi     bool   `json:"bidirectional"`
+	Layers int    `json:"layers"`
+	Steps  int    `json:"ig_steps"`
+	Dense  bool   `json:"dense"`
+	Cases  []struct {
+		IDs       []int       `json:"ids"`
+		Features  [][]float64 `json:"features_in"`
+		Logits    []float64   `json:"logits"`
+		Baseline  []float64   `json:"baseline_logits"`
+		Class     int         `json:"class"`
+		Saliency  [][]float64 `json:"saliency"`
+		GxI       [][]float64 `json:"gxi"`
+		IG        [][]float64 `json:"ig"`
+		IGDelta   float64     `json:"ig_delta"`
+		Occlusion []float64   `json:"occlusion"`
+	} `json:"cases"`
+}
+
+func loadONNXFixtures(t *testing.T) []onnxFixture {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("testdata", "onnx", "*.json"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no fixtures in testdata/onnx: %v", err)
+	}
+	var all []onnxFixture
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f onnxFixture
+		if err := json.Unmarshal(b, &f); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		all = append(all, f)
+	}
+	return all
+}
+
+// Every ONNX export loads with no options — the head and the classifier
+// come from the graph — and gives float64 PyTorch's logits, saliency, G×I,
+// IG and occlusion to 1e-8.
+func TestONNXFixtures(t *testing.T) {
+	seen := map[string]bool{}
+	worst := map[string]float64{}
+	for _, f := range loadONNXFixtures(t) {
+		t.Run(f.Name, func(t *testing.T) {
+			m, err := Load(filepath.Join("testdata", "onnx", f.File), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			head := f.Head
+			if !f.Bi && head == "hn-bf" {
+				head = "hn" // the same function for one direction
+			}
+			act := f.Act
+			if act == "" {
+				act = "none"
+			}
+			if m.Head.String() != head || m.Act.String() != act || m.HeadSource != HeadFromGraph || m.Net.Layers() != f.Layers || m.Format != "onnx" {
+				t.Fatalf("read as head %v, act %v (%s), %d layers, format %s", m.Head, m.Act, m.HeadSource, m.Net.Layers(), m.Format)
+			}
+			seen[head] = true
+			e := attrib.NewExplainer(m.Net)
+			var res attrib.Result
+			for ci, c := range f.Cases {
+				var x cell.Input
+				if f.Dense {
+					if m.Embedding != nil {
+						t.Fatal("a dense model read with an embedding")
+					}
+					x = cell.Dense(flat(c.Features), len(c.Features))
+				} else if x, err = m.Embed(c.IDs); err != nil {
+					t.Fatal(err)
+				}
+				opt := attrib.Options{Class: attrib.ClassIndex(c.Class), Steps: f.Steps}
+				for _, mc := range []struct {
+					method attrib.Method
+					want   []float64
+				}{
+					{attrib.Saliency, flat(c.Saliency)},
+					{attrib.GradientXInput, flat(c.GxI)},
+					{attrib.IntegratedGradients, flat(c.IG)},
+					{attrib.Occlusion, c.Occlusion},
+				} {
+					if err := e.Attribute(mc.method, x, opt, &res); err != nil {
+						t.Fatal(err)
+					}
+					what := f.Name + " case " + string(rune('0'+ci)) + " " + mc.method.String()
+					agreeTo(t, what+" logits", res.Logits, c.Logits, 1e-8)
+					got := res.Features
+					if mc.method == attrib.Occlusion {
+						got = res.Scores
+					}
+					worst[mc.method.String()] = max(worst[mc.method.String()], agreeTo(t, what, got, mc.want, 1e-8))
+					if mc.method == attrib.IntegratedGradients {
+						tol := 1e-8 * max(math.Abs(c.Logits[c.Class]), math.Abs(c.Baseline[c.Class]))
+						if d := math.Abs(res.Delta - c.IGDelta); !(d <= tol) {
+							t.Fatalf("%s delta %v, reference %v", what, res.Delta, c.IGDelta)
+						}
+					}
+				}
+			}
+			if !strings.Contains(m.Summary(), "graph:      opset") {
+				t.Errorf("summary without the graph line:\n%s", m.Summary())
+			}
+		})
+	}
+	t.Logf("largest relative differences from float64 PyTorch: %v", worst)
+	for _, h := range cell.Heads {
+		if !seen[h.String()] {
+			t.Errorf("no ONNX fixture with head %v", h)
+		}
+	}
+}
+
+// A head given in the options must be the graph's (or, for one direction,
+// the same function); an activation likewise.
+func TestONNXHeadOptions(t *testing.T) {
+	path := filepath.Join("testdata", "onnx", "mean_bi2_o17.onnx")
+	if _, err := Load(path, Options{Head: cell.HeadMean, HeadSet: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path, Options{Head: cell.HeadMax, HeadSet: true})
+	if err == nil || !strings.Contains(err.Error(), "head max given, but the graph's head is mean") {
+		t.Fatalf("contradicting head: %v", err)
+	}
+	_, err = Load(path, Options{Head: cell.HeadHN, HeadSet: true})
+	if err == nil || !strings.Contains(err.Error(), "the graph's head is mean") {
+		t.Fatalf("contradicting hn: %v", err)
+	}
+	_, err = Load(path, Options{Act: cell.ActReLU})
+	if err == nil || !strings.Contains(err.Error(), "activation relu given") {
+		t.Fatalf("contradicting activation: %v", err)
+	}
+	m, err := Load(filepath.Join("testdata", "onnx", "last_uni1_o11.onnx"), Options{Head: cell.HeadHN, HeadSet: true})
+	if err != nil || m.Head != cell.HeadHN {
+		t.Fatalf("uni last read as hn: %v", err)
+	}
+	if _, err := Load(path, Options{Names: Names{LSTM: "rnn"}}); err == nil {
+		t.Fatal("names accepted for an ONNX file")
+	}
+}
+
+// A GRU, a truncated file and the other graphs that are not this family
+// are refused with the reason.
+func TestONNXRefused(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join("testdata", "onnx", "hn_bi1_o11.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trunc := filepath.Join(dir, "trunc.onnx")
+	if err := os.WriteFile(trunc, b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		filepath.Join("testdata", "onnx", "gru.onnx"): `model: gru.onnx: GRU node "/gru/GRU": a GRU, not an LSTM: not supported`,
+		trunc: `model: trunc.onnx: onnx: model: field 7 holds`,
+		filepath.Join("testdata", "onnx", "attention.onnx"): `Softmax node`,
+		filepath.Join("testdata", "onnx", "external.onnx"):  `external data`,
+	} {
+		_, err := Load(path, Options{})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want an error containing %q", path, err, want)
+		}
+	}
+}

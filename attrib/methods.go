@@ -209,10 +209,6 @@ func (opt Options) resolve(m Method) (Options, error) {
 	if m < 0 || int(m) >= len(methodNames) {
 		return opt, fmt.Errorf("attrib: unknown method %d", int(m))
 	}
-	if opt.Baseline != nil {
-		// TODO(heads): baselines other than the zero row.
-		return opt, fmt.Errorf("attrib: a Baseline other than the zero row is not implemented yet")
-	}
 	if opt.Steps == 0 {
 		opt.Steps = DefaultSteps
 	}
@@ -303,6 +299,8 @@ type Explainer struct {
 	igOpt    Options
 	igFeat   []float64
 	classErr error
+
+	base *baseline // the shifted model of the last Options.Baseline
 }
 
 // ruleKey names a quadrature rule: its kind, number of nodes and whether
@@ -438,6 +436,9 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 		return fmt.Errorf("attrib: Explainer used by two goroutines at once; make one per goroutine")
 	}
 	defer e.inUse.Store(false)
+	if opt.Baseline != nil {
+		return e.withBaseline(ctx, m, x, opt, res)
+	}
 	opt, err := opt.resolve(m)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@
 // `whitebox attribute` and of Table 2 in `whitebox reproduce`:
 //
 //	{"net":"sp-counter","method":"ig","input":"accb","tokens":["a","c","c","b"],"class":"True","prediction":"True","truth":"True","correct":true,"logits":{"False":0.027,"True":0.532},"scores":[…],"delta":1e-9}
+//	{"model":"m.pt","head":"hn","method":"ig","input":"3 14 15",…}
 //
 // Field order is fixed and the logits keep the network's class order, which
 // encoding/json's maps would sort away.
@@ -16,9 +17,15 @@ import (
 
 // Record is one attributed input.
 type Record struct {
-	Row        int    // the paper's row number (Table 2); left out when 0
-	Net        string // the white-box network; left out when Model is set
-	Model      string // the model file of an imported model; left out when empty
+	Row   int    // the paper's row number (Table 2); left out when 0
+	Net   string // the white-box network; left out when Model is set
+	Model string // the model file of an imported model; left out when empty
+	// Head is an imported model's head spec ("hn", "mean+relu"), written
+	// after Model; left out when empty (white-box networks).
+	Head string
+	// Baseline is IG's or occlusion's baseline when not the zero row
+	// ("id:3"), written after Head; left out when empty.
+	Baseline   string
 	Method     string
 	Input      string
 	Tokens     []string
@@ -56,6 +63,16 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	if r.Model != "" {
 		field("model")
 		writeString(&b, r.Model)
+		if r.Head != "" {
+			b.WriteByte(',')
+			field("head")
+			writeString(&b, r.Head)
+		}
+		if r.Baseline != "" {
+			b.WriteByte(',')
+			field("baseline")
+			writeString(&b, r.Baseline)
+		}
 	} else {
 		field("net")
 		writeString(&b, r.Net)

@@ -59,6 +59,10 @@ type Config struct {
 	Vocab     string // -vocab: a file of one token per line
 	Unk       string // -unk: the -vocab token of unknown words
 	Classes   string // -classes: a file of class names
+	Head      string // -head: hn, hn-bf, last, mean, max, or auto with Verify ("": the file's metadata, else hn)
+	Act       string // -act: relu or tanh, for a classifier of two Linear layers ("": the file's metadata)
+	Verify    string // -verify: a file of JSON lines {"ids", "logits"} recorded from the user's model
+	Baseline  string // -baseline: zero ("" too) or id:N, the embedding row of token N (IG and occlusion)
 	// ModelName is the name of the model in the records ("model"); the
 	// default is Model. A program that reads the model from a local copy
 	// sets it to the name the user gave.
@@ -115,6 +119,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.StringVar(&c.Vocab, p("vocab"), c.Vocab, "-"+p("model")+": a file of one token per line (id = line number from 0); inputs are then words")
 	fs.StringVar(&c.Unk, p("unk"), c.Unk, "-"+p("model")+": the -"+p("vocab")+" token that stands for unknown words (default: an unknown word is an error)")
 	fs.StringVar(&c.Classes, p("classes"), c.Classes, "-"+p("model")+": a file of one class name per line, in logit order (default: 0, 1, ...)")
+	fs.StringVar(&c.Head, p("head"), c.Head, "-"+p("model")+": how the LSTM's outputs reach the classifier: hn (h_n), hn-bf (h_n, backward first), last (output[:, -1]), mean, max, or auto with -"+p("verify")+" (default: the file's metadata, else hn)")
+	fs.StringVar(&c.Act, p("act"), c.Act, "-"+p("model")+": the activation between a classifier's two Linear layers: relu or tanh")
+	fs.StringVar(&c.Verify, p("verify"), c.Verify, "-"+p("model")+": a file of JSON lines {\"ids\": [...], \"logits\": [...]} from your own model: its logits must match (relative 1e-4), or the run stops naming the head that matches")
+	fs.StringVar(&c.Baseline, p("baseline"), c.Baseline, "-"+p("model")+", IG and occlusion: the baseline row at every position: zero (the zero embedding) or id:N (the embedding row of token N, as Captum's LayerIntegratedGradients with baselines=N; its default is id:0)")
 	fs.BoolVar(&c.Features, p("features"), c.Features, "-"+p("model")+": also write the per-dimension scores (\"features\": T lists of E)")
 	fs.Float64Var(&c.LRPBias, p("lrp-bias"), c.LRPBias, "-"+p("model")+", LRP: Arras et al.'s bias_factor in [0, 1] (0: bias and stabilizer absorb their share; 1: relevance is conserved)")
 	fs.BoolVar(&c.CaptumWeights, p("captum-weights"), c.CaptumWeights, "IG: round the quadrature weights to float32 as Captum does, for Captum's numbers to the last digit (default: true with -"+p("model")+", false with -"+p("net")+")")
@@ -182,7 +190,7 @@ func New(cfg Config) (*Scorer, error) {
 	}
 	var subj subject
 	if f.Net != "" {
-		for _, name := range []string{"embedding", "lstm", "decoder", "vocab", "unk", "classes", "features", "lrp-bias"} {
+		for _, name := range []string{"embedding", "lstm", "decoder", "vocab", "unk", "classes", "features", "lrp-bias", "head", "act", "verify", "baseline"} {
 			if set(name) {
 				return nil, fmt.Errorf("-%s applies to -model only", name)
 			}
@@ -202,7 +210,7 @@ func New(cfg Config) (*Scorer, error) {
 			}
 		}
 		mf := modelFlags{path: f.Model, name: f.ModelName, embedding: f.Embedding, lstm: f.LSTM, decoder: f.Decoder,
-			vocab: f.Vocab, unk: f.Unk, classes: f.Classes}
+			vocab: f.Vocab, unk: f.Unk, classes: f.Classes, head: f.Head, act: f.Act, verify: f.Verify}
 		if subj, err = newModelSubject(mf); err != nil {
 			return nil, withFlags(err)
 		}
@@ -245,6 +253,9 @@ func New(cfg Config) (*Scorer, error) {
 		}
 		opt.Class = attrib.ClassIndex(k)
 	}
+	if opt.Baseline, err = baselineRow(f.Baseline, subj, method); err != nil {
+		return nil, err
+	}
 	sh := &shared{cfg: f, subj: subj, method: method, opt: opt, inputBytes: opt.Budget}
 	return sh.scorer(), nil
 }
@@ -266,6 +277,10 @@ func (s *Scorer) Method() attrib.Method { return s.method }
 
 // Classes are the class names, in logit order.
 func (s *Scorer) Classes() []string { return s.subj.classes() }
+
+// Note is what the user should be told once per run, or "": that the
+// model's head was assumed (no -head, no metadata, no -verify).
+func (s *Scorer) Note() string { return s.subj.note() }
 
 // Label names the classifier in titles: the network, or the model file's
 // base name.
@@ -336,6 +351,9 @@ func (s *Scorer) WriteJSON(b *bytes.Buffer, res *attrib.Result, input string, to
 		rec.Truth = classes[s.truth]
 	}
 	s.subj.stamp(&rec)
+	if s.opt.Baseline != nil {
+		rec.Baseline = s.cfg.Baseline
+	}
 	if s.method == attrib.IntegratedGradients {
 		rec.Delta = &res.Delta
 		if s.opt.Steps == attrib.AutoSteps {

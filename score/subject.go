@@ -32,6 +32,7 @@ type subject interface {
 	class(name string) (int, error) // -class
 	label() string                  // for titles
 	stamp(r *record.Record)         // names the classifier in a record
+	note() string                   // a note for the user, once per run ("": none)
 	// truth is the task's true class of a parsed input, for classifiers
 	// that know it (the white-box networks); ok is false otherwise.
 	truth(x cell.Input) (k int, ok bool)
@@ -53,6 +54,7 @@ func (w whiteboxSubject) label() string       { return w.net.Name }
 func (w whiteboxSubject) stamp(r *record.Record) {
 	r.Net = w.net.Name
 }
+func (w whiteboxSubject) note() string                   { return "" }
 func (w whiteboxSubject) class(name string) (int, error) { return w.net.Task.Class(name) }
 func (w whiteboxSubject) truth(x cell.Input) (int, bool) {
 	k, err := w.net.Task.LabelSymbols(x.Symbols())
@@ -92,8 +94,20 @@ type modelSubject struct {
 func (m *modelSubject) model() attrib.Model          { return m.m.Net }
 func (m *modelSubject) classes() []string            { return m.names }
 func (m *modelSubject) label() string                { return filepath.Base(m.name) }
-func (m *modelSubject) stamp(r *record.Record)       { r.Model = m.name }
 func (m *modelSubject) truth(cell.Input) (int, bool) { return 0, false }
+func (m *modelSubject) stamp(r *record.Record) {
+	r.Model, r.Head = m.name, model.HeadSpec(m.m.Head, m.m.Act)
+}
+
+// AssumedHeadNote is the note of a run whose head nothing said.
+const AssumedHeadNote = "whitebox: assuming -head hn (h_n), as neither -head nor the file says; check it with -verify FILE (see README, \"Your own model\")"
+
+func (m *modelSubject) note() string {
+	if m.m.HeadSource == model.HeadDefault {
+		return AssumedHeadNote
+	}
+	return ""
+}
 
 // tokens counts the white-space-separated fields (or, for features, the
 // rows: the '[' after the first).
@@ -237,22 +251,24 @@ type modelFlags struct {
 	path, name               string // name: in records (default: path)
 	embedding, lstm, decoder string
 	vocab, unk, classes      string
+	head, act, verify        string
 }
 
 func (f modelFlags) names() model.Names {
 	return model.Names{Embedding: f.embedding, LSTM: f.lstm, Decoder: f.decoder}
 }
 
-// newModelSubject loads the model and its vocabulary and class names.
+// newModelSubject loads the model (its head checked against -verify's
+// logits) and its vocabulary and class names.
 func newModelSubject(f modelFlags) (*modelSubject, error) {
-	for _, file := range []struct{ flag, path string }{{"-model", f.path}, {"-vocab", f.vocab}, {"-classes", f.classes}} {
+	for _, file := range []struct{ flag, path string }{{"-model", f.path}, {"-vocab", f.vocab}, {"-classes", f.classes}, {"-verify", f.verify}} {
 		if file.path != "" {
 			if err := regfile.Flag(file.flag, file.path); err != nil {
 				return nil, err
 			}
 		}
 	}
-	m, err := model.Load(f.path, model.Options{Names: f.names()})
+	m, err := LoadModel(f.path, f.names(), f.head, f.act, f.verify)
 	if err != nil {
 		return nil, err
 	}

@@ -20,9 +20,14 @@
 //     a dict of system information, the object's pickle, the pickle of the
 //     list of storage keys, then each storage as an 8-byte little-endian
 //     element count and its little-endian bytes.
-//   - anything else is read as safetensors, Format "safetensors": an 8-byte
-//     little-endian header length N, N bytes of JSON naming each tensor's
-//     dtype, shape and data_offsets, then the data buffer.
+//   - safetensors, Format "safetensors": an 8-byte little-endian header
+//     length N, N bytes of JSON naming each tensor's dtype, shape and
+//     data_offsets, then the data buffer. It has no magic number: a file is
+//     safetensors when N fits in the file and byte 8 is '{' (checked first,
+//     since N's first byte may be a pickle's 0x80), or, damaged, when bytes
+//     5–7 are zero (a length below 2^40).
+//   - anything else is "not a model file", with what it looks like (empty,
+//     text, JSON, binary data, …).
 //
 // # What is accepted
 //

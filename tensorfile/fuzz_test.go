@@ -46,6 +46,9 @@ func seed(f *testing.F, suffix string) {
 func FuzzSafetensors(f *testing.F) {
 	seed(f, ".safetensors")
 	f.Add(safetensors(`{"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]},"__metadata__":{"k":"v"}}`, []byte{0, 60, 0, 124}))
+	for _, n := range awkwardHeaderLengths { // header lengths that start like a pickle
+		f.Add(paddedSafetensors(f, n))
+	}
 	f.Fuzz(fuzzRead)
 }
 

@@ -18,7 +18,7 @@ func TestSafetensorsBad(t *testing.T) {
 		frag   []string
 		tensor string
 	}{
-		{"short", []byte{1, 2, 3}, ErrFormat, []string{"3 bytes", "8-byte header length"}, ""},
+		{"short", []byte{1, 2, 3}, ErrFormat, []string{"not a model file", "3 bytes of binary data"}, ""},
 		{"header past end", binary.LittleEndian.AppendUint64(nil, 10<<30), ErrFormat, []string{"header length 10737418240 is past the end"}, ""},
 		{"not json", safetensors("hello", nil), ErrFormat, []string{"does not start with '{'"}, ""},
 		{"bad json", safetensors(`{"a":}`, nil), ErrFormat, []string{"not valid JSON"}, ""},

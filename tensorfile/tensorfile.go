@@ -1,7 +1,6 @@
 package tensorfile
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -97,9 +96,11 @@ func Read(r io.ReaderAt, size int64, name string) (*File, error) {
 	return Options{}.Read(r, size, name)
 }
 
-// Open reads the file at path, choosing the format by its content: a zip
-// archive is torch.save's format, a pickle of torch's magic number its
-// legacy format, anything else safetensors. Errors name the file by path.
+// Open reads the file at path, choosing the format by its content (detect):
+// a safetensors header's frame, whatever its length's bytes; a zip archive
+// is torch.save's format, a pickle of torch's magic number its legacy
+// format. Anything else is "not a model file", saying what it looks like
+// (empty, text, JSON, …). Errors name the file by path.
 func (o Options) Open(path string) (*File, error) {
 	c := &ctx{file: path, opt: o.withDefaults()}
 	// Before opening: a named pipe would block in open, a device never end.
@@ -166,17 +167,27 @@ func read(c *ctx, r io.ReaderAt, size int64) (f *File, err error) {
 		return nil, c.ioErr(err, "the first bytes")
 	}
 	h := head[:n]
-	switch {
-	case bytes.HasPrefix(h, zipMagic) || bytes.HasPrefix(h, emptyZipMagic):
+	switch detect(h, size) {
+	case formatSafetensors:
+		f, err := readSafetensors(c, r, size)
+		if err != nil && h[0] == 0x80 && h[1] <= 5 && looksSafetensors(h, size) {
+			// Only a pickle that passes for a safetensors frame by chance
+			// gets here: read it as torch if it is one.
+			if f2, err2 := readLegacy(c, r, size); err2 == nil {
+				return f2, nil
+			}
+		}
+		return f, err
+	case formatZip:
 		return readPyTorch(c, r, size)
-	case len(h) >= 2+len(torchMagic) && h[0] == 0x80 && bytes.Equal(h[2:2+len(torchMagic)], torchMagic):
+	case formatLegacy:
 		return readLegacy(c, r, size)
-	case len(h) >= 2 && h[0] == 0x80 && h[1] <= 5:
+	case formatPickle:
 		return nil, c.errf(ErrUnsupported, "a Python pickle, but not one written by torch.save (no torch magic number)")
-	case len(h) >= 262 && string(h[257:262]) == "ustar":
+	case formatTar:
 		return nil, c.errf(ErrUnsupported, "a tar archive: the tar format of torch.save before PyTorch 0.4 is not supported")
 	}
-	return readSafetensors(c, r, size)
+	return nil, c.errf(ErrFormat, "not a model file: neither safetensors, a PyTorch zip nor a pickle (%s)", looksLike(h, size))
 }
 
 func plural(n int64, word string) string {

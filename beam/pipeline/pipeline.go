@@ -266,7 +266,7 @@ func scorerFor(cfg score.Config) (*score.Scorer, error) {
 	return s.Clone(), nil
 }
 
-// localConfig returns cfg with its files (Model, Vocab, Classes) that are
+// localConfig returns cfg with its files (Model, Vocab, Classes, Verify) that are
 // on a Beam filesystem other than the local one (gs://…, any "scheme://")
 // copied to a local folder, once per process; the records still name the
 // model as given.
@@ -274,7 +274,7 @@ func localConfig(ctx context.Context, cfg score.Config) (score.Config, error) {
 	if cfg.Model != "" && cfg.ModelName == "" && strings.Contains(cfg.Model, "://") {
 		cfg.ModelName = cfg.Model
 	}
-	for _, f := range []*string{&cfg.Model, &cfg.Vocab, &cfg.Classes} {
+	for _, f := range []*string{&cfg.Model, &cfg.Vocab, &cfg.Classes, &cfg.Verify} {
 		if strings.Contains(*f, "://") {
 			local, err := fetch(ctx, *f)
 			if err != nil {

@@ -355,7 +355,7 @@ func TestRemoteModel(t *testing.T) {
 		}
 		got[i] = strings.ReplaceAll(string(out.Out), m, "MODEL")
 	}
-	if got[0] != got[1] || !strings.HasPrefix(got[0], `{"model":"MODEL","method":"ig"`) {
+	if got[0] != got[1] || !strings.HasPrefix(got[0], `{"model":"MODEL","head":"hn","method":"ig"`) {
 		t.Fatalf("local:\n%s\nremote:\n%s", got[0], got[1])
 	}
 }

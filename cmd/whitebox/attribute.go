@@ -48,9 +48,13 @@ come before or after the inputs; "--" ends the flags.
 
 With -net, an input is a string over the network's alphabet. With -model,
 an input is whitespace-separated token ids (or words, with -vocab), which
-the model's embedding turns into the rows that are scored (the baseline is
-the zero embedding); a model without an embedding reads a JSON array of
-rows of features. "whitebox inspect -model FILE" shows what was read.
+the model's embedding turns into the rows that are scored (IG's baseline and
+occlusion's replacement: -baseline, the zero embedding by default); a
+model without an embedding reads a JSON array of rows of features.
+"whitebox inspect -model FILE" shows what was read. -head says how the
+LSTM's outputs reach the classifier (else the file's metadata, else hn,
+said on standard error); -verify FILE checks it against your model's
+logits, and -head auto with -verify finds it.
 
 Exit status: 0 success; 1 some input failed; 2 a usage error (bad flag or
 value, unreadable model); 130 interrupted.
@@ -76,6 +80,9 @@ Flags:
 		return 2
 	}
 	limitMemory(f.cfg.Budget)
+	if note := job.sc.Note(); note != "" {
+		fmt.Fprintln(stderr, note)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	return job.run(ctx, inputs, stdin, stderr)

@@ -7,25 +7,34 @@ import (
 
 	"github.com/whitebox-lstm/whitebox/internal/regfile"
 	"github.com/whitebox-lstm/whitebox/model"
+	"github.com/whitebox-lstm/whitebox/score"
+	"github.com/whitebox-lstm/whitebox/verify"
 )
 
 // inspect prints what was read from a model file: its tensors, the parts
 // and sizes they make, the classes and the parameter count.
 func inspect(args []string, stdout, stderr io.Writer) int {
-	var mf struct{ path, embedding, lstm, decoder string }
+	var mf struct{ path, embedding, lstm, decoder, head, act, verify string }
 	fs := flag.NewFlagSet("whitebox inspect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&mf.path, "model", "", "the model file: a PyTorch state_dict (torch.save), .safetensors, or an ONNX export (.onnx)")
 	fs.StringVar(&mf.embedding, "embedding", "", "the embedding's name in the file (default: detected; none: no embedding)")
 	fs.StringVar(&mf.lstm, "lstm", "", "the LSTM's name in the file (default: detected)")
 	fs.StringVar(&mf.decoder, "decoder", "", "the decoder's name in the file (default: detected)")
+	fs.StringVar(&mf.head, "head", "", "how the LSTM's outputs reach the classifier: hn, hn-bf, last, mean, max (default: the file's metadata, else hn)")
+	fs.StringVar(&mf.act, "act", "", "the activation between a classifier's two Linear layers: relu or tanh")
+	fs.StringVar(&mf.verify, "verify", "", "a file of JSON lines {\"ids\": [...], \"logits\": [...]} from your own model: prints the verdict of every head")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: whitebox inspect -model FILE [-embedding NAME] [-lstm NAME] [-decoder NAME]
+                       [-head HEAD] [-act ACT] [-verify FILE]
 
 Prints how the model file was read: the embedding, the LSTM's layers and
 directions, the decoder, the classes, the parameter count, and every
-tensor with its dtype, shape and role. Exit status: 0 read; 1 the file
-could not be read as a model; 2 a usage error.
+tensor with its dtype, shape and role. With -verify FILE (JSON lines
+{"ids": [...], "logits": [...]} recorded from your own model) it also
+prints, for every head, whether the logits match (relative 1e-4) and the
+worst line. Exit status: 0 read; 2 a usage error or a file that could not
+be read as a model (or a verify file that could not be read).
 
 Flags:
 `)
@@ -41,15 +50,49 @@ Flags:
 		fmt.Fprintln(stderr, "whitebox inspect: give one model file (-model FILE)")
 		return 2
 	}
-	if err := regfile.Flag("-model", mf.path); err != nil {
-		fmt.Fprintf(stderr, "whitebox inspect: %v\n", err)
-		return 1 // as for a file that does not read as a model
+	for _, file := range []struct{ flag, path string }{{"-model", mf.path}, {"-verify", mf.verify}} {
+		if file.path == "" {
+			continue
+		}
+		if err := regfile.Flag(file.flag, file.path); err != nil {
+			fmt.Fprintf(stderr, "whitebox inspect: %v\n", err)
+			return 2 // as for a file that does not read as a model
+		}
 	}
-	m, err := model.Load(mf.path, model.Options{Names: model.Names{Embedding: mf.embedding, LSTM: mf.lstm, Decoder: mf.decoder}})
+	if mf.head == "auto" {
+		fmt.Fprintln(stderr, "whitebox inspect: -head auto is for attribute; inspect -verify FILE prints the verdict of every head")
+		return 2
+	}
+	// The model as given (its head is not checked here: -verify's report
+	// says which heads match).
+	names := model.Names{Embedding: mf.embedding, LSTM: mf.lstm, Decoder: mf.decoder}
+	m, err := score.LoadModel(mf.path, names, mf.head, mf.act, "")
+	if err != nil && mf.verify != "" && mf.act == "" {
+		// Two Linear layers without -act: the verdicts try both.
+		if m2, err2 := score.LoadModel(mf.path, names, mf.head, "relu", ""); err2 == nil {
+			m, err = m2, nil
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "whitebox inspect: %v\n", err)
-		return 1
+		return 2
 	}
 	fmt.Fprint(stdout, m.Summary())
-	return 0
+	if mf.verify == "" {
+		return 0
+	}
+	if m.Embedding == nil {
+		fmt.Fprintln(stderr, "whitebox inspect: -verify: the model reads features, not token ids; -verify needs a model with an embedding")
+		return 2
+	}
+	cases, err := verify.ReadFile(mf.verify, m.Vocab, m.Net.Classes())
+	if err == nil {
+		var report string
+		if report, err = verify.Report(m, cases); err == nil {
+			fmt.Fprint(stdout, report)
+			return 0
+		}
+	}
+	fmt.Fprintf(stderr, "whitebox inspect: %v\n", err)
+	return 2
 }

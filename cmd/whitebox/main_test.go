@@ -18,6 +18,8 @@ func runCLI(t *testing.T, stdin string, args ...string) (status int, stdout, std
 type jsonLine struct {
 	Net        string             `json:"net"`
 	Model      string             `json:"model"`
+	Head       string             `json:"head"`
+	Baseline   string             `json:"baseline"`
 	Features   [][]float64        `json:"features"`
 	Method     string             `json:"method"`
 	Input      string             `json:"input"`

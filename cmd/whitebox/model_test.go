@@ -36,7 +36,7 @@ func TestAttributeModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rec.Model != testModel || rec.Net != "" || rec.Method != method.String() || len(rec.Tokens) != len(ids) || rec.Tokens[2] != "4" {
+		if rec.Model != testModel || rec.Head != "hn" || rec.Net != "" || rec.Method != method.String() || len(rec.Tokens) != len(ids) || rec.Tokens[2] != "4" {
 			t.Fatalf("%v: record %+v", method, rec)
 		}
 		for i, s := range want.Scores {
@@ -150,7 +150,26 @@ func TestInspect(t *testing.T) {
 			t.Errorf("inspect output lacks %q:\n%s", want, out)
 		}
 	}
-	if status, _, errOut := runCLI(t, "", "inspect", "-model", "/nonexistent"); status != 1 || !strings.Contains(errOut, "nonexistent") {
+	if status, _, errOut := runCLI(t, "", "inspect", "-model", "/nonexistent"); status != 2 || !strings.Contains(errOut, "nonexistent") {
 		t.Errorf("missing file: %d %q", status, errOut)
+	}
+}
+
+// A file that is no model says so, with exit status 2, in every command
+// that takes -model.
+func TestNotAModelFile(t *testing.T) {
+	dir := t.TempDir()
+	vocab := filepath.Join(dir, "vocab.txt")
+	if err := os.WriteFile(vocab, []byte("the\nof\nand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"inspect", "-model", vocab},
+		{"attribute", "-model", vocab, "-method", "ig", "1 2"},
+	} {
+		status, _, errOut := runCLI(t, "", args...)
+		if status != 2 || !strings.Contains(errOut, "not a model file: neither safetensors, a PyTorch zip nor a pickle (it looks like text)") {
+			t.Errorf("%v: status %d, stderr %q", args, status, errOut)
+		}
 	}
 }

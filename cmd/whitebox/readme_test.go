@@ -33,6 +33,10 @@ var readmeSkipped = map[string]string{
 	"docker run":                           "Flink (untested, as the README says)",
 	"python3 -c 'import torch; torch.save": "the reader's own PyTorch model; the test puts model/testdata/uni1.pt (saved the same way by gen.py) at model.pt",
 	"python3 -c 'import torch; torch.onnx.export": "the reader's own PyTorch model; the test puts model/testdata/onnx/mean_bi2_o17.onnx (exported the same way by gen_onnx.py) at model.onnx",
+	// "Check the head against your model": the reader's own logits.
+	"whitebox inspect -model model.pt -verify":      "the reader's verify.jsonl; verify_test.go runs -verify, -head auto and inspect -verify on model/testdata/heads",
+	"whitebox attribute -model model.pt -verify":    "the reader's verify.jsonl (verify_test.go)",
+	"whitebox attribute -model model.pt -head auto": "the reader's verify.jsonl (verify_test.go)",
 }
 
 // readmeSubstituted are the README's placeholders for the reader's own

@@ -186,8 +186,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(inputs) == 0 || o.out == "" {
 		return fail(2, errors.New("give -out PREFIX and at least one input file or glob (see whitebox-beam -h)"))
 	}
-	if _, err := score.New(o.score); err != nil {
+	if sc, err := score.New(o.score); err != nil {
 		return fail(2, err)
+	} else if note := sc.Note(); note != "" {
+		fmt.Fprintln(stderr, note) // once, here, not on each worker
 	}
 	files, err := pipeline.Expand(ctx, inputs)
 	if err != nil {

@@ -1,0 +1,98 @@
+package attrib
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/whitebox-lstm/whitebox/cell"
+)
+
+// A baseline x0 (Options.Baseline, one row, the same at every position) is
+// the zero row of a shifted model: M'(y) = M(y + x0), whose layer-0 biases
+// are b + W_ih·x0 (PyTorch's W_ih·(x0 + α(x − x0)) + b, regrouped), read
+// on the input x − x0. IG of M' from 0 to x − x0 is IG of M from x0 to x:
+// the same path and gradients, scores (x − x0)·∫grad and the gap against
+// f(x) − f(x0); Occlusion of M' zeroes a row of x − x0, which is row t of
+// M's input replaced by x0. The engines run M' unchanged, so a nil
+// baseline takes no part of this path and keeps its bits.
+
+// baseline is an Explainer's shifted model for one baseline row.
+type baseline struct {
+	row []float64  // the baseline it was made for
+	ex  *Explainer // of the shifted model
+	x   []float64  // x − x0, reused
+}
+
+// withBaseline attributes x against opt.Baseline on the shifted model.
+func (e *Explainer) withBaseline(ctx context.Context, m Method, x cell.Input, opt Options, res *Result) error {
+	row := opt.Baseline
+	if m != IntegratedGradients && m != Occlusion {
+		return fmt.Errorf("attrib: a Baseline is for IG and Occlusion, not %v", m)
+	}
+	if e.stacked == nil {
+		return fmt.Errorf("attrib: a Baseline is for Stacked models (a Network reads one-hot symbols, whose baseline is zero)")
+	}
+	s, ok := e.model.(*cell.Stacked)
+	if !ok || s == nil {
+		return fmt.Errorf("attrib: a Baseline needs a *cell.Stacked model")
+	}
+	d := s.Input()
+	if len(row) != d {
+		return fmt.Errorf("attrib: the Baseline has %d values; the model's input rows have %d", len(row), d)
+	}
+	for i, v := range row {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("attrib: Baseline[%d] = %v is not finite", i, v)
+		}
+	}
+	if e.base == nil || !slices.Equal(e.base.row, row) {
+		shifted, err := shift(s, row)
+		if err != nil {
+			return err
+		}
+		e.base = &baseline{row: slices.Clone(row), ex: NewExplainer(shifted)}
+	}
+	steps := x.Len()
+	if steps == 0 {
+		return fmt.Errorf("attrib: %w", cell.ErrEmptyInput)
+	}
+	if !x.IsOneHot() && len(x.DenseValues()) != steps*d {
+		return fmt.Errorf("attrib: the input has %d values for %d steps of %d", len(x.DenseValues()), steps, d)
+	}
+	e.base.x = grow(e.base.x, steps*d)
+	for t := range steps {
+		for i := range d {
+			e.base.x[t*d+i] = x.At(t, i, d) - row[i]
+		}
+	}
+	opt.Baseline = nil
+	return e.base.ex.AttributeContext(ctx, m, cell.Dense(e.base.x, steps), opt, res)
+}
+
+// shift returns the model M'(y) = M(y + row): layer 0's biases (each
+// direction) plus W_ih·row; the other cells get zero biases where the
+// model has none, as M' has some.
+func shift(s *cell.Stacked, row []float64) (*cell.Stacked, error) {
+	p := s.Params()
+	for ci := range p.Cells {
+		c := &p.Cells[ci]
+		g := len(c.Whh) / max(1, s.Hidden())
+		if c.B == nil {
+			c.B = make([]float64, g)
+		}
+		if ci >= s.Directions() {
+			continue
+		}
+		for q := range g {
+			w := c.Wih[q*len(row) : (q+1)*len(row)]
+			sum := 0.0
+			for i, v := range row {
+				sum += w[i] * v
+			}
+			c.B[q] += sum
+		}
+	}
+	return cell.NewStacked(p)
+}

@@ -1,0 +1,132 @@
+package score
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/whitebox-lstm/whitebox/attrib"
+
+	"github.com/whitebox-lstm/whitebox/cell"
+	"github.com/whitebox-lstm/whitebox/model"
+	"github.com/whitebox-lstm/whitebox/tensorfile"
+	"github.com/whitebox-lstm/whitebox/verify"
+)
+
+// LoadModel loads the model file with the flags -head (hn, hn-bf, last,
+// mean, max, auto; "": the file's metadata, else hn), -act (relu, tanh;
+// "") and -verify (a verify file, ""). With -verify the model's logits
+// must match the file's (package verify): a mismatch is an error that
+// names the worst line and the head that would match; -head auto takes
+// the head that matches. The errors are the commands' messages.
+func LoadModel(path string, names model.Names, head, act, verifyFile string) (*model.Model, error) {
+	o := model.Options{Names: names}
+	auto := head == "auto"
+	switch {
+	case auto && verifyFile == "":
+		return nil, errors.New("-head auto needs -verify FILE: the logits of your own model, to find the head")
+	case auto, head == "":
+	default:
+		h, err := cell.ParseHead(head)
+		if err != nil {
+			return nil, fmt.Errorf("-head: %v (or auto, with -verify)", err)
+		}
+		o.Head, o.HeadSet = h, true
+	}
+	if act != "" {
+		a, err := cell.ParseActivation(act)
+		if err != nil || a == cell.ActNone {
+			return nil, fmt.Errorf("-act %q: the activations are relu and tanh", act)
+		}
+		o.Act = a
+	}
+	if model.IsONNX(path) { // the graph gives the head and the activation
+		m, err := model.Load(path, o)
+		if err != nil || verifyFile == "" {
+			return m, err
+		}
+		return applyVerify(m, verifyFile, auto, act != "")
+	}
+	f, err := tensorfile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := model.FromFile(f, o)
+	if err != nil && verifyFile != "" && act == "" && o.Act == cell.ActNone {
+		// Two Linear layers need an activation to be built: auto tries
+		// both, starting from relu; otherwise the error says which
+		// activation the logits match.
+		o.Act = cell.ActReLU
+		m2, err2 := model.FromFile(f, o)
+		switch {
+		case err2 == nil && auto:
+			m, err = m2, nil
+		case err2 == nil:
+			if hint := verifyHint(m2, verifyFile); hint != "" {
+				err = fmt.Errorf("%w; %s", err, hint)
+			}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("model: %s: %w", filepath.Base(path), err)
+	}
+	m.Path = path
+	if verifyFile == "" {
+		return m, nil
+	}
+	return applyVerify(m, verifyFile, auto, act != "")
+}
+
+// applyVerify checks m against the verify file (verify.Apply).
+func applyVerify(m *model.Model, verifyFile string, auto, fixAct bool) (*model.Model, error) {
+	if m.Embedding == nil {
+		return nil, fmt.Errorf("-verify: the model reads features, not token ids; -verify needs a model with an embedding")
+	}
+	cases, err := verify.ReadFile(verifyFile, m.Vocab, m.Net.Classes())
+	if err != nil {
+		return nil, err
+	}
+	return verify.Apply(m, cases, verifyFile, auto, fixAct)
+}
+
+// verifyHint says which heads the verify file's logits match on m, or ""
+// when the file cannot be read (the error comes later, where it is used).
+func verifyHint(m *model.Model, verifyFile string) string {
+	cases, err := verify.ReadFile(verifyFile, m.Vocab, m.Net.Classes())
+	if err != nil || m.Embedding == nil {
+		return ""
+	}
+	all, err := verify.All(m, cases)
+	if err != nil {
+		return ""
+	}
+	return "-verify " + verifyFile + ": " + verify.Hint(all)
+}
+
+// baselineRow reads -baseline: "" or zero is nil (the zero row); id:N is
+// the embedding row of token N, for IG and occlusion on a model with an
+// embedding.
+func baselineRow(spec string, subj subject, m attrib.Method) ([]float64, error) {
+	if spec == "" || spec == "zero" {
+		return nil, nil
+	}
+	rest, ok := strings.CutPrefix(spec, "id:")
+	if !ok {
+		return nil, fmt.Errorf("-baseline %q: zero or id:N (the embedding row of token N)", spec)
+	}
+	ms, isModel := subj.(*modelSubject)
+	if !isModel || ms.m.Embedding == nil {
+		return nil, fmt.Errorf("-baseline %s: needs a model with an embedding", spec)
+	}
+	if m != attrib.IntegratedGradients && m != attrib.Occlusion {
+		return nil, fmt.Errorf("-baseline %s: for ig and occlusion only, not %v", spec, m)
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n < 0 || n >= ms.m.Vocab {
+		return nil, fmt.Errorf("-baseline %s: the token id must be in [0, %d)", spec, ms.m.Vocab)
+	}
+	e := ms.m.Input()
+	return ms.m.Embedding[n*e : (n+1)*e], nil
+}

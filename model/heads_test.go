@@ -28,32 +28,40 @@ type headFixture struct {
 	InMeta   bool              `json:"head_in_metadata"`
 	Prefixes map[string]string `json:"prefixes"`
 	IGSteps  int               `json:"ig_steps"`
-	Cases    []struct {
-		IDs       []int       `json:"ids"`
-		Logits    []float64   `json:"logits"`
-		Baseline  []float64   `json:"baseline_logits"`
-		Class     int         `json:"class"`
-		Saliency  [][]float64 `json:"saliency"`
-		GxI       [][]float64 `json:"gxi"`
-		IG        [][]float64 `json:"ig"`
-		IGDelta   float64     `json:"ig_delta"`
-		Occlusion []float64   `json:"occlusion"`
-	} `json:"cases"`
+	Cases    []referenceCase   `json:"cases"`
 }
 
-func loadHeadFixtures(t *testing.T) []headFixture {
+// referenceCase is one input of a fixture with its float64 PyTorch
+// references (gen_heads.py, onnx/gen_onnx.py).
+type referenceCase struct {
+	IDs       []int       `json:"ids"`
+	Features  [][]float64 `json:"features_in"` // dense models only
+	Logits    []float64   `json:"logits"`
+	Baseline  []float64   `json:"baseline_logits"`
+	Class     int         `json:"class"`
+	Saliency  [][]float64 `json:"saliency"`
+	GxI       [][]float64 `json:"gxi"`
+	IG        [][]float64 `json:"ig"`
+	IGDelta   float64     `json:"ig_delta"`
+	Occlusion []float64   `json:"occlusion"`
+}
+
+func loadHeadFixtures(t *testing.T) []headFixture { return loadJSONFixtures[headFixture](t, "heads") }
+
+// loadJSONFixtures reads every testdata/dir/*.json as a T.
+func loadJSONFixtures[T any](t *testing.T, dir string) []T {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("testdata", "heads", "*.json"))
+	paths, err := filepath.Glob(filepath.Join("testdata", dir, "*.json"))
 	if err != nil || len(paths) == 0 {
-		t.Fatalf("no fixtures in testdata/heads: %v", err)
+		t.Fatalf("no fixtures in testdata/%s: %v", dir, err)
 	}
-	var all []headFixture
+	var all []T
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var f headFixture
+		var f T
 		if err := json.Unmarshal(b, &f); err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,48 +16,18 @@ import (
 // PyTorch references (see its doc string).
 
 type onnxFixture struct {
-	Name   string `json:"name"`
-	File   string `json:"file"`
-	Head   string `json:"head"`
-	Act    string `json:"act"`
-	Bi     bool   `json:"bidirectional"`
-	Layers int    `json:"layers"`
-	Steps  int    `json:"ig_steps"`
-	Dense  bool   `json:"dense"`
-	Cases  []struct {
-		IDs       []int       `json:"ids"`
-		Features  [][]float64 `json:"features_in"`
-		Logits    []float64   `json:"logits"`
-		Baseline  []float64   `json:"baseline_logits"`
-		Class     int         `json:"class"`
-		Saliency  [][]float64 `json:"saliency"`
-		GxI       [][]float64 `json:"gxi"`
-		IG        [][]float64 `json:"ig"`
-		IGDelta   float64     `json:"ig_delta"`
-		Occlusion []float64   `json:"occlusion"`
-	} `json:"cases"`
+	Name   string          `json:"name"`
+	File   string          `json:"file"`
+	Head   string          `json:"head"`
+	Act    string          `json:"act"`
+	Bi     bool            `json:"bidirectional"`
+	Layers int             `json:"layers"`
+	Steps  int             `json:"ig_steps"`
+	Dense  bool            `json:"dense"`
+	Cases  []referenceCase `json:"cases"`
 }
 
-func loadONNXFixtures(t *testing.T) []onnxFixture {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("testdata", "onnx", "*.json"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no fixtures in testdata/onnx: %v", err)
-	}
-	var all []onnxFixture
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var f onnxFixture
-		if err := json.Unmarshal(b, &f); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		all = append(all, f)
-	}
-	return all
-}
+func loadONNXFixtures(t *testing.T) []onnxFixture { return loadJSONFixtures[onnxFixture](t, "onnx") }
 
 // Every ONNX export loads with no options — the head and the classifier
 // come from the graph — and gives float64 PyTorch's logits, saliency, G×I,

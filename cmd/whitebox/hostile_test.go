@@ -1,13 +1,16 @@
 package main
 
 import (
-	"strconv"
-
-	"github.com/whitebox-lstm/whitebox/score"
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/whitebox-lstm/whitebox/score"
 )
 
 // hostileLines are input lines built to break an output format: every
@@ -124,5 +127,48 @@ func TestAttributeBudgetAboveMemory(t *testing.T) {
 	if status != 2 || !strings.Contains(errOut, "-budget 1000TiB") || !strings.Contains(errOut, source) ||
 		!strings.Contains(errOut, strconv.FormatInt(limit, 10)) {
 		t.Errorf("-budget 1000TiB: status %d, stderr %q (limit %d from %s)", status, errOut, limit, source)
+	}
+}
+
+// The LaTeX heatmaps of hostile lines compile, as a user compiles them —
+// even with shell escape on, nothing in the input runs: the
+// \immediate\write18{touch pwned} of a line stays text. Skipped where no
+// pdflatex is installed, unless WHITEBOX_REQUIRE_TEX=1 (CI installs it).
+func TestAttributeLaTeXCompiles(t *testing.T) {
+	pdflatex, err := exec.LookPath("pdflatex")
+	if err != nil {
+		if os.Getenv("WHITEBOX_REQUIRE_TEX") == "1" {
+			t.Fatal("pdflatex not found and WHITEBOX_REQUIRE_TEX=1")
+		}
+		t.Skip("no pdflatex")
+	}
+	dir := t.TempDir()
+	vocab := filepath.Join(dir, "vocab.txt")
+	if err := os.WriteFile(vocab, []byte("<unk>\nw1\nw2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	status, out, errOut := runCLI(t, strings.Join(hostileLines(), "\n")+"\n", "attribute", "-model", "../../model/testdata/uni1.safetensors",
+		"-vocab", vocab, "-unk", "<unk>", "-method", "saliency", "-format", "latex")
+	if status != 0 {
+		t.Fatalf("status %d, stderr %q", status, errOut)
+	}
+	doc := "\\documentclass{article}\n\\usepackage[utf8]{inputenc}\n\\usepackage{xcolor}\n\\begin{document}\n" +
+		strings.ReplaceAll(out, "\n", "\n\n") + "\\end{document}\n"
+	if err := os.WriteFile(filepath.Join(dir, "heatmaps.tex"), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, pdflatex, "-shell-escape", "-halt-on-error", "-interaction=nonstopmode", "heatmaps.tex")
+	cmd.Dir = dir
+	log, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("pdflatex: %v\n%s", err, log)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pwned")); err == nil {
+		t.Fatal("the input ran a shell command through \\write18")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "heatmaps.pdf")); err != nil {
+		t.Fatalf("no PDF: %v\n%s", err, log)
 	}
 }

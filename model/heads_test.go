@@ -3,6 +3,7 @@ package model
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -44,6 +45,42 @@ type referenceCase struct {
 	IG        [][]float64 `json:"ig"`
 	IGDelta   float64     `json:"ig_delta"`
 	Occlusion []float64   `json:"occlusion"`
+}
+
+// check runs saliency, G×I, IG (float64 weights, as the references) and
+// occlusion on x and compares them, the logits and IG's gap with the
+// references to 1e-8 relative, keeping the largest difference per method.
+func (c referenceCase) check(t *testing.T, e *attrib.Explainer, x cell.Input, name string, steps int, worst map[string]float64) {
+	t.Helper()
+	opt := attrib.Options{Class: attrib.ClassIndex(c.Class), Steps: steps, Float32WeightsSet: true}
+	var res attrib.Result
+	for _, mc := range []struct {
+		method attrib.Method
+		want   []float64
+	}{
+		{attrib.Saliency, flat(c.Saliency)},
+		{attrib.GradientXInput, flat(c.GxI)},
+		{attrib.IntegratedGradients, flat(c.IG)},
+		{attrib.Occlusion, c.Occlusion},
+	} {
+		if err := e.Attribute(mc.method, x, opt, &res); err != nil {
+			t.Fatal(err)
+		}
+		what := name + " " + mc.method.String()
+		agreeTo(t, what+" logits", res.Logits, c.Logits, 1e-8)
+		got := res.Features
+		if mc.method == attrib.Occlusion {
+			got = res.Scores
+		}
+		worst[mc.method.String()] = max(worst[mc.method.String()], agreeTo(t, what, got, mc.want, 1e-8))
+		if mc.method == attrib.IntegratedGradients {
+			// The gap is a difference of sums: to 1e-8 of the logits.
+			tol := 1e-8 * max(math.Abs(c.Logits[c.Class]), math.Abs(c.Baseline[c.Class]))
+			if d := math.Abs(res.Delta - c.IGDelta); !(d <= tol) {
+				t.Fatalf("%s delta %v, reference %v", what, res.Delta, c.IGDelta)
+			}
+		}
+	}
 }
 
 func loadHeadFixtures(t *testing.T) []headFixture { return loadJSONFixtures[headFixture](t, "heads") }
@@ -145,35 +182,8 @@ func TestHeadFixtures(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					opt := attrib.Options{Class: attrib.ClassIndex(c.Class), Steps: f.IGSteps}
-					for _, mc := range []struct {
-						method attrib.Method
-						want   []float64
-					}{
-						{attrib.Saliency, flat(c.Saliency)},
-						{attrib.GradientXInput, flat(c.GxI)},
-						{attrib.IntegratedGradients, flat(c.IG)},
-						{attrib.Occlusion, c.Occlusion},
-					} {
-						if err := e.Attribute(mc.method, x, opt, &res); err != nil {
-							t.Fatal(err)
-						}
-						what := f.Name + " case " + string(rune('0'+ci)) + " " + mc.method.String()
-						agreeTo(t, what+" logits", res.Logits, c.Logits, 1e-8)
-						got := res.Features
-						if mc.method == attrib.Occlusion {
-							got = res.Scores
-						}
-						worst[mc.method.String()] = max(worst[mc.method.String()], agreeTo(t, what, got, mc.want, 1e-8))
-						if mc.method == attrib.IntegratedGradients {
-							// The gap is a difference of sums: to 1e-8 of the logits.
-							tol := 1e-8 * max(math.Abs(c.Logits[c.Class]), math.Abs(c.Baseline[c.Class]))
-							if d := math.Abs(res.Delta - c.IGDelta); !(d <= tol) {
-								t.Fatalf("%s delta %v, reference %v", what, res.Delta, c.IGDelta)
-							}
-						}
-					}
-					opt.LRPBias = 1
+					c.check(t, e, x, fmt.Sprintf("%s case %d", f.Name, ci), f.IGSteps, worst)
+					opt := attrib.Options{Class: attrib.ClassIndex(c.Class), LRPBias: 1}
 					if err := e.Attribute(attrib.LRP, x, opt, &res); err != nil {
 						t.Fatal(err)
 					}

@@ -1,7 +1,7 @@
 package model
 
 import (
-	"math"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,7 +54,6 @@ func TestONNXFixtures(t *testing.T) {
 			}
 			seen[head] = true
 			e := attrib.NewExplainer(m.Net)
-			var res attrib.Result
 			for ci, c := range f.Cases {
 				var x cell.Input
 				if f.Dense {
@@ -65,33 +64,7 @@ func TestONNXFixtures(t *testing.T) {
 				} else if x, err = m.Embed(c.IDs); err != nil {
 					t.Fatal(err)
 				}
-				opt := attrib.Options{Class: attrib.ClassIndex(c.Class), Steps: f.Steps}
-				for _, mc := range []struct {
-					method attrib.Method
-					want   []float64
-				}{
-					{attrib.Saliency, flat(c.Saliency)},
-					{attrib.GradientXInput, flat(c.GxI)},
-					{attrib.IntegratedGradients, flat(c.IG)},
-					{attrib.Occlusion, c.Occlusion},
-				} {
-					if err := e.Attribute(mc.method, x, opt, &res); err != nil {
-						t.Fatal(err)
-					}
-					what := f.Name + " case " + string(rune('0'+ci)) + " " + mc.method.String()
-					agreeTo(t, what+" logits", res.Logits, c.Logits, 1e-8)
-					got := res.Features
-					if mc.method == attrib.Occlusion {
-						got = res.Scores
-					}
-					worst[mc.method.String()] = max(worst[mc.method.String()], agreeTo(t, what, got, mc.want, 1e-8))
-					if mc.method == attrib.IntegratedGradients {
-						tol := 1e-8 * max(math.Abs(c.Logits[c.Class]), math.Abs(c.Baseline[c.Class]))
-						if d := math.Abs(res.Delta - c.IGDelta); !(d <= tol) {
-							t.Fatalf("%s delta %v, reference %v", what, res.Delta, c.IGDelta)
-						}
-					}
-				}
+				c.check(t, e, x, fmt.Sprintf("%s case %d", f.Name, ci), f.Steps, worst)
 			}
 			if !strings.Contains(m.Summary(), "graph:      opset") {
 				t.Errorf("summary without the graph line:\n%s", m.Summary())

@@ -41,12 +41,19 @@ const (
 	GradientXInput                    // R_{t,i} = x_{t,i}·∂ŷ_c/∂x_{t,i}
 	IntegratedGradients               // R = X ⊙ ∫₀¹ ∇ŷ_c(αX) dα by a quadrature rule, zero baseline
 	LRP                               // the ε-rule through the LSTM (Arras et al. 2017)
+	// The paper's future work (its conclusion names them):
+	DeepLIFT                // the Rescale rule against a reference input (Shrikumar et al. 2017); see deeplift.go
+	ContextualDecomposition // contextual decomposition (Murdoch, Liu and Yu 2018); see cd.go
 )
 
-// Methods lists every method in the paper's order.
+// Methods lists the methods the paper evaluates, in its order.
 var Methods = []Method{Occlusion, Saliency, GradientXInput, IntegratedGradients, LRP}
 
-var methodNames = [...]string{"occlusion", "saliency", "gxi", "ig", "lrp"}
+// AllMethods lists every method: the paper's, then DeepLIFT and
+// contextual decomposition.
+var AllMethods = []Method{Occlusion, Saliency, GradientXInput, IntegratedGradients, LRP, DeepLIFT, ContextualDecomposition}
+
+var methodNames = [...]string{"occlusion", "saliency", "gxi", "ig", "lrp", "deeplift", "cd"}
 
 // String returns the method's short name: occlusion, saliency, gxi, ig, lrp.
 func (m Method) String() string {
@@ -62,12 +69,12 @@ var methodAliases = map[string]Method{
 	"integratedgradients": IntegratedGradients, "inputxgradient": GradientXInput,
 	"gradientxinput": GradientXInput, "gradxinput": GradientXInput, "gradient×input": GradientXInput,
 	"g×i": GradientXInput, "gradients": Saliency, "featureablation": Occlusion,
-	"layerwiserelevancepropagation": LRP,
+	"layerwiserelevancepropagation": LRP, "contextualdecomposition": ContextualDecomposition,
 }
 
 // ParseMethod returns the method called s: its short name (ig, gxi, …) or
 // a Captum class name (IntegratedGradients, InputXGradient, Saliency,
-// Occlusion, LRP), in any case and with or without '_' and '-'.
+// Occlusion, LRP, DeepLift), in any case and with or without '_' and '-'.
 func ParseMethod(s string) (Method, error) {
 	key := strings.ToLower(strings.NewReplacer("_", "", "-", "", " ", "").Replace(s))
 	for k, name := range methodNames {
@@ -78,7 +85,7 @@ func ParseMethod(s string) (Method, error) {
 	if m, ok := methodAliases[key]; ok {
 		return m, nil
 	}
-	return 0, fmt.Errorf("unknown method %q (methods: %s, or Captum's names: IntegratedGradients, InputXGradient, Saliency, Occlusion, LRP)", s, strings.Join(methodNames[:], ", "))
+	return 0, fmt.Errorf("unknown method %q (methods: %s, or Captum's names: IntegratedGradients, InputXGradient, Saliency, Occlusion, LRP, DeepLift)", s, strings.Join(methodNames[:], ", "))
 }
 
 // Model is a classifier the methods run on: a *cell.Network or a
@@ -487,6 +494,12 @@ func (e *Explainer) attribute(ctx context.Context, m Method, x cell.Input, opt O
 	}
 	var logits []float64
 	var err error
+	switch m {
+	case DeepLIFT:
+		return e.deepLIFT(ctx, x, opt, res)
+	case ContextualDecomposition:
+		return e.contextualDecomposition(ctx, x, opt, res)
+	}
 	if m == Occlusion {
 		// No trace needed: the batched methods keep within the budget.
 		e.y = grow(e.y, e.model.Classes())

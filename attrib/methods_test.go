@@ -376,13 +376,14 @@ func argmaxAbs(v []float64) int {
 func TestParseMethodNames(t *testing.T) {
 	for s, want := range map[string]Method{"IG": IntegratedGradients, "IntegratedGradients": IntegratedGradients,
 		"integrated_gradients": IntegratedGradients, "InputXGradient": GradientXInput, "GxI": GradientXInput,
-		"Saliency": Saliency, "Occlusion": Occlusion, "LRP": LRP, "lrp": LRP} {
+		"Saliency": Saliency, "Occlusion": Occlusion, "LRP": LRP, "lrp": LRP, "DeepLift": DeepLIFT,
+		"deep-lift": DeepLIFT, "CD": ContextualDecomposition, "contextual_decomposition": ContextualDecomposition} {
 		if m, err := ParseMethod(s); err != nil || m != want {
 			t.Errorf("ParseMethod(%q) = %v, %v; want %v", s, m, err, want)
 		}
 	}
-	if _, err := ParseMethod("DeepLift"); err == nil || !strings.Contains(err.Error(), "Captum's names") {
-		t.Errorf("ParseMethod(DeepLift): %v", err)
+	if _, err := ParseMethod("GuidedBackprop"); err == nil || !strings.Contains(err.Error(), "Captum's names") {
+		t.Errorf("ParseMethod(GuidedBackprop): %v", err)
 	}
 }
 

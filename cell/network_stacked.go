@@ -1,0 +1,41 @@
+package cell
+
+// AsStacked returns n as a Stacked model: one layer, one direction, the
+// head hn (the last state) and a single Linear decoder, with n's weights.
+// It computes n's function (its logits agree with n's to rounding; the two
+// engines order some sums differently) and lets the methods written for
+// Stacked models, such as DeepLIFT and contextual decomposition, run on
+// the white-box networks: the one-hot input becomes dense rows
+// (Input.AppendDense).
+func (n *Network) AsStacked() (*Stacked, error) {
+	p := n.p
+	return NewStacked(StackedParams{
+		Input: p.Input, Hidden: p.Hidden, Layers: 1, Classes: p.Classes,
+		Cells: []StackedCell{{Wih: p.Wx, Whh: p.Wh, B: p.B}},
+		Wy:    p.Wy, By: p.By, Head: HeadHN,
+	})
+}
+
+// AppendDense appends x's T×d values, as a model with d input features
+// reads them (scale applied, one-hot rows expanded, −1 rows zero), to dst
+// and returns the extended slice. It checks x against d first.
+func (x Input) AppendDense(dst []float64, d int) ([]float64, error) {
+	if err := x.check(d); err != nil {
+		return dst, err
+	}
+	n := len(dst)
+	dst = append(dst, make([]float64, x.t*d)...)
+	out := dst[n:]
+	if x.dense != nil {
+		for i, v := range x.dense {
+			out[i] = x.feature(v)
+		}
+		return dst, nil
+	}
+	for t, s := range x.symbols {
+		if s >= 0 {
+			out[t*d+s] = x.scale
+		}
+	}
+	return dst, nil
+}

@@ -66,14 +66,7 @@ func (s *Stacked) DeepLIFTBytes(steps int) int64 {
 // DeepLIFTContext is DeepLIFT that ends soon after ctx is done (it looks
 // every few hundred time steps) with an error wrapping ctx.Err().
 func (r *StackedRunner) DeepLIFTContext(ctx context.Context, x, ref Input, class int, contrib []float64) (logits, refLogits []float64, err error) {
-	err = r.withStop(ctx, func() error {
-		logits, refLogits, err = r.DeepLIFT(x, ref, class, contrib)
-		return err
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return logits, refLogits, nil
+	return r.DeepLIFTChoose(ctx, x, ref, nil, class, contrib)
 }
 
 // DeepLIFT writes the DeepLIFT score of input feature (t, i) of x for
@@ -83,10 +76,31 @@ func (r *StackedRunner) DeepLIFTContext(ctx context.Context, x, ref Input, class
 // overwritten by the next call). The scores sum to
 // logits[class] − refLogits[class] up to rounding.
 func (r *StackedRunner) DeepLIFT(x, ref Input, class int, contrib []float64) (logits, refLogits []float64, err error) {
+	return r.DeepLIFTChoose(context.Background(), x, ref, nil, class, contrib)
+}
+
+// DeepLIFTChoose is DeepLIFTContext whose class, when choose is not nil,
+// is choose(ŷ(x)), called once the logits of x are known (the predicted
+// class without a pass of its own); its error ends the call.
+func (r *StackedRunner) DeepLIFTChoose(ctx context.Context, x, ref Input, choose func(logits []float64) (int, error), class int, contrib []float64) (logits, refLogits []float64, err error) {
+	err = r.withStop(ctx, func() error {
+		logits, refLogits, err = r.deepLIFT(x, ref, choose, class, contrib)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return logits, refLogits, nil
+}
+
+func (r *StackedRunner) deepLIFT(x, ref Input, choose func([]float64) (int, error), class int, contrib []float64) (logits, refLogits []float64, err error) {
 	if err := r.acquire(); err != nil {
 		return nil, nil, err
 	}
 	defer r.release()
+	if choose != nil {
+		class = 0 // checked after the choice
+	}
 	if err := r.checkOut(x, class, contrib); err != nil {
 		return nil, nil, err
 	}
@@ -107,6 +121,14 @@ func (r *StackedRunner) DeepLIFT(x, ref Input, class int, contrib []float64) (lo
 	d.x.scale[0], d.x.occluded[0] = x.scale, -1
 	d.ref.scale[0], d.ref.occluded[0] = ref.scale, -1
 	d.x.forward(d.ux, steps, 1)
+	if choose != nil {
+		if class, err = choose(d.x.logitsBuf[:s.c]); err != nil {
+			return nil, nil, err
+		}
+		if err := checkClass(class, s.c); err != nil {
+			return nil, nil, err
+		}
+	}
 	d.ref.forward(d.uref, steps, 1)
 	mx := d.mx[:steps*s.in]
 	clear(mx)

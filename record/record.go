@@ -38,7 +38,7 @@ type Record struct {
 	Classes []string  // the class names, in logit order
 	Logits  []float64 // one per class
 	Scores  []float64 // one per token
-	Delta   *float64  // IG's completeness gap; left out when nil
+	Delta   *float64  // IG's completeness gap, DeepLIFT's summation-to-delta residual; left out when nil
 	IGSteps int       // the steps IG chose (-steps auto); left out when 0
 	// Features are the per-dimension scores R_{t,i}, one list per token;
 	// left out when nil.

@@ -126,7 +126,7 @@ func TestBaselineFlag(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-model", testModel, "-method", "lrp", "-baseline", "id:0"}, "for ig and occlusion only"},
+		{[]string{"-model", testModel, "-method", "lrp", "-baseline", "id:0"}, "for ig, occlusion and deeplift only"},
 		{[]string{"-model", testModel, "-method", "ig", "-baseline", "id:40"}, "must be in [0, 40)"},
 		{[]string{"-model", testModel, "-method", "ig", "-baseline", "pad"}, "zero or id:N"},
 		{[]string{"-net", "sp-fsa", "-method", "ig", "-baseline", "id:0"}, "-baseline applies to -model only"},

@@ -13,7 +13,13 @@
 // relevance by the ε-rule through every Linear layer and through mean
 // pooling, gives a max-pooled unit's relevance to its maximising step and
 // passes it unchanged through ReLU and tanh (cell.StackedRunner.LRP has
-// the rules).
+// the rules). DeepLIFT (the paper's future work, with contextual
+// decomposition) propagates multipliers against a reference input through
+// the same heads and classifiers: Rescale at every nonlinearity, the
+// symmetric split at every product of two varying quantities, max pooling
+// split between the maximising steps of the input and the reference, so
+// that the scores sum to ŷ_c(x) − ŷ_c(x₀) (deeplift.go,
+// cell.StackedRunner.DeepLIFT).
 //
 // Integrated Gradients and Occlusion run their many forward (and backward)
 // passes as batches on several goroutines within a memory budget
@@ -55,7 +61,8 @@ var AllMethods = []Method{Occlusion, Saliency, GradientXInput, IntegratedGradien
 
 var methodNames = [...]string{"occlusion", "saliency", "gxi", "ig", "lrp", "deeplift", "cd"}
 
-// String returns the method's short name: occlusion, saliency, gxi, ig, lrp.
+// String returns the method's short name: occlusion, saliency, gxi, ig,
+// lrp, deeplift, cd.
 func (m Method) String() string {
 	if m < 0 || int(m) >= len(methodNames) {
 		return fmt.Sprintf("Method(%d)", int(m))

@@ -112,7 +112,7 @@ func TestBaselineFlag(t *testing.T) {
 	if status != 0 || zero != plain || strings.Contains(zero, "baseline") {
 		t.Fatalf("-baseline zero: status %d, stderr %q\n%s\nwant\n%s", status, errOut, zero, plain)
 	}
-	for _, method := range []string{"ig", "occlusion"} {
+	for _, method := range []string{"ig", "occlusion", "deeplift"} {
 		status, out, errOut := runCLI(t, "3 1 4\n", "attribute", "-model", testModel, "-method", method, "-baseline", "id:7")
 		if status != 0 {
 			t.Fatalf("%s: status %d: %s", method, status, errOut)

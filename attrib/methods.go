@@ -191,6 +191,10 @@ type Options struct {
 	// or UNK token id, as Captum's LayerIntegratedGradients uses token
 	// id 0 by default).
 	Baseline []float64
+	// Span, for contextual decomposition only, also scores the tokens
+	// Span.Start … Span.Stop (both included, from 0) as one span:
+	// Result.SpanScore. nil: the token scores alone.
+	Span *Span
 
 	// The batched methods (IG, Occlusion) run many variants of the input
 	// as batches, in chunks, on several goroutines. These settings change
@@ -246,6 +250,9 @@ func (opt Options) resolve(m Method) (Options, error) {
 	if !(opt.LRPBias >= 0 && opt.LRPBias <= 1) {
 		return opt, fmt.Errorf("attrib: LRP bias factor %v must be in [0, 1]", opt.LRPBias)
 	}
+	if opt.Span != nil && m != ContextualDecomposition {
+		return opt, fmt.Errorf("attrib: a Span is for contextual decomposition (cd), not %v", m)
+	}
 	if opt.Budget < 0 || opt.Workers < 0 {
 		return opt, fmt.Errorf("attrib: Budget %d and Workers %d must not be negative (0: the defaults)", opt.Budget, opt.Workers)
 	}
@@ -277,7 +284,10 @@ type Result struct {
 	// the logit (Warning says so in words).
 	GapExceeded bool
 	Tolerance   float64 // IG: the tolerance GapExceeded was judged by
-	autoCapped  bool    // IG: AutoSteps stopped at its cap
+	// SpanScore is contextual decomposition's score of Options.Span for
+	// class c (0 without a Span, and for the other methods).
+	SpanScore  float64
+	autoCapped bool // IG: AutoSteps stopped at its cap
 }
 
 // Explainer computes attributions on one network, reusing its buffers from
@@ -292,6 +302,7 @@ type Explainer struct {
 	ws       *cell.Workspace
 	batch    *cell.Batcher
 	stacked  *cell.StackedRunner // a Stacked model's engine
+	cd       *cdEngine           // contextual decomposition's, made on first use
 	grad     []float64
 	alphas   []float64
 	weights  []float64
@@ -404,6 +415,7 @@ func (e *Explainer) Release() error {
 	}
 	e.grad, e.alphas, e.weights, e.rule = nil, nil, nil, ruleKey{}
 	e.occluded, e.y, e.y0 = nil, nil, nil
+	e.cd = nil
 	return nil
 }
 
@@ -479,6 +491,8 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 // (its logits come from the traced pass).
 func (e *Explainer) traceBytes(m Method, steps int) int64 {
 	switch {
+	case m == ContextualDecomposition:
+		return e.cdBytes(steps)
 	case e.stacked != nil:
 		return e.stacked.Model().TraceBytes(steps)
 	case m == Saliency || m == GradientXInput || m == LRP:

@@ -33,7 +33,9 @@ bias_ih + bias_hh as CD() sums it), and per input its rows "x" (T x E),
 each t) and "spans" (start, stop, both included as in CD(), with the
 relevant and irrelevant parts of every class). The white-box networks
 (sp-counter, counting) come from `go run ./cmd/whitebox export`; their
-inputs are one-hot rows of the strings given in "strings".
+inputs are one-hot rows of the strings given in "strings"; uni1 is
+model/testdata/uni1.pt, its inputs the embedding rows of the token ids in
+"ids".
 Deterministic: run twice, same bytes.
 """
 import json
@@ -117,7 +119,7 @@ def case(model, x):
     return {"x": x.reshape(-1).tolist(), "steps": t, "logits": y, "tokens": tokens, "spans": spans}
 
 
-def fixture(name, wih, whh, bih, bhh, wy, by, inputs, strings=None):
+def fixture(name, wih, whh, bih, bhh, wy, by, inputs, strings=None, ids=None):
     model = model_from(wih, whh, bih, bhh, wy, by)
     b = None if bih is None else (np.asarray(bih) + np.asarray(bhh)).tolist()
     out = {
@@ -128,6 +130,8 @@ def fixture(name, wih, whh, bih, bhh, wy, by, inputs, strings=None):
     }
     if strings is not None:
         out["strings"] = strings
+    if ids is not None:
+        out["ids"] = ids
     with open(os.path.join(HERE, "cd_%s.json" % name), "w") as f:
         json.dump(out, f, separators=(",", ":"))
         f.write("\n")
@@ -153,6 +157,16 @@ def whitebox(name, strings):
             n("fc.weight"), n("fc.bias"), inputs, strings)
 
 
+def imported(name, ids):
+    """A model of model/testdata (Embedding -> LSTM -> Linear on h_n[-1])."""
+    sd = torch.load(os.path.join(ROOT, "model", "testdata", name + ".pt"))
+    n = lambda k: sd[k].numpy()
+    emb = n("embedding.weight")
+    inputs = [emb[np.asarray(seq)] for seq in ids]
+    fixture(name, n("lstm.weight_ih_l0"), n("lstm.weight_hh_l0"), n("lstm.bias_ih_l0"), n("lstm.bias_hh_l0"),
+            n("fc.weight"), n("fc.bias"), inputs, ids=ids)
+
+
 def main():
     rng = np.random.default_rng(23)
     for name, e, h, c, lb, db, scale, lengths in [
@@ -166,6 +180,7 @@ def main():
         fixture(name, wih, whh, bih, bhh, wy, by, inputs)
     whitebox("sp-counter", ["accb", "abcdabcdcba", "b", "dcda"])
     whitebox("counting", ["abbaab", "aab", "a"])
+    imported("uni1", [[3, 1, 4, 1, 5, 9, 2, 6], [0], [49, 7]])
 
 
 if __name__ == "__main__":

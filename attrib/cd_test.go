@@ -245,3 +245,27 @@ func TestCDRefusals(t *testing.T) {
 		t.Errorf("CD with a cancelled context: %v", err)
 	}
 }
+
+// BenchmarkCD: every token's score of a 100-token input to a one-layer
+// model with H = 256 (T(T+1)/2 = 5050 decomposition steps).
+func BenchmarkCD(b *testing.B) {
+	m, err := model.Load("../model/testdata/bench_h256.safetensors", model.Options{})
+	if err != nil {
+		b.Skip(err)
+	}
+	ids := make([]int, 100)
+	for i := range ids {
+		ids[i] = i * 7 % m.Vocab
+	}
+	x, err := m.Embed(ids)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := attrib.NewExplainer(m)
+	var res attrib.Result
+	for b.Loop() {
+		if err := e.Attribute(attrib.ContextualDecomposition, x, attrib.Options{}, &res); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

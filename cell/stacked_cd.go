@@ -67,49 +67,42 @@ func CDSupported(s *Stacked) error {
 	return nil
 }
 
+// cdLanes is the number of decompositions Tokens advances together: the
+// spans of cdLanes consecutive tokens, whose steps share one pass over
+// W_h (kernel.MulAddRows), plus the state before them. It changes time,
+// never a bit.
+const cdLanes = 32
+
 // CDBytes is the memory a CDRunner keeps for an input of steps steps: the
-// input products W_x·x_t (T×4H) and its state vectors.
+// input products W_x·x_t (T×4H) and the states of its lanes.
 func (s *Stacked) CDBytes(steps int) int64 {
-	return 8 * (int64(max(steps, 0))*4*int64(s.h) + 14*int64(s.h) + int64(s.in))
+	return 8 * (int64(max(steps, 0))*4*int64(s.h) + (cdLanes+1)*12*int64(s.h) + int64(s.in))
 }
 
 // A CDRunner computes contextual decompositions on one Stacked model. It
 // reuses its buffers from call to call and is for one goroutine at a time;
 // the model may be shared.
 type CDRunner struct {
-	s    *Stacked
-	xz   []float64 // T×4H: W_x·x_t
-	row  []float64 // E: one input row as the model reads it
-	cur  cdState   // the decomposition being run
-	pre  cdState   // Tokens: the states before the token, the span not yet begun
-	zr   []float64 // 3H: the relevant pre-activations of i, f, g
-	zq   []float64 // 3H: the irrelevant ones
-	hsum []float64 // H: β + γ, the output gate's input
-	zo   []float64 // H: the output gate's pre-activation
+	s   *Stacked
+	xz  []float64 // T×4H: W_x·x_t
+	row []float64 // E: one input row as the model reads it
+	ab  []float64 // 3H: σ(b_i), σ(b_f), tanh(b_g), the bias parts
+	l   cdLaneState
 }
 
-// cdState is the decomposition after some step: β^c, γ^c, β, γ.
-type cdState struct {
-	relC, irrC, relH, irrH []float64
+// cdLaneState holds the decompositions of several spans, one per lane r:
+// the states β, γ (h rows 2r, 2r+1) and β^c, γ^c (c rows 2r, 2r+1), each H,
+// and the scratch of a step.
+type cdLaneState struct {
+	h, c       []float64 // 2L×H
+	z          []float64 // 2L×3H: W_h·β and W_h·γ (+ W_x·x_t) for the gates i, f, g
+	hsum, zo   []float64 // L×H: β + γ and W_h·(β + γ) for the output gate
+	start, end []int     // L: each lane's span
 }
 
-func newCDState(h int) cdState {
-	v := make([]float64, 4*h)
-	return cdState{relC: v[:h:h], irrC: v[h : 2*h : 2*h], relH: v[2*h : 3*h : 3*h], irrH: v[3*h:]}
-}
-
-func (st cdState) copyFrom(o cdState) {
-	copy(st.relC, o.relC)
-	copy(st.irrC, o.irrC)
-	copy(st.relH, o.relH)
-	copy(st.irrH, o.irrH)
-}
-
-func (st cdState) reset() {
-	clear(st.relC)
-	clear(st.irrC)
-	clear(st.relH)
-	clear(st.irrH)
+func newCDLanes(l, h int) cdLaneState {
+	return cdLaneState{h: make([]float64, 2*l*h), c: make([]float64, 2*l*h), z: make([]float64, 6*l*h),
+		hsum: make([]float64, l*h), zo: make([]float64, l*h), start: make([]int, l), end: make([]int, l)}
 }
 
 // NewCDRunner returns a runner for s, or CDSupported's error.
@@ -117,9 +110,12 @@ func NewCDRunner(s *Stacked) (*CDRunner, error) {
 	if err := CDSupported(s); err != nil {
 		return nil, err
 	}
-	h := s.h
-	return &CDRunner{s: s, row: make([]float64, s.in), cur: newCDState(h), pre: newCDState(h),
-		zr: make([]float64, 3*h), zq: make([]float64, 3*h), hsum: make([]float64, h), zo: make([]float64, h)}, nil
+	h, b := s.h, s.cells[0].b
+	ab := make([]float64, 3*h)
+	for j := range h {
+		ab[j], ab[h+j], ab[2*h+j] = kernel.Sigmoid(b[j]), kernel.Sigmoid(b[h+j]), kernel.Tanh(b[2*h+j])
+	}
+	return &CDRunner{s: s, row: make([]float64, s.in), ab: ab, l: newCDLanes(cdLanes+1, s.h)}, nil
 }
 
 // Release drops the buffers that grow with the input; the runner stays
@@ -166,24 +162,28 @@ func (r *CDRunner) Span(ctx context.Context, x Input, start, stop int, rel, irre
 	if err := r.prepare(x); err != nil {
 		return err
 	}
-	r.cur.reset()
+	l, h := &r.l, r.s.h
+	clear(l.h[:2*h])
+	clear(l.c[:2*h])
+	l.start[0], l.end[0] = start, stop
 	for t := range x.Len() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		r.step(r.cur, t, start, stop)
+		r.step(t, 0, 1)
 	}
 	for k := range r.s.c {
-		rel[k] = r.decode(k, r.cur.relH)
-		irrel[k] = r.decode(k, r.cur.irrH)
+		rel[k] = r.decode(k, l.h[:h])
+		irrel[k] = r.decode(k, l.h[h:2*h])
 	}
 	return nil
 }
 
 // Tokens writes to scores[t] the score of token t for class, W_y[class]·β_T
 // of the span [t, t]: the bits of Span(x, t, t). The steps before a token
-// are shared by the spans that begin after it, so the T decompositions take
-// T(T+1)/2 steps. It ends soon after ctx is done.
+// are shared by the spans that begin after it (lane 0 holds that state,
+// the span not yet begun), so the T decompositions take T(T+1)/2 steps,
+// run cdLanes spans at a time. It ends soon after ctx is done.
 func (r *CDRunner) Tokens(ctx context.Context, x Input, class int, scores []float64) error {
 	steps := x.Len()
 	if class < 0 || class >= r.s.c {
@@ -195,19 +195,33 @@ func (r *CDRunner) Tokens(ctx context.Context, x Input, class int, scores []floa
 	if err := r.prepare(x); err != nil {
 		return err
 	}
-	r.pre.reset()
-	for t := range steps {
-		r.cur.copyFrom(r.pre)
-		for i := t; i < steps; i++ {
+	l, h := &r.l, r.s.h
+	// Lane 0: outside every span so far (the test t ≥ start fails, so no
+	// bias term reaches β), which is each span's state before it begins.
+	clear(l.h[:2*h])
+	clear(l.c[:2*h])
+	l.start[0], l.end[0] = steps, steps
+	for t0 := 0; t0 < steps; t0 += cdLanes {
+		n := min(cdLanes, steps-t0) // lanes 1..n: the spans [t0+k-1, t0+k-1]
+		for t := t0; t < steps; t++ {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			r.step(r.cur, i, t, t)
+			hi := min(t-t0+1, n) + 1 // lanes below hi have begun
+			if k := t - t0 + 1; k <= n {
+				copy(l.h[2*k*h:2*(k+1)*h], l.h[:2*h])
+				copy(l.c[2*k*h:2*(k+1)*h], l.c[:2*h])
+				l.start[k], l.end[k] = t, t
+			}
+			lo := 0
+			if t >= t0+n {
+				lo = 1 // lane 0 is needed up to the next block's first step
+			}
+			r.step(t, lo, hi)
 		}
-		scores[t] = r.decode(class, r.cur.relH)
-		// Step t of every span that begins after t: outside the span, no
-		// bias term in β (the test t ≥ start fails).
-		r.step(r.pre, t, t+1, t+1)
+		for k := 1; k <= n; k++ {
+			scores[t0+k-1] = r.decode(class, l.h[2*k*h:(2*k+1)*h])
+		}
 	}
 	return nil
 }
@@ -230,69 +244,80 @@ func (r *CDRunner) decode(k int, v []float64) float64 {
 	return sum
 }
 
-// step advances st by step t of the decomposition for the span
-// [start, stop], as the authors' CD() does (see the top of this file).
-// Products are rounded before they are added (float64(a*b)), so that no
-// build fuses them: the same bits on every architecture.
-func (r *CDRunner) step(st cdState, t, start, stop int) {
-	s := r.s
+// step advances lanes lo … hi−1 by step t of the decomposition of each
+// lane's span, as the authors' CD() does (see the top of this file). The
+// products with W_h are kernel.MulAddRows, whose every row has the bits of
+// kernel.AxpyRows, so a lane's bits do not depend on the others. Products
+// are rounded before they are added (float64(a*b)), so that no build fuses
+// them: the same bits on every architecture.
+func (r *CDRunner) step(t, lo, hi int) {
+	s, l := r.s, &r.l
 	h, g := s.h, 4*s.h
 	c := &s.cells[0]
 	xz := r.xz[t*g : (t+1)*g]
-	// W_h·β and W_h·γ for the gates i, f, g (the first 3H rows).
-	clear(r.zr)
-	clear(r.zq)
-	kernel.AxpyRows(r.zr, c.whhT, g, st.relH)
-	kernel.AxpyRows(r.zq, c.whhT, g, st.irrH)
-	inSpan := t >= start && t <= stop
-	if inSpan {
-		for j := range r.zr {
-			r.zr[j] += xz[j]
-		}
-	} else {
-		for j := range r.zq {
-			r.zq[j] += xz[j]
-		}
-	}
+	// W_h·β and W_h·γ for the gates i, f, g (the first 3H rows), every lane.
+	z := l.z[2*lo*3*h : 2*hi*3*h]
+	clear(z)
+	kernel.MulAddRows(z, 3*h, c.whhT, g, l.h[2*lo*h:2*hi*h], h, h)
 	// The output gate reads the whole state: W_h·(β + γ).
-	for j := range h {
-		r.hsum[j] = st.relH[j] + st.irrH[j]
+	for k := lo; k < hi; k++ {
+		rel, irr, sum := l.h[2*k*h:(2*k+1)*h], l.h[(2*k+1)*h:(2*k+2)*h], l.hsum[k*h:(k+1)*h]
+		for j := range h {
+			sum[j] = rel[j] + irr[j]
+		}
 	}
-	clear(r.zo)
-	kernel.AxpyRows(r.zo, c.whhT[3*h:], g, r.hsum)
-	biasToRel := t >= start && t < stop
-	b := c.b
-	for j := range h {
-		ri, qi, bi := decompThree(r.zr[j], r.zq[j], b[j], kernel.Sigmoid)
-		rg, qg, bg := decompThree(r.zr[2*h+j], r.zq[2*h+j], b[2*h+j], kernel.Tanh)
-		rel := float64(ri*(rg+bg)) + float64(bi*rg)
-		irr := float64(qi*((rg+qg)+bg)) + float64((ri+bi)*qg)
-		if biasToRel {
-			rel += float64(bi * bg)
+	zo := l.zo[lo*h : hi*h]
+	clear(zo)
+	kernel.MulAddRows(zo, h, c.whhT[3*h:], g, l.hsum[lo*h:hi*h], h, h)
+	b, ab := c.b, r.ab
+	for k := lo; k < hi; k++ {
+		zr, zq := l.z[2*k*3*h:(2*k+1)*3*h], l.z[(2*k+1)*3*h:(2*k+2)*3*h]
+		relC, irrC := l.c[2*k*h:(2*k+1)*h], l.c[(2*k+1)*h:(2*k+2)*h]
+		relH, irrH := l.h[2*k*h:(2*k+1)*h], l.h[(2*k+1)*h:(2*k+2)*h]
+		zo := l.zo[k*h : (k+1)*h]
+		if t >= l.start[k] && t <= l.end[k] {
+			for j := range zr {
+				zr[j] += xz[j]
+			}
 		} else {
-			irr += float64(bi * bg)
+			for j := range zq {
+				zq[j] += xz[j]
+			}
 		}
-		if t > 0 {
-			rf, qf, bf := decompThree(r.zr[h+j], r.zq[h+j], b[h+j], kernel.Sigmoid)
-			rel += float64((rf + bf) * st.relC[j])
-			irr += float64(((rf+qf)+bf)*st.irrC[j]) + float64(qf*st.relC[j])
+		biasToRel := t >= l.start[k] && t < l.end[k]
+		for j := range h {
+			bi, bg := ab[j], ab[2*h+j]
+			ri, qi := decompThree(zr[j], zq[j], b[j], bi, kernel.Sigmoid)
+			rg, qg := decompThree(zr[2*h+j], zq[2*h+j], b[2*h+j], bg, kernel.Tanh)
+			rel := float64(ri*(rg+bg)) + float64(bi*rg)
+			irr := float64(qi*((rg+qg)+bg)) + float64((ri+bi)*qg)
+			if biasToRel {
+				rel += float64(bi * bg)
+			} else {
+				irr += float64(bi * bg)
+			}
+			if t > 0 {
+				bf := ab[h+j]
+				rf, qf := decompThree(zr[h+j], zq[h+j], b[h+j], bf, kernel.Sigmoid)
+				rel += float64((rf + bf) * relC[j])
+				irr += float64(((rf+qf)+bf)*irrC[j]) + float64(qf*relC[j])
+			}
+			relC[j], irrC[j] = rel, irr
+			o := kernel.Sigmoid((xz[3*h+j] + zo[j]) + b[3*h+j])
+			nr, nq := decompTanhTwo(rel, irr)
+			relH[j], irrH[j] = float64(o*nr), float64(o*nq)
 		}
-		st.relC[j], st.irrC[j] = rel, irr
-		o := kernel.Sigmoid((xz[3*h+j] + r.zo[j]) + b[3*h+j])
-		nr, nq := decompTanhTwo(rel, irr)
-		st.relH[j], st.irrH[j] = float64(o*nr), float64(o*nq)
 	}
 }
 
 // decompThree linearizes act(a + b + c) over a (relevant), b (irrelevant)
 // and c (the bias), the authors' decomp_three: it returns a's and b's
-// contributions and act(c), which add up to act(a + b + c).
-func decompThree(a, b, c float64, act func(float64) float64) (ac, bc, cc float64) {
-	cc = act(c)
+// contributions, which add up to act(a + b + c) with cc = act(c).
+func decompThree(a, b, c, cc float64, act func(float64) float64) (ac, bc float64) {
 	ab := act((a + b) + c)
 	ac = float64(0.5 * (((act(a+c) - cc) + ab) - act(b+c)))
 	bc = float64(0.5 * (((act(b+c) - cc) + ab) - act(a+c)))
-	return ac, bc, cc
+	return ac, bc
 }
 
 // decompTanhTwo splits tanh(a + b) into a's and b's shares, the authors'

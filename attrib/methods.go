@@ -268,7 +268,8 @@ type Result struct {
 	Len        int       // T, the number of time steps (tokens) of the input
 	// Features are the scores R_{t,i} at [t*D+i]; for Occlusion, R_t on
 	// the hot column of one-hot input, and nil for dense input (whether
-	// the Result is fresh or reused).
+	// the Result is fresh or reused); nil for contextual decomposition,
+	// whose scores are per token.
 	Features []float64
 	Scores   []float64 // R_t, one score per token
 	// Delta is IG's completeness gap Σ_t R_t − (ŷ_c(X) − ŷ_c(0)); 0 for the
@@ -488,7 +489,8 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 // input of steps steps, 0 for none: the budget bounds it as it does the
 // batches of IG and occlusion, refused before it is taken. A Network
 // keeps one for Saliency, G×I and LRP; a Stacked model for every method
-// (its logits come from the traced pass).
+// (its logits come from the traced pass). Contextual decomposition keeps
+// its own buffers instead (cdBytes).
 func (e *Explainer) traceBytes(m Method, steps int) int64 {
 	switch {
 	case m == ContextualDecomposition:

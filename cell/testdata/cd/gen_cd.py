@@ -170,7 +170,7 @@ def imported(name, ids):
 def main():
     rng = np.random.default_rng(23)
     for name, e, h, c, lb, db, scale, lengths in [
-        ("h3e4c2", 4, 3, 2, True, True, 0.8, [1, 2, 5, 9]),
+        ("h3e4c2", 4, 3, 2, True, True, 0.8, [1, 2, 5, 9, 70]),
         ("h5e2c3_nobias", 2, 5, 3, False, False, 0.9, [1, 3, 7]),
         ("h8e6c4_large", 6, 8, 4, True, False, 2.5, [2, 6, 12]),
         ("h16e10c2", 10, 16, 2, True, True, 0.4, [4, 20]),

@@ -124,7 +124,8 @@ func TestCDReference(t *testing.T) {
 }
 
 // TestCDDecomposes checks that the two parts add up to the logits of the
-// forward pass (W_y·β_T + W_y·γ_T + b_y = ŷ) for every span, and that a
+// forward pass (W_y·β_T + W_y·γ_T + b_y = ŷ) for every span, that the
+// whole input of a model without LSTM biases is all relevant, and that a
 // token's score from Tokens is the bits of its one-token Span.
 func TestCDDecomposes(t *testing.T) {
 	ctx := context.Background()
@@ -152,6 +153,12 @@ func TestCDDecomposes(t *testing.T) {
 						}
 						if err := r.Span(ctx, x, start, stop, rel, irrel); err != nil {
 							t.Fatal(err)
+						}
+						// Without LSTM biases (b = 0: σ(0)·tanh(0) = 0) the span of
+						// every position leaves γ exactly zero; with them, the last
+						// step's bias·bias term goes to γ (t < stop fails).
+						if fx.B == nil && start == 0 && stop == c.Steps-1 && irrel[k] != 0 {
+							t.Errorf("%s T=%d: the whole input's irrelevant part is %v, not 0", fx.Name, c.Steps, irrel[k])
 						}
 						got := rel[k] + irrel[k] + s.by[k]
 						if math.Abs(got-y[k]) > 1e-9*max(1, math.Abs(y[k])) {

@@ -199,6 +199,10 @@ type Options struct {
 	// token id 0 by default). IG and Occlusion take it on Stacked models
 	// only; DeepLIFT on every model. Contextual decomposition refuses it.
 	Baseline []float64
+	// Span, for contextual decomposition only, also scores the tokens
+	// Span.Start … Span.Stop (both included, from 0) as one span:
+	// Result.SpanScore. nil: the token scores alone.
+	Span *Span
 
 	// The batched methods (IG, Occlusion) run many variants of the input
 	// as batches, in chunks, on several goroutines. These settings change
@@ -254,6 +258,9 @@ func (opt Options) resolve(m Method) (Options, error) {
 	if !(opt.LRPBias >= 0 && opt.LRPBias <= 1) {
 		return opt, fmt.Errorf("attrib: LRP bias factor %v must be in [0, 1]", opt.LRPBias)
 	}
+	if opt.Span != nil && m != ContextualDecomposition {
+		return opt, fmt.Errorf("attrib: a Span is for contextual decomposition (cd), not %v", m)
+	}
 	if opt.Budget < 0 || opt.Workers < 0 {
 		return opt, fmt.Errorf("attrib: Budget %d and Workers %d must not be negative (0: the defaults)", opt.Budget, opt.Workers)
 	}
@@ -269,7 +276,8 @@ type Result struct {
 	Len        int       // T, the number of time steps (tokens) of the input
 	// Features are the scores R_{t,i} at [t*D+i]; for Occlusion, R_t on
 	// the hot column of one-hot input, and nil for dense input (whether
-	// the Result is fresh or reused).
+	// the Result is fresh or reused); nil for contextual decomposition,
+	// whose scores are per token.
 	Features []float64
 	Scores   []float64 // R_t, one score per token
 	// Delta is IG's completeness gap Σ_t R_t − (ŷ_c(X) − ŷ_c(0)), and
@@ -286,7 +294,10 @@ type Result struct {
 	// the logit (Warning says so in words).
 	GapExceeded bool
 	Tolerance   float64 // IG: the tolerance GapExceeded was judged by
-	autoCapped  bool    // IG: AutoSteps stopped at its cap
+	// SpanScore is contextual decomposition's score of Options.Span for
+	// class c (0 without a Span, and for the other methods).
+	SpanScore  float64
+	autoCapped bool // IG: AutoSteps stopped at its cap
 }
 
 // Explainer computes attributions on one network, reusing its buffers from
@@ -301,6 +312,7 @@ type Explainer struct {
 	ws       *cell.Workspace
 	batch    *cell.Batcher
 	stacked  *cell.StackedRunner // a Stacked model's engine
+	cd       *cdEngine           // contextual decomposition's, made on first use
 	grad     []float64
 	alphas   []float64
 	weights  []float64
@@ -425,6 +437,7 @@ func (e *Explainer) Release() error {
 	e.dlX, e.dlRef = nil, nil
 	e.grad, e.alphas, e.weights, e.rule = nil, nil, nil, ruleKey{}
 	e.occluded, e.y, e.y0 = nil, nil, nil
+	e.cd = nil
 	return nil
 }
 
@@ -497,11 +510,14 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 // input of steps steps, 0 for none: the budget bounds it as it does the
 // batches of IG and occlusion, refused before it is taken. A Network
 // keeps one for Saliency, G×I and LRP; a Stacked model for every method
-// (its logits come from the traced pass).
+// (its logits come from the traced pass). Contextual decomposition keeps
+// its own buffers instead (cdBytes).
 func (e *Explainer) traceBytes(m Method, steps int) int64 {
 	switch {
 	case m == DeepLIFT:
 		return e.deepLIFTBytes(steps)
+	case m == ContextualDecomposition:
+		return e.cdBytes(steps)
 	case e.stacked != nil:
 		return e.stacked.Model().TraceBytes(steps)
 	case m == Saliency || m == GradientXInput || m == LRP:

@@ -38,11 +38,22 @@ type Record struct {
 	Classes []string  // the class names, in logit order
 	Logits  []float64 // one per class
 	Scores  []float64 // one per token
-	Delta   *float64  // IG's completeness gap, DeepLIFT's summation-to-delta residual; left out when nil
-	IGSteps int       // the steps IG chose (-steps auto); left out when 0
+	// Span is contextual decomposition's score of a span of tokens
+	// (attribute -span), written after the scores as
+	// "span":{"start":i,"stop":j,"score":v}; left out when nil.
+	Span    *Span
+	Delta   *float64 // IG's completeness gap, DeepLIFT's summation-to-delta residual; left out when nil
+	IGSteps int      // the steps IG chose (-steps auto); left out when 0
 	// Features are the per-dimension scores R_{t,i}, one list per token;
 	// left out when nil.
 	Features [][]float64
+}
+
+// Span is a span of token positions start … stop (from 0, both
+// included) and its score.
+type Span struct {
+	Start, Stop int
+	Score       float64
 }
 
 // MarshalJSON writes the record in the layout above. Numbers are the
@@ -119,6 +130,15 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	b.WriteString("},")
 	field("scores")
 	WriteNumbers(&b, r.Scores)
+	if r.Span != nil {
+		b.WriteString(`,"span":{"start":`)
+		b.WriteString(strconv.Itoa(r.Span.Start))
+		b.WriteString(`,"stop":`)
+		b.WriteString(strconv.Itoa(r.Span.Stop))
+		b.WriteString(`,"score":`)
+		WriteNumber(&b, r.Span.Score)
+		b.WriteByte('}')
+	}
 	if r.Delta != nil {
 		b.WriteByte(',')
 		field("delta")

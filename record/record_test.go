@@ -34,3 +34,14 @@ func TestMarshal(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMarshalSpan: a CD span's score comes after the scores.
+func TestMarshalSpan(t *testing.T) {
+	r := Record{Net: "counting", Method: "cd", Input: "ab", Tokens: []string{"a", "b"}, Class: "True", Prediction: "True",
+		Classes: []string{"False", "True"}, Logits: []float64{0, 1}, Scores: []float64{0.5, -0.25}, Span: &Span{Start: 0, Stop: 1, Score: 0.125}}
+	got, _ := json.Marshal(r)
+	want := `{"net":"counting","method":"cd","input":"ab","tokens":["a","b"],"class":"True","prediction":"True","logits":{"False":0,"True":1},"scores":[0.5,-0.25],"span":{"start":0,"stop":1,"score":0.125}}`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

@@ -42,8 +42,9 @@ type Config struct {
 	M      float64 // -m: the gate saturation constant
 	U      float64 // -u: the counter scale (0: the network's default unless Set["u"])
 	K      int     // -k: the bracket network's stack size (0: the default unless Set["k"])
-	Method string  // -method: occlusion, saliency, gxi, ig or lrp
+	Method string  // -method: occlusion, saliency, gxi, ig, lrp, deeplift or cd
 	Class  string  // -class: the relevance class by name or index ("": the predicted class)
+	Span   string  // -span: with -method cd, also score the tokens i…j ("i:j", ParseSpan; "": none)
 
 	Steps      string  // -steps: IG's quadrature steps, or "auto"
 	Tol        float64 // -tol: IG's completeness gap allowed, relative
@@ -102,6 +103,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	p := func(name string) string { return prefix + name }
 	fs.StringVar(&c.Net, p("net"), c.Net, "the network: "+strings.Join(whitebox.Names, ", "))
 	fs.StringVar(&c.Method, p("method"), c.Method, "the attribution method: occlusion, saliency, gxi, ig, lrp, deeplift (against -baseline), cd (contextual decomposition)")
+	fs.StringVar(&c.Span, p("span"), c.Span, "cd: also score the tokens i through j as one span, i:j (positions from 0, both included, as the authors' CD(start, stop)); the records say \"span\":{\"start\":i,\"stop\":j,\"score\":…}")
 	fs.StringVar(&c.Class, p("class"), c.Class, "the relevance class, by name or by index from 0 (default: the predicted class)")
 	fs.Float64Var(&c.M, p("m"), c.M, fmt.Sprintf("the gate saturation constant m (with the defaults, bracket is exact in float64 up to depth %d and counting, sp-counter and sp-fsa were checked on strings up to length %d; each record says whether its prediction is \"correct\")", whitebox.BracketExactDepth, whitebox.CheckedLength))
 	fs.Float64Var(&c.U, p("u"), c.U, "the counter scale u (default: counting 0.5, sp-counter 0.7, sp-fsa 1)")
@@ -256,6 +258,21 @@ func New(cfg Config) (*Scorer, error) {
 	if opt.Baseline, err = baselineRow(f.Baseline, subj, method); err != nil {
 		return nil, err
 	}
+	if st, ok := subj.model().(*cell.Stacked); ok && method == attrib.ContextualDecomposition {
+		if err := cell.CDSupported(st); err != nil {
+			return nil, err // a usage error: no input of this model can be scored
+		}
+	}
+	if f.Span != "" {
+		if method != attrib.ContextualDecomposition {
+			return nil, fmt.Errorf("-span is for -method cd, not %v", method)
+		}
+		sp, err := ParseSpan(f.Span)
+		if err != nil {
+			return nil, err
+		}
+		opt.Span = &sp
+	}
 	sh := &shared{cfg: f, subj: subj, method: method, opt: opt, inputBytes: opt.Budget}
 	return sh.scorer(), nil
 }
@@ -274,6 +291,9 @@ func (s *Scorer) Config() Config { return s.cfg }
 
 // Method is the attribution method.
 func (s *Scorer) Method() attrib.Method { return s.method }
+
+// Span is the span -span scores (cd), or nil.
+func (s *Scorer) Span() *attrib.Span { return s.opt.Span }
 
 // Classes are the class names, in logit order.
 func (s *Scorer) Classes() []string { return s.subj.classes() }
@@ -356,6 +376,9 @@ func (s *Scorer) WriteJSON(b *bytes.Buffer, res *attrib.Result, input string, to
 	}
 	if s.method == attrib.DeepLIFT {
 		rec.Delta = &res.Delta // the summation-to-delta residual
+	}
+	if sp := s.opt.Span; sp != nil {
+		rec.Span = &record.Span{Start: sp.Start, Stop: sp.Stop, Score: res.SpanScore}
 	}
 	if s.method == attrib.IntegratedGradients {
 		rec.Delta = &res.Delta

@@ -324,6 +324,9 @@ func (w *worker) do(ctx context.Context, it *item) error {
 		if method == attrib.IntegratedGradients {
 			fmt.Fprintf(b, "\tdelta=%.3g", res.Delta)
 		}
+		if sp := w.sc.Span(); sp != nil {
+			fmt.Fprintf(b, "\tspan %v=%.3g", *sp, res.SpanScore)
+		}
 		b.WriteByte('\n')
 	case "latex":
 		heatmap.WriteLaTeX(b, h)

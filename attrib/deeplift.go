@@ -19,9 +19,11 @@ import (
 // the Network's to rounding. Result.Delta is Σ_t R_t − (ŷ_c(x) − ŷ_c(x₀)):
 // zero but for rounding (summation-to-delta).
 
-// deepLIFTEngine is the runner DeepLIFT uses: the Stacked model's, or the
-// one of a Network's Stacked form, made once per Explainer.
-func (e *Explainer) deepLIFTEngine() (*cell.StackedRunner, error) {
+// stackedEngine is the runner of the methods written for Stacked models
+// only (DeepLIFT; contextual decomposition may share it): the Stacked
+// model's, or that of a Network's Stacked form (cell.Network.AsStacked),
+// made once per Explainer; its input is then x.AppendDense's rows.
+func (e *Explainer) stackedEngine() (*cell.StackedRunner, error) {
 	if e.stacked != nil {
 		return e.stacked, nil
 	}
@@ -39,7 +41,7 @@ func (e *Explainer) deepLIFTEngine() (*cell.StackedRunner, error) {
 
 // deepLIFTBytes is the memory of DeepLIFT's two traces on steps steps.
 func (e *Explainer) deepLIFTBytes(steps int) int64 {
-	r, err := e.deepLIFTEngine()
+	r, err := e.stackedEngine()
 	if err != nil {
 		return 0 // the call reports the error
 	}
@@ -62,7 +64,7 @@ func checkBaselineRow(row []float64, d int) error {
 // deepLIFT is DeepLIFT's scores of x against the reference Options.Baseline
 // (the zero row if nil) at every position.
 func (e *Explainer) deepLIFT(ctx context.Context, x cell.Input, opt Options, res *Result) error {
-	r, err := e.deepLIFTEngine()
+	r, err := e.stackedEngine()
 	if err != nil {
 		return err
 	}

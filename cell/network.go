@@ -13,6 +13,17 @@
 // batch, in chunks on several goroutines, within a memory budget, with
 // checkpointed backprop for long inputs; its results are the bits of the
 // single-input path whatever the number of goroutines, lanes or budget.
+//
+// Stacked models (several layers, two directions, PyTorch's heads) run on
+// a StackedRunner, which also computes DeepLIFT against a reference input:
+// the Rescale multiplier at every sigmoid, tanh and ReLU, the symmetric
+// (Shapley) split m_a = b₀ + Δb/2, m_b = a₀ + Δa/2 at every product of two
+// varying quantities, gradients through Linear layers and the mean head,
+// and max pooling's change split between the maximising steps a (of the
+// input) and b (of the reference) in the proportion λ = (h_a − h_b) /
+// ((h_a − h_b) + (h₀_b − h₀_a)) to 1 − λ, so that the scores sum to the
+// change of the logit (stacked_deeplift.go has the rules). A Network runs
+// it as its Stacked form (AsStacked).
 package cell
 
 import (

@@ -11,7 +11,8 @@ import (
 )
 
 // A StackedRunner runs a Stacked model on one input at a time: the forward
-// pass, the gradient of a logit, LRP, and the batched methods (the α-scaled
+// pass, the gradient of a logit, LRP, DeepLIFT (stacked_deeplift.go), and
+// the batched methods (the α-scaled
 // copies of Integrated Gradients, the occluded copies of Occlusion) on
 // several goroutines within a memory budget. It reuses its buffers and its
 // goroutines: calls on inputs no longer than earlier ones allocate nothing.

@@ -86,15 +86,15 @@ type Evaluator struct {
 }
 
 // New returns an Evaluator of method m on net. It returns an error for a
-// nil network, a method that is not one of attrib.Methods, an invalid stop
+// nil network, a method that is not one of attrib.AllMethods, an invalid stop
 // condition (no automaton, an invalid one, a class out of range) and an
 // automaton whose alphabet is not the network's input.
 func New(net *cell.Network, m attrib.Method, opt attrib.Options, stop Stop) (*Evaluator, error) {
 	if net == nil {
 		return nil, errors.New("ablation: nil network")
 	}
-	if !slices.Contains(attrib.Methods, m) {
-		return nil, fmt.Errorf("ablation: unknown method %v (methods: %v)", m, attrib.Methods)
+	if !slices.Contains(attrib.AllMethods, m) {
+		return nil, fmt.Errorf("ablation: unknown method %v (methods: %v)", m, attrib.AllMethods)
 	}
 	if err := stop.check(); err != nil {
 		return nil, err

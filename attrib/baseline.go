@@ -29,7 +29,7 @@ type baseline struct {
 func (e *Explainer) withBaseline(ctx context.Context, m Method, x cell.Input, opt Options, res *Result) error {
 	row := opt.Baseline
 	if m != IntegratedGradients && m != Occlusion {
-		return fmt.Errorf("attrib: a Baseline is for IG and Occlusion, not %v", m)
+		return fmt.Errorf("attrib: a Baseline is for IG, Occlusion and DeepLIFT, not %v", m)
 	}
 	if e.stacked == nil {
 		return fmt.Errorf("attrib: a Baseline is for Stacked models (a Network reads one-hot symbols, whose baseline is zero)")

@@ -2,12 +2,122 @@ package attrib
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"math"
 
 	"github.com/whitebox-lstm/whitebox/cell"
 )
 
-// deepLIFT is DeepLIFT's scores of x (being built).
+// DeepLIFT runs on the Stacked engine (cell.StackedRunner.DeepLIFT has the
+// rules: Rescale for every sigmoid, tanh and ReLU, the symmetric split of
+// every product of two varying quantities, multipliers through Linear
+// layers and the mean head as gradients, max pooling split between the
+// maximising steps of the input and of the reference). The reference input
+// x₀ is Options.Baseline at every position, the zero row by default. A
+// Network runs as its Stacked form (cell.Network.AsStacked), its one-hot
+// input as dense rows; its logits in the Result are that form's, equal to
+// the Network's to rounding. Result.Delta is Σ_t R_t − (ŷ_c(x) − ŷ_c(x₀)):
+// zero but for rounding (summation-to-delta).
+
+// deepLIFTEngine is the runner DeepLIFT uses: the Stacked model's, or the
+// one of a Network's Stacked form, made once per Explainer.
+func (e *Explainer) deepLIFTEngine() (*cell.StackedRunner, error) {
+	if e.stacked != nil {
+		return e.stacked, nil
+	}
+	if e.asStacked == nil {
+		s, err := e.net.AsStacked()
+		if err != nil {
+			return nil, fmt.Errorf("attrib: DeepLIFT: %w", err)
+		}
+		if e.asStacked, err = cell.NewStackedRunner(s); err != nil {
+			return nil, fmt.Errorf("attrib: DeepLIFT: %w", err)
+		}
+	}
+	return e.asStacked, nil
+}
+
+// deepLIFTBytes is the memory of DeepLIFT's two traces on steps steps.
+func (e *Explainer) deepLIFTBytes(steps int) int64 {
+	r, err := e.deepLIFTEngine()
+	if err != nil {
+		return 0 // the call reports the error
+	}
+	return r.Model().DeepLIFTBytes(steps)
+}
+
+// checkBaselineRow checks a reference row of d values.
+func checkBaselineRow(row []float64, d int) error {
+	if len(row) != d {
+		return fmt.Errorf("attrib: the Baseline has %d values; the model's input rows have %d", len(row), d)
+	}
+	for i, v := range row {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("attrib: Baseline[%d] = %v is not finite", i, v)
+		}
+	}
+	return nil
+}
+
+// deepLIFT is DeepLIFT's scores of x against the reference Options.Baseline
+// (the zero row if nil) at every position.
 func (e *Explainer) deepLIFT(ctx context.Context, x cell.Input, opt Options, res *Result) error {
-	return errors.New("attrib: DeepLIFT is not built yet")
+	r, err := e.deepLIFTEngine()
+	if err != nil {
+		return err
+	}
+	d, steps := e.model.Input(), x.Len()
+	if steps < 1 {
+		return fmt.Errorf("attrib: %w", cell.ErrEmptyInput)
+	}
+	if opt.Baseline != nil {
+		if err := checkBaselineRow(opt.Baseline, d); err != nil {
+			return err
+		}
+	}
+	in := x
+	if e.stacked == nil {
+		if e.dlX, err = x.AppendDense(e.dlX[:0], d); err != nil {
+			return fmt.Errorf("attrib: %w", err)
+		}
+		in = cell.Dense(e.dlX, steps)
+	}
+	e.dlRef = grow(e.dlRef, steps*d)
+	for t := range steps {
+		row := e.dlRef[t*d : (t+1)*d]
+		if opt.Baseline != nil {
+			copy(row, opt.Baseline)
+		} else {
+			clear(row)
+		}
+	}
+	res.Scores = grow(res.Scores, steps)
+	features := grow(res.Features, steps*d)
+	if e.dlChoose == nil {
+		e.dlChoose = e.chooseDeepLIFT
+	}
+	e.dlRes, e.dlOpt, e.dlFeat, e.classErr = res, opt, features, nil
+	_, y0, err := r.DeepLIFTChoose(ctx, in, cell.Dense(e.dlRef, steps), e.dlChoose, 0, features)
+	classErr := e.classErr
+	e.dlRes, e.dlFeat, e.classErr = nil, nil, nil
+	if err != nil {
+		if classErr != nil && err == classErr {
+			return err
+		}
+		return fmt.Errorf("attrib: %w", err)
+	}
+	sumTokens(res.Scores, res.Features, d)
+	res.Delta = sum(res.Scores) - (res.Logits[res.Class] - y0[res.Class])
+	return nil
+}
+
+// chooseDeepLIFT starts DeepLIFT's result from the logits of x and returns
+// the relevance class.
+func (e *Explainer) chooseDeepLIFT(y []float64) (int, error) {
+	res := e.dlRes
+	if err := e.begin(DeepLIFT, y, e.dlOpt, res, e.dlFeat); err != nil {
+		e.classErr = err
+		return 0, err
+	}
+	return res.Class, nil
 }

@@ -13,7 +13,13 @@
 // relevance by the ε-rule through every Linear layer and through mean
 // pooling, gives a max-pooled unit's relevance to its maximising step and
 // passes it unchanged through ReLU and tanh (cell.StackedRunner.LRP has
-// the rules).
+// the rules). DeepLIFT (the paper's future work, with contextual
+// decomposition) propagates multipliers against a reference input through
+// the same heads and classifiers: Rescale at every nonlinearity, the
+// symmetric split at every product of two varying quantities, max pooling
+// split between the maximising steps of the input and the reference, so
+// that the scores sum to ŷ_c(x) − ŷ_c(x₀) (deeplift.go,
+// cell.StackedRunner.DeepLIFT).
 //
 // Integrated Gradients and Occlusion run their many forward (and backward)
 // passes as batches on several goroutines within a memory budget
@@ -55,7 +61,8 @@ var AllMethods = []Method{Occlusion, Saliency, GradientXInput, IntegratedGradien
 
 var methodNames = [...]string{"occlusion", "saliency", "gxi", "ig", "lrp", "deeplift", "cd"}
 
-// String returns the method's short name: occlusion, saliency, gxi, ig, lrp.
+// String returns the method's short name: occlusion, saliency, gxi, ig,
+// lrp, deeplift, cd.
 func (m Method) String() string {
 	if m < 0 || int(m) >= len(methodNames) {
 		return fmt.Sprintf("Method(%d)", int(m))
@@ -185,11 +192,12 @@ type Options struct {
 	// so that relevance is conserved. Stacked models only: a Network's LRP
 	// is the white-box paper's rule, bias factor 0.
 	LRPBias float64
-	// Baseline is the reference input row of IG and the replacement row
-	// of Occlusion, the same at every position: nil is the zero row;
-	// otherwise Input() values (for example the embedding row of a PAD
-	// or UNK token id, as Captum's LayerIntegratedGradients uses token
-	// id 0 by default).
+	// Baseline is the reference input row of IG and DeepLIFT and the
+	// replacement row of Occlusion, the same at every position: nil is the
+	// zero row; otherwise Input() values (for example the embedding row of
+	// a PAD or UNK token id, as Captum's LayerIntegratedGradients uses
+	// token id 0 by default). IG and Occlusion take it on Stacked models
+	// only; DeepLIFT on every model. Contextual decomposition refuses it.
 	Baseline []float64
 	// Span, for contextual decomposition only, also scores the tokens
 	// Span.Start … Span.Stop (both included, from 0) as one span:
@@ -272,8 +280,9 @@ type Result struct {
 	// whose scores are per token.
 	Features []float64
 	Scores   []float64 // R_t, one score per token
-	// Delta is IG's completeness gap Σ_t R_t − (ŷ_c(X) − ŷ_c(0)); 0 for the
-	// other methods.
+	// Delta is IG's completeness gap Σ_t R_t − (ŷ_c(X) − ŷ_c(0)), and
+	// DeepLIFT's summation-to-delta residual Σ_t R_t − (ŷ_c(X) − ŷ_c(X₀))
+	// (rounding only); 0 for the other methods.
 	Delta float64
 	// Relevance is LRP's bookkeeping (zero for the other methods).
 	Relevance cell.Relevance
@@ -320,6 +329,15 @@ type Explainer struct {
 	classErr error
 
 	base *baseline // the shifted model of the last Options.Baseline
+
+	// DeepLIFT's (deeplift.go): a Network's Stacked form, the dense input
+	// and reference rows, and the class choice's state.
+	asStacked  *cell.StackedRunner
+	dlX, dlRef []float64
+	dlChoose   func(y []float64) (int, error)
+	dlRes      *Result
+	dlOpt      Options
+	dlFeat     []float64
 }
 
 // ruleKey names a quadrature rule: its kind, number of nodes and whether
@@ -409,11 +427,14 @@ func (e *Explainer) Release() error {
 	if e.net != nil {
 		e.ws = cell.NewWorkspace(e.net)
 	}
-	if e.stacked != nil {
-		if err := e.stacked.Release(); err != nil {
-			return fmt.Errorf("attrib: %w", err)
+	for _, r := range []*cell.StackedRunner{e.stacked, e.asStacked} {
+		if r != nil {
+			if err := r.Release(); err != nil {
+				return fmt.Errorf("attrib: %w", err)
+			}
 		}
 	}
+	e.dlX, e.dlRef = nil, nil
 	e.grad, e.alphas, e.weights, e.rule = nil, nil, nil, ruleKey{}
 	e.occluded, e.y, e.y0 = nil, nil, nil
 	e.cd = nil
@@ -456,7 +477,7 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 		return fmt.Errorf("attrib: Explainer used by two goroutines at once; make one per goroutine")
 	}
 	defer e.inUse.Store(false)
-	if opt.Baseline != nil {
+	if opt.Baseline != nil && m != DeepLIFT { // DeepLIFT's reference is the baseline row itself
 		return e.withBaseline(ctx, m, x, opt, res)
 	}
 	opt, err := opt.resolve(m)
@@ -493,6 +514,8 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 // its own buffers instead (cdBytes).
 func (e *Explainer) traceBytes(m Method, steps int) int64 {
 	switch {
+	case m == DeepLIFT:
+		return e.deepLIFTBytes(steps)
 	case m == ContextualDecomposition:
 		return e.cdBytes(steps)
 	case e.stacked != nil:

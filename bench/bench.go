@@ -39,7 +39,7 @@ var (
 
 // Methods are the measured methods with the names their benchmarks use
 // (BenchmarkForward, BenchmarkSaliency, …).
-var Methods = []string{"forward", "saliency", "gxi", "ig", "occlusion", "lrp"}
+var Methods = []string{"forward", "saliency", "gxi", "ig", "occlusion", "lrp", "deeplift", "cd"}
 
 const (
 	weightSeed = 1
@@ -147,6 +147,8 @@ func ForwardFLOPs(h, d, c, t int) float64 {
 //	ig:             (2·steps + 2)F (steps gradients, plus ŷ(x) and ŷ(0))
 //	occlusion:      (T + 1)F (the input and its T occluded copies)
 //	lrp:            1.25F (forward + the ε-rule through W_g only: 2H·(D+H) per step)
+//	deeplift:       3F (the input's and the reference's forward passes + one backward)
+//	cd:             2(T + 1)F (an estimate: a decomposed pass, two states per step, per token)
 func FLOPs(method string, h, d, c, t, steps int) float64 {
 	f := ForwardFLOPs(h, d, c, t)
 	switch method {
@@ -160,6 +162,10 @@ func FLOPs(method string, h, d, c, t, steps int) float64 {
 		return float64(t+1) * f
 	case "lrp":
 		return f + float64(t)*2*float64(h)*float64(h+d)
+	case "deeplift":
+		return 3 * f
+	case "cd":
+		return 2 * float64(t+1) * f
 	}
 	panic("bench: unknown method " + method)
 }

@@ -130,7 +130,9 @@ func attribute(b *testing.B, w *Workload, m attrib.Method, steps int) {
 	opt := attrib.DefaultOptions()
 	opt.Steps = steps
 	var res attrib.Result
-	if err := e.Attribute(m, w.Input, opt, &res); err != nil { // sizes the buffers
+	if err := e.Attribute(m, w.Input, opt, &res); attrib.NotBuilt(err) {
+		b.Skip(err)
+	} else if err != nil { // the call sizes the buffers
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
@@ -158,6 +160,18 @@ func BenchmarkOcclusion(b *testing.B) {
 
 func BenchmarkLRP(b *testing.B) {
 	matrix(b, func(b *testing.B, w *Workload) { attribute(b, w, attrib.LRP, 0) })
+}
+
+// BenchmarkDeepLIFT measures DeepLIFT against the zero reference (a
+// Network runs as its Stacked form).
+func BenchmarkDeepLIFT(b *testing.B) {
+	matrix(b, func(b *testing.B, w *Workload) { attribute(b, w, attrib.DeepLIFT, 0) })
+}
+
+// BenchmarkCD measures contextual decomposition's token scores (skipped
+// while it is not built: attrib.NotBuilt).
+func BenchmarkCD(b *testing.B) {
+	matrix(b, func(b *testing.B, w *Workload) { attribute(b, w, attrib.ContextualDecomposition, 0) })
 }
 
 // BenchmarkIG measures Integrated Gradients with the Gauss–Legendre rule

@@ -78,3 +78,38 @@ func BenchmarkImportedIG(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkImportedDeepLIFT measures DeepLIFT (the zero reference) on a
+// length-200 input of an imported model; GFLOP/s counts two forward passes
+// and one backward pass.
+func BenchmarkImportedDeepLIFT(b *testing.B) {
+	for _, name := range ImportedModels {
+		const t = 200
+		b.Run(fmt.Sprintf("model=%s/T=%d", name, t), func(b *testing.B) {
+			m, err := model.Load("../model/testdata/"+name+".safetensors", model.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			x, err := m.Embed(importedInput(t, m.Vocab))
+			if err != nil {
+				b.Fatal(err)
+			}
+			e := attrib.NewExplainer(m.Net)
+			var res attrib.Result
+			if err := e.Attribute(attrib.DeepLIFT, x, attrib.Options{}, &res); err != nil { // sizes the buffers
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				if err := e.Attribute(attrib.DeepLIFT, x, attrib.Options{}, &res); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			sec := b.Elapsed().Seconds()
+			b.ReportMetric(float64(t*n)/sec, "tokens/s")
+			b.ReportMetric(3*StackedForwardFLOPs(m, t)*float64(n)/sec/1e9, "GFLOP/s")
+		})
+	}
+}

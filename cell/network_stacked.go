@@ -1,5 +1,7 @@
 package cell
 
+import "slices"
+
 // AsStacked returns n as a Stacked model: one layer, one direction, the
 // head hn (the last state) and a single Linear decoder, with n's weights.
 // It computes n's function (its logits agree with n's to rounding; the two
@@ -24,8 +26,9 @@ func (x Input) AppendDense(dst []float64, d int) ([]float64, error) {
 		return dst, err
 	}
 	n := len(dst)
-	dst = append(dst, make([]float64, x.t*d)...)
+	dst = slices.Grow(dst, x.t*d)[:n+x.t*d] // no allocation when dst has room
 	out := dst[n:]
+	clear(out)
 	if x.dense != nil {
 		for i, v := range x.dense {
 			out[i] = x.feature(v)

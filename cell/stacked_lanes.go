@@ -18,6 +18,7 @@ type cellTrace struct {
 	z         []float64 // T×4H×l: the activations i, f, g, o after GateStep
 	zg        []float64 // T×H×l: z_g before tanh (LRP only, else H×l scratch)
 	c, tc, hs []float64 // T×H×l
+	pre       []float64 // T×4H×l: the pre-activations z (DeepLIFT only, else nil)
 }
 
 // lanes holds the buffers of one goroutine running a Stacked model on up to
@@ -173,6 +174,9 @@ func (r *lanes) forward(u []float64, steps, l int) {
 				tp := order(cl.reverse, i-1, steps)
 				cPrev, hPrev = tr.c[tp*hl:(tp+1)*hl], tr.hs[tp*hl:(tp+1)*hl]
 				mulAddLanes(z, cl.whh, cl.whhT, g, h, h, 0, hPrev, l)
+			}
+			if tr.pre != nil {
+				copy(tr.pre[t*gl:(t+1)*gl], z)
 			}
 			zg := tr.zg[:hl]
 			if r.keepZg {

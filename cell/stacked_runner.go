@@ -33,6 +33,7 @@ type runnerState struct {
 	one    *lanes    // one lane with z_g kept: the single-input methods
 	u      []float64 // dirs×T×4H: layer 0's input products of the current input
 	xs     []float64 // T×E: a scaled input as the model reads it (LRP)
+	dl     *deepLIFTState
 	pool   []*worker
 	gsink  gradSink
 	ig     igJob
@@ -86,7 +87,7 @@ func (r *StackedRunner) Release() error {
 	for _, wk := range r.pool {
 		wk.r, wk.dzSum, wk.part = nil, nil, nil // an ending goroutine may still hold wk
 	}
-	r.pool, r.one, r.u, r.xs, r.gsink = nil, nil, nil, nil, gradSink{}
+	r.pool, r.one, r.u, r.xs, r.dl, r.gsink = nil, nil, nil, nil, nil, gradSink{}
 	return nil
 }
 

@@ -262,6 +262,7 @@ func testStackedAllocs(t *testing.T, rng *rand.Rand, s *Stacked) {
 	grad, y, y0, occ := make([]float64, steps*4), make([]float64, 3), make([]float64, 3), make([]float64, steps)
 	choose := func([]float64) (int, error) { return 1, nil }
 	ctx := context.Background()
+	ref := Dense(make([]float64, steps*4), steps)
 	for name, f := range map[string]func(){
 		"IG": func() {
 			_ = r.IntegratedGradients(ctx, x, choose, alphas, weights, grad, y, y0, BatchOptions{Workers: 2, Lanes: 16})
@@ -270,6 +271,7 @@ func testStackedAllocs(t *testing.T, rng *rand.Rand, s *Stacked) {
 		"Gradient":  func() { _, _ = r.Gradient(x, 1, grad) },
 		"LRP":       func() { _, _ = r.LRP(x, 1, 0.001, 1, grad) },
 		"Forward":   func() { _, _ = r.Forward(x) },
+		"DeepLIFT":  func() { _, _, _ = r.DeepLIFT(x, ref, 1, grad) },
 	} {
 		f()
 		if a := testing.AllocsPerRun(20, f); a != 0 {

@@ -82,6 +82,7 @@
 // values equal in exact arithmetic differ in their last bits.
 //
 // A method is a Method: a name and a constructor of an Explain per
-// goroutine. AttribMethods wraps package attrib's five; another method
-// plugs in as one more Method and becomes one more row.
+// goroutine. AttribMethods wraps package attrib's five, AttribMethodsOf
+// any of its methods (DeepLIFT and contextual decomposition too); another
+// method plugs in as one more Method and becomes one more row.
 package faithfulness

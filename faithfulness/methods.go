@@ -21,13 +21,20 @@ type Method struct {
 // slice the caller may keep).
 type Explain func(ctx context.Context, x cell.Input, class int) ([]float64, error)
 
-// AttribMethods returns package attrib's methods (attrib.Methods: occlusion,
-// saliency, gxi, ig, lrp) with opt, each call on one goroutine
-// (opt.Workers = 1) for the class asked.
+// AttribMethods returns the paper's five methods of package attrib
+// (attrib.Methods: occlusion, saliency, gxi, ig, lrp) with opt:
+// AttribMethodsOf(opt, attrib.Methods).
 func AttribMethods(opt attrib.Options) []Method {
+	return AttribMethodsOf(opt, attrib.Methods)
+}
+
+// AttribMethodsOf returns package attrib's methods ms (attrib.AllMethods
+// adds DeepLIFT and contextual decomposition) with opt, each call on one
+// goroutine (opt.Workers = 1) for the class asked.
+func AttribMethodsOf(opt attrib.Options, ms []attrib.Method) []Method {
 	opt.Workers = 1
-	out := make([]Method, 0, len(attrib.Methods))
-	for _, m := range attrib.Methods {
+	out := make([]Method, 0, len(ms))
+	for _, m := range ms {
 		out = append(out, Method{Name: m.String(), New: func(net *cell.Network) Explain {
 			ex := attrib.NewExplainer(net)
 			var res attrib.Result

@@ -232,3 +232,36 @@ func TestConfigErrors(t *testing.T) {
 		t.Error("a cancelled context: no error")
 	}
 }
+
+// DeepLIFT and contextual decomposition plug in as attrib's other methods
+// (CD once it is built): rows of the table, the same bits for any number
+// of workers.
+func TestRunNewMethods(t *testing.T) {
+	net, err := whitebox.New("sp-counter", whitebox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := []attrib.Method{attrib.IntegratedGradients, attrib.DeepLIFT}
+	if _, err := attrib.Attribute(net.Network, attrib.ContextualDecomposition, cell.OneHot([]int{0, 1}), attrib.Options{}); !attrib.NotBuilt(err) {
+		ms = append(ms, attrib.ContextualDecomposition)
+	} else {
+		t.Log("contextual decomposition is not built yet: left out")
+	}
+	in := generated(t, net, 12)
+	var first string
+	for _, workers := range []int{1, 2} {
+		tab, err := Run(context.Background(), net, in, AttribMethodsOf(attrib.DefaultOptions(), ms), Config{Seed: 5, Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tab.Methods) != len(ms) || tab.Methods[1] != "deeplift" {
+			t.Fatalf("methods %v", tab.Methods)
+		}
+		got := fmt.Sprintf("%#v", *tab)
+		if first == "" {
+			first = got
+		} else if got != first {
+			t.Errorf("2 workers differ from 1")
+		}
+	}
+}

@@ -42,7 +42,7 @@ type Record struct {
 	// (attribute -span), written after the scores as
 	// "span":{"start":i,"stop":j,"score":v}; left out when nil.
 	Span    *Span
-	Delta   *float64 // IG's completeness gap; left out when nil
+	Delta   *float64 // IG's completeness gap, DeepLIFT's summation-to-delta residual; left out when nil
 	IGSteps int      // the steps IG chose (-steps auto); left out when 0
 	// Features are the per-dimension scores R_{t,i}, one list per token;
 	// left out when nil.

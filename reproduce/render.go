@@ -65,7 +65,44 @@ func (r *Results) Only(t int) *Results {
 
 var methodTitles = map[attrib.Method]string{
 	attrib.Occlusion: "Occlusion", attrib.Saliency: "Saliency", attrib.GradientXInput: "G×I",
-	attrib.IntegratedGradients: "IG", attrib.LRP: "LRP",
+	attrib.IntegratedGradients: "IG", attrib.LRP: "LRP", attrib.DeepLIFT: "DeepLIFT",
+	attrib.ContextualDecomposition: "CD",
+}
+
+// table2Groups returns Table 2's heatmaps row by row (each group one
+// paper row, its methods in Table2Methods' order).
+func (r *Results) table2Groups() [][]Heatmap {
+	var out [][]Heatmap
+	for i := 0; i < len(r.Table2); {
+		j := i + 1
+		for j < len(r.Table2) && r.Table2[j].Row.Row == r.Table2[i].Row.Row {
+			j++
+		}
+		out = append(out, r.Table2[i:j])
+		i = j
+	}
+	return out
+}
+
+// table2Methods returns the methods of Table 2's columns (those of its
+// first row).
+func (r *Results) table2Methods() []attrib.Method {
+	var ms []attrib.Method
+	if g := r.table2Groups(); len(g) > 0 {
+		for _, h := range g[0] {
+			ms = append(ms, h.Method)
+		}
+	}
+	return ms
+}
+
+// mark is the agreement marker of h: '=', '~' or '*' against the paper,
+// '·' for a method the paper did not run.
+func (h Heatmap) mark() string {
+	if h.Paper == nil {
+		return "·"
+	}
+	return marker(h.MaxLevelDiff())
 }
 
 var netTitles = map[string]string{
@@ -92,16 +129,16 @@ func (r *Results) writeText(w *bufio.Writer, color bool) {
 func (r *Results) writeTable2Text(w *bufio.Writer, color bool) {
 	exact, near := r.table2Agreement()
 	fmt.Fprintf(w, "Table 2. Heatmaps R_t(X) for relevance class c: red positive, blue negative, each scaled by its own largest |score|, blank when every |score| < 1e-5.\n")
-	fmt.Fprintf(w, "After each heatmap: '=' the paper's colours, '~' within one of 256 colour levels, '*' different (see the report).\n\n")
+	fmt.Fprintf(w, "After each heatmap: '=' the paper's colours, '~' within one of 256 colour levels, '*' different (see the report), '·' a method the paper did not run.\n\n")
 	fmt.Fprintf(w, "%-14s %3s %-5s %-6s", "network", "#", "c", "target")
-	for _, m := range attrib.Methods {
+	for _, m := range r.table2Methods() {
 		fmt.Fprintf(w, " %-16s", methodTitles[m])
 	}
 	w.WriteString("\n")
-	for i := 0; i < len(r.Table2); i += len(attrib.Methods) {
-		row := r.Table2[i].Row
+	for _, group := range r.table2Groups() {
+		row := group[0].Row
 		fmt.Fprintf(w, "%-14s %3d %-5s %-6s", netTitles[row.Net], row.Row, row.Class, row.Target)
-		for _, h := range r.Table2[i : i+len(attrib.Methods)] {
+		for _, h := range group {
 			w.WriteByte(' ')
 			hm := heatmap.Heatmap{Tokens: h.Record.Tokens, Scores: h.Record.Scores}
 			if color {
@@ -109,17 +146,17 @@ func (r *Results) writeTable2Text(w *bufio.Writer, color bool) {
 			} else {
 				w.WriteString(strings.Join(hm.Tokens, " "))
 			}
-			w.WriteString(" " + marker(h.MaxLevelDiff()))
+			w.WriteString(" " + h.mark())
 			w.WriteString(strings.Repeat(" ", max(0, 15-2*len(hm.Tokens))))
 		}
 		w.WriteString("\n")
 		if !color {
-			for _, h := range r.Table2[i : i+len(attrib.Methods)] {
+			for _, h := range group {
 				fmt.Fprintf(w, "%30s %-10s %s\n", "", methodTitles[h.Method], plainScores(h.Record.Scores))
 			}
 		}
 	}
-	fmt.Fprintf(w, "\n%d of %d heatmaps have the paper's colours, %d within one level.\n\n", exact, len(r.Table2), near)
+	fmt.Fprintf(w, "\n%d of %d heatmaps have the paper's colours, %d within one level.\n\n", exact, r.table2Published(), near)
 }
 
 func (r *Results) writeTable3Text(w *bufio.Writer, color bool) {
@@ -209,8 +246,22 @@ func table5Title(method string) string {
 	return strings.ToUpper(method[:1]) + method[1:]
 }
 
+// table2Published is the number of Table 2's heatmaps the paper shows.
+func (r *Results) table2Published() int {
+	n := 0
+	for _, h := range r.Table2 {
+		if h.Paper != nil {
+			n++
+		}
+	}
+	return n
+}
+
 func (r *Results) table2Agreement() (exact, near int) {
 	for _, h := range r.Table2 {
+		if h.Paper == nil {
+			continue
+		}
 		switch d := h.MaxLevelDiff(); {
 		case d == 0:
 			exact++
@@ -295,19 +346,20 @@ func (r *Results) writeMarkdown(w *bufio.Writer) {
 		exact, near := r.table2Agreement()
 		w.WriteString("## Table 2: heatmaps\n\nToken scores R_t(X) for relevance class c; `=` the paper's colours, `~` within one of 256 colour levels, `*` different.\n\n")
 		w.WriteString("| network | # | c | target | input |")
-		for _, m := range attrib.Methods {
+		methods := r.table2Methods()
+		for _, m := range methods {
 			w.WriteString(" " + methodTitles[m] + " |")
 		}
-		w.WriteString("\n|---|---|---|---|---|---|---|---|---|---|\n")
-		for i := 0; i < len(r.Table2); i += len(attrib.Methods) {
-			row := r.Table2[i].Row
+		w.WriteString("\n|---|---|---|---|---|" + strings.Repeat("---|", len(methods)) + "\n")
+		for _, group := range r.table2Groups() {
+			row := group[0].Row
 			fmt.Fprintf(w, "| %s | %d | %s | %s | `%s` |", netTitles[row.Net], row.Row, mdEscape(row.Class), mdEscape(row.Target), row.Input)
-			for _, h := range r.Table2[i : i+len(attrib.Methods)] {
-				fmt.Fprintf(w, " %s %s |", plainScores(h.Record.Scores), "`"+marker(h.MaxLevelDiff())+"`")
+			for _, h := range group {
+				fmt.Fprintf(w, " %s %s |", plainScores(h.Record.Scores), "`"+h.mark()+"`")
 			}
 			w.WriteString("\n")
 		}
-		fmt.Fprintf(w, "\n%d of %d heatmaps have the paper's colours, %d within one level.\n\n", exact, len(r.Table2), near)
+		fmt.Fprintf(w, "\n%d of %d heatmaps have the paper's colours, %d within one level (`·`: a method the paper did not run).\n\n", exact, r.table2Published(), near)
 	}
 	if r.Table3 != nil {
 		fmt.Fprintf(w, "## Table 3: saturation (sp-counter, `%s`, class True)\n\n| u | v | paper v | ŷ_True | paper ŷ_True | Saliency | G×I | IG |\n|---|---|---|---|---|---|---|---|\n", Table3Input)
@@ -348,11 +400,20 @@ func mdEscape(s string) string {
 func (r *Results) writeLaTeX(w *bufio.Writer) {
 	w.WriteString("% Needs \\usepackage{xcolor}. Generated by whitebox reproduce.\n")
 	if r.Table2 != nil {
-		w.WriteString("\\begin{tabular}{l c c c l l l l l}\n\\hline\n\\textbf{Network} & \\textbf{\\#} & $c$ & \\textbf{Target} & \\textbf{Occlusion} & \\textbf{Saliency} & \\textbf{G $\\times$ I} & \\textbf{IG} & \\textbf{LRP} \\\\\\hline\n")
-		for i := 0; i < len(r.Table2); i += len(attrib.Methods) {
-			row := r.Table2[i].Row
+		methods := r.table2Methods()
+		w.WriteString("\\begin{tabular}{l c c c" + strings.Repeat(" l", len(methods)) + "}\n\\hline\n\\textbf{Network} & \\textbf{\\#} & $c$ & \\textbf{Target}")
+		for _, m := range methods {
+			title := methodTitles[m]
+			if m == attrib.GradientXInput {
+				title = "G $\\times$ I"
+			}
+			w.WriteString(" & \\textbf{" + title + "}")
+		}
+		w.WriteString(" \\\\\\hline\n")
+		for _, group := range r.table2Groups() {
+			row := group[0].Row
 			fmt.Fprintf(w, "%s & %d & %s & %s", netTitles[row.Net], row.Row, texEscape(row.Class), texEscape(row.Target))
-			for _, h := range r.Table2[i : i+len(attrib.Methods)] {
+			for _, h := range group {
 				w.WriteString(" & ")
 				heatmap.WriteLaTeX(w, heatmap.Heatmap{Tokens: h.Record.Tokens, Scores: h.Record.Scores})
 			}
@@ -459,24 +520,28 @@ func diffClass(d int) string {
 func (r *Results) htmlTable2(w *bufio.Writer) {
 	exact, near := r.table2Agreement()
 	w.WriteString("<h2>Table 2: heatmaps</h2>\n<p>For each method, ours (top) and the paper's (bottom). Yellow: within one of the 256 colour levels; red: different.</p>\n<table>\n<tr><th>network</th><th>#</th><th>c</th><th>target</th>")
-	for _, m := range attrib.Methods {
+	for _, m := range r.table2Methods() {
 		w.WriteString("<th>" + html.EscapeString(methodTitles[m]) + "</th>")
 	}
 	w.WriteString("</tr>\n")
-	for i := 0; i < len(r.Table2); i += len(attrib.Methods) {
-		row := r.Table2[i].Row
+	for _, group := range r.table2Groups() {
+		row := group[0].Row
 		fmt.Fprintf(w, "<tr><td>%s</td><td>%d</td><td>%s</td><td>%s</td>", netTitles[row.Net], row.Row, html.EscapeString(row.Class), html.EscapeString(row.Target))
-		for _, h := range r.Table2[i : i+len(attrib.Methods)] {
+		for _, h := range group {
 			fmt.Fprintf(w, "<td%s><div class=\"hm\">", diffClass(h.MaxLevelDiff()))
 			spans(w, h.Record.Tokens, h.Levels, h.Record.Scores)
 			w.WriteString("</div><div class=\"hm paper\">")
-			spans(w, h.Record.Tokens, h.Paper, nil)
+			if h.Paper != nil {
+				spans(w, h.Record.Tokens, h.Paper, nil)
+			} else {
+				w.WriteString("(not in the paper)")
+			}
 			w.WriteString("</div></td>")
 		}
 		w.WriteString("</tr>\n")
 	}
 	w.WriteString("</table>\n")
-	fmt.Fprintf(w, "<div class=\"note\"><p><b>%d of %d heatmaps have exactly the paper's colours, %d within one colour level.</b> ", exact, len(r.Table2), near)
+	fmt.Fprintf(w, "<div class=\"note\"><p><b>%d of %d heatmaps have exactly the paper's colours, %d within one colour level.</b> DeepLIFT and contextual decomposition, the paper's future work, have no published heatmaps. ", exact, r.table2Published(), near)
 	w.WriteString(`The paper computed in float32 with its authors' PyTorch code; we compute in float64 (checked against that code run in float64: bench/baseline/compare.py), so scores near the 10<sup>−5</sup> blank threshold or near a gate threshold can differ. The heatmaps that differ by more than one level:</p><ul>`)
 	for _, h := range r.Table2 {
 		if d := h.MaxLevelDiff(); d > 1 {

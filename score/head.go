@@ -106,8 +106,8 @@ func verifyHint(m *model.Model, verifyFile string) string {
 }
 
 // baselineRow reads -baseline: "" or zero is nil (the zero row); id:N is
-// the embedding row of token N, for IG and occlusion on a model with an
-// embedding.
+// the embedding row of token N, for IG, occlusion and DeepLIFT on a model
+// with an embedding.
 func baselineRow(spec string, subj subject, m attrib.Method) ([]float64, error) {
 	if spec == "" || spec == "zero" {
 		return nil, nil
@@ -120,8 +120,8 @@ func baselineRow(spec string, subj subject, m attrib.Method) ([]float64, error) 
 	if !isModel || ms.m.Embedding == nil {
 		return nil, fmt.Errorf("-baseline %s: needs a model with an embedding", spec)
 	}
-	if m != attrib.IntegratedGradients && m != attrib.Occlusion {
-		return nil, fmt.Errorf("-baseline %s: for ig and occlusion only, not %v", spec, m)
+	if m != attrib.IntegratedGradients && m != attrib.Occlusion && m != attrib.DeepLIFT {
+		return nil, fmt.Errorf("-baseline %s: for ig, occlusion and deeplift only, not %v", spec, m)
 	}
 	n, err := strconv.Atoi(rest)
 	if err != nil || n < 0 || n >= ms.m.Vocab {

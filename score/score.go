@@ -63,7 +63,7 @@ type Config struct {
 	Head      string // -head: hn, hn-bf, last, mean, max, or auto with Verify ("": the file's metadata, else hn)
 	Act       string // -act: relu or tanh, for a classifier of two Linear layers ("": the file's metadata)
 	Verify    string // -verify: a file of JSON lines {"ids", "logits"} recorded from the user's model
-	Baseline  string // -baseline: zero ("" too) or id:N, the embedding row of token N (IG and occlusion)
+	Baseline  string // -baseline: zero ("" too) or id:N, the embedding row of token N (IG, occlusion and DeepLIFT)
 	// ModelName is the name of the model in the records ("model"); the
 	// default is Model. A program that reads the model from a local copy
 	// sets it to the name the user gave.
@@ -102,7 +102,7 @@ func DefaultConfig() Config {
 func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	p := func(name string) string { return prefix + name }
 	fs.StringVar(&c.Net, p("net"), c.Net, "the network: "+strings.Join(whitebox.Names, ", "))
-	fs.StringVar(&c.Method, p("method"), c.Method, "the attribution method: occlusion, saliency, gxi, ig, lrp, deeplift, cd")
+	fs.StringVar(&c.Method, p("method"), c.Method, "the attribution method: occlusion, saliency, gxi, ig, lrp, deeplift (against -baseline), cd (contextual decomposition)")
 	fs.StringVar(&c.Span, p("span"), c.Span, "cd: also score the tokens i through j as one span, i:j (positions from 0, both included, as the authors' CD(start, stop)); the records say \"span\":{\"start\":i,\"stop\":j,\"score\":…}")
 	fs.StringVar(&c.Class, p("class"), c.Class, "the relevance class, by name or by index from 0 (default: the predicted class)")
 	fs.Float64Var(&c.M, p("m"), c.M, fmt.Sprintf("the gate saturation constant m (with the defaults, bracket is exact in float64 up to depth %d and counting, sp-counter and sp-fsa were checked on strings up to length %d; each record says whether its prediction is \"correct\")", whitebox.BracketExactDepth, whitebox.CheckedLength))
@@ -124,7 +124,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.StringVar(&c.Head, p("head"), c.Head, "-"+p("model")+": how the LSTM's outputs reach the classifier: hn (h_n), hn-bf (h_n, backward first), last (output[:, -1]), mean, max, or auto with -"+p("verify")+" (default: the file's metadata, else hn)")
 	fs.StringVar(&c.Act, p("act"), c.Act, "-"+p("model")+": the activation between a classifier's two Linear layers: relu or tanh")
 	fs.StringVar(&c.Verify, p("verify"), c.Verify, "-"+p("model")+": a file of JSON lines {\"ids\": [...], \"logits\": [...]} from your own model: its logits must match (relative 1e-4), or the run stops naming the head that matches")
-	fs.StringVar(&c.Baseline, p("baseline"), c.Baseline, "-"+p("model")+", IG and occlusion: the baseline row at every position: zero (the zero embedding) or id:N (the embedding row of token N, as Captum's LayerIntegratedGradients with baselines=N; its default is id:0)")
+	fs.StringVar(&c.Baseline, p("baseline"), c.Baseline, "-"+p("model")+", IG, occlusion and DeepLIFT: the baseline (DeepLIFT's reference) row at every position: zero (the zero embedding) or id:N (the embedding row of token N, as Captum's LayerIntegratedGradients with baselines=N; its default is id:0)")
 	fs.BoolVar(&c.Features, p("features"), c.Features, "-"+p("model")+": also write the per-dimension scores (\"features\": T lists of E)")
 	fs.Float64Var(&c.LRPBias, p("lrp-bias"), c.LRPBias, "-"+p("model")+", LRP: Arras et al.'s bias_factor in [0, 1] (0: bias and stabilizer absorb their share; 1: relevance is conserved)")
 	fs.BoolVar(&c.CaptumWeights, p("captum-weights"), c.CaptumWeights, "IG: round the quadrature weights to float32 as Captum does, for Captum's numbers to the last digit (default: true with -"+p("model")+", false with -"+p("net")+")")
@@ -373,6 +373,9 @@ func (s *Scorer) WriteJSON(b *bytes.Buffer, res *attrib.Result, input string, to
 	s.subj.stamp(&rec)
 	if s.opt.Baseline != nil {
 		rec.Baseline = s.cfg.Baseline
+	}
+	if s.method == attrib.DeepLIFT {
+		rec.Delta = &res.Delta // the summation-to-delta residual
 	}
 	if sp := s.opt.Span; sp != nil {
 		rec.Span = &record.Span{Start: sp.Start, Stop: sp.Stop, Score: res.SpanScore}

@@ -39,9 +39,9 @@ func evaluateCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	f.nf.register(fs)
 	f.gf.register(fs)
-	fs.StringVar(&f.scores, "scores", "", "a file of JSON lines {\"input\": ..., \"scores\": [...]} from any tool (- : standard input); default: run our five methods on generated inputs")
+	fs.StringVar(&f.scores, "scores", "", "a file of JSON lines {\"input\": ..., \"scores\": [...]} from any tool (- : standard input); default: run our methods on generated inputs")
 	fs.StringVar(&f.class, "class", "", "without -scores: the class our methods explain (default: the predicted class)")
-	fs.StringVar(&f.method, "method", "", "without -scores: one method only (occlusion, saliency, gxi, ig, lrp; default: all five)")
+	fs.StringVar(&f.method, "method", "", "without -scores: one method only (occlusion, saliency, gxi, ig, lrp, deeplift, cd; default: all)")
 	fs.StringVar(&f.format, "format", "text", "output: text, json, markdown or html (a page with heatmaps of the worst cases)")
 	fs.IntVar(&f.worst, "worst", 5, "the number of worst explanations kept per method for the report")
 	fs.Usage = func() {
@@ -64,7 +64,8 @@ line is reported on standard error with its number; the others are still
 scored and the summary counts the skipped lines.
 
 Without -scores, it generates the inputs ("whitebox generate" with the
-same flags) and runs our five methods on them; for the SP networks it adds
+same flags) and runs our methods on them (the paper's five, DeepLIFT and
+contextual decomposition); for the SP networks it adds
 Table 5's ablation test with the heatmap recomputed after each deletion.
 
 Exit status: 0 success; 1 some line could not be scored; 2 a usage error.
@@ -107,6 +108,9 @@ Flags:
 		job.bar = newProgressBar(stderr)
 		rep, err = job.ours(ctx)
 		job.bar.finish()
+		for _, m := range job.notBuilt {
+			fmt.Fprintf(stderr, "whitebox evaluate: note: %v is not built yet in this version; left out\n", m)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "whitebox evaluate: %v\n", err)
@@ -132,6 +136,7 @@ type evalJob struct {
 	ev       *evaluate.Evaluator
 	expected []string // the inputs line i must hold (nil: any)
 	methods  []attrib.Method
+	notBuilt []attrib.Method // default methods left out: not built yet (attrib.NotBuilt)
 	class    attrib.Class
 	bar      *progressBar // on a terminal, the inputs explained
 }
@@ -153,7 +158,7 @@ func newEvalJob(f *evalFlags, fs *flag.FlagSet) (*evalJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &evalJob{f: f, net: net, ev: ev, methods: attrib.Methods, class: attrib.Predicted}
+	j := &evalJob{f: f, net: net, ev: ev, methods: attrib.AllMethods, class: attrib.Predicted}
 	if f.scores != "" {
 		for _, name := range []string{"class", "method"} {
 			if f.set[name] {
@@ -319,6 +324,10 @@ func (j *evalJob) ours(ctx context.Context) (*evaluate.Report, error) {
 	}
 	for _, m := range j.methods {
 		out, err := j.method(ctx, m, sym)
+		if attrib.NotBuilt(err) && j.f.method == "" {
+			j.notBuilt = append(j.notBuilt, m) // left out of the default methods
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -142,3 +142,27 @@ func TestAttributeFormats(t *testing.T) {
 		t.Errorf("html: %q", out)
 	}
 }
+
+// -method deeplift on a white-box network: the scores sum to
+// ŷ_True(accb) − ŷ_True(0) (the record's delta is the residual), a and b
+// positive, the cs zero; -method cd runs once it is built.
+func TestAttributeDeepLIFTAndCD(t *testing.T) {
+	status, out, errOut := runCLI(t, "", "attribute", "-net", "sp-counter", "-method", "deeplift", "accb")
+	if status != 0 || errOut != "" {
+		t.Fatalf("status %d, stderr %q", status, errOut)
+	}
+	r := decode(t, out)[0]
+	if r.Delta == nil || math.Abs(*r.Delta) > 1e-9 || r.Class != "True" {
+		t.Fatalf("record %+v", r)
+	}
+	if r.Scores[0] <= 0 || r.Scores[3] <= 0 || math.Abs(r.Scores[1]) > 1e-9 {
+		t.Errorf("scores %v: want a and b positive, c ≈ 0", r.Scores)
+	}
+	status, out, errOut = runCLI(t, "", "attribute", "-net", "sp-counter", "-method", "cd", "accb")
+	if strings.Contains(errOut, "not built yet") {
+		t.Skip("contextual decomposition is not built yet")
+	}
+	if status != 0 || len(decode(t, out)[0].Scores) != 4 {
+		t.Errorf("cd: status %d, stderr %q, %s", status, errOut, out)
+	}
+}

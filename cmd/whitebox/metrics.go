@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
+	"github.com/whitebox-lstm/whitebox/cell"
 	"github.com/whitebox-lstm/whitebox/faithfulness"
 	"github.com/whitebox-lstm/whitebox/whitebox"
 )
@@ -38,7 +39,8 @@ func metricsCmd(args []string, stdout, stderr io.Writer) int {
 Computes the standard faithfulness metrics (comprehensiveness and
 sufficiency as AOPC, MoRF/LeRF deletion and insertion curves, each with
 tokens deleted or replaced by the zero row; infidelity; max-sensitivity;
-package faithfulness defines them) for our five methods on the inputs
+package faithfulness defines them) for our methods (the paper's five,
+DeepLIFT and contextual decomposition) on the inputs
 "whitebox generate" writes with the same flags (the networks with their
 default parameters), and compares each metric's ranking of the methods
 with the ranking by the ground-truth criteria of "whitebox evaluate":
@@ -98,7 +100,7 @@ Flags:
 	cfg.Seed = gf.seed
 	opt := attrib.DefaultOptions()
 	opt.Steps = steps
-	methods := faithfulness.AttribMethods(opt)
+	methods := faithfulness.AttribMethodsOf(opt, builtMethods(built[0], stderr))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	var tables []*faithfulness.Table
@@ -120,4 +122,19 @@ Flags:
 		return 1
 	}
 	return 0
+}
+
+// builtMethods returns attrib.AllMethods but those not built yet in this
+// version (attrib.NotBuilt: contextual decomposition until its branch
+// lands), each left out with a note on stderr.
+func builtMethods(net *whitebox.Net, stderr io.Writer) []attrib.Method {
+	var out []attrib.Method
+	for _, m := range attrib.AllMethods {
+		if _, err := attrib.Attribute(net.Network, m, cell.OneHot([]int{0}), attrib.Options{}); attrib.NotBuilt(err) {
+			fmt.Fprintf(stderr, "whitebox metrics: note: %v is not built yet in this version; left out\n", m)
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
 }

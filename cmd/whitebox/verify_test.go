@@ -112,7 +112,7 @@ func TestBaselineFlag(t *testing.T) {
 	if status != 0 || zero != plain || strings.Contains(zero, "baseline") {
 		t.Fatalf("-baseline zero: status %d, stderr %q\n%s\nwant\n%s", status, errOut, zero, plain)
 	}
-	for _, method := range []string{"ig", "occlusion"} {
+	for _, method := range []string{"ig", "occlusion", "deeplift"} {
 		status, out, errOut := runCLI(t, "3 1 4\n", "attribute", "-model", testModel, "-method", method, "-baseline", "id:7")
 		if status != 0 {
 			t.Fatalf("%s: status %d: %s", method, status, errOut)
@@ -126,7 +126,7 @@ func TestBaselineFlag(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-model", testModel, "-method", "lrp", "-baseline", "id:0"}, "for ig and occlusion only"},
+		{[]string{"-model", testModel, "-method", "lrp", "-baseline", "id:0"}, "for ig, occlusion and deeplift only"},
 		{[]string{"-model", testModel, "-method", "ig", "-baseline", "id:40"}, "must be in [0, 40)"},
 		{[]string{"-model", testModel, "-method", "ig", "-baseline", "pad"}, "zero or id:N"},
 		{[]string{"-net", "sp-fsa", "-method", "ig", "-baseline", "id:0"}, "-baseline applies to -model only"},

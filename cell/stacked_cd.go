@@ -74,9 +74,10 @@ func CDSupported(s *Stacked) error {
 const cdLanes = 32
 
 // CDBytes is the memory a CDRunner keeps for an input of steps steps: the
-// input products W_x·x_t (T×4H) and the states of its lanes.
+// input products W_x·x_t (T×4H), the states of its lanes and the bias
+// activations.
 func (s *Stacked) CDBytes(steps int) int64 {
-	return 8 * (int64(max(steps, 0))*4*int64(s.h) + (cdLanes+1)*12*int64(s.h) + int64(s.in))
+	return 8 * (int64(max(steps, 0))*4*int64(s.h) + ((cdLanes+1)*12+3)*int64(s.h) + int64(s.in))
 }
 
 // A CDRunner computes contextual decompositions on one Stacked model. It

@@ -15,7 +15,6 @@
 package score
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/whitebox-lstm/whitebox/attrib"
 	"github.com/whitebox-lstm/whitebox/cell"
+	"github.com/whitebox-lstm/whitebox/corpus"
 	"github.com/whitebox-lstm/whitebox/record"
 	"github.com/whitebox-lstm/whitebox/whitebox"
 )
@@ -404,7 +404,7 @@ func (s *Scorer) WriteJSON(b *bytes.Buffer, res *attrib.Result, input string, to
 // fn gets its start and an error that gives its length. The error
 // returned is r's.
 func (s *Scorer) EachInput(r io.Reader, fn func(line int, input string, err error) bool) error {
-	return EachLine(r, int(min(1<<30, max(64*1024, s.inputBytes))), func(line int, in string, long int64) bool {
+	return corpus.EachLine(r, int(min(1<<30, max(64*1024, s.inputBytes))), func(line int, in string, long int64) bool {
 		if long > 0 {
 			return fn(line, in, fmt.Errorf("the line has %d bytes, more than the %d an input may use (-budget / workers / 2): raise -budget", long, s.inputBytes))
 		}
@@ -430,45 +430,4 @@ func ParseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("bad size %q (want e.g. 256MiB, 1GiB or a byte count)", s)
 	}
 	return int64(v * mult), nil
-}
-
-// EachLine calls fn with each line of r (without its newline) and its
-// number, until fn returns false. A line longer than most bytes is not
-// kept whole: fn gets its first most bytes and its length in long (0 for
-// the other lines), so that no line drives an allocation past most.
-func EachLine(r io.Reader, most int, fn func(line int, s string, long int64) bool) error {
-	br := bufio.NewReaderSize(r, 64*1024)
-	var buf []byte
-	for line := 1; ; line++ {
-		buf = buf[:0]
-		var n int64
-		var err error
-		for {
-			var chunk []byte
-			chunk, err = br.ReadSlice('\n')
-			chunk = bytes.TrimSuffix(chunk, []byte{'\n'})
-			n += int64(len(chunk))
-			if room := most - len(buf); room > 0 {
-				buf = append(buf, chunk[:min(len(chunk), room)]...)
-			}
-			if err != bufio.ErrBufferFull {
-				break
-			}
-		}
-		if err != nil && err != io.EOF {
-			return err
-		}
-		if n > 0 || err == nil {
-			long := int64(0)
-			if n > int64(most) {
-				long = n
-			}
-			if !fn(line, string(buf), long) {
-				return nil
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-	}
 }

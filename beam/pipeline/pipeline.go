@@ -42,6 +42,7 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // local files
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
+	"github.com/whitebox-lstm/whitebox/corpus"
 	"github.com/whitebox-lstm/whitebox/score"
 )
 
@@ -416,7 +417,7 @@ func (f *scoreFn) ProcessElement(ctx context.Context, c Chunk, emit func(int, Sc
 		return fmt.Errorf("%s: a chunk of %d lines with %d inputs and %d errors", c.File, len(c.Lines), len(c.Inputs), len(c.Errs))
 	}
 	for _, piece := range splitBlocks(c, f.BlockLines) {
-		out, err := ScoreChunkParallel(ctx, f.scs, piece)
+		out, err := ScoreChunk(ctx, f.scs, piece)
 		if err != nil {
 			return err
 		}
@@ -469,104 +470,89 @@ func ShardOf(file string, line, blockLines, shards int) int {
 	return int((uint64(h.Sum32()) + uint64(max(0, line-1)/max(1, blockLines))) % uint64(max(1, shards)))
 }
 
-// ScoreChunk scores the lines of a chunk with sc: each good line is
+// ScoreChunk scores the lines of a chunk on one worker per Scorer
+// (package corpus: the same bytes for any number): each good line is
 // `whitebox attribute`'s JSON line with "file" and "line" added at the
 // end, each bad one an error line {"file","line","input","error"}, and a
 // line whose result carries a warning (IG's completeness gap) also has a
 // {"file","line","warning"} line among the errors. The error returned is
 // ctx's: a bad line is data, not a failure.
-func ScoreChunk(ctx context.Context, sc *score.Scorer, c Chunk) (Scored, error) {
-	res := Scored{Pattern: c.Pattern, Index: c.Index, Seq: c.Seq}
-	var out, errs bytes.Buffer
+func ScoreChunk(ctx context.Context, scs []*score.Scorer, c Chunk) (Scored, error) {
+	if len(scs) == 0 {
+		return Scored{}, fmt.Errorf("%s: no Scorer for a chunk", c.File)
+	}
 	file, _ := json.Marshal(c.File) // a string: it never fails
-	where := func(b *bytes.Buffer, line int) {
+	var out, errs bytes.Buffer
+	err := corpus.Run(ctx, corpus.Options{Workers: len(scs)},
+		func(yield func(int) bool) error {
+			for i := range c.Inputs {
+				if !yield(i) {
+					break
+				}
+			}
+			return nil
+		},
+		func(w int) (func(context.Context, int) scoredLine, error) {
+			return func(ctx context.Context, i int) scoredLine {
+				msg := ""
+				if i < len(c.Errs) {
+					msg = c.Errs[i]
+				}
+				return scoreLine(ctx, scs[w], file, c.Lines[i], c.Inputs[i], msg)
+			}, nil
+		},
+		func(_ int, r scoredLine) error {
+			out.Write(r.out)
+			errs.Write(r.errs)
+			return nil
+		})
+	if err != nil {
+		return Scored{}, err
+	}
+	return Scored{Pattern: c.Pattern, Index: c.Index, Seq: c.Seq, Out: out.Bytes(), Errs: errs.Bytes()}, nil
+}
+
+// scoredLine is one line's JSON line, or its error lines.
+type scoredLine struct{ out, errs []byte }
+
+// scoreLine scores one line of a file (file: its name in JSON) with sc,
+// unless it could not be read (msg says why).
+func scoreLine(ctx context.Context, sc *score.Scorer, file []byte, line int, input, msg string) scoredLine {
+	var out, errs bytes.Buffer
+	where := func(b *bytes.Buffer) {
 		b.WriteString(`"file":`)
 		b.Write(file)
 		b.WriteString(`,"line":`)
 		b.WriteString(strconv.Itoa(line))
 	}
-	bad := func(line int, input, msg string) {
+	if msg == "" {
+		if err := sc.Line(ctx, input, &out); err != nil {
+			msg = err.Error()
+		}
+	}
+	if msg != "" {
 		errs.WriteByte('{')
-		where(&errs, line)
+		where(&errs)
 		errs.WriteString(`,"input":`)
 		writeJSONString(&errs, cut(input))
 		errs.WriteString(`,"error":`)
 		writeJSONString(&errs, msg)
 		errs.WriteString("}\n")
+		return scoredLine{errs: errs.Bytes()}
 	}
-	for i, in := range c.Inputs {
-		line := c.Lines[i]
-		if i < len(c.Errs) && c.Errs[i] != "" {
-			bad(line, in, c.Errs[i])
-			continue
-		}
-		n := out.Len()
-		if err := sc.Line(ctx, in, &out); err != nil {
-			if ctx.Err() != nil {
-				return Scored{}, ctx.Err()
-			}
-			out.Truncate(n)
-			bad(line, in, err.Error())
-			continue
-		}
-		// attribute's line ends with "}\n": the fields go before the brace.
-		out.Truncate(out.Len() - 2)
-		out.WriteByte(',')
-		where(&out, line)
-		out.WriteString("}\n")
-		if w := sc.Warning(); w != "" {
-			errs.WriteByte('{')
-			where(&errs, line)
-			errs.WriteString(`,"warning":`)
-			writeJSONString(&errs, w)
-			errs.WriteString("}\n")
-		}
+	// attribute's line ends with "}\n": the fields go before the brace.
+	out.Truncate(out.Len() - 2)
+	out.WriteByte(',')
+	where(&out)
+	out.WriteString("}\n")
+	if w := sc.Warning(); w != "" {
+		errs.WriteByte('{')
+		where(&errs)
+		errs.WriteString(`,"warning":`)
+		writeJSONString(&errs, w)
+		errs.WriteString("}\n")
 	}
-	res.Out, res.Errs = out.Bytes(), errs.Bytes()
-	return res, nil
-}
-
-// ScoreChunkParallel is ScoreChunk with one goroutine per Scorer, each
-// taking the next few lines: the same bytes.
-func ScoreChunkParallel(ctx context.Context, scs []*score.Scorer, c Chunk) (Scored, error) {
-	if len(scs) <= 1 || len(c.Lines) <= 1 {
-		return ScoreChunk(ctx, scs[0], c)
-	}
-	step := max(1, len(c.Lines)/(4*len(scs)))
-	var pieces []Chunk
-	for i := 0; i < len(c.Lines); i += step {
-		j := min(len(c.Lines), i+step)
-		p := c
-		p.Lines, p.Inputs, p.Errs = c.Lines[i:j], c.Inputs[i:j], c.Errs[i:min(j, len(c.Errs))]
-		pieces = append(pieces, p)
-	}
-	outs := make([]Scored, len(pieces))
-	errs := make([]error, len(pieces))
-	next := make(chan int, len(pieces))
-	for i := range pieces {
-		next <- i
-	}
-	close(next)
-	var wg sync.WaitGroup
-	for _, sc := range scs {
-		wg.Go(func() {
-			for i := range next {
-				outs[i], errs[i] = ScoreChunk(ctx, sc, pieces[i])
-			}
-		})
-	}
-	wg.Wait()
-	res := Scored{Pattern: c.Pattern, Index: c.Index, Seq: c.Seq}
-	var out, bad bytes.Buffer
-	for i := range outs {
-		if errs[i] != nil {
-			return Scored{}, errs[i]
-		}
-		out.Write(outs[i].Out)
-		bad.Write(outs[i].Errs)
-	}
-	res.Out, res.Errs = out.Bytes(), bad.Bytes()
-	return res, nil
+	return scoredLine{out: out.Bytes(), errs: errs.Bytes()}
 }
 
 // cut shortens an input for an error line: its first 80 bytes (whole

@@ -30,9 +30,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// corpus writes n lines over abcd (every 97th with a bad symbol, every
+// spCorpus writes n lines over abcd (every 97th with a bad symbol, every
 // 89th blank) to files in dir, and returns their paths.
-func corpus(t testing.TB, dir string, files, n, maxLen int) []string {
+func spCorpus(t testing.TB, dir string, files, n, maxLen int) []string {
 	rng := rand.New(rand.NewPCG(16, 17))
 	var paths []string
 	for f := range files {
@@ -123,7 +123,7 @@ func attribute(t testing.TB, bin string, files []string, args ...string) (outs, 
 // re-run writes the same bytes.
 func TestPipelineIsAttribute(t *testing.T) {
 	dir := t.TempDir()
-	files := corpus(t, dir, 3, 3000, 40)
+	files := spCorpus(t, dir, 3, 3000, 40)
 	args := []string{"-net", "sp-counter", "-method", "ig", "-steps", "20"}
 	cfg := score.DefaultConfig()
 	fs := flag.NewFlagSet("", flag.ContinueOnError)
@@ -287,7 +287,7 @@ func BenchmarkCorpus(b *testing.B) {
 		lines int
 		args  []string
 	}{
-		{"net", corpus(b, dir, 1, netLines, 60)[0], netLines, []string{"-net", "sp-counter", "-method", "ig"}},
+		{"net", spCorpus(b, dir, 1, netLines, 60)[0], netLines, []string{"-net", "sp-counter", "-method", "ig"}},
 		{"model", idCorpus(b, dir, modelLines), modelLines, []string{"-model", "../../model/testdata/bi2.safetensors", "-method", "ig"}},
 	}
 	bin := whitebox(b)
@@ -349,7 +349,7 @@ func TestRemoteModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := ScoreChunk(context.Background(), sc, c)
+		out, err := ScoreChunk(context.Background(), []*score.Scorer{sc}, c)
 		if err != nil || len(out.Errs) > 0 {
 			t.Fatalf("%s: %v %s", m, err, out.Errs)
 		}

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
+	"github.com/whitebox-lstm/whitebox/corpus"
 	"github.com/whitebox-lstm/whitebox/heatmap"
 	"github.com/whitebox-lstm/whitebox/score"
 )
@@ -151,47 +152,46 @@ func newAttributeJob(f attributeFlags, out io.Writer) (*attributeJob, error) {
 // parseSize reads a byte count (score.ParseSize).
 func parseSize(s string) (int64, error) { return score.ParseSize(s) }
 
-// An item is one input on its way through the pipeline.
+// An item is one input on its way through the loop.
 type item struct {
 	where, input string
+	err          error        // why it could not be read (too long)
 	out          bytes.Buffer // the formatted result
 	row          heatmap.Row  // html
-	err          error
-	warn         string // a result's warning (IG's completeness gap)
-	wrong        string // a white-box network's wrong prediction, in words
-	done         chan struct{}
+	warn         string       // a result's warning (IG's completeness gap)
+	wrong        string       // a white-box network's wrong prediction, in words
 }
 
-// run scores the inputs (args, else the lines of stdin) on GOMAXPROCS
-// workers, each with its own Explainer, and writes the results in input
-// order. At most a few inputs per worker are in flight, so memory stays
-// bounded whatever the number of inputs.
+// run scores the inputs (args, else the lines of stdin) on the workers,
+// each with its own Scorer, and writes the results in input order
+// (package corpus: a few inputs per worker in flight, so memory stays
+// bounded whatever the number of inputs).
 func (j *attributeJob) run(ctx context.Context, args []string, stdin io.Reader, stderr io.Writer) int {
-	workers := j.f.cfg.Workers // each with its share of the budget
-
-	bar := newProgressBar(stderr)
-	defer bar.finish()
-
-	order := make(chan *item, 2*workers) // in input order, to the writer
-	todo := make(chan *item, workers)    // to the workers
-	readErr := make(chan error, 1)
-	go j.read(ctx, args, stdin, order, todo, readErr)
-	for range workers {
-		go j.work(ctx, todo, bar)
-	}
-	status, interrupted := j.write(ctx, order, bar, stderr)
-	if interrupted || ctx.Err() != nil {
-		bar.finish()
+	bar := corpus.NewProgress(stderr)
+	defer bar.Finish()
+	status := 0
+	err := corpus.Run(ctx, corpus.Options{Workers: j.f.cfg.Workers, Progress: bar}, // each with its share of the budget
+		func(yield func(*item) bool) error { return j.read(args, stdin, yield) },
+		func(int) (func(context.Context, *item) error, error) {
+			w := &worker{job: j, sc: j.sc.Clone(), bar: bar}
+			return w.score, nil
+		},
+		func(it *item, err error) error {
+			if !j.write(it, err, bar, stderr) {
+				status = 1
+			}
+			return nil
+		})
+	if ctx.Err() != nil {
+		bar.Finish()
 		fmt.Fprintln(stderr, "whitebox attribute: interrupted")
 		return exitInterrupted
 	}
-	bar.finish()
+	bar.Finish()
 	j.warns.summarize(stderr)
-	if len(args) == 0 {
-		if err := <-readErr; err != nil {
-			fmt.Fprintf(stderr, "whitebox attribute: reading standard input: %v\n", err)
-			return 1
-		}
+	if err != nil { // reading stdin: the only error write and the workers leave
+		fmt.Fprintf(stderr, "whitebox attribute: %v\n", err)
+		return 1
 	}
 	if err := j.finish(); err != nil {
 		fmt.Fprintf(stderr, "whitebox attribute: %v\n", err)
@@ -200,97 +200,61 @@ func (j *attributeJob) run(ctx context.Context, args []string, stdin io.Reader, 
 	return status
 }
 
-// read sends the inputs (args, else the lines of stdin) to the writer in
-// order and to the workers; a line too long to read whole goes to the
-// writer as a failed item. It closes both channels at the end, and reports
-// stdin's read error on readErr.
-func (j *attributeJob) read(ctx context.Context, args []string, stdin io.Reader, order, todo chan<- *item, readErr chan<- error) {
-	defer close(order)
-	defer close(todo)
-	send := func(where, s string) bool {
-		it := &item{where: where, input: s, done: make(chan struct{})}
-		select {
-		case order <- it:
-		case <-ctx.Done():
-			return false
-		}
-		todo <- it
-		return true
-	}
+// read yields the inputs (args, else the lines of stdin); a line too long
+// to read whole comes with its error.
+func (j *attributeJob) read(args []string, stdin io.Reader, yield func(*item) bool) error {
 	if len(args) > 0 {
 		for _, s := range args {
-			if !send("", s) {
-				return
+			if !yield(&item{input: s}) {
+				return nil
 			}
 		}
-		return
+		return nil
 	}
-	readErr <- j.sc.EachInput(stdin, func(line int, s string, err error) bool {
-		where := fmt.Sprintf("line %d: ", line)
-		if err != nil { // too long to read whole
-			it := &item{where: where, input: s, done: make(chan struct{}), err: err}
-			close(it.done)
-			select {
-			case order <- it:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		}
-		return send(where, s)
+	err := j.sc.EachInput(stdin, func(line int, s string, err error) bool {
+		return yield(&item{where: fmt.Sprintf("line %d: ", line), input: s, err: err})
 	})
+	if err != nil {
+		return fmt.Errorf("reading standard input: %v", err)
+	}
+	return nil
 }
 
-// work scores the items of todo with a Scorer of its own.
-func (j *attributeJob) work(ctx context.Context, todo <-chan *item, bar *progressBar) {
-	w := worker{job: j, sc: j.sc.Clone()}
-	for it := range todo {
-		w.sc.SetProgress(bar.callback())
-		if ctx.Err() == nil {
-			it.err = w.do(ctx, it)
-		}
-		close(it.done)
-		bar.itemDone()
+// write writes a scored item: its result to the output, its error and
+// warnings to stderr. It reports whether the item succeeded.
+func (j *attributeJob) write(it *item, err error, bar *corpus.Progress, stderr io.Writer) bool {
+	if err != nil {
+		bar.Printf(stderr, "whitebox attribute: %s%s: %v\n", it.where, quoteInput(it.input), err)
+		return false
 	}
-}
-
-// write writes the items in input order as they are done: results to the
-// output, errors and warnings to stderr. It returns the exit status so far
-// and whether ctx ended the run.
-func (j *attributeJob) write(ctx context.Context, order <-chan *item, bar *progressBar, stderr io.Writer) (status int, interrupted bool) {
-	for it := range order {
-		select {
-		case <-it.done:
-		case <-ctx.Done():
-			return status, true
-		}
-		if ctx.Err() != nil {
-			return status, true
-		}
-		if it.err != nil {
-			bar.printf(stderr, "whitebox attribute: %s%s: %v\n", it.where, quoteInput(it.input), it.err)
-			status = 1
-			continue
-		}
-		if line := j.warns.add(it); line != "" {
-			bar.printf(stderr, "%s", line)
-		}
-		if j.f.format == "html" {
-			j.rows = append(j.rows, it.row)
-			continue
-		}
-		if _, err := j.out.Write(it.out.Bytes()); err != nil {
-			bar.printf(stderr, "whitebox attribute: %s%s: %v\n", it.where, quoteInput(it.input), err)
-			status = 1
-		}
+	if line := j.warns.add(it); line != "" {
+		bar.Printf(stderr, "%s", line)
 	}
-	return status, false
+	if j.f.format == "html" {
+		j.rows = append(j.rows, it.row)
+		return true
+	}
+	if _, err := j.out.Write(it.out.Bytes()); err != nil {
+		bar.Printf(stderr, "whitebox attribute: %s%s: %v\n", it.where, quoteInput(it.input), err)
+		return false
+	}
+	return true
 }
 
 // worker scores one input at a time with its own Scorer.
 type worker struct {
 	job *attributeJob
 	sc  *score.Scorer
+	bar *corpus.Progress
+}
+
+// score formats an item's result into it, unless it could not be read.
+func (w *worker) score(ctx context.Context, it *item) error {
+	if it.err != nil {
+		return it.err
+	}
+	w.sc.SetProgress(w.bar.Callback())
+	return w.do(ctx, it)
 }
 
 func (w *worker) do(ctx context.Context, it *item) error {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -12,12 +11,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
+	"strings"
 
 	"github.com/whitebox-lstm/whitebox/ablation"
 	"github.com/whitebox-lstm/whitebox/attrib"
 	"github.com/whitebox-lstm/whitebox/cell"
+	"github.com/whitebox-lstm/whitebox/corpus"
 	"github.com/whitebox-lstm/whitebox/evaluate"
 	"github.com/whitebox-lstm/whitebox/internal/regfile"
 	"github.com/whitebox-lstm/whitebox/whitebox"
@@ -68,7 +67,8 @@ same flags) and runs our methods on them (the paper's five, DeepLIFT and
 contextual decomposition); for the SP networks it adds
 Table 5's ablation test with the heatmap recomputed after each deletion.
 
-Exit status: 0 success; 1 some line could not be scored; 2 a usage error.
+Exit status: 0 success; 1 some line could not be scored; 2 a usage error;
+130 interrupted (Ctrl-C).
 
 Flags:
 `)
@@ -103,15 +103,13 @@ Flags:
 			defer file.Close()
 			in = file
 		}
-		rep, failed = job.scoresFile(in, stderr)
+		job.bar = corpus.NewProgress(stderr)
+		rep, failed, err = job.scoresFile(ctx, in, stderr)
 	} else {
-		job.bar = newProgressBar(stderr)
+		job.bar = corpus.NewProgress(stderr)
 		rep, err = job.ours(ctx)
-		job.bar.finish()
-		for _, m := range job.notBuilt {
-			fmt.Fprintf(stderr, "whitebox evaluate: note: %v is not built yet in this version; left out\n", m)
-		}
 	}
+	job.bar.Finish()
 	if err != nil {
 		fmt.Fprintf(stderr, "whitebox evaluate: %v\n", err)
 		if errors.Is(err, context.Canceled) {
@@ -138,7 +136,7 @@ type evalJob struct {
 	methods  []attrib.Method
 	notBuilt []attrib.Method // default methods left out: not built yet (attrib.NotBuilt)
 	class    attrib.Class
-	bar      *progressBar // on a terminal, the inputs explained
+	bar      *corpus.Progress // on a terminal, the inputs done
 }
 
 func newEvalJob(f *evalFlags, fs *flag.FlagSet) (*evalJob, error) {
@@ -210,11 +208,54 @@ func (j *evalJob) tokens(sym []int) []string {
 	return out
 }
 
+// maxScoresLine is the longest line of a scores file read whole (a
+// variable so that a test need not make a 64 MiB line).
+var maxScoresLine = 64 << 20
+
+// A scoresLine is one line of a scores file: its number, its text, and its
+// length when it is longer than maxScoresLine.
+type scoresLine struct {
+	n    int
+	text string
+	long int64
+}
+
+// A parsedLine is what a worker made of a scoresLine: the line, or why it
+// could not be parsed, and the values of its explanation, or why not.
+type parsedLine struct {
+	l          evaluate.Line
+	unreadable error
+	values     []evaluate.Value
+	err        error
+}
+
+// parse parses and judges a line, with a workspace of the worker's own.
+func (j *evalJob) parse(ws *cell.Workspace, in scoresLine) parsedLine {
+	if in.long > 0 {
+		return parsedLine{unreadable: fmt.Errorf("the line has %d bytes, more than the %d a line may have", in.long, maxScoresLine)}
+	}
+	l, err := evaluate.ParseLine(j.net.Task, []byte(strings.TrimSuffix(in.text, "\r")))
+	if err != nil {
+		return parsedLine{unreadable: err}
+	}
+	if l.Class < 0 {
+		y, err := j.net.Network.Forward(ws, cell.OneHot(l.Symbols))
+		if err != nil {
+			return parsedLine{l: l, err: err}
+		}
+		l.Class = cell.Predict(y)
+	}
+	v, err := j.ev.Score(l.Symbols, l.Class, l.Scores)
+	return parsedLine{l: l, values: v, err: err}
+}
+
 // scoresFile evaluates the lines of a scores file, one source per
-// "method" the lines name (the file's name for lines that name none);
-// failed reports a line that could not be scored. With expected inputs,
-// the k-th line of each source must hold the k-th input.
-func (j *evalJob) scoresFile(in io.Reader, stderr io.Writer) (*evaluate.Report, bool) {
+// "method" the lines name (the file's name for lines that name none), the
+// lines parsed and judged in parallel and gathered in order (package
+// corpus); failed reports a line that could not be scored, err an
+// interruption. With expected inputs, the k-th line of each source must
+// hold the k-th input.
+func (j *evalJob) scoresFile(ctx context.Context, in io.Reader, stderr io.Writer) (rep *evaluate.Report, failed bool, err error) {
 	name, base := "standard input", "scores"
 	if j.f.scores != "-" {
 		name, base = j.f.scores, filepath.Base(j.f.scores)
@@ -223,7 +264,7 @@ func (j *evalJob) scoresFile(in io.Reader, stderr io.Writer) (*evaluate.Report, 
 	if j.expected != nil {
 		data = fmt.Sprintf("%s, checked against %s", data, j.data())
 	}
-	rep := j.report(data)
+	rep = j.report(data)
 	rep.Class = "as each line names it (default: predicted)"
 	sources := map[string]*evaluate.Collector{}
 	seen := map[string]int{} // the lines of each source
@@ -241,24 +282,21 @@ func (j *evalJob) scoresFile(in io.Reader, stderr io.Writer) (*evaluate.Report, 
 		return method, c
 	}
 	last := "" // the source of the previous line, which an unreadable line is counted against
-	ws := cell.NewWorkspace(j.net.Network)
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64*1024), 64<<20)
-	n, failed := 0, false
+	n := 0     // the line being gathered
 	bad := func(c *evaluate.Collector, err error) {
-		fmt.Fprintf(stderr, "whitebox evaluate: %s:%d: %v\n", name, n, err)
+		j.bar.Printf(stderr, "whitebox evaluate: %s:%d: %v\n", name, n, err)
 		c.Skip(1)
 		failed = true
 	}
-	for sc.Scan() {
-		n++
-		l, err := evaluate.ParseLine(j.net.Task, sc.Bytes())
-		if err != nil {
+	gather := func(in scoresLine, p parsedLine) error {
+		n = in.n
+		if p.unreadable != nil {
 			m, c := source(last)
 			seen[m]++
-			bad(c, err)
-			continue
+			bad(c, p.unreadable)
+			return nil
 		}
+		l := p.l
 		m, c := source(l.Method)
 		last = m
 		if j.expected != nil {
@@ -266,30 +304,36 @@ func (j *evalJob) scoresFile(in io.Reader, stderr io.Writer) (*evaluate.Report, 
 			seen[m] = k + 1
 			if k >= len(j.expected) {
 				bad(c, fmt.Errorf("more lines than the %d generated inputs", len(j.expected)))
-				continue
+				return nil
 			}
 			if want := j.expected[k]; l.Input != want {
 				bad(c, fmt.Errorf("input %.40q is not generated input %d, %.40q", l.Input, k+1, want))
-				continue
+				return nil
 			}
 		}
-		if l.Class < 0 {
-			y, err := j.net.Network.Forward(ws, cell.OneHot(l.Symbols))
-			if err != nil {
-				bad(c, err)
-				continue
-			}
-			l.Class = cell.Predict(y)
-		}
-		v, err := j.ev.Score(l.Symbols, l.Class, l.Scores)
+		err := p.err
 		if err == nil {
-			err = c.Add(evaluate.Example{Line: n, Input: l.Input, Tokens: j.tokens(l.Symbols), Scores: l.Scores}, v)
+			err = c.Add(evaluate.Example{Line: n, Input: l.Input, Tokens: j.tokens(l.Symbols), Scores: l.Scores}, p.values)
 		}
 		if err != nil {
 			bad(c, err)
 		}
+		return nil
 	}
-	if err := sc.Err(); err != nil {
+	err = corpus.Run(ctx, corpus.Options{Progress: j.bar},
+		func(yield func(scoresLine) bool) error {
+			return corpus.EachLine(in, maxScoresLine, func(n int, s string, long int64) bool {
+				return yield(scoresLine{n, s, long})
+			})
+		},
+		func(int) (func(context.Context, scoresLine) parsedLine, error) {
+			ws := cell.NewWorkspace(j.net.Network)
+			return func(_ context.Context, in scoresLine) parsedLine { return j.parse(ws, in) }, nil
+		}, gather)
+	if ctx.Err() != nil {
+		return nil, false, ctx.Err()
+	}
+	if err != nil { // reading: the only error gather and the workers leave
 		n++
 		_, c := source(last)
 		bad(c, fmt.Errorf("stopped reading: %v", err))
@@ -299,13 +343,13 @@ func (j *evalJob) scoresFile(in io.Reader, stderr io.Writer) (*evaluate.Report, 
 	}
 	for _, m := range order {
 		if k := seen[m]; j.expected != nil && k < len(j.expected) {
-			fmt.Fprintf(stderr, "whitebox evaluate: %s: %s: %d of the %d generated inputs are missing (lines for inputs %d..%d)\n", name, m, len(j.expected)-k, len(j.expected), k+1, len(j.expected))
+			j.bar.Printf(stderr, "whitebox evaluate: %s: %s: %d of the %d generated inputs are missing (lines for inputs %d..%d)\n", name, m, len(j.expected)-k, len(j.expected), k+1, len(j.expected))
 			sources[m].Skip(len(j.expected) - k)
 			failed = true
 		}
 		rep.Sources = append(rep.Sources, sources[m].Source())
 	}
-	return rep, failed
+	return rep, failed, nil
 }
 
 // ours runs our methods on the generated inputs.
@@ -342,34 +386,44 @@ func (j *evalJob) ours(ctx context.Context) (*evaluate.Report, error) {
 	return rep, nil
 }
 
-// judged is one input's explanation and its values.
+// judged is one input's explanation and its values, or why not.
 type judged struct {
 	scores []float64
 	values []evaluate.Value
+	err    error
 }
 
-// method explains every input with m and judges it, on one goroutine per
-// core (each with its own Explainer, one worker inside); the results, in
-// input order, are the same bits whatever the number of cores.
+// method explains every input with m and judges it, on one worker per
+// core (package corpus; each with its own Explainer, one worker inside);
+// the results, in input order, are the same bits whatever the number of
+// cores. The first input that fails, in input order, stops the run.
 func (j *evalJob) method(ctx context.Context, m attrib.Method, sym [][]int) ([]judged, error) {
-	out := make([]judged, len(sym))
-	var next, done atomic.Int64
+	out := make([]judged, 0, len(sym))
 	workers := min(runtime.GOMAXPROCS(0), max(len(sym), 1))
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[w] = j.worker(ctx, m, sym, out, &next, &done)
-		}()
-	}
-	wg.Wait()
-	return out, errors.Join(errs...)
+	err := corpus.Run(ctx, corpus.Options{Workers: workers},
+		func(yield func(int) bool) error {
+			for i := range sym {
+				if !yield(i) {
+					break
+				}
+			}
+			return nil
+		},
+		func(int) (func(context.Context, int) judged, error) { return j.judge(m, sym) },
+		func(i int, r judged) error {
+			if r.err != nil {
+				return fmt.Errorf("%s, input %d: %w", m, i+1, r.err)
+			}
+			out = append(out, r)
+			j.bar.Set("evaluate "+m.String(), len(out), len(sym))
+			return nil
+		})
+	return out, err
 }
 
-// worker takes inputs until none are left or one fails.
-func (j *evalJob) worker(ctx context.Context, m attrib.Method, sym [][]int, out []judged, next, done *atomic.Int64) error {
+// judge returns a worker's function that explains input i with m and
+// judges it.
+func (j *evalJob) judge(m attrib.Method, sym [][]int) (func(context.Context, int) judged, error) {
 	opt := attrib.DefaultOptions()
 	opt.Workers = 1
 	ex := attrib.NewExplainer(j.net.Network)
@@ -378,20 +432,15 @@ func (j *evalJob) worker(ctx context.Context, m attrib.Method, sym [][]int, out 
 	if j.net.Task.Name == "sp" {
 		var err error
 		if abl, err = ablation.New(j.net.Network, m, opt, stop); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	opt.Class = j.class
 	var res attrib.Result
-	for {
-		i := int(next.Add(1)) - 1
-		if i >= len(sym) {
-			return nil
-		}
+	return func(ctx context.Context, i int) judged {
 		s := sym[i]
 		if err := ex.AttributeContext(ctx, m, cell.OneHot(s), opt, &res); err != nil {
-			next.Store(int64(len(sym))) // the others stop too
-			return fmt.Errorf("%s, input %d: %w", m, i+1, err)
+			return judged{err: err}
 		}
 		v, err := j.ev.Score(s, res.Class, res.Scores)
 		if err == nil && abl != nil {
@@ -399,15 +448,8 @@ func (j *evalJob) worker(ctx context.Context, m attrib.Method, sym [][]int, out 
 			r, err = recomputed(ctx, abl, stop, s, v[0].Applies)
 			v = append(v, r)
 		}
-		if err != nil {
-			next.Store(int64(len(sym)))
-			return fmt.Errorf("%s, input %d: %w", m, i+1, err)
-		}
-		out[i] = judged{scores: slices.Clone(res.Scores), values: v}
-		if j.bar != nil {
-			j.bar.set("evaluate "+m.String(), int(done.Add(1)), len(sym))
-		}
-	}
+		return judged{scores: slices.Clone(res.Scores), values: v, err: err}
+	}, nil
 }
 
 // recomputed is Table 5's ablation test (package ablation) on one input:

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/whitebox-lstm/whitebox/corpus"
 	"github.com/whitebox-lstm/whitebox/heatmap"
 	"github.com/whitebox-lstm/whitebox/internal/regfile"
 	"github.com/whitebox-lstm/whitebox/reproduce"
@@ -84,10 +85,10 @@ Flags:
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	bar := newProgressBar(stderr)
-	cfg.Progress = bar.set
+	bar := corpus.NewProgress(stderr)
+	cfg.Progress = bar.Set
 	res, err := reproduce.Run(ctx, tables, cfg)
-	bar.finish()
+	bar.Finish()
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			fmt.Fprintln(stderr, "whitebox reproduce: interrupted")

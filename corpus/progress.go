@@ -1,4 +1,4 @@
-package main
+package corpus
 
 import (
 	"fmt"
@@ -10,11 +10,12 @@ import (
 	"time"
 )
 
-// progressBar draws a progress line on standard error when that is a
-// terminal and the run has lasted more than a second: for attribute, IG
-// steps or occluded positions done of those started and the inputs
-// finished; for reproduce, the stage and its jobs done.
-type progressBar struct {
+// Progress draws a progress line on standard error when that is a
+// terminal and the run has lasted more than a second: the steps done of
+// those started (Callback: IG steps, occluded positions) and the inputs
+// finished, or a stage and its jobs done (Set). A nil *Progress draws
+// nothing; its Printf still prints.
+type Progress struct {
 	w      io.Writer // nil: no bar
 	start  time.Time
 	mu     sync.Mutex // guards drawing, stage and stderr
@@ -29,8 +30,10 @@ type progressBar struct {
 
 const progressDelay = time.Second
 
-func newProgressBar(stderr io.Writer) *progressBar {
-	p := &progressBar{}
+// NewProgress returns the Progress of a run: one that draws nothing
+// unless stderr is a terminal.
+func NewProgress(stderr io.Writer) *Progress {
+	p := &Progress{}
 	f, ok := stderr.(*os.File)
 	if !ok || !isTerminal(f) {
 		return p
@@ -45,9 +48,9 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// callback returns an attrib.Options.Progress for one input.
-func (p *progressBar) callback() func(done, total int) {
-	if p.w == nil {
+// Callback returns an attrib.Options.Progress for one input.
+func (p *Progress) Callback() func(done, total int) {
+	if p == nil || p.w == nil {
 		return nil
 	}
 	last := -1
@@ -61,9 +64,9 @@ func (p *progressBar) callback() func(done, total int) {
 	}
 }
 
-// set reports absolute progress within a named stage.
-func (p *progressBar) set(stage string, done, total int) {
-	if p.w == nil {
+// Set reports absolute progress within a named stage.
+func (p *Progress) Set(stage string, done, total int) {
+	if p == nil || p.w == nil {
 		return
 	}
 	p.mu.Lock()
@@ -73,13 +76,14 @@ func (p *progressBar) set(stage string, done, total int) {
 	p.total.Store(int64(total))
 }
 
-func (p *progressBar) itemDone() {
-	if p.w != nil {
+// ItemDone counts one input done.
+func (p *Progress) ItemDone() {
+	if p != nil && p.w != nil {
 		p.items.Add(1)
 	}
 }
 
-func (p *progressBar) loop() {
+func (p *Progress) loop() {
 	t := time.NewTicker(200 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -94,7 +98,7 @@ func (p *progressBar) loop() {
 	}
 }
 
-func (p *progressBar) draw() {
+func (p *Progress) draw() {
 	done, total, items := p.done.Load(), p.total.Load(), p.items.Load()
 	const width = 30
 	frac := 0.0
@@ -120,24 +124,28 @@ func (p *progressBar) draw() {
 	p.drawn = true
 }
 
-// printf writes to w (standard error) with the bar line cleared first.
-func (p *progressBar) printf(w io.Writer, format string, args ...any) {
+// Printf writes to w (standard error) with the bar line cleared first.
+func (p *Progress) Printf(w io.Writer, format string, args ...any) {
+	if p == nil {
+		fmt.Fprintf(w, format, args...)
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clearLocked()
 	fmt.Fprintf(w, format, args...)
 }
 
-func (p *progressBar) clearLocked() {
+func (p *Progress) clearLocked() {
 	if p.drawn {
 		io.WriteString(p.w, "\r\x1b[K")
 		p.drawn = false
 	}
 }
 
-// finish stops the bar and clears its line.
-func (p *progressBar) finish() {
-	if p.w == nil {
+// Finish stops the bar and clears its line; it may be called again.
+func (p *Progress) Finish() {
+	if p == nil || p.w == nil {
 		return
 	}
 	p.closed.Do(func() {

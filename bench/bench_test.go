@@ -130,9 +130,7 @@ func attribute(b *testing.B, w *Workload, m attrib.Method, steps int) {
 	opt := attrib.DefaultOptions()
 	opt.Steps = steps
 	var res attrib.Result
-	if err := e.Attribute(m, w.Input, opt, &res); attrib.NotBuilt(err) {
-		b.Skip(err)
-	} else if err != nil { // the call sizes the buffers
+	if err := e.Attribute(m, w.Input, opt, &res); err != nil { // the call sizes the buffers
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
@@ -168,8 +166,7 @@ func BenchmarkDeepLIFT(b *testing.B) {
 	matrix(b, func(b *testing.B, w *Workload) { attribute(b, w, attrib.DeepLIFT, 0) })
 }
 
-// BenchmarkCD measures contextual decomposition's token scores (skipped
-// while it is not built: attrib.NotBuilt).
+// BenchmarkCD measures contextual decomposition's token scores.
 func BenchmarkCD(b *testing.B) {
 	matrix(b, func(b *testing.B, w *Workload) { attribute(b, w, attrib.ContextualDecomposition, 0) })
 }

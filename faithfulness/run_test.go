@@ -234,19 +234,14 @@ func TestConfigErrors(t *testing.T) {
 }
 
 // DeepLIFT and contextual decomposition plug in as attrib's other methods
-// (CD once it is built): rows of the table, the same bits for any number
+// rows of the table, the same bits for any number
 // of workers.
 func TestRunNewMethods(t *testing.T) {
 	net, err := whitebox.New("sp-counter", whitebox.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms := []attrib.Method{attrib.IntegratedGradients, attrib.DeepLIFT}
-	if _, err := attrib.Attribute(net.Network, attrib.ContextualDecomposition, cell.OneHot([]int{0, 1}), attrib.Options{}); !attrib.NotBuilt(err) {
-		ms = append(ms, attrib.ContextualDecomposition)
-	} else {
-		t.Log("contextual decomposition is not built yet: left out")
-	}
+	ms := []attrib.Method{attrib.IntegratedGradients, attrib.DeepLIFT, attrib.ContextualDecomposition}
 	in := generated(t, net, 12)
 	var first string
 	for _, workers := range []int{1, 2} {

@@ -116,12 +116,10 @@ func abs(x int) int {
 var Table2Methods = attrib.AllMethods
 
 // Table2 computes the paper's 25 heatmap rows with every method of
-// Table2Methods, row by row in its order. A method whose implementation
-// has not landed yet (attrib.NotBuilt) is left out of every row.
+// Table2Methods, row by row in its order.
 func Table2(ctx context.Context) ([]Heatmap, error) {
 	nets := map[string]*whitebox.Net{}
 	var out []Heatmap
-	skip := map[attrib.Method]bool{}
 	for i, row := range Table2Rows {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -135,14 +133,7 @@ func Table2(ctx context.Context) ([]Heatmap, error) {
 			nets[row.Net] = net
 		}
 		for k, m := range Table2Methods {
-			if skip[m] {
-				continue
-			}
 			rec, err := attribute(net, m, row.Input, row.Class, attrib.DefaultOptions())
-			if attrib.NotBuilt(err) && i == 0 {
-				skip[m] = true
-				continue
-			}
 			if err != nil {
 				return nil, fmt.Errorf("table 2 row %d: %w", row.Row, err)
 			}

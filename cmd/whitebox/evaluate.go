@@ -134,7 +134,6 @@ type evalJob struct {
 	ev       *evaluate.Evaluator
 	expected []string // the inputs line i must hold (nil: any)
 	methods  []attrib.Method
-	notBuilt []attrib.Method // default methods left out: not built yet (attrib.NotBuilt)
 	class    attrib.Class
 	bar      *corpus.Progress // on a terminal, the inputs done
 }
@@ -368,10 +367,6 @@ func (j *evalJob) ours(ctx context.Context) (*evaluate.Report, error) {
 	}
 	for _, m := range j.methods {
 		out, err := j.method(ctx, m, sym)
-		if attrib.NotBuilt(err) && j.f.method == "" {
-			j.notBuilt = append(j.notBuilt, m) // left out of the default methods
-			continue
-		}
 		if err != nil {
 			return nil, err
 		}

@@ -40,9 +40,6 @@ func TestEvaluateOurs(t *testing.T) {
 	}
 	r := evalReport(t, out)
 	want := len(attrib.AllMethods) // the paper's five, DeepLIFT and CD
-	if strings.Contains(errOut, "cd is not built yet") {
-		want-- // until contextual decomposition lands
-	}
 	if len(r.Sources) != want {
 		t.Fatalf("%d sources, want %d: %s", len(r.Sources), want, errOut)
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
-	"github.com/whitebox-lstm/whitebox/cell"
 	"github.com/whitebox-lstm/whitebox/faithfulness"
 	"github.com/whitebox-lstm/whitebox/whitebox"
 )
@@ -100,7 +99,7 @@ Flags:
 	cfg.Seed = gf.seed
 	opt := attrib.DefaultOptions()
 	opt.Steps = steps
-	methods := faithfulness.AttribMethodsOf(opt, builtMethods(built[0], stderr))
+	methods := faithfulness.AttribMethodsOf(opt, attrib.AllMethods)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	var tables []*faithfulness.Table
@@ -122,19 +121,4 @@ Flags:
 		return 1
 	}
 	return 0
-}
-
-// builtMethods returns attrib.AllMethods but those not built yet in this
-// version (attrib.NotBuilt: contextual decomposition until its branch
-// lands), each left out with a note on stderr.
-func builtMethods(net *whitebox.Net, stderr io.Writer) []attrib.Method {
-	var out []attrib.Method
-	for _, m := range attrib.AllMethods {
-		if _, err := attrib.Attribute(net.Network, m, cell.OneHot([]int{0}), attrib.Options{}); attrib.NotBuilt(err) {
-			fmt.Fprintf(stderr, "whitebox metrics: note: %v is not built yet in this version; left out\n", m)
-			continue
-		}
-		out = append(out, m)
-	}
-	return out
 }

@@ -308,6 +308,15 @@ type Explainer struct {
 	classErr error
 
 	base *baseline // the shifted model of the last Options.Baseline
+
+	// AttributeAll's: every class's output buffer (the Results' own
+	// slices), LRP's bookkeeping, occlusion's logits (C×T), AutoSteps'
+	// results of the rule being tried and the classes settled.
+	all         [][]float64
+	rels        []cell.Relevance
+	occludedAll []float64
+	tryAll      []Result
+	doneAll     []bool
 }
 
 // ruleKey names a quadrature rule: its kind, number of nodes and whether
@@ -404,6 +413,7 @@ func (e *Explainer) Release() error {
 	}
 	e.grad, e.alphas, e.weights, e.rule = nil, nil, nil, ruleKey{}
 	e.occluded, e.y, e.y0 = nil, nil, nil
+	e.all, e.rels, e.occludedAll, e.tryAll, e.doneAll = nil, nil, nil, nil, nil
 	return nil
 }
 
@@ -446,30 +456,40 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 	if opt.Baseline != nil {
 		return e.withBaseline(ctx, m, x, opt, res)
 	}
-	opt, err := opt.resolve(m)
+	opt, err := e.prepare(ctx, m, x, opt)
 	if err != nil {
 		return err
 	}
+	if m == IntegratedGradients {
+		return e.integratedGradientsChecked(ctx, x, opt, res)
+	}
+	return e.attribute(ctx, m, x, opt, res)
+}
+
+// prepare resolves opt for method m on x and checks the call: the context,
+// the LRP bias factor, the trace against the budget.
+func (e *Explainer) prepare(ctx context.Context, m Method, x cell.Input, opt Options) (Options, error) {
+	opt, err := opt.resolve(m)
+	if err != nil {
+		return opt, err
+	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("attrib: %w", err)
+		return opt, fmt.Errorf("attrib: %w", err)
 	}
 	if !opt.Float32WeightsSet && !opt.Float32Weights {
 		opt.Float32Weights = e.stacked != nil // see Options.Float32Weights
 	}
 	if opt.LRPBias != 0 && m == LRP && e.stacked == nil {
-		return fmt.Errorf("attrib: LRP bias factor %v: a Network's LRP has bias factor 0 only", opt.LRPBias)
+		return opt, fmt.Errorf("attrib: LRP bias factor %v: a Network's LRP has bias factor 0 only", opt.LRPBias)
 	}
 	budget := opt.Budget
 	if budget == 0 {
 		budget = DefaultBudget
 	}
 	if need := e.traceBytes(m, x.Len()); need > budget {
-		return fmt.Errorf("attrib: %v on %d steps keeps a trace of %d bytes, more than the budget of %d bytes", m, x.Len(), need, budget)
+		return opt, fmt.Errorf("attrib: %v on %d steps keeps a trace of %d bytes, more than the budget of %d bytes", m, x.Len(), need, budget)
 	}
-	if m == IntegratedGradients {
-		return e.integratedGradientsChecked(ctx, x, opt, res)
-	}
-	return e.attribute(ctx, m, x, opt, res)
+	return opt, nil
 }
 
 // traceBytes is the memory of the forward trace method m keeps for an
@@ -545,22 +565,28 @@ func (e *Explainer) occlusion(ctx context.Context, x cell.Input, opt Options, re
 	if err := e.occlude(ctx, x, res.Class, occluded, batchOptions(opt)); err != nil {
 		return fmt.Errorf("attrib: %w", err)
 	}
+	occludedScores(res, x, occluded, d)
+	return nil
+}
+
+// occludedScores sets res's scores from the logits ŷ_c of the occluded
+// copies: R_t = ŷ_c(X) − occluded[t], and on one-hot input the features.
+func occludedScores(res *Result, x cell.Input, occluded []float64, d int) {
 	yc := res.Logits[res.Class]
 	for t, y := range occluded {
 		res.Scores[t] = yc - y
 	}
 	if !x.IsOneHot() {
 		res.Features = nil // no per-feature scores: nil, on a fresh Result as on a reused one
-		return nil
+		return
 	}
-	res.Features = grow(res.Features, steps*d)
+	res.Features = grow(res.Features, x.Len()*d)
 	clear(res.Features)
 	for t, s := range x.Symbols() {
 		if s >= 0 {
 			res.Features[t*d+s] = res.Scores[t]
 		}
 	}
-	return nil
 }
 
 func (e *Explainer) batcher() *cell.Batcher {

@@ -13,10 +13,9 @@ import (
 // the same bits as Attribute with Options.Class = ClassIndex(c), from one
 // forward pass of the input: Saliency, Gradient×Input and LRP run one
 // backward pass per class from one trace; IG runs each batch of α-scaled
-// copies forward once and backward once per class (a Stacked model's; a
-// Network's IG runs one batched gradient sum per class, its forward
-// passes not yet shared); Occlusion reads every class's logit from the
-// same occluded passes.
+// copies forward once and backward once per class, into per-class block
+// sums added up in the single-class order; Occlusion reads every class's
+// logit from the same occluded passes.
 //
 // DeepLIFT and contextual decomposition have no shared path yet: they run
 // one single-class call per class (the same bits, not faster). A method
@@ -234,7 +233,8 @@ func (e *Explainer) integratedGradientsAllChecked(ctx context.Context, x cell.In
 		one := opt
 		one.Steps = min(n, opt.MaxAutoSteps)
 		if progress != nil {
-			one.Progress = func(done, total int) { progress(before+done, before+total) }
+			b := before // declared here: no allocation without Progress
+			one.Progress = func(done, total int) { progress(b+done, b+total) }
 		}
 		if err := e.integratedGradientsAll(ctx, x, one, try); err != nil {
 			return err

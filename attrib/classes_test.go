@@ -185,3 +185,73 @@ func smallestBudgetAll(t *testing.T, e *Explainer, m Method, x cell.Input, opt O
 	t.Fatal("no budget fits")
 	return 0
 }
+
+// TestAttributeAllAllocations: a reused Explainer and MultiResult allocate
+// nothing in the steady state, on a Network and a Stacked model.
+func TestAttributeAllAllocations(t *testing.T) {
+	net := mustNet(t, "sp-counter", whitebox.Config{})
+	sym, _ := net.Task.Encode("abcdabcdacbd")
+	rng := rand.New(rand.NewPCG(73, 74))
+	s := randomStackedModel(t, rng, 4, 6, 2, true, 3, cell.HeadMean, cell.ActNone)
+	v := make([]float64, 9*4)
+	for i := range v {
+		v[i] = rng.NormFloat64()
+	}
+	for _, tc := range []struct {
+		model Model
+		x     cell.Input
+	}{{net.Network, cell.OneHot(sym)}, {s, cell.Dense(v, 9)}} {
+		e := NewExplainer(tc.model)
+		var res MultiResult
+		for _, m := range Methods {
+			for _, opt := range []Options{{}, {Steps: AutoSteps}} {
+				f := func() {
+					if err := e.AttributeAll(context.Background(), m, tc.x, opt, &res); err != nil {
+						t.Fatal(err)
+					}
+				}
+				f()
+				if a := testing.AllocsPerRun(5, f); a != 0 {
+					t.Errorf("%T %v steps=%d: %v allocs per run, want 0", tc.model, m, opt.Steps, a)
+				}
+			}
+		}
+	}
+}
+
+// TestAttributeAllErrors: a class in the options, a nil MultiResult and a
+// nil model are refused; DeepLIFT and CD, which have no shared path yet,
+// give each class its single-class call's error or result.
+func TestAttributeAllErrors(t *testing.T) {
+	net := mustNet(t, "counting", whitebox.Config{})
+	sym, _ := net.Task.Encode("aab")
+	x := cell.OneHot(sym)
+	e := NewExplainer(net.Network)
+	var res MultiResult
+	if err := e.AttributeAll(context.Background(), Saliency, x, Options{Class: ClassIndex(0)}, &res); err == nil || !strings.Contains(err.Error(), "Options.Class") {
+		t.Errorf("a class in the options: %v", err)
+	}
+	if err := e.AttributeAll(context.Background(), Saliency, x, Options{}, nil); err == nil {
+		t.Error("a nil MultiResult: no error")
+	}
+	if err := NewExplainer(nil).AttributeAll(context.Background(), Saliency, x, Options{}, &res); err == nil {
+		t.Error("a nil model: no error")
+	}
+	if err := e.AttributeAll(context.Background(), LRP, x, Options{Budget: 8}, &res); err == nil || !strings.Contains(err.Error(), "budget") {
+		t.Errorf("a trace over the budget: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, m := range Methods {
+		if err := e.AttributeAll(ctx, m, x, Options{}, &res); err == nil {
+			t.Errorf("%v: a cancelled context: no error", m)
+		}
+	}
+	for _, m := range []Method{DeepLIFT, ContextualDecomposition} {
+		errAll := e.AttributeAll(context.Background(), m, x, Options{}, &res)
+		_, errOne := Attribute(net.Network, m, x, Options{Class: ClassIndex(0)})
+		if (errAll == nil) != (errOne == nil) {
+			t.Errorf("%v: AttributeAll error %v, single-class error %v", m, errAll, errOne)
+		}
+	}
+}

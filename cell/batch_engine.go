@@ -101,6 +101,7 @@ type request struct {
 	class       int
 	alphas, wts []float64   // IG: the α steps and their weights
 	acc         []float64   // IG: the weighted sum of gradients, T×D
+	accs        [][]float64 // IntegratedGradientsAll: acc of every class, instead of acc and class
 	out         []float64   // occlusion: one logit per occluded position
 	outs        [][]float64 // OcclusionAll: out of every class, instead of out
 	progress    func(done, total int)

@@ -122,7 +122,10 @@ func (b *Batcher) OcclusionAll(ctx context.Context, x Input, outs [][]float64, o
 // IntegratedGradientsAll writes Σ_k weights[k]·∇ŷ_c(alphas[k]·x) to
 // accs[c] (C buffers of T×D) for every class c, ŷ(x) to y and ŷ(0·x) to
 // y0 (the bits of Logits); accs[c] has the bits of GradientSum with class
-// c, for every option.
+// c, for every option. Each batch of α-scaled copies runs forward once and
+// backward once per class, each class into its own block sums (C times
+// one class's memory, within opt.Budget); with a checkpointed plan each
+// class recomputes every segment from its checkpoint, the last included.
 func (b *Batcher) IntegratedGradientsAll(ctx context.Context, x Input, alphas, weights []float64, accs [][]float64, y, y0 []float64, opt BatchOptions) error {
 	j, err := b.acquire()
 	if err != nil {
@@ -142,16 +145,41 @@ func (b *Batcher) IntegratedGradientsAll(ctx context.Context, x Input, alphas, w
 	if len(y) != n.c || len(y0) != n.c {
 		return fmt.Errorf("cell: logits have %d and %d elements, want C = %d", len(y), len(y0), n.c)
 	}
+	if len(alphas) != len(weights) {
+		return fmt.Errorf("cell: %d alphas but %d weights", len(alphas), len(weights))
+	}
+	s := j.shape()
+	s.sums = n.c
+	if err := fitBudget(minIGBytes(s, x.Len(), max(1, len(alphas)), !x.IsOneHot()), limitsOf(opt)); err != nil {
+		return err
+	}
 	if err := j.logits(x, y); err != nil {
 		return err
 	}
 	if err := j.logits(x.Scaled(0), y0); err != nil {
 		return err
 	}
-	for c, acc := range accs {
-		if err := j.gradientSum(ctx, x, c, alphas, weights, acc, opt); err != nil {
-			return err
-		}
+	for _, acc := range accs {
+		clear(acc)
 	}
-	return nil
+	if len(alphas) == 0 {
+		return nil
+	}
+	j.reset(request{
+		kind: jobIG, x: x, accs: accs, alphas: alphas, wts: weights, progress: opt.Progress,
+		items: len(alphas), plan: planIG(s, x.Len(), len(alphas), !x.IsOneHot(), limitsOf(opt)),
+	})
+	return j.run(ctx)
+}
+
+// sums is the number of gradient sums an IG job computes: C for
+// IntegratedGradientsAll, 1 otherwise.
+func (j *job) sums() int { return max(1, len(j.accs)) }
+
+// sum is the output of the job's k-th gradient sum.
+func (j *job) sum(k int) []float64 {
+	if j.accs == nil {
+		return j.acc
+	}
+	return j.accs[k]
 }

@@ -130,6 +130,9 @@ func TestAttributeAllBits(t *testing.T) {
 		_, stacked := tc.model.(*cell.Stacked)
 		for _, m := range methods {
 			opts := []Options{{}, {Steps: 17, Workers: 2}, {Steps: 33, Workers: 3}, {Steps: AutoSteps, Tolerance: 1e-4, Workers: 2}}
+			if testing.Short() {
+				opts = []Options{{Steps: 17, Workers: 2}, {Steps: AutoSteps, Workers: 2}}
+			}
 			if m == IntegratedGradients || m == Occlusion {
 				opts = append(opts, Options{Steps: 40, Workers: 2, Budget: smallestBudgetAll(t, all, m, tc.x, Options{Steps: 40, Workers: 2})})
 				if stacked {

@@ -11,21 +11,26 @@ import (
 
 // BenchmarkImportedAllClasses: every class (C = 5) of a length-200 input of
 // the imported models by AttributeAll (mode=all) against C single-class
-// calls (mode=separate), for saliency, LRP and IG with 50 steps.
+// calls (mode=separate), for saliency, LRP and IG with 50 steps (T = 20
+// with -short: CI's smoke test).
 func BenchmarkImportedAllClasses(b *testing.B) {
+	steps := 200
+	if testing.Short() {
+		steps = 20
+	}
 	for _, name := range ImportedModels {
 		m, err := model.Load("../model/testdata/"+name+".safetensors", model.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		x, err := m.Embed(importedInput(200, m.Vocab))
+		x, err := m.Embed(importedInput(steps, m.Vocab))
 		if err != nil {
 			b.Fatal(err)
 		}
 		c := m.Net.Classes()
 		for _, method := range []attrib.Method{attrib.Saliency, attrib.LRP, attrib.IntegratedGradients} {
 			for _, mode := range []string{"all", "separate"} {
-				b.Run(fmt.Sprintf("model=%s/T=200/method=%v/classes=%d/mode=%s", name, method, c, mode), func(b *testing.B) {
+				b.Run(fmt.Sprintf("model=%s/T=%d/method=%v/classes=%d/mode=%s", name, steps, method, c, mode), func(b *testing.B) {
 					e := attrib.NewExplainer(m.Net)
 					defer e.Release()
 					opt := attrib.Options{Steps: 50}

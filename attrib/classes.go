@@ -18,11 +18,24 @@ import (
 // logit from the same occluded passes.
 //
 // DeepLIFT and contextual decomposition have no shared path yet: they run
-// one single-class call per class (the same bits, not faster). A method
-// joins the shared paths by adding a case to attributeAll below that runs
-// its forward pass (the input's and the reference's) once and its
-// backward (multiplier) pass per class, writing the features of class c
-// to e.all[c] (see gradientAll), and a test beside classes_test.go's.
+// one single-class call per class (the same bits, not faster). DeepLIFT
+// joins the shared paths in three steps:
+//  1. package cell: a DeepLIFTAll(ctx, …, x, reference, outs [][]float64)
+//     on the Network and the StackedRunner (beside GradientAll in
+//     classes.go and stacked_classes.go) that runs the traced forward
+//     passes of x and of the reference once (the Rescale multipliers and
+//     the products' splits depend on z and z₀ only, not on the class) and
+//     then the multiplier pass once per class c into outs[c]: the class
+//     enters only through the seed at the logits (row c of W_y, as
+//     Network.backward and lanes.headGrad start), and each pass must write
+//     only its own scratch, never the traces;
+//  2. here: a case DeepLIFT in attributeAll calling e.deepLIFTAll, which
+//     is tracedAll's pattern: beginAll, the cell call into e.all, then per
+//     class what deepLIFT does after its backward pass ((x − x₀)·m,
+//     sumTokens, its Delta check);
+//  3. DeepLIFT in the methods of TestAttributeAllBits (attrib) and
+//     TestAttributeClassAll (cmd/whitebox), which then check its bits
+//     against the single-class calls.
 
 // MultiResult is an attribution of one input for every class: Results[c]
 // is class c's, in class order. The zero value is ready to use; its

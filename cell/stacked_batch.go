@@ -63,7 +63,7 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 	shared := int64(8 * s.dirs * steps * 4 * s.h)
 	classes := max(1, len(grads)) // the sums of each class, side by side
 	perWorker := func(l int) int64 {
-		return int64(classes*(l+igBlock-1)/igBlock) * blockBytes // ≥ the blocks of a chunk
+		return int64(classes*((l+igBlock-1)/igBlock)) * blockBytes // ≥ the blocks of a chunk
 	}
 	w, l, err := r.plan(steps, n, budget, maxWorkers, maxLanes, perWorker, shared)
 	if err != nil {

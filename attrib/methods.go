@@ -19,7 +19,9 @@
 // passes as batches on several goroutines within a memory budget
 // (Options.Budget, Options.Workers), with the same bits for every setting;
 // Explainer.AttributeContext adds cancellation, Options.Progress progress
-// reports.
+// reports. Explainer.AttributeAll gives the scores of every class at once,
+// the bits of one call per class, from one forward pass of the input
+// (classes.go).
 package attrib
 
 import (

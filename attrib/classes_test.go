@@ -2,6 +2,7 @@ package attrib
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -255,6 +256,68 @@ func TestAttributeAllErrors(t *testing.T) {
 		_, errOne := Attribute(net.Network, m, x, Options{Class: ClassIndex(0)})
 		if (errAll == nil) != (errOne == nil) {
 			t.Errorf("%v: AttributeAll error %v, single-class error %v", m, errAll, errOne)
+		}
+	}
+}
+
+// TestAttributeAllCancel: a context cancelled during IG or occlusion of
+// every class stops the call with context.Canceled; progress counts one
+// total for all the classes; the Explainer works afterwards, with the bits
+// of the single-class calls.
+func TestAttributeAllCancel(t *testing.T) {
+	net := mustNet(t, "sp-counter", whitebox.Config{})
+	sym, _ := net.Task.Encode("abcdabcdabcdabcdabcdabcdabcdabcd")
+	x := cell.OneHot(sym)
+	rng := rand.New(rand.NewPCG(75, 76))
+	s := randomStackedModel(t, rng, 4, 6, 1, true, 3, cell.HeadHN, cell.ActNone)
+	v := make([]float64, 40*4)
+	for i := range v {
+		v[i] = rng.NormFloat64()
+	}
+	for _, tc := range []struct {
+		model Model
+		x     cell.Input
+	}{{net.Network, x}, {s, cell.Dense(v, 40)}} {
+		e := NewExplainer(tc.model)
+		var res MultiResult
+		for _, m := range []Method{IntegratedGradients, Occlusion} {
+			ctx, cancel := context.WithCancel(context.Background())
+			opt := Options{Steps: 500, Workers: 2}
+			total := 500
+			if m == Occlusion {
+				total = tc.x.Len()
+			}
+			calls := 0
+			opt.Progress = func(done, n int) {
+				calls++
+				if n != total {
+					t.Errorf("%T %v: progress total %d, want %d", tc.model, m, n, total)
+				}
+				cancel()
+			}
+			err := e.AttributeAll(ctx, m, tc.x, opt, &res)
+			if m == IntegratedGradients && !errors.Is(err, context.Canceled) {
+				t.Errorf("%T %v: error %v, want context.Canceled", tc.model, m, err)
+			}
+			if calls == 0 {
+				t.Errorf("%T %v: no progress reported", tc.model, m)
+			}
+			opt.Progress = nil
+			if err := e.AttributeAll(context.Background(), m, tc.x, opt, &res); err != nil {
+				t.Fatalf("%T %v after cancellation: %v", tc.model, m, err)
+			}
+			for k := range tc.model.Classes() {
+				one := opt
+				one.Class = ClassIndex(k)
+				var want Result
+				if err := e.Attribute(m, tc.x, one, &want); err != nil {
+					t.Fatal(err)
+				}
+				if diff := sameResult(&res.Results[k], &want); diff != "" {
+					t.Errorf("%T %v class %d after cancellation: %s", tc.model, m, k, diff)
+				}
+			}
+			cancel()
 		}
 	}
 }

@@ -321,3 +321,24 @@ func TestAttributeAllCancel(t *testing.T) {
 		}
 	}
 }
+
+// TestAttributeAllBadInput: an empty or malformed input gets the error of
+// the single-class call, for every method and both engines.
+func TestAttributeAllBadInput(t *testing.T) {
+	net := mustNet(t, "sp-counter", whitebox.Config{})
+	rng := rand.New(rand.NewPCG(77, 78))
+	s := randomStackedModel(t, rng, 4, 6, 1, true, 3, cell.HeadHN, cell.ActNone)
+	for _, tc := range []struct {
+		model Model
+		x     cell.Input
+	}{{net.Network, cell.OneHot(nil)}, {s, cell.Dense(nil, 0)}, {net.Network, cell.OneHot([]int{0, 99})}, {s, cell.Dense([]float64{1, 2, 3}, 1)}} {
+		for _, m := range AllMethods {
+			var res MultiResult
+			errAll := NewExplainer(tc.model).AttributeAll(context.Background(), m, tc.x, Options{}, &res)
+			_, errOne := Attribute(tc.model, m, tc.x, Options{Class: ClassIndex(0)})
+			if errAll == nil || errOne == nil || errAll.Error() != errOne.Error() {
+				t.Errorf("%T %v: AttributeAll error %v, single-class error %v", tc.model, m, errAll, errOne)
+			}
+		}
+	}
+}

@@ -27,39 +27,59 @@ type baseline struct {
 
 // withBaseline attributes x against opt.Baseline on the shifted model.
 func (e *Explainer) withBaseline(ctx context.Context, m Method, x cell.Input, opt Options, res *Result) error {
-	row := opt.Baseline
+	shifted, err := e.shifted(m, x, opt.Baseline)
+	if err != nil {
+		return err
+	}
+	opt.Baseline = nil
+	return e.base.ex.AttributeContext(ctx, m, shifted, opt, res)
+}
+
+// withBaselineAll is withBaseline for AttributeAll.
+func (e *Explainer) withBaselineAll(ctx context.Context, m Method, x cell.Input, opt Options, res *MultiResult) error {
+	shifted, err := e.shifted(m, x, opt.Baseline)
+	if err != nil {
+		return err
+	}
+	opt.Baseline = nil
+	return e.base.ex.AttributeAll(ctx, m, shifted, opt, res)
+}
+
+// shifted checks the baseline row for method m, makes the shifted model
+// e.base for it (unless it is the last one's) and returns x − row.
+func (e *Explainer) shifted(m Method, x cell.Input, row []float64) (cell.Input, error) {
 	if m != IntegratedGradients && m != Occlusion {
-		return fmt.Errorf("attrib: a Baseline is for IG, Occlusion and DeepLIFT, not %v", m)
+		return cell.Input{}, fmt.Errorf("attrib: a Baseline is for IG, Occlusion and DeepLIFT, not %v", m)
 	}
 	if e.stacked == nil {
-		return fmt.Errorf("attrib: a Baseline is for Stacked models (a Network reads one-hot symbols, whose baseline is zero)")
+		return cell.Input{}, fmt.Errorf("attrib: a Baseline is for Stacked models (a Network reads one-hot symbols, whose baseline is zero)")
 	}
 	s, ok := e.model.(*cell.Stacked)
 	if !ok || s == nil {
-		return fmt.Errorf("attrib: a Baseline needs a *cell.Stacked model")
+		return cell.Input{}, fmt.Errorf("attrib: a Baseline needs a *cell.Stacked model")
 	}
 	d := s.Input()
 	if len(row) != d {
-		return fmt.Errorf("attrib: the Baseline has %d values; the model's input rows have %d", len(row), d)
+		return cell.Input{}, fmt.Errorf("attrib: the Baseline has %d values; the model's input rows have %d", len(row), d)
 	}
 	for i, v := range row {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("attrib: Baseline[%d] = %v is not finite", i, v)
+			return cell.Input{}, fmt.Errorf("attrib: Baseline[%d] = %v is not finite", i, v)
 		}
 	}
 	if e.base == nil || !slices.Equal(e.base.row, row) {
 		shifted, err := shift(s, row)
 		if err != nil {
-			return err
+			return cell.Input{}, err
 		}
 		e.base = &baseline{row: slices.Clone(row), ex: NewExplainer(shifted)}
 	}
 	steps := x.Len()
 	if steps == 0 {
-		return fmt.Errorf("attrib: %w", cell.ErrEmptyInput)
+		return cell.Input{}, fmt.Errorf("attrib: %w", cell.ErrEmptyInput)
 	}
 	if !x.IsOneHot() && len(x.DenseValues()) != steps*d {
-		return fmt.Errorf("attrib: the input has %d values for %d steps of %d", len(x.DenseValues()), steps, d)
+		return cell.Input{}, fmt.Errorf("attrib: the input has %d values for %d steps of %d", len(x.DenseValues()), steps, d)
 	}
 	e.base.x = grow(e.base.x, steps*d)
 	for t := range steps {
@@ -67,8 +87,7 @@ func (e *Explainer) withBaseline(ctx context.Context, m Method, x cell.Input, op
 			e.base.x[t*d+i] = x.At(t, i, d) - row[i]
 		}
 	}
-	opt.Baseline = nil
-	return e.base.ex.AttributeContext(ctx, m, cell.Dense(e.base.x, steps), opt, res)
+	return cell.Dense(e.base.x, steps), nil
 }
 
 // shift returns the model M'(y) = M(y + row): layer 0's biases (each

@@ -25,7 +25,9 @@
 // passes as batches on several goroutines within a memory budget
 // (Options.Budget, Options.Workers), with the same bits for every setting;
 // Explainer.AttributeContext adds cancellation, Options.Progress progress
-// reports.
+// reports. Explainer.AttributeAll gives the scores of every class at once,
+// the bits of one call per class, from one forward pass of the input
+// (classes.go).
 package attrib
 
 import (
@@ -338,6 +340,14 @@ type Explainer struct {
 	dlRes      *Result
 	dlOpt      Options
 	dlFeat     []float64
+	// AttributeAll's: every class's output buffer (the Results' own
+	// slices), LRP's bookkeeping, occlusion's logits (C×T), AutoSteps'
+	// results of the rule being tried and the classes settled.
+	all         [][]float64
+	rels        []cell.Relevance
+	occludedAll []float64
+	tryAll      []Result
+	doneAll     []bool
 }
 
 // ruleKey names a quadrature rule: its kind, number of nodes and whether
@@ -438,6 +448,7 @@ func (e *Explainer) Release() error {
 	e.grad, e.alphas, e.weights, e.rule = nil, nil, nil, ruleKey{}
 	e.occluded, e.y, e.y0 = nil, nil, nil
 	e.cd = nil
+	e.all, e.rels, e.occludedAll, e.tryAll, e.doneAll = nil, nil, nil, nil, nil
 	return nil
 }
 
@@ -480,30 +491,40 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 	if opt.Baseline != nil && m != DeepLIFT { // DeepLIFT's reference is the baseline row itself
 		return e.withBaseline(ctx, m, x, opt, res)
 	}
-	opt, err := opt.resolve(m)
+	opt, err := e.prepare(ctx, m, x, opt)
 	if err != nil {
 		return err
 	}
+	if m == IntegratedGradients {
+		return e.integratedGradientsChecked(ctx, x, opt, res)
+	}
+	return e.attribute(ctx, m, x, opt, res)
+}
+
+// prepare resolves opt for method m on x and checks the call: the context,
+// the LRP bias factor, the trace against the budget.
+func (e *Explainer) prepare(ctx context.Context, m Method, x cell.Input, opt Options) (Options, error) {
+	opt, err := opt.resolve(m)
+	if err != nil {
+		return opt, err
+	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("attrib: %w", err)
+		return opt, fmt.Errorf("attrib: %w", err)
 	}
 	if !opt.Float32WeightsSet && !opt.Float32Weights {
 		opt.Float32Weights = e.stacked != nil // see Options.Float32Weights
 	}
 	if opt.LRPBias != 0 && m == LRP && e.stacked == nil {
-		return fmt.Errorf("attrib: LRP bias factor %v: a Network's LRP has bias factor 0 only", opt.LRPBias)
+		return opt, fmt.Errorf("attrib: LRP bias factor %v: a Network's LRP has bias factor 0 only", opt.LRPBias)
 	}
 	budget := opt.Budget
 	if budget == 0 {
 		budget = DefaultBudget
 	}
 	if need := e.traceBytes(m, x.Len()); need > budget {
-		return fmt.Errorf("attrib: %v on %d steps keeps a trace of %d bytes, more than the budget of %d bytes", m, x.Len(), need, budget)
+		return opt, fmt.Errorf("attrib: %v on %d steps keeps a trace of %d bytes, more than the budget of %d bytes", m, x.Len(), need, budget)
 	}
-	if m == IntegratedGradients {
-		return e.integratedGradientsChecked(ctx, x, opt, res)
-	}
-	return e.attribute(ctx, m, x, opt, res)
+	return opt, nil
 }
 
 // traceBytes is the memory of the forward trace method m keeps for an
@@ -584,22 +605,28 @@ func (e *Explainer) occlusion(ctx context.Context, x cell.Input, opt Options, re
 	if err := e.occlude(ctx, x, res.Class, occluded, batchOptions(opt)); err != nil {
 		return fmt.Errorf("attrib: %w", err)
 	}
+	occludedScores(res, x, occluded, d)
+	return nil
+}
+
+// occludedScores sets res's scores from the logits ŷ_c of the occluded
+// copies: R_t = ŷ_c(X) − occluded[t], and on one-hot input the features.
+func occludedScores(res *Result, x cell.Input, occluded []float64, d int) {
 	yc := res.Logits[res.Class]
 	for t, y := range occluded {
 		res.Scores[t] = yc - y
 	}
 	if !x.IsOneHot() {
 		res.Features = nil // no per-feature scores: nil, on a fresh Result as on a reused one
-		return nil
+		return
 	}
-	res.Features = grow(res.Features, steps*d)
+	res.Features = grow(res.Features, x.Len()*d)
 	clear(res.Features)
 	for t, s := range x.Symbols() {
 		if s >= 0 {
 			res.Features[t*d+s] = res.Scores[t]
 		}
 	}
-	return nil
 }
 
 func (e *Explainer) batcher() *cell.Batcher {

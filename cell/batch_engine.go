@@ -99,9 +99,11 @@ type request struct {
 	kind        jobKind
 	x           Input
 	class       int
-	alphas, wts []float64 // IG: the α steps and their weights
-	acc         []float64 // IG: the weighted sum of gradients, T×D
-	out         []float64 // occlusion: one logit per occluded position
+	alphas, wts []float64   // IG: the α steps and their weights
+	acc         []float64   // IG: the weighted sum of gradients, T×D
+	accs        [][]float64 // IntegratedGradientsAll: acc of every class, instead of acc and class
+	out         []float64   // occlusion: one logit per occluded position
+	outs        [][]float64 // OcclusionAll: out of every class, instead of out
 	progress    func(done, total int)
 	items       int // IG steps or occluded positions
 	plan        plan

@@ -146,6 +146,7 @@ type partBuf struct {
 type igBatch struct {
 	l, used, s0, k0 int
 	part            []float64
+	class, sum      int // the class backprop starts from, and its sum (0 but for IntegratedGradientsAll)
 }
 
 // igChunk computes the block partial sums of chunk ci, then adds them to
@@ -160,7 +161,7 @@ func (j *job) igChunk(w *laneWorker, ci int) {
 	if pb == nil {
 		return
 	}
-	part := pb.v[:nblk*size]
+	part := pb.v[:j.sums()*nblk*size]
 	clear(part)
 	for s0 := k0; s0 < k1; s0 += p.lanes {
 		l := min(p.lanes, k1-s0)
@@ -199,8 +200,11 @@ func (j *job) commit(ci int, pb *partBuf) {
 	j.pending[ci] = pb
 	for j.committed < j.chunks && j.pending[j.committed] != nil {
 		q := j.pending[j.committed]
-		for blk := range q.blocks {
-			kernel.Axpy(1, q.v[blk*size:(blk+1)*size], j.acc)
+		for k := range j.sums() {
+			v := q.v[k*q.blocks*size:]
+			for blk := range q.blocks {
+				kernel.Axpy(1, v[blk*size:(blk+1)*size], j.sum(k))
+			}
 		}
 		j.pending[j.committed], q.busy = nil, false
 		j.committed++
@@ -245,7 +249,25 @@ func (j *job) gradientLanes(w *laneWorker, bt igBatch) bool {
 	w.keepC = j.tabs.runs == nil || j.tabs.needF || l == 1
 	clear(w.zero[:j.net.h*l])
 	hLast, ok := j.forwardLanes(w, l)
-	return ok && j.batchClass(w, bt, hLast) && j.backwardLanes(w, bt)
+	if !ok || !j.batchClass(w, bt, hLast) {
+		return false
+	}
+	if j.accs == nil {
+		bt.class = j.class
+		return j.backwardLanes(w, bt, false)
+	}
+	// IntegratedGradientsAll: one backward pass per class from this
+	// forward pass, each into its own block sums (part holds them side by
+	// side), as the class's own job would run it.
+	per := len(bt.part) / len(j.accs)
+	part := bt.part
+	for k := range j.accs {
+		bt.class, bt.sum, bt.part = k, k, part[k*per:(k+1)*per]
+		if !j.backwardLanes(w, bt, k > 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // forwardLanes runs the l lanes from the zero state over every step,
@@ -301,10 +323,12 @@ func (j *job) batchClass(w *laneWorker, bt igBatch, hLast []float64) bool {
 	return true
 }
 
-// backwardLanes runs backprop through the batch, segment by segment from
-// the last, recomputing the trace of every segment but the last from its
-// checkpoint; false if the job stopped.
-func (j *job) backwardLanes(w *laneWorker, bt igBatch) bool {
+// backwardLanes runs backprop of class bt.class through the batch, segment
+// by segment from the last, recomputing the trace of every segment but the
+// last from its checkpoint, and the last too when again (an earlier
+// backward pass of the same forward pass has overwritten it); false if the
+// job stopped.
+func (j *job) backwardLanes(w *laneWorker, bt igBatch, again bool) bool {
 	n := j.net
 	h, l := n.h, bt.l
 	steps, seg := j.x.Len(), j.plan.seg
@@ -312,7 +336,7 @@ func (j *job) backwardLanes(w *laneWorker, bt igBatch) bool {
 	nseg := (steps + seg - 1) / seg
 	zero := w.zero[:hl]
 	dh, dc, dcPrev := w.dh[:hl], w.dc[:hl], w.dcPrev[:hl]
-	wc := n.p.Wy[j.class*h : (j.class+1)*h]
+	wc := n.p.Wy[bt.class*h : (bt.class+1)*h]
 	for u, v := range wc {
 		fill(dh[u*l:(u+1)*l], v)
 	}
@@ -323,7 +347,7 @@ func (j *job) backwardLanes(w *laneWorker, bt igBatch) bool {
 		if k > 0 {
 			h0, c0 = w.ck[(2*k)*hl:(2*k+1)*hl], w.ck[(2*k+1)*hl:(2*k+2)*hl]
 		}
-		if k < nseg-1 {
+		if k < nseg-1 || (again && nseg > 1) {
 			if j.cancelled() {
 				return false
 			}
@@ -414,6 +438,10 @@ func (j *job) dzSums(w *laneWorker, bt igBatch, t int) {
 	tw1 := min(tw0+dzWindow, steps)
 	batch := (s0 - k0) / j.plan.lanes
 	blk0 := (s0 - k0) / sumBlock
+	carry := w.carry
+	if bt.sum > 0 && cutsBlocks(j.plan.lanes, j.items) { // IntegratedGradientsAll: this sum's carries
+		carry = [2][]float64{w.carry[0][bt.sum*steps*g:], w.carry[1][bt.sum*steps*g:]}
+	}
 	for a := 0; a < used; {
 		blk := (s0 + a - k0) / sumBlock
 		first, end := k0+blk*sumBlock, min(k0+(blk+1)*sumBlock, k1)
@@ -421,10 +449,10 @@ func (j *job) dzSums(w *laneWorker, bt igBatch, t int) {
 		win := w.dzSum[(blk-blk0)*dzWindow*g:][:(tw1-tw0)*g]
 		sum := win[(t-tw0)*g : (t-tw0+1)*g]
 		if s0+e < end {
-			sum = w.carry[batch&1][t*g : (t+1)*g]
+			sum = carry[batch&1][t*g : (t+1)*g]
 		}
 		if first < s0 {
-			copy(sum, w.carry[(batch+1)&1][t*g:(t+1)*g])
+			copy(sum, carry[(batch+1)&1][t*g:(t+1)*g])
 		} else {
 			clear(sum)
 		}

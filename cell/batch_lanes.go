@@ -52,7 +52,7 @@ func (w *laneWorker) reserve(j *job) {
 			grow(&w.ck, nseg*2*h*l)
 		}
 		for i := range w.parts {
-			grow(&w.parts[i].v, p.chunk/sumBlock*steps*d)
+			grow(&w.parts[i].v, j.sums()*p.chunk/sumBlock*steps*d)
 			w.parts[i].busy = false
 		}
 		grow(&w.gx, d*l)
@@ -71,8 +71,8 @@ func (w *laneWorker) reserve(j *job) {
 		grow(&w.ux, inputBlock*4*h)
 		grow(&w.dzSum, dzBlocks(l)*dzWindow*4*h)
 		if j.kind == jobIG && cutsBlocks(l, j.items) {
-			grow(&w.carry[0], steps*4*h)
-			grow(&w.carry[1], steps*4*h)
+			grow(&w.carry[0], j.sums()*steps*4*h)
+			grow(&w.carry[1], j.sums()*steps*4*h)
 		}
 	}
 	w.uxT0 = -1

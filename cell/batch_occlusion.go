@@ -87,14 +87,28 @@ func (j *job) occlusionChunk(w *laneWorker, ci int) {
 			w.scale[occ], w.occ = j.x.scale, -1
 		}
 	}
-	lin := w.lin[:l]
-	clear(lin)
-	kernel.AxpyRows(lin, hPrev, l, n.p.Wy[j.class*h:(j.class+1)*h])
-	by := n.p.By[j.class]
-	for lane, v := range lin[:used] {
-		j.out[p0+lane] = v + by
+	if j.outs == nil {
+		j.occludedLogit(w, hPrev, j.class, j.out[p0:p0+used], l)
+	} else {
+		for c, out := range j.outs { // OcclusionAll: every class from the same states
+			j.occludedLogit(w, hPrev, c, out[p0:p0+used], l)
+		}
 	}
 	j.mu.Lock()
 	j.report(used)
 	j.mu.Unlock()
+}
+
+// occludedLogit writes ŷ_class of the first len(out) of l lanes whose last
+// h is hLast to out.
+func (j *job) occludedLogit(w *laneWorker, hLast []float64, class int, out []float64, l int) {
+	n := j.net
+	h := n.h
+	lin := w.lin[:l]
+	clear(lin)
+	kernel.AxpyRows(lin, hLast, l, n.p.Wy[class*h:(class+1)*h])
+	by := n.p.By[class]
+	for lane, v := range lin[:len(out)] {
+		out[lane] = v + by
+	}
 }

@@ -38,8 +38,9 @@ type plan struct {
 // trace slots.
 var logitsPlan = plan{workers: 1, lanes: 1, chunk: 1, seg: 2}
 
-// shape is what planning needs of a network: H and D.
-type shape struct{ h, d int }
+// shape is what planning needs of a network: H and D, and the gradient
+// sums each IG lane feeds (C for IntegratedGradientsAll; 0 counts as 1).
+type shape struct{ h, d, sums int }
 
 // limits are a call's BatchOptions with the defaults filled in.
 type limits struct {
@@ -66,6 +67,7 @@ func limitsOf(opt BatchOptions) limits {
 func igBytes(s shape, lanes, seg, steps, items int, dense bool) int64 {
 	h, d := int64(s.h), int64(s.d)
 	l, sg, t := int64(lanes), int64(seg), int64(steps)
+	sums := int64(max(1, s.sums))
 	words := sg*7*h*l + 2*h*l    // trace: gates 4H, zg, c, tanh c; h (two slots)
 	words += (d + 1) * 4 * h * l // activation tables
 	if nseg := (t + sg - 1) / sg; nseg > 1 {
@@ -74,9 +76,9 @@ func igBytes(s shape, lanes, seg, steps, items int, dense bool) int64 {
 	words += (4*h + 4*h + d + 2) * l // dz, dh, dc, dcPrev, zero; gx; scale, lin
 	words += inputBlock*4*h + 4*h    // dense inputs: the input products of a block, a sum of dz
 	if dense && cutsBlocks(lanes, items) {
-		words += t * 4 * h // the sums of dz of a block cut by a batch
+		words += sums * t * 4 * h // the sums of dz of a block cut by a batch
 	}
-	words += 2 * int64(chunkOf(lanes)/sumBlock) * t * d
+	words += 2 * sums * int64(chunkOf(lanes)/sumBlock) * t * d
 	return 8 * words
 }
 

@@ -81,13 +81,13 @@ func TestBatchGradientSumBits(t *testing.T) {
 				{Workers: 2, Lanes: 3},
 				{Workers: 3, Lanes: 16},
 				{Workers: 2, Lanes: 40}, // batches cut blocks at both ends
-				{Workers: 2, Budget: minIGBytes(shape{n.h, n.d}, x.Len(), len(alphas), !x.IsOneHot())}, // checkpoints, one lane
+				{Workers: 2, Budget: minIGBytes(shape{h: n.h, d: n.d}, x.Len(), len(alphas), !x.IsOneHot())}, // checkpoints, one lane
 				{Workers: 1, Budget: 40 << 10}, // checkpoints, some lanes
 				{Workers: 2, Budget: 1 << 30},
 			} {
 				got := make([]float64, len(want))
 				err := b.GradientSum(context.Background(), x, 1%n.c, alphas, weights, got, opt)
-				if opt.Budget > 0 && opt.Budget < minIGBytes(shape{n.h, n.d}, x.Len(), len(alphas), !x.IsOneHot()) {
+				if opt.Budget > 0 && opt.Budget < minIGBytes(shape{h: n.h, d: n.d}, x.Len(), len(alphas), !x.IsOneHot()) {
 					if err == nil {
 						t.Fatalf("%s %+v: a budget below one lane's need was accepted", tc.name, opt)
 					}
@@ -96,7 +96,7 @@ func TestBatchGradientSumBits(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				plan := planIG(shape{n.h, n.d}, x.Len(), len(alphas), !x.IsOneHot(), limitsOf(opt))
+				plan := planIG(shape{h: n.h, d: n.d}, x.Len(), len(alphas), !x.IsOneHot(), limitsOf(opt))
 				assertSameBits(t, fmt.Sprintf("%s steps=%d %+v (plan %+v)", tc.name, steps, opt, plan), got, want)
 				if err := tiled.GradientSum(context.Background(), x, 1%n.c, alphas, weights, got, opt); err != nil {
 					t.Fatal(err)
@@ -140,7 +140,7 @@ func TestBatchOcclusionBits(t *testing.T) {
 			t.Fatal(err)
 		}
 		assertSameBits(t, tc.name+" logits", got, y)
-		for _, opt := range []BatchOptions{{}, {Workers: 1, Lanes: 1}, {Workers: 2, Lanes: 5}, {Workers: 3, Lanes: 64}, {Budget: occlusionLaneBytes(shape{n.h, n.d})}} {
+		for _, opt := range []BatchOptions{{}, {Workers: 1, Lanes: 1}, {Workers: 2, Lanes: 5}, {Workers: 3, Lanes: 64}, {Budget: occlusionLaneBytes(shape{h: n.h, d: n.d})}} {
 			got := make([]float64, steps)
 			if err := b.Occlusion(context.Background(), x, 2%n.c, got, opt); err != nil {
 				t.Fatal(err)
@@ -236,7 +236,7 @@ func TestBatchAllocations(t *testing.T) {
 		"GradientSum":      func() { b.GradientSum(ctx, x, 1, alphas, weights, g, BatchOptions{Workers: 2}) },
 		"GradientSumDense": func() { b.GradientSum(ctx, dense, 1, alphas, weights, g, BatchOptions{Workers: 2}) },
 		"GradientSumCheckpoints": func() {
-			b.GradientSum(ctx, x, 1, alphas, weights, g, BatchOptions{Workers: 2, Budget: minIGBytes(shape{n.h, n.d}, x.Len(), len(alphas), false)})
+			b.GradientSum(ctx, x, 1, alphas, weights, g, BatchOptions{Workers: 2, Budget: minIGBytes(shape{h: n.h, d: n.d}, x.Len(), len(alphas), false)})
 		},
 		"GradientSumProgress": func() { b.GradientSum(ctx, x, 1, alphas, weights, g, BatchOptions{Progress: progress}) },
 		"Occlusion":           func() { b.Occlusion(ctx, x, 0, o, BatchOptions{Workers: 2}) },

@@ -30,13 +30,20 @@ func (r *StackedRunner) IntegratedGradients(ctx context.Context, x Input, choose
 		return err
 	}
 	defer r.release()
+	if err := r.checkOut(x, 0, grad); err != nil {
+		return err
+	}
+	return r.integratedGradients(ctx, x, choose, alphas, weights, grad, nil, y, y0, opt)
+}
+
+// integratedGradients is IntegratedGradients (grads nil: the class choose
+// returns, its sum to grad) and IntegratedGradientsAll (grads: every
+// class, choose nil), their outputs checked.
+func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose func(y []float64) (int, error), alphas, weights, grad []float64, grads [][]float64, y, y0 []float64, opt BatchOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	s := r.s
-	if err := r.checkOut(x, 0, grad); err != nil {
-		return err
-	}
 	if len(alphas) != len(weights) || len(alphas) == 0 {
 		return fmt.Errorf("cell: %d alphas and %d weights: want the same positive number", len(alphas), len(weights))
 	}
@@ -54,7 +61,10 @@ func (r *StackedRunner) IntegratedGradients(ctx context.Context, x Input, choose
 	blocks := (n + igBlock - 1) / igBlock
 	blockBytes := int64(8 * (s.dirs*steps*4*s.h + steps*s.in))
 	shared := int64(8 * s.dirs * steps * 4 * s.h)
-	perWorker := func(l int) int64 { return int64((l+igBlock-1)/igBlock) * blockBytes } // ≥ the blocks of a chunk
+	classes := max(1, len(grads)) // the sums of each class, side by side
+	perWorker := func(l int) int64 {
+		return int64(classes*((l+igBlock-1)/igBlock)) * blockBytes // ≥ the blocks of a chunk
+	}
 	w, l, err := r.plan(steps, n, budget, maxWorkers, maxLanes, perWorker, shared)
 	if err != nil {
 		return err
@@ -62,7 +72,7 @@ func (r *StackedRunner) IntegratedGradients(ctx context.Context, x Input, choose
 	per := igChunkBlocks(n, l, w)
 	chunks := (blocks + per - 1) / per
 	w = min(w, chunks)
-	pool := r.workers(w, l, steps, per, budget-shared)
+	pool := r.workers(w, l, steps, classes*per, budget-shared)
 	r.prepare(x)
 
 	// ŷ(x) and ŷ(0) as a two-lane batch, then the class.
@@ -84,19 +94,23 @@ func (r *StackedRunner) IntegratedGradients(ctx context.Context, x Input, choose
 		first.forward(r.u, steps, 1)
 		copy(y0, first.logitsBuf[:s.c])
 	}
-	class, err := choose(y)
-	if err != nil {
-		return err
-	}
-	if err := checkClass(class, s.c); err != nil {
-		return err
+	class := 0
+	if grads == nil {
+		if class, err = choose(y); err != nil {
+			return err
+		}
+		if err := checkClass(class, s.c); err != nil {
+			return err
+		}
 	}
 
 	job := &r.ig
-	*job = igJob{r: r.runnerState, ctx: ctx, x: x, class: class, alphas: alphas, weights: weights, grad: grad,
+	*job = igJob{r: r.runnerState, ctx: ctx, x: x, class: class, alphas: alphas, weights: weights, grad: grad, grads: grads,
 		steps: steps, lanes: l, per: per, chunks: chunks, prog: progress{fn: opt.Progress, total: n}}
 	job.cond.L = &job.mu
-	clear(grad)
+	for c := range job.classes() {
+		clear(job.sum(c))
+	}
 	r.start(job, pool)
 	err = job.err
 	*job = igJob{}
@@ -129,6 +143,7 @@ type igJob struct {
 	class            int
 	alphas, weights  []float64
 	grad             []float64
+	grads            [][]float64 // IntegratedGradientsAll: every class's sum (class and grad unused)
 	steps, lanes     int
 	per, chunks      int
 	mu               sync.Mutex
@@ -179,8 +194,11 @@ func (j *igJob) run(wk *worker) {
 		}
 		size := j.steps * j.r.s.in
 		nb := min(j.per, (len(j.alphas)+igBlock-1)/igBlock-c*j.per)
-		for b := range nb {
-			kernel.Axpy(1, wk.part[b*size:(b+1)*size], j.grad)
+		for k := range j.classes() {
+			part := wk.part[k*nb*size:]
+			for b := range nb {
+				kernel.Axpy(1, part[b*size:(b+1)*size], j.sum(k))
+			}
 		}
 		j.added++
 		j.cond.Broadcast()
@@ -195,11 +213,11 @@ func (j *igJob) chunk(wk *worker, c int) error {
 	k0 := c * j.per * igBlock
 	k1 := min(len(j.alphas), k0+j.per*igBlock)
 	nb := (k1 - k0 + igBlock - 1) / igBlock
-	sums := wk.dzSum[:nb*s.dirs*steps*g]
+	classes, per := j.classes(), nb*s.dirs*steps*g
+	sums := wk.dzSum[:classes*per]
 	clear(sums)
 	lr := wk.r
 	var sk gradSink
-	sk.dzSum = sums
 	for b0 := k0; b0 < k1; b0 += j.lanes {
 		if err := canceled(j.ctx); err != nil {
 			return err
@@ -213,13 +231,19 @@ func (j *igJob) chunk(wk *worker, c int) error {
 		lr.forward(j.r.u, steps, l)
 		sk.wts = j.weights[b0:b1]
 		sk.blockOf = lr.blockOf(b0-k0, l)
-		lr.backward(steps, l, j.class, &sk)
+		// One forward pass, then each class's backward pass from its trace
+		// into that class's sums (see IntegratedGradientsAll).
+		for k := range classes {
+			sk.dzSum = sums[k*per : (k+1)*per]
+			lr.backward(steps, l, j.classOf(k), &sk)
+		}
 		j.prog.add(l)
 	}
-	// Each block's sums times W_ihᵀ, forward direction first.
-	part := wk.part[:nb*steps*e]
+	// Each block's sums times W_ihᵀ, forward direction first (block b of
+	// class k is block k·nb + b).
+	part := wk.part[:classes*nb*steps*e]
 	clear(part)
-	for b := range nb {
+	for b := range classes * nb {
 		pb := part[b*steps*e : (b+1)*steps*e]
 		for d := range s.dirs {
 			sum := sums[(b*s.dirs+d)*steps*g : (b*s.dirs+d+1)*steps*g]
@@ -252,20 +276,26 @@ func (r *StackedRunner) Occlusion(ctx context.Context, x Input, class int, out [
 		return err
 	}
 	defer r.release()
+	if err := r.check(x); err != nil {
+		return err
+	}
+	if err := checkClass(class, r.s.c); err != nil {
+		return err
+	}
+	if len(out) != x.Len() {
+		return fmt.Errorf("cell: output buffer has %d elements, want T = %d", len(out), x.Len())
+	}
+	return r.occlusion(ctx, x, class, out, nil, opt)
+}
+
+// occlusion is Occlusion (outs nil) and OcclusionAll (out nil), their
+// outputs checked.
+func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out []float64, outs [][]float64, opt BatchOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	s := r.s
-	if err := r.check(x); err != nil {
-		return err
-	}
-	if err := checkClass(class, s.c); err != nil {
-		return err
-	}
 	steps := x.Len()
-	if len(out) != steps {
-		return fmt.Errorf("cell: output buffer has %d elements, want T = %d", len(out), steps)
-	}
 	budget, maxWorkers, maxLanes, err := stackedOptions(opt)
 	if err != nil {
 		return err
@@ -281,7 +311,7 @@ func (r *StackedRunner) Occlusion(ctx context.Context, x Input, class int, out [
 	pool := r.workers(w, l, steps, 0, budget-shared)
 	r.prepare(x)
 	job := &r.occ
-	*job = occJob{r: r.runnerState, ctx: ctx, x: x, class: class, out: out, lanes: l, prog: progress{fn: opt.Progress, total: steps}}
+	*job = occJob{r: r.runnerState, ctx: ctx, x: x, class: class, out: out, outs: outs, steps: steps, lanes: l, prog: progress{fn: opt.Progress, total: steps}}
 	r.start(job, pool)
 	err = job.err
 	*job = occJob{}
@@ -295,6 +325,8 @@ type occJob struct {
 	x     Input
 	class int
 	out   []float64
+	outs  [][]float64 // OcclusionAll: out of every class, instead of out
+	steps int
 	lanes int
 	mu    sync.Mutex
 	next  int
@@ -305,7 +337,7 @@ type occJob struct {
 func (j *occJob) take() int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.err != nil || j.next >= len(j.out) {
+	if j.err != nil || j.next >= j.steps {
 		return -1
 	}
 	t := j.next
@@ -314,7 +346,7 @@ func (j *occJob) take() int {
 }
 
 func (j *occJob) run(wk *worker) {
-	steps := len(j.out)
+	steps := j.steps
 	for {
 		t0 := j.take()
 		if t0 < 0 {
@@ -335,8 +367,15 @@ func (j *occJob) run(wk *worker) {
 			lr.scale[q], lr.occluded[q] = j.x.scale, t0+q
 		}
 		lr.forward(j.r.u, steps, l)
-		for q := range l {
-			j.out[t0+q] = lr.logitsBuf[j.class*l+q]
+		if j.outs == nil {
+			for q := range l {
+				j.out[t0+q] = lr.logitsBuf[j.class*l+q]
+			}
+		}
+		for c, out := range j.outs { // OcclusionAll: every class from the same passes
+			for q := range l {
+				out[t0+q] = lr.logitsBuf[c*l+q]
+			}
 		}
 		j.prog.add(l)
 	}

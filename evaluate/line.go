@@ -49,6 +49,12 @@ func ParseLine(task *whitebox.Task, line []byte) (Line, error) {
 				return Line{}, fmt.Errorf("not JSON: %s is not a JSON number (scores must be finite)", w)
 			}
 		}
+		var all struct {
+			Classes []string `json:"classes"`
+		}
+		if json.Unmarshal(line, &all) == nil && all.Classes != nil {
+			return Line{}, errors.New(`a record of every class ("classes", attribute -class all): a line explains one class; run attribute with -class NAME`)
+		}
 		return Line{}, fmt.Errorf("not a JSON object {\"input\": ..., \"scores\": [...]}: %v", err)
 	}
 	if raw.Input == nil {

@@ -28,6 +28,7 @@ func TestParseLine(t *testing.T) {
 		`{"input":"ab","scores":[1,2],"class":"X"}`: "unknown class",
 		`{"input":"","scores":[]}`:                  "empty",
 		`{"input":"ab","scores":[1e999,2]}`:         "not a JSON object",
+		`{"input":"ab","classes":["False","True"],"scores":[[1,2],[3,4]]}`: "a record of every class",
 	} {
 		_, err := ParseLine(task, []byte(line))
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -23,6 +23,23 @@ func FuzzMarshal(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The record of every class: "classes" holds the names as written.
+		all := r
+		all.AllClasses = &AllClasses{Scores: [][]float64{{1, 2}, {3, 4}}, Delta: []float64{d, d}}
+		ab, err := json.Marshal(all)
+		if err != nil || !json.Valid(ab) || bytes.IndexFunc(ab, func(c rune) bool { return c < 0x20 }) >= 0 {
+			t.Fatalf("record of every class: %v, %q", err, ab)
+		}
+		var backAll struct {
+			Classes []string    `json:"classes"`
+			Scores  [][]float64 `json:"scores"`
+		}
+		if err := json.Unmarshal(ab, &backAll); err != nil {
+			t.Fatal(err)
+		}
+		if len(backAll.Classes) != 2 || len(backAll.Scores) != 2 {
+			t.Fatalf("record of every class lost its lists: %q", ab)
+		}
 		if !json.Valid(b) {
 			t.Fatalf("invalid JSON: %q", b)
 		}
@@ -45,7 +62,8 @@ func FuzzMarshal(f *testing.F) {
 			}
 			return v.String()
 		}
-		if back.Input != valid(input) || back.Class != valid(class) || len(back.Tokens) != 2 || back.Tokens[0] != valid(token) {
+		if back.Input != valid(input) || back.Class != valid(class) || len(back.Tokens) != 2 || back.Tokens[0] != valid(token) ||
+			backAll.Classes[0] != valid(class) || backAll.Classes[1] != valid(token+"!") {
 			t.Fatalf("strings changed: %q", b)
 		}
 		if valid(class) != valid(token+"!") && len(back.Logits) != 2 {

@@ -4,6 +4,12 @@
 //	{"net":"sp-counter","method":"ig","input":"accb","tokens":["a","c","c","b"],"class":"True","prediction":"True","truth":"True","correct":true,"logits":{"False":0.027,"True":0.532},"scores":[…],"delta":1e-9}
 //	{"model":"m.pt","head":"hn","method":"ig","input":"3 14 15",…}
 //
+// A record of every class (-class all, AllClasses set) has "classes", the
+// class names in logit order, in place of "class", and one list per class,
+// in that order, for "scores", "delta", "steps" and "features":
+//
+//	{"net":"sp-counter","method":"ig",…,"classes":["False","True"],"prediction":"True",…,"scores":[[…],[…]],"delta":[…,…]}
+//
 // Field order is fixed and the logits keep the network's class order, which
 // encoding/json's maps would sort away.
 package record
@@ -47,6 +53,18 @@ type Record struct {
 	// Features are the per-dimension scores R_{t,i}, one list per token;
 	// left out when nil.
 	Features [][]float64
+	// AllClasses, when not nil, makes the record one of every class: its
+	// lists replace Class, Scores, Delta, IGSteps and Features.
+	AllClasses *AllClasses
+}
+
+// AllClasses are the per-class fields of a record of every class, one
+// entry per class in logit order (the order of Record.Classes).
+type AllClasses struct {
+	Scores   [][]float64   // "scores": C lists of one score per token
+	Delta    []float64     // "delta": IG's completeness gaps; left out when nil
+	IGSteps  []int         // "steps": the steps IG chose (-steps auto); left out when nil
+	Features [][][]float64 // "features": C lists of one list per token; left out when nil
 }
 
 // Span is a span of token positions start … stop (from 0, both
@@ -104,8 +122,20 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		writeString(&b, t)
 	}
 	b.WriteString("],")
-	field("class")
-	writeString(&b, r.Class)
+	if all := r.AllClasses; all != nil {
+		field("classes")
+		b.WriteByte('[')
+		for k, c := range r.Classes {
+			if k > 0 {
+				b.WriteByte(',')
+			}
+			writeString(&b, c)
+		}
+		b.WriteByte(']')
+	} else {
+		field("class")
+		writeString(&b, r.Class)
+	}
 	b.WriteByte(',')
 	field("prediction")
 	writeString(&b, r.Prediction)
@@ -128,6 +158,11 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		WriteNumber(&b, r.Logits[k])
 	}
 	b.WriteString("},")
+	if r.AllClasses != nil {
+		r.AllClasses.write(&b)
+		b.WriteByte('}')
+		return b.Bytes(), nil
+	}
 	field("scores")
 	WriteNumbers(&b, r.Scores)
 	if r.Span != nil {
@@ -160,6 +195,49 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// write writes the per-class fields, from "scores" on.
+func (a *AllClasses) write(b *bytes.Buffer) {
+	b.WriteString(`"scores":[`)
+	for k, s := range a.Scores {
+		if k > 0 {
+			b.WriteByte(',')
+		}
+		WriteNumbers(b, s)
+	}
+	b.WriteByte(']')
+	if a.Delta != nil {
+		b.WriteString(`,"delta":`)
+		WriteNumbers(b, a.Delta)
+	}
+	if a.IGSteps != nil {
+		b.WriteString(`,"steps":[`)
+		for k, n := range a.IGSteps {
+			if k > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Itoa(n))
+		}
+		b.WriteByte(']')
+	}
+	if a.Features != nil {
+		b.WriteString(`,"features":[`)
+		for k, rows := range a.Features {
+			if k > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('[')
+			for t, row := range rows {
+				if t > 0 {
+					b.WriteByte(',')
+				}
+				WriteNumbers(b, row)
+			}
+			b.WriteByte(']')
+		}
+		b.WriteByte(']')
+	}
 }
 
 func writeString(b *bytes.Buffer, s string) {

@@ -45,3 +45,31 @@ func TestMarshalSpan(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// TestMarshalAllClasses: a record of every class writes "classes" for
+// "class" and one list per class; without AllClasses the bytes are the
+// single-class layout's.
+func TestMarshalAllClasses(t *testing.T) {
+	r := Record{Net: "sp-counter", Method: "ig", Input: "ab", Tokens: []string{"a", "b"}, Class: "True", Prediction: "True",
+		Classes: []string{"False", "True"}, Logits: []float64{0.5, 1}, Scores: []float64{9, 9},
+		AllClasses: &AllClasses{Scores: [][]float64{{0.1, -0.2}, {0.3, math.NaN()}}, Delta: []float64{1e-9, -2e-9}, IGSteps: []int{8, 16},
+			Features: [][][]float64{{{1}, {2}}, {{3}, {4}}}}}
+	got, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"net":"sp-counter","method":"ig","input":"ab","tokens":["a","b"],"classes":["False","True"],"prediction":"True","logits":{"False":0.5,"True":1},"scores":[[0.1,-0.2],[0.3,null]],"delta":[1e-09,-2e-09],"steps":[8,16],"features":[[[1],[2]],[[3],[4]]]}`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	r.AllClasses = &AllClasses{Scores: [][]float64{{1, 2}, {3, 4}}}
+	got, _ = json.Marshal(r)
+	if want := `{"net":"sp-counter","method":"ig","input":"ab","tokens":["a","b"],"classes":["False","True"],"prediction":"True","logits":{"False":0.5,"True":1},"scores":[[1,2],[3,4]]}`; string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	r.AllClasses = nil
+	got, _ = json.Marshal(r)
+	if want := `{"net":"sp-counter","method":"ig","input":"ab","tokens":["a","b"],"class":"True","prediction":"True","logits":{"False":0.5,"True":1},"scores":[9,9]}`; string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

@@ -2,6 +2,7 @@ package score
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -85,4 +86,48 @@ func TestParseInputRefusals(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.input, err, c.msg)
 		}
 	}
+}
+
+// -class values from anywhere: parseClass never panics, "all" asks for
+// every class, anything else it accepts is a class of the classifier,
+// named by its name or its index.
+func FuzzParseClass(f *testing.F) {
+	net, err := whitebox.New("sp-counter", whitebox.Config{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	ms, err := newModelSubject(modelFlags{path: "../model/testdata/bi2.safetensors"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{"", "all", "All", "ALL", " all", "True", "False", "0", "3", "4", "-1", "+1", "01", "1e0", "99999999999999999999", "\x00", "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, subj := range []subject{whiteboxSubject{net}, ms} {
+			k, all, err := parseClass(s, subj)
+			if err != nil {
+				if all || k != -1 {
+					t.Fatalf("%q: error %v with k = %d, all = %v", s, err, k, all)
+				}
+				continue
+			}
+			if all != (s == AllClasses) {
+				t.Fatalf("%q: all = %v", s, all)
+			}
+			if s == "" || all {
+				if k != -1 {
+					t.Fatalf("%q: k = %d, want -1", s, k)
+				}
+				continue
+			}
+			names := subj.classes()
+			if k < 0 || k >= len(names) {
+				t.Fatalf("%q: class %d out of range [0, %d)", s, k, len(names))
+			}
+			if n, err := strconv.Atoi(s); names[k] != s && (err != nil || n != k) {
+				t.Fatalf("%q: class %d (%q) is neither its name nor its index", s, k, names[k])
+			}
+		}
+	})
 }

@@ -43,7 +43,7 @@ type Config struct {
 	U      float64 // -u: the counter scale (0: the network's default unless Set["u"])
 	K      int     // -k: the bracket network's stack size (0: the default unless Set["k"])
 	Method string  // -method: occlusion, saliency, gxi, ig, lrp, deeplift or cd
-	Class  string  // -class: the relevance class by name or index ("": the predicted class)
+	Class  string  // -class: the relevance class by name or index ("": the predicted class), or AllClasses
 	Span   string  // -span: with -method cd, also score the tokens i…j ("i:j", ParseSpan; "": none)
 
 	Steps      string  // -steps: IG's quadrature steps, or "auto"
@@ -104,7 +104,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.StringVar(&c.Net, p("net"), c.Net, "the network: "+strings.Join(whitebox.Names, ", "))
 	fs.StringVar(&c.Method, p("method"), c.Method, "the attribution method: occlusion, saliency, gxi, ig, lrp, deeplift (against -baseline), cd (contextual decomposition)")
 	fs.StringVar(&c.Span, p("span"), c.Span, "cd: also score the tokens i through j as one span, i:j (positions from 0, both included, as the authors' CD(start, stop)); the records say \"span\":{\"start\":i,\"stop\":j,\"score\":…}")
-	fs.StringVar(&c.Class, p("class"), c.Class, "the relevance class, by name or by index from 0 (default: the predicted class)")
+	fs.StringVar(&c.Class, p("class"), c.Class, "the relevance class, by name or by index from 0 (default: the predicted class), or all: every class from one forward pass per input, the same numbers as one run per class (JSON: \"classes\" names them, \"scores\" and \"delta\" have one entry per class; text, html and latex: one heatmap per class; a class named all is then chosen by its index)")
 	fs.Float64Var(&c.M, p("m"), c.M, fmt.Sprintf("the gate saturation constant m (with the defaults, bracket is exact in float64 up to depth %d and counting, sp-counter and sp-fsa were checked on strings up to length %d; each record says whether its prediction is \"correct\")", whitebox.BracketExactDepth, whitebox.CheckedLength))
 	fs.Float64Var(&c.U, p("u"), c.U, "the counter scale u (default: counting 0.5, sp-counter 0.7, sp-fsa 1)")
 	fs.IntVar(&c.K, p("k"), c.K, fmt.Sprintf("the bracket network's stack size (default %d): deeper prefixes are refused; with k = %d and the default -m it is exact in float64 up to depth %d (a larger k, sooner: from depth 4 at k = 100), and a deeper prefix's record says \"correct\":false", whitebox.DefaultStackSize, whitebox.DefaultStackSize, whitebox.BracketExactDepth))
@@ -149,6 +149,7 @@ type shared struct {
 	subj   subject
 	method attrib.Method
 	opt    attrib.Options // Budget: one Scorer's share
+	all    bool           // -class all: every class (Options.Class unused)
 	// inputBytes bounds the memory of one input: its row, scores, output.
 	inputBytes int64
 }
@@ -156,9 +157,10 @@ type shared struct {
 // A Scorer scores inputs with its own buffers: one goroutine at a time.
 type Scorer struct {
 	*shared
-	ex  *attrib.Explainer
-	res attrib.Result
-	opt attrib.Options
+	ex    *attrib.Explainer
+	res   attrib.Result
+	multi attrib.MultiResult // -class all
+	opt   attrib.Options
 	// truth is the task's true class of the last input, −1 when the
 	// classifier does not know it.
 	truth int
@@ -248,11 +250,11 @@ func New(cfg Config) (*Scorer, error) {
 	}
 	opt := attrib.Options{Steps: steps, Tolerance: f.Tol, MaxAutoSteps: f.MaxSteps, Quadrature: q, Epsilon: f.Eps, EpsilonSet: true,
 		LRPBias: f.LRPBias, Float32Weights: f.CaptumWeights, Float32WeightsSet: true, Budget: budget / int64(workers) / 2}
-	if f.Class != "" {
-		k, err := subj.class(f.Class)
-		if err != nil {
-			return nil, err
-		}
+	k, all, err := parseClass(f.Class, subj)
+	if err != nil {
+		return nil, err
+	}
+	if k >= 0 {
 		opt.Class = attrib.ClassIndex(k)
 	}
 	if opt.Baseline, err = baselineRow(f.Baseline, subj, method); err != nil {
@@ -273,7 +275,7 @@ func New(cfg Config) (*Scorer, error) {
 		}
 		opt.Span = &sp
 	}
-	sh := &shared{cfg: f, subj: subj, method: method, opt: opt, inputBytes: opt.Budget}
+	sh := &shared{cfg: f, subj: subj, method: method, opt: opt, all: all, inputBytes: opt.Budget}
 	return sh.scorer(), nil
 }
 
@@ -315,14 +317,14 @@ func (s *Scorer) SetProgress(fn func(done, total int)) { s.opt.Progress = fn }
 
 // Score attributes one input. It returns the token labels and the result,
 // both valid until the next call; a bad input is an error, never a panic.
+// With -class all it returns an error: use ScoreAll.
 func (s *Scorer) Score(ctx context.Context, input string) ([]string, *attrib.Result, error) {
-	s.truth = -1
-	if n := int64(s.subj.tokens(input)); n*s.subj.tokenBytes(s.cfg.Features) > s.inputBytes {
-		return nil, nil, fmt.Errorf("%d tokens need about %d bytes for their rows, scores and output, more than the %d bytes an input may use (-budget / workers / 2): raise -budget", n, n*s.subj.tokenBytes(s.cfg.Features), s.inputBytes)
+	if s.all {
+		return nil, nil, errors.New("score: -class all: use ScoreAll")
 	}
-	x, tokens, err := s.subj.parse(input)
+	x, tokens, err := s.parse(input)
 	if err != nil {
-		return nil, nil, withFlags(err)
+		return nil, nil, err
 	}
 	if err := s.ex.AttributeContext(ctx, s.method, x, s.opt, &s.res); err != nil {
 		return nil, nil, err
@@ -333,11 +335,79 @@ func (s *Scorer) Score(ctx context.Context, input string) ([]string, *attrib.Res
 	return tokens, &s.res, nil
 }
 
+// ScoreAll attributes one input for every class (-class all, AllClasses):
+// the token labels and one result per class, in class order, both valid
+// until the next call. Without -class all it returns an error: use Score.
+func (s *Scorer) ScoreAll(ctx context.Context, input string) ([]string, *attrib.MultiResult, error) {
+	if !s.all {
+		return nil, nil, errors.New("score: ScoreAll needs -class all")
+	}
+	x, tokens, err := s.parse(input)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.ex.AttributeAll(ctx, s.method, x, s.opt, &s.multi); err != nil {
+		return nil, nil, err
+	}
+	if k, ok := s.subj.truth(x); ok {
+		s.truth = k
+	}
+	return tokens, &s.multi, nil
+}
+
+// AllClasses is the -class value that asks for every class.
+const AllClasses = "all"
+
+// parseClass reads -class: "" (k = −1: the predicted class), AllClasses
+// (all; a class named "all" is then chosen by its index), or a class of
+// subj by name or index.
+func parseClass(spec string, subj subject) (k int, all bool, err error) {
+	switch spec {
+	case "":
+		return -1, false, nil
+	case AllClasses:
+		return -1, true, nil
+	}
+	if k, err = subj.class(spec); err != nil {
+		return -1, false, err
+	}
+	return k, false, nil
+}
+
+// All reports whether the Scorer scores every class (-class all).
+func (s *Scorer) All() bool { return s.all }
+
+// parse checks the input's size against the Scorer's share of the budget
+// (every class's output with -class all) and reads it.
+func (s *Scorer) parse(input string) (cell.Input, []string, error) {
+	s.truth = -1
+	per := s.subj.tokenBytes(s.cfg.Features)
+	if s.all {
+		per *= int64(len(s.subj.classes()))
+	}
+	if n := int64(s.subj.tokens(input)); n*per > s.inputBytes {
+		return cell.Input{}, nil, fmt.Errorf("%d tokens need about %d bytes for their rows, scores and output, more than the %d bytes an input may use (-budget / workers / 2): raise -budget", n, n*per, s.inputBytes)
+	}
+	x, tokens, err := s.subj.parse(input)
+	if err != nil {
+		return cell.Input{}, nil, withFlags(err)
+	}
+	return x, tokens, nil
+}
+
 // Line attributes one input and appends its JSON line, newline included,
 // to out: the bytes `whitebox attribute` writes for it. On error out is
 // unchanged. The result's warning (IG's completeness gap), if any, is
 // Warning's until the next call.
 func (s *Scorer) Line(ctx context.Context, input string, out *bytes.Buffer) error {
+	if s.all {
+		tokens, multi, err := s.ScoreAll(ctx, input)
+		if err != nil {
+			return err
+		}
+		s.WriteJSONAll(out, multi, input, tokens)
+		return nil
+	}
 	tokens, res, err := s.Score(ctx, input)
 	if err != nil {
 		return err
@@ -346,8 +416,32 @@ func (s *Scorer) Line(ctx context.Context, input string, out *bytes.Buffer) erro
 	return nil
 }
 
-// Warning is the warning of the last result (IG's completeness gap), or "".
-func (s *Scorer) Warning() string { return flagNames.Replace(s.res.Warning()) }
+// Warning is the warning of the last result (IG's completeness gap), or "";
+// with -class all, those of the classes that have one, each named.
+func (s *Scorer) Warning() string {
+	if !s.all {
+		return flagNames.Replace(s.res.Warning())
+	}
+	var b strings.Builder
+	classes := s.subj.classes()
+	for k := range s.multi.Results {
+		if w := s.multi.Results[k].Warning(); w != "" {
+			if b.Len() > 0 {
+				b.WriteString("; ")
+			}
+			fmt.Fprintf(&b, "class %s: %s", strconv.Quote(classes[k]), w)
+		}
+	}
+	return flagNames.Replace(b.String())
+}
+
+// prediction is the predicted class of the last result.
+func (s *Scorer) prediction() int {
+	if s.all && len(s.multi.Results) > 0 {
+		return s.multi.Results[0].Prediction
+	}
+	return s.res.Prediction
+}
 
 // Truth returns the task's true class of the last input (its name) and
 // whether the classifier predicted it; known is false for classifiers
@@ -357,7 +451,7 @@ func (s *Scorer) Truth() (truth string, correct, known bool) {
 		return "", false, false
 	}
 	classes := s.subj.classes()
-	return classes[s.truth], s.truth == s.res.Prediction, true
+	return classes[s.truth], s.truth == s.prediction(), true
 }
 
 // WriteJSON appends the record of one result (package record) to b as one
@@ -390,6 +484,47 @@ func (s *Scorer) WriteJSON(b *bytes.Buffer, res *attrib.Result, input string, to
 	if s.cfg.Features && len(res.Features) == len(tokens)*d {
 		for t := range tokens {
 			rec.Features = append(rec.Features, res.Features[t*d:(t+1)*d])
+		}
+	}
+	line, _ := rec.MarshalJSON() // it never fails
+	b.Write(line)
+	b.WriteByte('\n')
+}
+
+// WriteJSONAll appends the record of every class's result of one input
+// (package record's AllClasses) to b as one line.
+func (s *Scorer) WriteJSONAll(b *bytes.Buffer, multi *attrib.MultiResult, input string, tokens []string) {
+	classes := s.subj.classes()
+	if len(multi.Results) != len(classes) {
+		return // not a result of this Scorer's model
+	}
+	first := &multi.Results[0]
+	all := &record.AllClasses{}
+	rec := record.Record{Method: s.method.String(), Input: input, Tokens: tokens,
+		Prediction: classes[first.Prediction], Classes: classes, Logits: first.Logits, AllClasses: all}
+	if multi == &s.multi && s.truth >= 0 {
+		rec.Truth = classes[s.truth]
+	}
+	s.subj.stamp(&rec)
+	if s.opt.Baseline != nil {
+		rec.Baseline = s.cfg.Baseline
+	}
+	d := s.subj.model().Input()
+	for k := range multi.Results {
+		res := &multi.Results[k]
+		all.Scores = append(all.Scores, res.Scores)
+		if s.method == attrib.IntegratedGradients {
+			all.Delta = append(all.Delta, res.Delta)
+			if s.opt.Steps == attrib.AutoSteps {
+				all.IGSteps = append(all.IGSteps, res.IGSteps)
+			}
+		}
+		if s.cfg.Features && len(res.Features) == len(tokens)*d {
+			rows := make([][]float64, len(tokens))
+			for t := range tokens {
+				rows[t] = res.Features[t*d : (t+1)*d]
+			}
+			all.Features = append(all.Features, rows)
 		}
 	}
 	line, _ := rec.MarshalJSON() // it never fails

@@ -155,11 +155,11 @@ func parseSize(s string) (int64, error) { return score.ParseSize(s) }
 // An item is one input on its way through the loop.
 type item struct {
 	where, input string
-	err          error        // why it could not be read (too long)
-	out          bytes.Buffer // the formatted result
-	row          heatmap.Row  // html
-	warn         string       // a result's warning (IG's completeness gap)
-	wrong        string       // a white-box network's wrong prediction, in words
+	err          error         // why it could not be read (too long)
+	out          bytes.Buffer  // the formatted result
+	rows         []heatmap.Row // html: one, or one per class with -class all
+	warn         string        // a result's warning (IG's completeness gap)
+	wrong        string        // a white-box network's wrong prediction, in words
 }
 
 // run scores the inputs (args, else the lines of stdin) on the workers,
@@ -231,7 +231,7 @@ func (j *attributeJob) write(it *item, err error, bar *corpus.Progress, stderr i
 		bar.Printf(stderr, "%s", line)
 	}
 	if j.f.format == "html" {
-		j.rows = append(j.rows, it.row)
+		j.rows = append(j.rows, it.rows...)
 		return true
 	}
 	if _, err := j.out.Write(it.out.Bytes()); err != nil {
@@ -258,6 +258,9 @@ func (w *worker) score(ctx context.Context, it *item) error {
 }
 
 func (w *worker) do(ctx context.Context, it *item) error {
+	if w.sc.All() {
+		return w.doAll(ctx, it)
+	}
 	j, s := w.job, it.input
 	tokens, res, err := w.sc.Score(ctx, s)
 	if err != nil {
@@ -272,6 +275,39 @@ func (w *worker) do(ctx context.Context, it *item) error {
 		w.sc.WriteJSON(&it.out, res, s, tokens)
 		return nil
 	}
+	w.heatmap(it, tokens, res)
+	return nil
+}
+
+// doAll is do with -class all: one JSON line with every class, or one
+// heatmap per class (text and latex lines, html rows) in class order.
+func (w *worker) doAll(ctx context.Context, it *item) error {
+	s := it.input
+	tokens, multi, err := w.sc.ScoreAll(ctx, s)
+	if err != nil {
+		return err
+	}
+	it.warn = w.sc.Warning()
+	classes := w.sc.Classes()
+	pred := multi.Results[0].Prediction
+	if truth, correct, known := w.sc.Truth(); known && !correct {
+		it.wrong = fmt.Sprintf("the network predicts %q, the task's true answer is %q", classes[pred], truth)
+	}
+	if w.job.f.format == "json" {
+		w.sc.WriteJSONAll(&it.out, multi, s, tokens)
+		return nil
+	}
+	for k := range multi.Results {
+		w.heatmap(it, tokens, &multi.Results[k])
+	}
+	return nil
+}
+
+// heatmap appends the heatmap of one result of it in the job's format
+// (text, latex; html: a row).
+func (w *worker) heatmap(it *item, tokens []string, res *attrib.Result) {
+	j, s := w.job, it.input
+	classes := w.sc.Classes()
 	method := w.sc.Method()
 	h := heatmap.Heatmap{Tokens: tokens, Scores: res.Scores}
 	b := &it.out
@@ -296,12 +332,15 @@ func (w *worker) do(ctx context.Context, it *item) error {
 		heatmap.WriteLaTeX(b, h)
 		// Escaped even in the comment: a bare \r would end the comment
 		// and make the rest of the line LaTeX code.
-		b.WriteString(" % " + heatmap.LaTeXText(s) + "\n")
+		b.WriteString(" % ")
+		if w.sc.All() { // which class this line is
+			b.WriteString("class " + heatmap.LaTeXText(classes[res.Class]) + ": ")
+		}
+		b.WriteString(heatmap.LaTeXText(s) + "\n")
 	case "html":
 		label := fmt.Sprintf("%s · %s · class %s (predicted %s)", w.sc.Label(), method, classes[res.Class], classes[res.Prediction])
-		it.row = heatmap.Row{Label: label, Heatmap: heatmap.Heatmap{Tokens: tokens, Scores: append([]float64(nil), res.Scores...)}}
+		it.rows = append(it.rows, heatmap.Row{Label: label, Heatmap: heatmap.Heatmap{Tokens: tokens, Scores: append([]float64(nil), res.Scores...)}})
 	}
-	return nil
 }
 
 func (j *attributeJob) finish() error {

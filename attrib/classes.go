@@ -1,0 +1,310 @@
+package attrib
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/whitebox-lstm/whitebox/cell"
+)
+
+// Every class at once.
+//
+// AttributeAll gives the scores of every class of the model, Results[c]
+// the same bits as Attribute with Options.Class = ClassIndex(c), from one
+// forward pass of the input: Saliency, Gradient×Input and LRP run one
+// backward pass per class from one trace; IG runs each batch of α-scaled
+// copies forward once and backward once per class, into per-class block
+// sums added up in the single-class order; Occlusion reads every class's
+// logit from the same occluded passes.
+//
+// DeepLIFT and contextual decomposition have no shared path yet: they run
+// one single-class call per class (the same bits, not faster). DeepLIFT
+// joins the shared paths in three steps:
+//  1. package cell: a DeepLIFTAll(ctx, …, x, reference, outs [][]float64)
+//     on the Network and the StackedRunner (beside GradientAll in
+//     classes.go and stacked_classes.go) that runs the traced forward
+//     passes of x and of the reference once (the Rescale multipliers and
+//     the products' splits depend on z and z₀ only, not on the class) and
+//     then the multiplier pass once per class c into outs[c]: the class
+//     enters only through the seed at the logits (row c of W_y, as
+//     Network.backward and lanes.headGrad start), and each pass must write
+//     only its own scratch, never the traces;
+//  2. here: a case DeepLIFT in attributeAll calling e.deepLIFTAll, which
+//     is tracedAll's pattern: beginAll, the cell call into e.all, then per
+//     class what deepLIFT does after its backward pass ((x − x₀)·m,
+//     sumTokens, its Delta check);
+//  3. DeepLIFT in the methods of TestAttributeAllBits (attrib) and
+//     TestAttributeClassAll (cmd/whitebox), which then check its bits
+//     against the single-class calls.
+
+// MultiResult is an attribution of one input for every class: Results[c]
+// is class c's, in class order. The zero value is ready to use; its
+// Results and their slices are reused from call to call.
+type MultiResult struct {
+	Results []Result
+}
+
+// AttributeAll is NewExplainer(net).AttributeAll with a new MultiResult,
+// the Explainer released at the end.
+func AttributeAll(net Model, m Method, x cell.Input, opt Options) (*MultiResult, error) {
+	res := new(MultiResult)
+	e := NewExplainer(net)
+	defer e.Release()
+	if err := e.AttributeAll(context.Background(), m, x, opt, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// AttributeAll computes method m's scores of x for every class into res:
+// res.Results[c] has the bits of Attribute(m, x, opt with Class =
+// ClassIndex(c)), its Prediction, Logits, Delta, Relevance, IGSteps and
+// GapExceeded included (AutoSteps chooses each class's rule by its own
+// gap). opt.Class must be left zero (Predicted): every class is computed.
+// When ctx is done the call stops soon after and returns an error wrapping
+// ctx.Err(); res then holds no valid result.
+func (e *Explainer) AttributeAll(ctx context.Context, m Method, x cell.Input, opt Options, res *MultiResult) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if e == nil || (e.net == nil && e.stacked == nil) {
+		return fmt.Errorf("attrib: no model (a nil or unsupported Model %T)", e.modelOrNil())
+	}
+	if res == nil {
+		return fmt.Errorf("attrib: nil MultiResult")
+	}
+	if opt.Class != Predicted {
+		return fmt.Errorf("attrib: AttributeAll computes every class; Options.Class %v must be left zero", opt.Class)
+	}
+	if !e.inUse.CompareAndSwap(false, true) {
+		return fmt.Errorf("attrib: Explainer used by two goroutines at once; make one per goroutine")
+	}
+	defer e.inUse.Store(false)
+	c := e.model.Classes()
+	if cap(res.Results) < c {
+		res.Results = append(res.Results[:cap(res.Results)], make([]Result, c-cap(res.Results))...)
+	}
+	res.Results = res.Results[:c]
+	if opt.Baseline != nil && m != DeepLIFT { // DeepLIFT's reference is the baseline row itself
+		return e.withBaselineAll(ctx, m, x, opt, res)
+	}
+	return e.attributeAll(ctx, m, x, opt, res.Results)
+}
+
+// attributeAll is AttributeAll on the model itself (the baseline, if any,
+// already shifted into it): AttributeContext's checks, then the method.
+func (e *Explainer) attributeAll(ctx context.Context, m Method, x cell.Input, opt Options, all []Result) error {
+	opt, err := e.prepare(ctx, m, x, opt)
+	if err != nil {
+		return err
+	}
+	switch m {
+	case Saliency, GradientXInput, LRP:
+		return e.tracedAll(ctx, m, x, opt, all)
+	case Occlusion:
+		return e.occlusionAll(ctx, x, opt, all)
+	case IntegratedGradients:
+		return e.integratedGradientsAllChecked(ctx, x, opt, all)
+	}
+	// No shared path (yet): one single-class call per class.
+	for k := range all {
+		one := opt
+		one.Class = ClassIndex(k)
+		if err := e.attribute(ctx, m, x, one, &all[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// beginAll starts every class's result from the logits y (begin with
+// Class = ClassIndex(c)), each with T scores and its features slice
+// grown to n values (kept nil when n < 0), and points e.all at them.
+func (e *Explainer) beginAll(m Method, y []float64, steps, n int, opt Options, all []Result) error {
+	if cap(e.all) < len(all) {
+		e.all = make([][]float64, len(all))
+	}
+	e.all = e.all[:len(all)]
+	for k := range all {
+		r := &all[k]
+		r.Scores = grow(r.Scores, steps)
+		f := r.Features
+		if n >= 0 {
+			f = grow(f, n)
+		}
+		one := opt
+		one.Class = ClassIndex(k)
+		if err := e.begin(m, y, one, r, f); err != nil {
+			return err
+		}
+		e.all[k] = r.Features
+	}
+	return nil
+}
+
+// tracedAll is Saliency, G×I and LRP for every class: one forward pass,
+// then one backward pass per class from its trace.
+func (e *Explainer) tracedAll(ctx context.Context, m Method, x cell.Input, opt Options, all []Result) error {
+	d, steps := e.model.Input(), x.Len()
+	if err := e.beginAll(m, nil, steps, steps*d, opt, all); err != nil {
+		return err
+	}
+	var logits []float64
+	var err error
+	if m == LRP {
+		if cap(e.rels) < len(all) {
+			e.rels = make([]cell.Relevance, len(all))
+		}
+		rels := e.rels[:len(all)]
+		if e.stacked != nil {
+			logits, err = e.stacked.LRPAll(ctx, x, opt.Epsilon, opt.LRPBias, e.all, rels)
+		} else {
+			logits, err = e.net.LRPAll(ctx, e.ws, x, opt.Epsilon, e.all, rels)
+		}
+		if err == nil {
+			for k := range all {
+				all[k].Relevance = rels[k]
+			}
+		}
+	} else if e.stacked != nil {
+		logits, err = e.stacked.GradientAll(ctx, x, e.all)
+	} else {
+		logits, err = e.net.GradientAll(ctx, e.ws, x, e.all)
+	}
+	if err != nil {
+		return fmt.Errorf("attrib: %w", err)
+	}
+	for k := range all {
+		r := &all[k]
+		r.Logits = append(r.Logits[:0], logits...)
+		r.Prediction = cell.Predict(logits)
+		if m == GradientXInput {
+			timesInput(r.Features, x, d)
+		}
+		sumTokens(r.Scores, r.Features, d)
+	}
+	return nil
+}
+
+// occlusionAll is Occlusion for every class, from the same occluded
+// passes.
+func (e *Explainer) occlusionAll(ctx context.Context, x cell.Input, opt Options, all []Result) error {
+	d, steps := e.model.Input(), x.Len()
+	c := e.model.Classes()
+	e.y = grow(e.y, c)
+	if err := e.logits(x, e.y); err != nil {
+		return fmt.Errorf("attrib: %w", err)
+	}
+	if err := e.beginAll(Occlusion, e.y, steps, -1, opt, all); err != nil {
+		return err
+	}
+	e.occludedAll = grow(e.occludedAll, c*steps)
+	for k := range all {
+		e.all[k] = e.occludedAll[k*steps : (k+1)*steps]
+	}
+	var err error
+	if e.stacked != nil {
+		err = e.stacked.OcclusionAll(ctx, x, e.all, batchOptions(opt))
+	} else {
+		err = e.batcher().OcclusionAll(ctx, x, e.all, batchOptions(opt))
+	}
+	if err != nil {
+		return fmt.Errorf("attrib: %w", err)
+	}
+	for k := range all {
+		occludedScores(&all[k], x, e.all[k], d)
+	}
+	return nil
+}
+
+// integratedGradientsAllChecked is integratedGradientsChecked for every
+// class: with AutoSteps each class keeps the first rule whose gap is
+// within the tolerance (or the cap's), as its single-class call would,
+// and the rules are tried until every class has one.
+func (e *Explainer) integratedGradientsAllChecked(ctx context.Context, x cell.Input, opt Options, all []Result) error {
+	if opt.Steps != AutoSteps {
+		if err := e.integratedGradientsAll(ctx, x, opt, all); err != nil {
+			return err
+		}
+		for k := range all {
+			all[k].IGSteps = opt.Steps
+			e.checkGap(opt, &all[k], false)
+		}
+		return nil
+	}
+	if cap(e.tryAll) < len(all) {
+		e.tryAll = append(e.tryAll[:cap(e.tryAll)], make([]Result, len(all)-cap(e.tryAll))...)
+	}
+	try, done := e.tryAll[:len(all)], e.doneAll[:0]
+	for range all {
+		done = append(done, false)
+	}
+	e.doneAll = done
+	progress, before := opt.Progress, 0
+	left := len(all)
+	for n := firstAutoSteps; left > 0; n *= 2 {
+		one := opt
+		one.Steps = min(n, opt.MaxAutoSteps)
+		if progress != nil {
+			b := before // declared here: no allocation without Progress
+			one.Progress = func(done, total int) { progress(b+done, b+total) }
+		}
+		if err := e.integratedGradientsAll(ctx, x, one, try); err != nil {
+			return err
+		}
+		before += one.Steps
+		for k := range try {
+			r := &try[k]
+			r.IGSteps = one.Steps
+			if done[k] || !(gapWithin(opt.Tolerance, r) || one.Steps >= opt.MaxAutoSteps) {
+				continue
+			}
+			e.checkGap(opt, r, true)
+			copyResult(&all[k], r)
+			done[k] = true
+			left--
+		}
+	}
+	return nil
+}
+
+// copyResult sets *dst to src, reusing dst's slices.
+func copyResult(dst, src *Result) {
+	logits := append(dst.Logits[:0], src.Logits...)
+	features := append(dst.Features[:0], src.Features...)
+	scores := append(dst.Scores[:0], src.Scores...)
+	*dst = *src
+	dst.Logits, dst.Features, dst.Scores = logits, features, scores
+}
+
+// integratedGradientsAll is integratedGradients for every class: the
+// engine's IntegratedGradientsAll, then each class's scores and gap.
+func (e *Explainer) integratedGradientsAll(ctx context.Context, x cell.Input, opt Options, all []Result) error {
+	d, steps := e.model.Input(), max(0, x.Len())
+	if err := e.quadrature(opt.Quadrature, opt.Steps, opt.Float32Weights); err != nil {
+		return err
+	}
+	c := e.model.Classes()
+	e.y, e.y0 = grow(e.y, c), grow(e.y0, c)
+	if err := e.beginAll(IntegratedGradients, nil, steps, steps*d, opt, all); err != nil {
+		return err
+	}
+	var err error
+	if e.stacked != nil {
+		err = e.stacked.IntegratedGradientsAll(ctx, x, e.alphas, e.weights, e.all, e.y, e.y0, batchOptions(opt))
+	} else {
+		err = e.batcher().IntegratedGradientsAll(ctx, x, e.alphas, e.weights, e.all, e.y, e.y0, batchOptions(opt))
+	}
+	if err != nil {
+		return fmt.Errorf("attrib: %w", err)
+	}
+	for k := range all {
+		r := &all[k]
+		r.Logits = append(r.Logits[:0], e.y...)
+		r.Prediction = cell.Predict(e.y)
+		timesInput(r.Features, x, d)
+		sumTokens(r.Scores, r.Features, d)
+		r.Delta = sum(r.Scores) - (r.Logits[k] - e.y0[k])
+	}
+	return nil
+}

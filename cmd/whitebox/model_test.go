@@ -35,9 +35,9 @@ func TestAttributeModel(t *testing.T) {
 		if err != nil {
 			// A method may refuse a model it does not support (contextual
 			// decomposition: stacked or bidirectional LSTMs); the command
-			// says so with status 1.
+			// says so before any input, a usage error (status 2).
 			status, _, errOut := runCLI(t, "", "attribute", "-model", testModel, "-method", method.String(), "3 1 4")
-			if status != 1 || errOut == "" {
+			if status != 2 || errOut == "" {
 				t.Fatalf("%v: the library refuses (%v), the command: status %d, %q", method, err, status, errOut)
 			}
 			continue

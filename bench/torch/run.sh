@@ -17,7 +17,7 @@
 # samples of every case at -cpu 1,2 and one PyTorch process per thread
 # count with TORCH_REPEAT (2) timed calls per case and dtype, so that the
 # engines and thread counts take turns under the machine's other load
-# (6 samples a case by default: benchstat -count 6); TORCH_DEADLINE (60):
+# (6 samples a case by default: benchstat -count 6); TORCH_DEADLINE (90):
 # seconds after which a PyTorch process begins no more samples (an
 # overloaded machine makes its 2-thread calls very slow); CLI_REPEAT (5);
 # PYTHON (/usr/bin/python3, with torch 1.13); TORCH_BLAS: openblas
@@ -34,7 +34,7 @@ TORCH_REPEAT=${TORCH_REPEAT:-2}
 CLI_REPEAT=${CLI_REPEAT:-5}
 PYTHON=${PYTHON:-/usr/bin/python3}
 TORCH_BLAS=${TORCH_BLAS:-openblas}
-TORCH_DEADLINE=${TORCH_DEADLINE:-60}
+TORCH_DEADLINE=${TORCH_DEADLINE:-90}
 CACHE=${CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/whitebox-bench}
 
 commit=$(git rev-parse --short HEAD)

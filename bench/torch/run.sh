@@ -4,8 +4,9 @@
 # benchmark models in Go (go test -bench, -cpu 1,2) and in PyTorch
 # (bench_ig.py, float64 and float32, 1 and 2 threads), the one-shot CLI's
 # wall time and peak RSS (cli.py), dense-h256 IG on 1 and 2 threads, and
-# the check that PyTorch's float64 scores are whitebox's. About 8 minutes
-# on a quiet 2-core machine.
+# the check that PyTorch's float64 scores are whitebox's. About 4–5
+# minutes on a quiet 2-core machine (estimated from the single cases), 17
+# under a load average of 15.
 #
 # From the repository root:   sh bench/torch/run.sh
 #
@@ -57,7 +58,9 @@ if [ "$TORCH_BLAS" = openblas ]; then
 	if [ ! -e "$dir/libblas.so.3" ]; then
 		say "fetching libopenblas0-pthread into $CACHE/openblas"
 		mkdir -p "$CACHE/openblas"
-		if (cd "$CACHE/openblas" && rm -f ./*.deb && apt-get download libopenblas0-pthread >/dev/null 2>&1 &&
+		if (cd "$CACHE/openblas" && rm -f ./*.deb &&
+			{ apt-get download libopenblas0-pthread >/dev/null 2>&1 ||
+				{ apt-get update -qq >/dev/null 2>&1 && apt-get download libopenblas0-pthread >/dev/null 2>&1; }; } &&
 			dpkg -x ./libopenblas0-pthread_*.deb root); then :; else
 			say "could not fetch OpenBLAS: PyTorch runs on the system BLAS (see torch.txt's '# BLAS loaded')"
 		fi

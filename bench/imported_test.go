@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
@@ -13,16 +12,6 @@ import (
 // (random weights, made by its gen.py) of the two shapes the model-import
 // work is judged on.
 var ImportedModels = []string{"bench_h256", "bench_bi2_h64"}
-
-// importedInput is a fixed-seed input of t token ids below v.
-func importedInput(t, v int) []int {
-	rng := rand.New(rand.NewPCG(inputSeed, 0))
-	ids := make([]int, t)
-	for i := range ids {
-		ids[i] = rng.IntN(v)
-	}
-	return ids
-}
 
 // StackedForwardFLOPs counts one forward pass of an imported model over t
 // tokens: 2·4H·(in+H) per step, direction and layer, plus the decoder.
@@ -40,19 +29,29 @@ func StackedForwardFLOPs(m *model.Model, t int) float64 {
 	return f*float64(t) + 2*float64(n.Classes())*h*dirs
 }
 
+// importedCases are the input lengths of BenchmarkImportedIG per model:
+// the 1,000-token input is the one-input-on-two-cores case of issue 21.
+var importedCases = map[string][]int{"bench_h256": {200, 1000}, "bench_bi2_h64": {200}}
+
 // BenchmarkImportedIG measures IG with 50 Gauss–Legendre steps (Captum's
-// float32 step sizes) on a length-200 input of an imported model; GFLOP/s
-// counts the workload as PyTorch runs it: a forward and a backward pass per
-// step, and the two forward passes of the completeness gap.
+// float32 step sizes) on the TokenIDs input of an imported model, the
+// computation bench/torch/bench_ig.py times in PyTorch; GFLOP/s counts the
+// workload as PyTorch runs it: a forward and a backward pass per step, and
+// the two forward passes of the completeness gap. Run it with -cpu 1,2 for
+// one input on one and two cores; -short skips T > 200.
 func BenchmarkImportedIG(b *testing.B) {
 	for _, name := range ImportedModels {
-		for _, c := range []struct{ t, steps int }{{200, 50}} {
+		for _, t := range importedCases[name] {
+			c := struct{ t, steps int }{t, 50}
 			b.Run(fmt.Sprintf("model=%s/T=%d/steps=%d", name, c.t, c.steps), func(b *testing.B) {
+				if testing.Short() && c.t > 200 {
+					b.Skip("-short: T > 200")
+				}
 				m, err := model.Load("../model/testdata/"+name+".safetensors", model.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
-				x, err := m.Embed(importedInput(c.t, m.Vocab))
+				x, err := m.Embed(TokenIDs(c.t, m.Vocab))
 				if err != nil {
 					b.Fatal(err)
 				}

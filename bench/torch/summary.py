@@ -1,0 +1,190 @@
+#!/usr/bin/python3
+"""The tables of BENCHMARKS.md's "Imported models beside PyTorch", from a
+results directory of bench/torch/run.sh (go.txt, torch.txt, cli.txt,
+check.txt, machine.txt, benchstat-threads.txt), as Markdown on stdout.
+
+Every figure is the median of the samples, with their range in
+parentheses; ratios are of medians. Needs no torch.
+
+Usage: summary.py DIR
+"""
+import os
+import re
+import statistics
+import sys
+
+LINE = re.compile(r"^Benchmark(\S+?)(?:-(\d+))?\s+(\d+)\s+(.*)$")
+H256 = "ImportedIG/model=bench_h256/T=200/steps=50"
+H256_LONG = "ImportedIG/model=bench_h256/T=1000/steps=50"
+BI2 = "ImportedIG/model=bench_bi2_h64/T=200/steps=50"
+DENSE = "IG/net=dense-h256/T=256/steps=50"
+CLI = "CLIIG/model=bench_h256/T=200/steps=50"
+
+
+def parse(path, samples, default_engine=""):
+    """Adds {(engine, name, procs): {unit: [values]}} from a benchfmt file."""
+    engine = default_engine
+    notes = []
+    if not os.path.exists(path):
+        return notes
+    for line in open(path):
+        line = line.rstrip("\n")
+        if line.startswith("engine:"):
+            engine = line.split(":", 1)[1].strip()
+        elif line.startswith("#"):
+            notes.append(line[1:].strip())
+        m = LINE.match(line)
+        if not m:
+            continue
+        name, procs, rest = m.group(1), int(m.group(2) or 1), m.group(4).split()
+        units = samples.setdefault((engine, name, procs), {})
+        for v, u in zip(rest[0::2], rest[1::2]):
+            units.setdefault(u, []).append(float(v))
+    return notes
+
+
+def dur(ns):
+    s = ns / 1e9
+    if s >= 1:
+        return "%.2f s" % s
+    return "%.0f ms" % (s * 1e3) if s >= 0.1 else "%.1f ms" % (s * 1e3)
+
+
+def cell(samples, key, unit="ns/op", fmt=dur):
+    v = samples.get(key, {}).get(unit)
+    if not v:
+        return "—"
+    if len(v) == 1:
+        return fmt(v[0])
+    return "%s (%s–%s)" % (fmt(statistics.median(v)), fmt(min(v)), fmt(max(v)))
+
+
+def median(samples, key, unit="ns/op"):
+    v = samples.get(key, {}).get(unit)
+    return statistics.median(v) if v else None
+
+
+def ratio(a, b):
+    return a / b if a and b else None
+
+
+def fmt_ratio(r):
+    return "%.2f×" % r if r is not None else "—"
+
+
+def met(r, target):
+    return "—" if r is None else ("yes" if r >= target else "**no**")
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__.strip().splitlines()[-1])
+    d = sys.argv[1]
+    s = {}
+    parse(os.path.join(d, "go.txt"), s, "whitebox")
+    torch_notes = parse(os.path.join(d, "torch.txt"), s)
+    cli_notes = parse(os.path.join(d, "cli.txt"), s, "whitebox-cli")
+    machine = open(os.path.join(d, "machine.txt")).read().strip() if os.path.exists(os.path.join(d, "machine.txt")) else ""
+    checks = [n for n in parse(os.path.join(d, "check.txt"), {}) if n.startswith("check ")]
+    w, f64, f32 = "whitebox", "pytorch-float64", "pytorch-float32"
+    n_go = len(s.get((w, H256, 1), {}).get("ns/op", []))
+    n_pt = len(s.get((f64, H256, 1), {}).get("ns/op", []))
+
+    out = []
+    p = out.append
+    p("From `%s` (%d Go samples a case, %d PyTorch samples a case and dtype; median (range)):" % (d, n_go, n_pt))
+    p("")
+    p("```")
+    p(machine)
+    for n in torch_notes:
+        if n.startswith(("BLAS loaded", "torch.mm", "bench_ig.py")):
+            p(n)
+            break
+    for n in torch_notes:
+        if n.startswith("torch.mm"):
+            p(n)
+    p("```")
+    p("")
+    p("In-process, IG with 50 Gauss–Legendre steps on one input (Go: `BenchmarkImportedIG`, `-cpu 1,2`; "
+      "PyTorch: `bench/torch/bench_ig.py`, the 50 scaled copies as one batch):")
+    p("")
+    p("| case | Go, 1 thread | Go, 2 threads | Go 2 vs 1 | PyTorch f64, 1 thread | f64, 2 threads | "
+      "PyTorch f32, 1 thread | f32, 2 threads | Go 1 thread vs f64 / f32, 1 thread |")
+    p("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name in (H256, H256_LONG, BI2):
+        g1, g2 = median(s, (w, name, 1)), median(s, (w, name, 2))
+        p("| %s | %s | %s | %s | %s | %s | %s | %s | %s / %s |" % (
+            name.replace("ImportedIG/", ""), cell(s, (w, name, 1)), cell(s, (w, name, 2)), fmt_ratio(ratio(g1, g2)),
+            cell(s, (f64, name, 1)), cell(s, (f64, name, 2)), cell(s, (f32, name, 1)), cell(s, (f32, name, 2)),
+            fmt_ratio(ratio(median(s, (f64, name, 1)), g1)), fmt_ratio(ratio(median(s, (f32, name, 1)), g1))))
+    allocs = [max(v.get("allocs/op", [0])) for (e, _, _), v in s.items() if e == w]
+    d1, d2 = median(s, (w, DENSE, 1)), median(s, (w, DENSE, 2))
+    p("| dense-h256, T=256 (`BenchmarkIG`) | %s | %s | %s | | | | | |" % (
+        cell(s, (w, DENSE, 1)), cell(s, (w, DENSE, 2)), fmt_ratio(ratio(d1, d2))))
+    p("")
+    p("One-shot CLI, start to exit (`bench/torch/cli.py`: `whitebox attribute -model FILE -method ig -steps 50`, "
+      "one input on standard input, the default `-budget`):")
+    p("")
+    p("| case | wall | peak RSS |")
+    p("| --- | --- | --- |")
+    cli_keys = sorted(k for k in s if k[0] == "whitebox-cli")
+    for k in cli_keys:
+        p("| %s, GOMAXPROCS=%d | %s | %s |" % (k[1].replace("CLIIG/", ""), k[2], cell(s, k),
+                                               cell(s, k, "peak-RSS-MiB", lambda v: "%.1f MiB" % v)))
+    for n in cli_notes:
+        if n.startswith("refused"):
+            p("| %s | refused | %s |" % (n.split(":", 1)[0].replace("refused CLIIG/", ""), n.split(":", 1)[1].strip()))
+    p("")
+    cli2 = min((k for k in cli_keys if k[1] == CLI), key=lambda k: -k[2], default=None)
+    h1 = median(s, (w, H256, 1))
+    rows = [
+        ("in-process 1 thread vs PyTorch float64, 1 thread (h256, T=200)", 2.5, ratio(median(s, (f64, H256, 1)), h1)),
+        ("in-process 1 thread vs PyTorch float32, 1 thread (h256, T=200)", 1.0, ratio(median(s, (f32, H256, 1)), h1)),
+        ("one-shot CLI (all cores) vs PyTorch float32 in-process, 1 thread (h256, T=200)", 1.0,
+         ratio(median(s, (f32, H256, 1)), median(s, cli2)) if cli2 else None),
+        ("one 1,000-token input (h256), 2 cores vs 1", 1.8,
+         ratio(median(s, (w, H256_LONG, 1)), median(s, (w, H256_LONG, 2)))),
+        ("dense-h256 IG (T=256), 2 threads vs 1", 1.9, ratio(d1, d2)),
+    ]
+    p("| target (issue 21) | bar | measured | met |")
+    p("| --- | --- | --- | --- |")
+    for what, bar, r in rows:
+        p("| %s | ≥ %.1f× | %s | %s |" % (what, bar, fmt_ratio(r), met(r, bar)))
+    if cli2:
+        rss = median(s, cli2, "peak-RSS-MiB")
+        p("| one-shot CLI peak RSS (h256, T=200) | ≤ 64 MiB | %.1f MiB | %s |" % (rss, "yes" if rss <= 64 else "**no**"))
+    long_cli = [k for k in cli_keys if "bench_bi2_h64" in k[1]]
+    if long_cli:
+        rss = median(s, long_cli[0], "peak-RSS-MiB")
+        p("| IG 50 steps, 50,000 tokens, bi2-h64, default budget: peak RSS | ≤ 300 MiB | %.1f MiB | %s |" % (
+            rss, "yes" if rss <= 300 else "**no**"))
+    else:
+        p("| IG 50 steps, 50,000 tokens, bi2-h64, default budget: peak RSS | ≤ 300 MiB | refused | **no** |")
+    p("| allocs/op in steady state (every Go case, 1 and 2 threads) | 0 | at most %d | %s |" % (
+        max(allocs) if allocs else -1, "yes" if allocs and max(allocs) == 0 else "**no**"))
+    p("")
+    skipped = [n for n in torch_notes if n.startswith("skipped")]
+    if skipped:
+        p("PyTorch samples not taken (the driver's TORCH_DEADLINE):")
+        p("")
+        for n in skipped:
+            p("- " + n)
+        p("")
+    if checks:
+        p("Same computation (`bench_ig.py --whitebox`, before the timing):")
+        p("")
+        for c in checks:
+            p("- " + c)
+        p("")
+    bs = os.path.join(d, "benchstat-threads.txt")
+    if os.path.exists(bs):
+        p("Go, 1 vs 2 threads (`benchstat -col /gomaxprocs go.txt`):")
+        p("")
+        p("```")
+        p(open(bs).read().rstrip())
+        p("```")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -148,7 +148,7 @@ func ForwardFLOPs(h, d, c, t int) float64 {
 //	occlusion:      (T + 1)F (the input and its T occluded copies)
 //	lrp:            1.25F (forward + the ε-rule through W_g only: 2H·(D+H) per step)
 //	deeplift:       3F (the input's and the reference's forward passes + one backward)
-//	cd:             2(T + 1)F (an estimate: a decomposed pass, two states per step, per token)
+//	cd:             (T + 1)F (token t's span runs W_h·β and W_h·γ from step t on: Σ_t 2(T−t)/T·F ≈ T·F, plus the shared pass)
 func FLOPs(method string, h, d, c, t, steps int) float64 {
 	f := ForwardFLOPs(h, d, c, t)
 	switch method {
@@ -165,7 +165,7 @@ func FLOPs(method string, h, d, c, t, steps int) float64 {
 	case "deeplift":
 		return 3 * f
 	case "cd":
-		return 2 * float64(t+1) * f
+		return float64(t+1) * f
 	}
 	panic("bench: unknown method " + method)
 }

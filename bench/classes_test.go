@@ -23,7 +23,7 @@ func BenchmarkImportedAllClasses(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		x, err := m.Embed(importedInput(steps, m.Vocab))
+		x, err := m.Embed(TokenIDs(steps, m.Vocab))
 		if err != nil {
 			b.Fatal(err)
 		}

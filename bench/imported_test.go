@@ -89,7 +89,7 @@ func BenchmarkImportedDeepLIFT(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			x, err := m.Embed(importedInput(t, m.Vocab))
+			x, err := m.Embed(TokenIDs(t, m.Vocab))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -17,7 +17,8 @@ import (
 // Network runs as its Stacked form (cell.Network.AsStacked), its one-hot
 // input as dense rows; its logits in the Result are that form's, equal to
 // the Network's to rounding. Result.Delta is Σ_t R_t − (ŷ_c(x) − ŷ_c(x₀)):
-// zero but for rounding (summation-to-delta).
+// zero but for rounding (summation-to-delta). AttributeAll traces x and x₀
+// once for all the classes (deepLIFTAll).
 
 // stackedEngine is the runner of the methods written for Stacked models
 // only (DeepLIFT; contextual decomposition may share it): the Stacked

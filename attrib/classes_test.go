@@ -149,7 +149,9 @@ func TestAttributeAllBits(t *testing.T) {
 				for i := range base {
 					base[i] = 0.3 - 0.2*float64(i%4)
 				}
-				opts = []Options{{}, {Baseline: base}}
+				// The last budget fits one class's traces but not every
+				// class's multipliers at once: one call per class.
+				opts = []Options{{}, {Baseline: base}, {Budget: all.deepLIFTBytes(tc.x.Len())}}
 			}
 			if m == LRP && stacked {
 				opts = append(opts, Options{LRPBias: 1, Epsilon: 0.01})

@@ -18,7 +18,8 @@ import (
 // input as dense rows; its logits in the Result are that form's, equal to
 // the Network's to rounding. Result.Delta is Σ_t R_t − (ŷ_c(x) − ŷ_c(x₀)):
 // zero but for rounding (summation-to-delta). AttributeAll traces x and x₀
-// once for all the classes (deepLIFTAll).
+// once for all the classes and runs their multiplier passes together
+// (deepLIFTAll).
 
 // stackedEngine is the runner of the methods written for Stacked models
 // only (DeepLIFT; contextual decomposition may share it): the Stacked
@@ -90,14 +91,32 @@ func (e *Explainer) deepLIFT(ctx context.Context, x cell.Input, opt Options, res
 }
 
 // deepLIFTAll is deepLIFT for every class: the traced passes of x and of
-// the reference run once, the multiplier pass once per class
-// (cell.StackedRunner.DeepLIFTAll).
+// the reference run once, the multiplier passes of all the classes
+// together (cell.StackedRunner.DeepLIFTAll); where their C lanes of
+// multipliers (cell.Stacked.DeepLIFTAllBytes) would take the memory over
+// opt.Budget, one single-class call per class instead.
 func (e *Explainer) deepLIFTAll(ctx context.Context, x cell.Input, opt Options, all []Result) error {
 	r, in, ref, err := e.deepLIFTInputs(x, opt)
 	if err != nil {
 		return err
 	}
 	d, steps := e.model.Input(), x.Len()
+	budget := opt.Budget
+	if budget == 0 {
+		budget = DefaultBudget
+	}
+	if need := e.deepLIFTBytes(steps) + r.Model().DeepLIFTAllBytes(steps); need > budget {
+		// The multipliers of every class at once do not fit: one
+		// single-class call per class, the same bits.
+		for k := range all {
+			one := opt
+			one.Class = ClassIndex(k)
+			if err := e.deepLIFT(ctx, x, one, &all[k]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if err := e.beginAll(DeepLIFT, nil, steps, steps*d, opt, all); err != nil {
 		return err
 	}

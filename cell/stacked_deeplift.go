@@ -52,6 +52,7 @@ type deepLIFTState struct {
 	ux, uref []float64 // layer 0's input products of x and of x₀
 	mx       []float64 // T×E: the multipliers of layer 0's input
 	ma       []float64 // Units: the classifier's hidden layer
+	all      *deepLIFTLanes
 }
 
 // DeepLIFTBytes is the memory of a DeepLIFT pass over an input of steps
@@ -120,52 +121,6 @@ func (r *StackedRunner) deepLIFT(x, ref Input, choose func([]float64) (int, erro
 	d.ref.forward(d.uref, x.Len(), 1)
 	if err := d.scores(x, ref, class, contrib); err != nil {
 		return nil, nil, err
-	}
-	return d.x.logitsBuf[:r.s.c], d.ref.logitsBuf[:r.s.c], nil
-}
-
-// DeepLIFTAll writes the DeepLIFT scores of x against ref for every class
-// c to outs[c] (C buffers of T×E) and returns the logits of x and of ref
-// (owned by r). The traced passes of x and of ref run once; only the
-// multiplier pass, which reads the traces and writes its own scratch,
-// runs once per class, so outs[c] has the bits of DeepLIFT(x, ref, c, ·).
-// It ends soon after ctx is done (nil: never) with an error wrapping
-// ctx.Err().
-func (r *StackedRunner) DeepLIFTAll(ctx context.Context, x, ref Input, outs [][]float64) (logits, refLogits []float64, err error) {
-	err = r.withStop(ctx, func() error {
-		logits, refLogits, err = r.deepLIFTAll(x, ref, outs)
-		return err
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return logits, refLogits, nil
-}
-
-func (r *StackedRunner) deepLIFTAll(x, ref Input, outs [][]float64) (logits, refLogits []float64, err error) {
-	if err := r.acquire(); err != nil {
-		return nil, nil, err
-	}
-	defer r.release()
-	if err := r.check(x); err != nil {
-		return nil, nil, err
-	}
-	if err := checkClasses(outs, r.s.c, x.Len()*r.s.in, "DeepLIFT"); err != nil {
-		return nil, nil, err
-	}
-	d, err := r.deepLIFTInput(x, ref)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer func() { d.x.stop, d.ref.stop = nil, nil }()
-	d.ref.forward(d.uref, x.Len(), 1)
-	for c, contrib := range outs {
-		if err := d.scores(x, ref, c, contrib); err != nil {
-			return nil, nil, fmt.Errorf("%w (class %d)", err, c)
-		}
-		if r.pass.err() != nil {
-			return nil, nil, nil // withStop returns the context's error
-		}
 	}
 	return d.x.logitsBuf[:r.s.c], d.ref.logitsBuf[:r.s.c], nil
 }

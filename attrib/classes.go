@@ -18,9 +18,9 @@ import (
 // logit from the same occluded passes.
 //
 // DeepLIFT runs the traced passes of x and of the reference once and the
-// multiplier pass once per class (the Rescale multipliers and the
-// products' splits depend on the two traces, not on the class, which
-// enters only through the seed at the logits). Contextual decomposition
+// multiplier passes of every class together, as C lanes (the Rescale
+// multipliers and the products' splits depend on the two traces, not on
+// the class, which enters only through the seed at the logits). Contextual decomposition
 // has no shared path: it runs one single-class call per class (the same
 // bits, not faster).
 

@@ -17,25 +17,12 @@ import (
 // sums added up in the single-class order; Occlusion reads every class's
 // logit from the same occluded passes.
 //
-// DeepLIFT and contextual decomposition have no shared path yet: they run
-// one single-class call per class (the same bits, not faster). DeepLIFT
-// joins the shared paths in three steps:
-//  1. package cell: a DeepLIFTAll(ctx, …, x, reference, outs [][]float64)
-//     on the Network and the StackedRunner (beside GradientAll in
-//     classes.go and stacked_classes.go) that runs the traced forward
-//     passes of x and of the reference once (the Rescale multipliers and
-//     the products' splits depend on z and z₀ only, not on the class) and
-//     then the multiplier pass once per class c into outs[c]: the class
-//     enters only through the seed at the logits (row c of W_y, as
-//     Network.backward and lanes.headGrad start), and each pass must write
-//     only its own scratch, never the traces;
-//  2. here: a case DeepLIFT in attributeAll calling e.deepLIFTAll, which
-//     is tracedAll's pattern: beginAll, the cell call into e.all, then per
-//     class what deepLIFT does after its backward pass ((x − x₀)·m,
-//     sumTokens, its Delta check);
-//  3. DeepLIFT in the methods of TestAttributeAllBits (attrib) and
-//     TestAttributeClassAll (cmd/whitebox), which then check its bits
-//     against the single-class calls.
+// DeepLIFT runs the traced passes of x and of the reference once and the
+// multiplier passes of every class together, as C lanes (the Rescale
+// multipliers and the products' splits depend on the two traces, not on
+// the class, which enters only through the seed at the logits). Contextual decomposition
+// has no shared path: it runs one single-class call per class (the same
+// bits, not faster).
 
 // MultiResult is an attribution of one input for every class: Results[c]
 // is class c's, in class order. The zero value is ready to use; its
@@ -105,6 +92,8 @@ func (e *Explainer) attributeAll(ctx context.Context, m Method, x cell.Input, op
 		return e.occlusionAll(ctx, x, opt, all)
 	case IntegratedGradients:
 		return e.integratedGradientsAllChecked(ctx, x, opt, all)
+	case DeepLIFT:
+		return e.deepLIFTAll(ctx, x, opt, all)
 	}
 	// No shared path (yet): one single-class call per class.
 	for k := range all {

@@ -120,10 +120,10 @@ func allClassesCases(t *testing.T) []allClassesCase {
 // on white-box networks (one-hot), a dense Network and Stacked models of
 // every head, with 1, 2 and 3 workers, the default budget and the
 // smallest that fits (checkpointed IG plans with one lane), fixed and
-// automatic IG rules, a Baseline on Stacked models; the same MultiResult
-// reused.
+// automatic IG rules, a Baseline on Stacked models (and on every model for
+// DeepLIFT, whose reference it is); the same MultiResult reused.
 func TestAttributeAllBits(t *testing.T) {
-	methods := []Method{Occlusion, Saliency, GradientXInput, IntegratedGradients, LRP}
+	methods := []Method{Occlusion, Saliency, GradientXInput, IntegratedGradients, LRP, DeepLIFT}
 	for _, tc := range allClassesCases(t) {
 		c := tc.model.Classes()
 		single, all := NewExplainer(tc.model), NewExplainer(tc.model)
@@ -144,11 +144,20 @@ func TestAttributeAllBits(t *testing.T) {
 					opts = append(opts, Options{Steps: 20, Baseline: base})
 				}
 			}
+			if m == DeepLIFT {
+				base := make([]float64, tc.model.Input())
+				for i := range base {
+					base[i] = 0.3 - 0.2*float64(i%4)
+				}
+				// The last budget fits one class's traces but not every
+				// class's multipliers at once: one call per class.
+				opts = []Options{{}, {Baseline: base}, {Budget: all.deepLIFTBytes(tc.x.Len())}}
+			}
 			if m == LRP && stacked {
 				opts = append(opts, Options{LRPBias: 1, Epsilon: 0.01})
 			}
 			for _, opt := range opts {
-				where := fmt.Sprintf("%s %v steps=%d workers=%d budget=%d", tc.name, m, opt.Steps, opt.Workers, opt.Budget)
+				where := fmt.Sprintf("%s %v steps=%d workers=%d budget=%d baseline=%v", tc.name, m, opt.Steps, opt.Workers, opt.Budget, opt.Baseline != nil)
 				if err := all.AttributeAll(context.Background(), m, tc.x, opt, &multi); err != nil {
 					t.Fatalf("%s: %v", where, err)
 				}
@@ -207,7 +216,7 @@ func TestAttributeAllAllocations(t *testing.T) {
 	}{{net.Network, cell.OneHot(sym)}, {s, cell.Dense(v, 9)}} {
 		e := NewExplainer(tc.model)
 		var res MultiResult
-		for _, m := range Methods {
+		for _, m := range append(Methods[:len(Methods):len(Methods)], DeepLIFT) {
 			for _, opt := range []Options{{}, {Steps: AutoSteps}} {
 				f := func() {
 					if err := e.AttributeAll(context.Background(), m, tc.x, opt, &res); err != nil {
@@ -224,8 +233,8 @@ func TestAttributeAllAllocations(t *testing.T) {
 }
 
 // TestAttributeAllErrors: a class in the options, a nil MultiResult and a
-// nil model are refused; DeepLIFT and CD, which have no shared path yet,
-// give each class its single-class call's error or result.
+// nil model are refused; DeepLIFT and CD give each class its single-class
+// call's error or result.
 func TestAttributeAllErrors(t *testing.T) {
 	net := mustNet(t, "counting", whitebox.Config{})
 	sym, _ := net.Task.Encode("aab")

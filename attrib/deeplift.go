@@ -17,7 +17,9 @@ import (
 // Network runs as its Stacked form (cell.Network.AsStacked), its one-hot
 // input as dense rows; its logits in the Result are that form's, equal to
 // the Network's to rounding. Result.Delta is Σ_t R_t − (ŷ_c(x) − ŷ_c(x₀)):
-// zero but for rounding (summation-to-delta).
+// zero but for rounding (summation-to-delta). AttributeAll traces x and x₀
+// once for all the classes and runs their multiplier passes together
+// (deepLIFTAll).
 
 // stackedEngine is the runner of the methods written for Stacked models
 // only (DeepLIFT; contextual decomposition may share it): the Stacked
@@ -64,23 +66,93 @@ func checkBaselineRow(row []float64, d int) error {
 // deepLIFT is DeepLIFT's scores of x against the reference Options.Baseline
 // (the zero row if nil) at every position.
 func (e *Explainer) deepLIFT(ctx context.Context, x cell.Input, opt Options, res *Result) error {
-	r, err := e.stackedEngine()
+	r, in, ref, err := e.deepLIFTInputs(x, opt)
 	if err != nil {
 		return err
 	}
 	d, steps := e.model.Input(), x.Len()
+	res.Scores = grow(res.Scores, steps)
+	features := grow(res.Features, steps*d)
+	if e.dlChoose == nil {
+		e.dlChoose = e.chooseDeepLIFT
+	}
+	e.dlRes, e.dlOpt, e.dlFeat, e.classErr = res, opt, features, nil
+	_, y0, err := r.DeepLIFTChoose(ctx, in, ref, e.dlChoose, 0, features)
+	classErr := e.classErr
+	e.dlRes, e.dlFeat, e.classErr = nil, nil, nil
+	if err != nil {
+		if classErr != nil && err == classErr {
+			return err
+		}
+		return fmt.Errorf("attrib: %w", err)
+	}
+	deepLIFTDelta(res, d, y0)
+	return nil
+}
+
+// deepLIFTAll is deepLIFT for every class: the traced passes of x and of
+// the reference run once, the multiplier passes of all the classes
+// together (cell.StackedRunner.DeepLIFTAll); where their C lanes of
+// multipliers (cell.Stacked.DeepLIFTAllBytes) would take the memory over
+// opt.Budget, one single-class call per class instead.
+func (e *Explainer) deepLIFTAll(ctx context.Context, x cell.Input, opt Options, all []Result) error {
+	r, in, ref, err := e.deepLIFTInputs(x, opt)
+	if err != nil {
+		return err
+	}
+	d, steps := e.model.Input(), x.Len()
+	budget := opt.Budget
+	if budget == 0 {
+		budget = DefaultBudget
+	}
+	if need := e.deepLIFTBytes(steps) + r.Model().DeepLIFTAllBytes(steps); need > budget {
+		// The multipliers of every class at once do not fit: one
+		// single-class call per class, the same bits.
+		for k := range all {
+			one := opt
+			one.Class = ClassIndex(k)
+			if err := e.deepLIFT(ctx, x, one, &all[k]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := e.beginAll(DeepLIFT, nil, steps, steps*d, opt, all); err != nil {
+		return err
+	}
+	y, y0, err := r.DeepLIFTAll(ctx, in, ref, e.all)
+	if err != nil {
+		return fmt.Errorf("attrib: %w", err)
+	}
+	for k := range all {
+		res := &all[k]
+		res.Logits = append(res.Logits[:0], y...)
+		res.Prediction = cell.Predict(y)
+		deepLIFTDelta(res, d, y0)
+	}
+	return nil
+}
+
+// deepLIFTInputs checks DeepLIFT's call on x and returns its runner, the
+// input as that runner reads it (a Network's one-hot rows made dense) and
+// the reference: Options.Baseline, or the zero row, at every position.
+func (e *Explainer) deepLIFTInputs(x cell.Input, opt Options) (r *cell.StackedRunner, in, ref cell.Input, err error) {
+	if r, err = e.stackedEngine(); err != nil {
+		return nil, in, ref, err
+	}
+	d, steps := e.model.Input(), x.Len()
 	if steps < 1 {
-		return fmt.Errorf("attrib: %w", cell.ErrEmptyInput)
+		return nil, in, ref, fmt.Errorf("attrib: %w", cell.ErrEmptyInput)
 	}
 	if opt.Baseline != nil {
 		if err := checkBaselineRow(opt.Baseline, d); err != nil {
-			return err
+			return nil, in, ref, err
 		}
 	}
-	in := x
+	in = x
 	if e.stacked == nil {
 		if e.dlX, err = x.AppendDense(e.dlX[:0], d); err != nil {
-			return fmt.Errorf("attrib: %w", err)
+			return nil, in, ref, fmt.Errorf("attrib: %w", err)
 		}
 		in = cell.Dense(e.dlX, steps)
 	}
@@ -93,24 +165,14 @@ func (e *Explainer) deepLIFT(ctx context.Context, x cell.Input, opt Options, res
 			clear(row)
 		}
 	}
-	res.Scores = grow(res.Scores, steps)
-	features := grow(res.Features, steps*d)
-	if e.dlChoose == nil {
-		e.dlChoose = e.chooseDeepLIFT
-	}
-	e.dlRes, e.dlOpt, e.dlFeat, e.classErr = res, opt, features, nil
-	_, y0, err := r.DeepLIFTChoose(ctx, in, cell.Dense(e.dlRef, steps), e.dlChoose, 0, features)
-	classErr := e.classErr
-	e.dlRes, e.dlFeat, e.classErr = nil, nil, nil
-	if err != nil {
-		if classErr != nil && err == classErr {
-			return err
-		}
-		return fmt.Errorf("attrib: %w", err)
-	}
+	return r, in, cell.Dense(e.dlRef, steps), nil
+}
+
+// deepLIFTDelta sums res's features (T×d) into its token scores and sets
+// its summation-to-delta residual, y0 being the reference's logits.
+func deepLIFTDelta(res *Result, d int, y0 []float64) {
 	sumTokens(res.Scores, res.Features, d)
 	res.Delta = sum(res.Scores) - (res.Logits[res.Class] - y0[res.Class])
-	return nil
 }
 
 // chooseDeepLIFT starts DeepLIFT's result from the logits of x and returns

@@ -11,8 +11,8 @@ import (
 
 // BenchmarkImportedAllClasses: every class (C = 5) of a length-200 input of
 // the imported models by AttributeAll (mode=all) against C single-class
-// calls (mode=separate), for saliency, LRP and IG with 50 steps (T = 20
-// with -short: CI's smoke test).
+// calls (mode=separate), for saliency, LRP, IG with 50 steps and DeepLIFT
+// (T = 20 with -short: CI's smoke test).
 func BenchmarkImportedAllClasses(b *testing.B) {
 	steps := 200
 	if testing.Short() {
@@ -28,7 +28,7 @@ func BenchmarkImportedAllClasses(b *testing.B) {
 			b.Fatal(err)
 		}
 		c := m.Net.Classes()
-		for _, method := range []attrib.Method{attrib.Saliency, attrib.LRP, attrib.IntegratedGradients} {
+		for _, method := range []attrib.Method{attrib.Saliency, attrib.LRP, attrib.IntegratedGradients, attrib.DeepLIFT} {
 			for _, mode := range []string{"all", "separate"} {
 				b.Run(fmt.Sprintf("model=%s/T=%d/method=%v/classes=%d/mode=%s", name, steps, method, c, mode), func(b *testing.B) {
 					e := attrib.NewExplainer(m.Net)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -123,6 +124,26 @@ func TestAllClassesSinglePaths(t *testing.T) {
 		if _, err := r.LRPAll(ctx, x, 0.01, 0.5, rels, outs); err != nil {
 			t.Fatal(err)
 		}
+		for _, row := range [][]float64{nil, {0.4, -0.9, 1.3}} {
+			ref := deepLIFTRef(row, x.Len(), 3)
+			dl := perClass(4, size)
+			y, y0, err := r.DeepLIFTAll(ctx, x, ref, dl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			y, y0 = append([]float64(nil), y...), append([]float64(nil), y0...)
+			for c := range 4 {
+				where := fmt.Sprintf("%v ref %v class %d", hc, row, c)
+				want := make([]float64, size)
+				wy, wy0, err := single.DeepLIFT(x, ref, c, want)
+				if err != nil {
+					t.Fatal(err)
+				}
+				assertSameBits(t, where+" DeepLIFT", dl[c], want)
+				assertSameBits(t, where+" DeepLIFT y", y, wy)
+				assertSameBits(t, where+" DeepLIFT y0", y0, wy0)
+			}
+		}
 		alphas, weights := randomRule(rng, 21)
 		for _, opt := range []BatchOptions{{}, {Workers: 2, Lanes: 5}, {Workers: 3, Lanes: 1}} {
 			ig, y, y0 := perClass(4, size), make([]float64, 4), make([]float64, 4)
@@ -187,6 +208,18 @@ func TestAllClassesErrors(t *testing.T) {
 	}
 	if err := NewBatcher(n).OcclusionAll(ctx, x, perClass(3, 2), BatchOptions{}); err == nil {
 		t.Error("OcclusionAll with short buffers: no error")
+	}
+	s := randomHeadStacked(t, rng, 2, 3, 3, headCase{1, false, HeadLast, ActNone})
+	r := mustRunner(t, s)
+	sx := randomStackedInput(rng, 4, 2)
+	ref := deepLIFTRef(nil, 4, 2)
+	for name, bufs := range map[string][][]float64{"too few": perClass(2, 8), "too short": {make([]float64, 8), make([]float64, 7), make([]float64, 8)}} {
+		if _, _, err := r.DeepLIFTAll(ctx, sx, ref, bufs); err == nil {
+			t.Errorf("DeepLIFTAll, %s buffers: no error", name)
+		}
+	}
+	if _, _, err := r.DeepLIFTAll(ctx, sx, deepLIFTRef(nil, 3, 2), perClass(3, 8)); err == nil || !strings.Contains(err.Error(), "reference") {
+		t.Errorf("DeepLIFTAll with a reference of 3 steps for 4: %v, want an error naming the reference", err)
 	}
 }
 

@@ -52,6 +52,7 @@ type deepLIFTState struct {
 	ux, uref []float64 // layer 0's input products of x and of x₀
 	mx       []float64 // T×E: the multipliers of layer 0's input
 	ma       []float64 // Units: the classifier's hidden layer
+	all      *deepLIFTLanes
 }
 
 // DeepLIFTBytes is the memory of a DeepLIFT pass over an input of steps
@@ -104,16 +105,39 @@ func (r *StackedRunner) deepLIFT(x, ref Input, choose func([]float64) (int, erro
 	if err := r.checkOut(x, class, contrib); err != nil {
 		return nil, nil, err
 	}
+	d, err := r.deepLIFTInput(x, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { d.x.stop, d.ref.stop = nil, nil }()
+	if choose != nil {
+		if class, err = choose(d.x.logitsBuf[:r.s.c]); err != nil {
+			return nil, nil, err
+		}
+		if err := checkClass(class, r.s.c); err != nil {
+			return nil, nil, err
+		}
+	}
+	d.ref.forward(d.uref, x.Len(), 1)
+	if err := d.scores(x, ref, class, contrib); err != nil {
+		return nil, nil, err
+	}
+	return d.x.logitsBuf[:r.s.c], d.ref.logitsBuf[:r.s.c], nil
+}
+
+// deepLIFTInput checks the reference against x, computes both inputs'
+// products and runs x's traced pass (the reference's is the caller's, after
+// any choice of class); the caller resets the lanes' stop.
+func (r *StackedRunner) deepLIFTInput(x, ref Input) (*deepLIFTState, error) {
 	if err := r.check(ref); err != nil {
-		return nil, nil, fmt.Errorf("cell: DeepLIFT reference: %w", err)
+		return nil, fmt.Errorf("cell: DeepLIFT reference: %w", err)
 	}
 	if ref.Len() != x.Len() {
-		return nil, nil, fmt.Errorf("cell: DeepLIFT reference has %d steps, the input %d", ref.Len(), x.Len())
+		return nil, fmt.Errorf("cell: DeepLIFT reference has %d steps, the input %d", ref.Len(), x.Len())
 	}
 	s, steps := r.s, x.Len()
 	d := r.deepLIFTBuffers(steps)
 	d.x.stop, d.ref.stop = r.pass, r.pass
-	defer func() { d.x.stop, d.ref.stop = nil, nil }()
 	n := s.dirs * steps * 4 * s.h
 	d.ux, d.uref = d.ux[:n], d.uref[:n]
 	s.inputProducts(d.ux, x.dense, steps)
@@ -121,16 +145,14 @@ func (r *StackedRunner) deepLIFT(x, ref Input, choose func([]float64) (int, erro
 	d.x.scale[0], d.x.occluded[0] = x.scale, -1
 	d.ref.scale[0], d.ref.occluded[0] = ref.scale, -1
 	d.x.forward(d.ux, steps, 1)
-	if choose != nil {
-		if class, err = choose(d.x.logitsBuf[:s.c]); err != nil {
-			return nil, nil, err
-		}
-		if err := checkClass(class, s.c); err != nil {
-			return nil, nil, err
-		}
-	}
-	d.ref.forward(d.uref, steps, 1)
-	mx := d.mx[:steps*s.in]
+	return d, nil
+}
+
+// scores runs the multiplier pass of class over the traces of the last
+// passes of x and ref and writes the scores (x − x₀)·m to contrib (T×E).
+func (d *deepLIFTState) scores(x, ref Input, class int, contrib []float64) error {
+	steps, e := x.Len(), d.x.s.in
+	mx := d.mx[:steps*e]
 	clear(mx)
 	d.backward(steps, class, mx)
 	for k, m := range mx {
@@ -139,10 +161,10 @@ func (r *StackedRunner) deepLIFT(x, ref Input, choose func([]float64) (int, erro
 	}
 	for k, v := range contrib {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, nil, fmt.Errorf("cell: the DeepLIFT score of input value %d is %v", k, v)
+			return fmt.Errorf("cell: the DeepLIFT score of input value %d is %v", k, v)
 		}
 	}
-	return d.x.logitsBuf[:s.c], d.ref.logitsBuf[:s.c], nil
+	return nil
 }
 
 // deepLIFTBuffers returns r's DeepLIFT buffers, grown to T steps.

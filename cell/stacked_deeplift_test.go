@@ -2,6 +2,7 @@ package cell
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -157,4 +158,17 @@ func TestStackedDeepLIFTRefused(t *testing.T) {
 	if _, _, err := r.DeepLIFTContext(ctx, long, deepLIFTRef(nil, 600, 2), 0, make([]float64, 1200)); err == nil {
 		t.Error("a canceled context was ignored")
 	}
+	outs := [][]float64{make([]float64, 1200), make([]float64, 1200)}
+	if _, _, err := r.DeepLIFTAll(ctx, long, deepLIFTRef(nil, 600, 2), outs); !errors.Is(err, context.Canceled) {
+		t.Errorf("DeepLIFTAll, a canceled context: %v, want context.Canceled", err)
+	}
+	// The runner works afterwards, with the bits of the single-class call.
+	if _, _, err := r.DeepLIFTAll(context.Background(), long, deepLIFTRef(nil, 600, 2), outs); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float64, 1200)
+	if _, _, err := r.DeepLIFT(long, deepLIFTRef(nil, 600, 2), 1, want); err != nil {
+		t.Fatal(err)
+	}
+	assertSameBits(t, "DeepLIFTAll after a cancelled call, class 1", outs[1], want)
 }

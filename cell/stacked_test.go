@@ -263,15 +263,17 @@ func testStackedAllocs(t *testing.T, rng *rand.Rand, s *Stacked) {
 	choose := func([]float64) (int, error) { return 1, nil }
 	ctx := context.Background()
 	ref := Dense(make([]float64, steps*4), steps)
+	dlAll := [][]float64{make([]float64, steps*4), make([]float64, steps*4), make([]float64, steps*4)}
 	for name, f := range map[string]func(){
 		"IG": func() {
 			_ = r.IntegratedGradients(ctx, x, choose, alphas, weights, grad, y, y0, BatchOptions{Workers: 2, Lanes: 16})
 		},
-		"Occlusion": func() { _ = r.Occlusion(ctx, x, 1, occ, BatchOptions{Workers: 2, Lanes: 4}) },
-		"Gradient":  func() { _, _ = r.Gradient(x, 1, grad) },
-		"LRP":       func() { _, _ = r.LRP(x, 1, 0.001, 1, grad) },
-		"Forward":   func() { _, _ = r.Forward(x) },
-		"DeepLIFT":  func() { _, _, _ = r.DeepLIFT(x, ref, 1, grad) },
+		"Occlusion":   func() { _ = r.Occlusion(ctx, x, 1, occ, BatchOptions{Workers: 2, Lanes: 4}) },
+		"Gradient":    func() { _, _ = r.Gradient(x, 1, grad) },
+		"LRP":         func() { _, _ = r.LRP(x, 1, 0.001, 1, grad) },
+		"Forward":     func() { _, _ = r.Forward(x) },
+		"DeepLIFT":    func() { _, _, _ = r.DeepLIFT(x, ref, 1, grad) },
+		"DeepLIFTAll": func() { _, _, _ = r.DeepLIFTAll(ctx, x, ref, dlAll) },
 	} {
 		f()
 		if a := testing.AllocsPerRun(20, f); a != 0 {

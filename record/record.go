@@ -62,7 +62,7 @@ type Record struct {
 // entry per class in logit order (the order of Record.Classes).
 type AllClasses struct {
 	Scores   [][]float64   // "scores": C lists of one score per token
-	Delta    []float64     // "delta": IG's completeness gaps; left out when nil
+	Delta    []float64     // "delta": IG's completeness gaps, DeepLIFT's summation-to-delta residuals; left out when nil
 	IGSteps  []int         // "steps": the steps IG chose (-steps auto); left out when nil
 	Features [][][]float64 // "features": C lists of one list per token; left out when nil
 }

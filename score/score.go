@@ -513,8 +513,10 @@ func (s *Scorer) WriteJSONAll(b *bytes.Buffer, multi *attrib.MultiResult, input 
 	for k := range multi.Results {
 		res := &multi.Results[k]
 		all.Scores = append(all.Scores, res.Scores)
+		if s.method == attrib.IntegratedGradients || s.method == attrib.DeepLIFT {
+			all.Delta = append(all.Delta, res.Delta) // IG's gap, DeepLIFT's summation-to-delta residual
+		}
 		if s.method == attrib.IntegratedGradients {
-			all.Delta = append(all.Delta, res.Delta)
 			if s.opt.Steps == attrib.AutoSteps {
 				all.IGSteps = append(all.IGSteps, res.IGSteps)
 			}

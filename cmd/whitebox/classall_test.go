@@ -38,9 +38,9 @@ func TestAttributeClassAll(t *testing.T) {
 		{[]string{"-net", "bracket"}, []string{"(([]))[", "()"}, [][]string{{}}},
 		{[]string{"-model", testModel}, []string{"3 14 15 9", "2 6"}, [][]string{{}, {"-features", "-steps", "auto", "-tol", "1e-4"}, {"-baseline", "id:1"}}},
 	} {
-		for _, method := range []string{"occlusion", "saliency", "gxi", "ig", "lrp"} {
+		for _, method := range []string{"occlusion", "saliency", "gxi", "ig", "lrp", "deeplift"} {
 			for _, extra := range sub.extra {
-				if (len(extra) > 0 && extra[0] == "-baseline") && method != "ig" && method != "occlusion" {
+				if (len(extra) > 0 && extra[0] == "-baseline") && method != "ig" && method != "occlusion" && method != "deeplift" {
 					continue
 				}
 				args := append(append(append([]string{"attribute", "-method", method}, sub.args...), extra...), "-class", "all")

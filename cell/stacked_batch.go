@@ -52,22 +52,30 @@ func (r *StackedRunner) IntegratedGradients(ctx context.Context, x Input, choose
 	}
 	steps, n := x.Len(), len(alphas)
 	blocks := (n + igBlock - 1) / igBlock
-	blockBytes := int64(8 * (s.dirs*steps*4*s.h + steps*s.in))
-	shared := int64(8 * s.dirs * steps * 4 * s.h)
-	perWorker := func(l int) int64 { return int64((l+igBlock-1)/igBlock) * blockBytes } // ≥ the blocks of a chunk
-	w, l, err := r.plan(steps, n, budget, maxWorkers, maxLanes, perWorker, shared)
+	g := 4 * s.h
+	sizes := func(p stackedPlan, per int) (sums, parts int) {
+		if segSums(p, per, n) {
+			return (p.lanes + igBlock - 1) / igBlock * p.seg * g, per * steps * s.in
+		}
+		return per * s.dirs * steps * g, per * steps * s.in
+	}
+	p, err := r.plan(steps, n, budget, maxWorkers, maxLanes, func(p stackedPlan) int64 {
+		sums, parts := sizes(p, igChunkBlocks(n, p.lanes, p.workers))
+		return 8 * int64(sums+parts)
+	})
 	if err != nil {
 		return err
 	}
-	per := igChunkBlocks(n, l, w)
+	per := igChunkBlocks(n, p.lanes, p.workers)
 	chunks := (blocks + per - 1) / per
-	w = min(w, chunks)
-	pool := r.workers(w, l, steps, per, budget-shared)
-	r.prepare(x)
+	p.workers = min(p.workers, chunks)
+	sums, parts := sizes(p, per)
+	pool := r.workers(p, steps, sums, parts, budget-s.sharedBytes(p, steps))
+	r.setInput(x, p, pool)
 
 	// ŷ(x) and ŷ(0) as a two-lane batch, then the class.
 	first := pool[0].r
-	lanesXY := min(2, l)
+	lanesXY := min(2, p.lanes)
 	for j, a := range []float64{1, 0}[:lanesXY] {
 		first.scale[j], first.occluded[j] = float64(x.scale*a), -1
 	}
@@ -94,7 +102,7 @@ func (r *StackedRunner) IntegratedGradients(ctx context.Context, x Input, choose
 
 	job := &r.ig
 	*job = igJob{r: r.runnerState, ctx: ctx, x: x, class: class, alphas: alphas, weights: weights, grad: grad,
-		steps: steps, lanes: l, per: per, chunks: chunks, prog: progress{fn: opt.Progress, total: n}}
+		steps: steps, lanes: p.lanes, per: per, chunks: chunks, segSums: segSums(p, per, n), prog: progress{fn: opt.Progress, total: n}}
 	job.cond.L = &job.mu
 	clear(grad)
 	r.start(job, pool)
@@ -120,6 +128,28 @@ func igChunkBlocks(n, l, w int) int {
 	return per
 }
 
+// segSums reports whether IG under plan p, chunks of per blocks and n
+// steps in all, sums dz per segment: checkpointed lanes whose batches hold
+// their blocks whole (else the sums cover the whole input, as on the
+// full-trace lanes).
+func segSums(p stackedPlan, per, n int) bool {
+	return p.ck && (p.lanes%igBlock == 0 || min(per*igBlock, n) <= p.lanes)
+}
+
+// setInput readies the workers' lanes for x under plan p: the input
+// products the full-trace lanes share, or the input the checkpointed ones
+// read per segment.
+func (r *StackedRunner) setInput(x Input, p stackedPlan, pool []*worker) {
+	if !p.ck {
+		r.prepare(x)
+		return
+	}
+	r.u = r.u[:0]
+	for _, wk := range pool {
+		wk.r.setInput(x.dense, x.Len())
+	}
+}
+
 // igJob is one IntegratedGradients call: the input, the outputs, and the
 // hand-over of the blocks' products to the total in block order.
 type igJob struct {
@@ -131,6 +161,7 @@ type igJob struct {
 	grad             []float64
 	steps, lanes     int
 	per, chunks      int
+	segSums          bool // dz summed per segment (gradSink.seg)
 	mu               sync.Mutex
 	cond             sync.Cond
 	nextChunk, added int // chunks handed out, chunks added to grad
@@ -195,11 +226,17 @@ func (j *igJob) chunk(wk *worker, c int) error {
 	k0 := c * j.per * igBlock
 	k1 := min(len(j.alphas), k0+j.per*igBlock)
 	nb := (k1 - k0 + igBlock - 1) / igBlock
-	sums := wk.dzSum[:nb*s.dirs*steps*g]
-	clear(sums)
 	lr := wk.r
 	var sk gradSink
-	sk.dzSum = sums
+	part := wk.part[:nb*steps*e]
+	if j.segSums {
+		sk.seg, sk.part = lr.ck.seg, part
+		sk.dzSum = wk.dzSum[:(j.lanes+igBlock-1)/igBlock*sk.seg*g]
+		clear(part)
+	} else {
+		sk.dzSum = wk.dzSum[:nb*s.dirs*steps*g]
+	}
+	clear(sk.dzSum)
 	for b0 := k0; b0 < k1; b0 += j.lanes {
 		if err := canceled(j.ctx); err != nil {
 			return err
@@ -216,8 +253,11 @@ func (j *igJob) chunk(wk *worker, c int) error {
 		lr.backward(steps, l, j.class, &sk)
 		j.prog.add(l)
 	}
+	if j.segSums {
+		return nil // flushSums added the products segment by segment
+	}
 	// Each block's sums times W_ihᵀ, forward direction first.
-	part := wk.part[:nb*steps*e]
+	sums := sk.dzSum
 	clear(part)
 	for b := range nb {
 		pb := part[b*steps*e : (b+1)*steps*e]
@@ -273,15 +313,14 @@ func (r *StackedRunner) Occlusion(ctx context.Context, x Input, class int, out [
 	if err := canceled(ctx); err != nil {
 		return err
 	}
-	shared := int64(8 * s.dirs * steps * 4 * s.h)
-	w, l, err := r.plan(steps, steps, budget, maxWorkers, maxLanes, func(int) int64 { return 0 }, shared)
+	p, err := r.plan(steps, steps, budget, maxWorkers, maxLanes, func(stackedPlan) int64 { return 0 })
 	if err != nil {
 		return err
 	}
-	pool := r.workers(w, l, steps, 0, budget-shared)
-	r.prepare(x)
+	pool := r.workers(p, steps, 0, 0, budget-s.sharedBytes(p, steps))
+	r.setInput(x, p, pool)
 	job := &r.occ
-	*job = occJob{r: r.runnerState, ctx: ctx, x: x, class: class, out: out, lanes: l, prog: progress{fn: opt.Progress, total: steps}}
+	*job = occJob{r: r.runnerState, ctx: ctx, x: x, class: class, out: out, lanes: p.lanes, prog: progress{fn: opt.Progress, total: steps}}
 	r.start(job, pool)
 	err = job.err
 	*job = occJob{}

@@ -396,69 +396,6 @@ func stackedOptions(opt BatchOptions) (budget int64, workers, maxLanes int, err 
 // stackedMaxLanes caps the lanes of one batch.
 const stackedMaxLanes = 64
 
-// plan chooses the lanes per batch and the workers for items variants of
-// an input of T steps: as many lanes (up to maxLanes and items) and workers
-// as the budget holds, halving the lanes first. perWorker(l) is the memory
-// of one worker with l lanes besides its lane buffers; shared that of the
-// call.
-func (r *StackedRunner) plan(steps, items int, budget int64, workers, maxLanes int, perWorker func(l int) int64, shared int64) (w, l int, err error) {
-	l = min(maxLanes, items)
-	w = max(1, min(workers, (items+l-1)/l))
-	cost := func(w, l int) int64 { return shared + int64(w)*(r.s.laneBytes(l, steps, false)+perWorker(l)) }
-	for cost(w, l) > budget && l > 1 {
-		l = (l + 1) / 2
-		w = max(1, min(workers, (items+l-1)/l))
-	}
-	for cost(w, l) > budget && w > 1 {
-		w--
-	}
-	if need := cost(1, 1); need > budget {
-		return 0, 0, fmt.Errorf("cell: the budget of %d bytes is too small: one variant of this %d-step input needs %d bytes", budget, steps, need)
-	}
-	return w, l, nil
-}
-
-// workers returns w workers, each with lane buffers for l lanes of T steps
-// and room for the given number of IG blocks. Buffers grown by earlier,
-// larger calls are kept for reuse (steady-state calls allocate nothing)
-// unless they exceed this call's budget: then the spare workers' buffers
-// are dropped and oversized ones made anew.
-func (r *StackedRunner) workers(w, l, steps, blocks int, budget int64) []*worker {
-	for len(r.pool) < w {
-		r.pool = append(r.pool, &worker{})
-	}
-	s := r.s
-	held := int64(0)
-	for _, wk := range r.pool {
-		held += wk.bytes()
-	}
-	tight := held > budget
-	if tight {
-		for _, wk := range r.pool[w:] {
-			wk.r, wk.dzSum, wk.part = nil, nil, nil
-		}
-	}
-	for _, wk := range r.pool[:w] {
-		if !wk.r.fits(l, steps, false) || (tight && (wk.r.l > l || wk.r.steps > steps)) {
-			wk.r = newLanes(s, l, steps, false)
-		}
-		dz, part := blocks*s.dirs*steps*4*s.h, blocks*steps*s.in
-		if len(wk.dzSum) < dz || len(wk.part) < part || (tight && len(wk.dzSum) > dz) {
-			wk.dzSum, wk.part = make([]float64, dz), make([]float64, part)
-		}
-	}
-	return r.pool[:w]
-}
-
-// bytes is the memory of a worker's buffers.
-func (wk *worker) bytes() int64 {
-	n := 8 * int64(len(wk.dzSum)+len(wk.part))
-	if wk.r != nil {
-		n += wk.r.s.laneBytes(wk.r.l, wk.r.steps, wk.r.keepZg)
-	}
-	return n
-}
-
 // progress serializes the Progress calls of the workers.
 type progress struct {
 	mu    sync.Mutex

@@ -1,0 +1,137 @@
+package cell
+
+import "fmt"
+
+// Planning of the batched methods on a Stacked model: the workers, the
+// lanes per batch and whether the lanes keep the whole trace or
+// checkpoints (stacked_checkpoint.go). Only the schedule depends on the
+// plan, never a result.
+
+// stackedPlan is the decomposition of one IntegratedGradients or
+// Occlusion call.
+type stackedPlan struct {
+	workers, lanes int
+	ck             bool // checkpointed lanes, segments of seg steps
+	seg, nseg      int
+}
+
+// fullTraceMax caps the whole trace one worker keeps, whatever the
+// budget: past it checkpointed lanes are faster from a cold start (the
+// trace's pages are then first touched for one use each: IG 50 steps on
+// 200 tokens of a one-layer H = 256 model keeps 160 MB; see BENCHMARKS.md)
+// and leave the memory to the rest of the process.
+var fullTraceMax int64 = 64 << 20
+
+// stackedCost is the memory of a plan for an input of the given steps: the
+// lanes of every worker and, for IG, their sums and products (perWorker)
+// and the input products the full-trace lanes share.
+type stackedCost func(p stackedPlan) int64
+
+// laneCost is the memory of one worker's lanes under p for T steps.
+func (s *Stacked) laneCost(p stackedPlan, steps int) int64 {
+	if p.ck {
+		return s.ckLaneBytes(p.lanes, p.seg, p.nseg)
+	}
+	return s.laneBytes(p.lanes, steps, false)
+}
+
+// sharedBytes is the memory the workers of p share: the input products of
+// the full-trace lanes (dirs×T×4H).
+func (s *Stacked) sharedBytes(p stackedPlan, steps int) int64 {
+	if p.ck {
+		return 0
+	}
+	return 8 * int64(s.dirs) * int64(steps) * 4 * int64(s.h)
+}
+
+// plan chooses the plan for items variants of an input of T steps: the
+// whole trace with as many lanes (up to maxLanes and items) and workers
+// as asked if that fits the budget and fullTraceMax; else checkpointed
+// lanes, halving the lanes, then the workers, until the plan fits. A
+// budget too small for one checkpointed lane is an error that names the
+// least budget. extra(p) is the memory of one worker besides its lanes.
+func (r *StackedRunner) plan(steps, items int, budget int64, workers, maxLanes int, extra func(p stackedPlan) int64) (stackedPlan, error) {
+	s := r.s
+	seg, nseg := segments(steps)
+	mk := func(l int, ck bool) stackedPlan {
+		return stackedPlan{workers: max(1, min(workers, (items+l-1)/l)), lanes: l, ck: ck, seg: seg, nseg: nseg}
+	}
+	cost := func(p stackedPlan) int64 {
+		return s.sharedBytes(p, steps) + int64(p.workers)*(s.laneCost(p, steps)+extra(p))
+	}
+	l := min(maxLanes, items)
+	p := mk(l, false)
+	for cost(p) > budget && p.workers > 1 {
+		p.workers--
+	}
+	if cost(p) <= budget && s.laneCost(p, steps) <= fullTraceMax {
+		return p, nil
+	}
+	p = mk(l, true)
+	for cost(p) > budget && p.lanes > 1 {
+		p = mk((p.lanes+1)/2, true)
+	}
+	for cost(p) > budget && p.workers > 1 {
+		p.workers--
+	}
+	least := mk(1, true)
+	least.workers = 1
+	if need := cost(least); need > budget {
+		return stackedPlan{}, fmt.Errorf("cell: the budget of %d bytes is too small: one variant of this %d-step input needs %d bytes (with checkpoints)", budget, steps, need)
+	}
+	return p, nil
+}
+
+// workers returns p.workers workers, each with lanes for p and room for
+// dz sums and products of the given sizes (float64s). Buffers grown by
+// earlier, larger calls are kept for reuse (steady-state calls allocate
+// nothing) unless they exceed this call's budget: then the spare workers'
+// buffers are dropped and oversized ones made anew.
+func (r *StackedRunner) workers(p stackedPlan, steps, sums, parts int, budget int64) []*worker {
+	for len(r.pool) < p.workers {
+		r.pool = append(r.pool, &worker{})
+	}
+	s := r.s
+	held := int64(0)
+	for _, wk := range r.pool {
+		held += wk.bytes()
+	}
+	tight := held > budget
+	if tight {
+		for _, wk := range r.pool[p.workers:] {
+			wk.r, wk.dzSum, wk.part = nil, nil, nil
+		}
+	}
+	for _, wk := range r.pool[:p.workers] {
+		if p.ck {
+			if !wk.r.fitsCk(p.lanes, p.seg, p.nseg) || (tight && s.laneCost(p, steps) < wk.laneBytes()) {
+				wk.r = nil // the old lanes go before the new ones come
+				wk.r = newCkLanes(s, p.lanes, p.seg, p.nseg)
+			}
+		} else if !wk.r.fits(p.lanes, steps, false) || (tight && (wk.r.l > p.lanes || wk.r.steps > steps)) {
+			wk.r = nil
+			wk.r = newLanes(s, p.lanes, steps, false)
+		}
+		if len(wk.dzSum) < sums || len(wk.part) < parts || (tight && len(wk.dzSum)+len(wk.part) > sums+parts) {
+			wk.dzSum, wk.part = nil, nil
+			wk.dzSum, wk.part = make([]float64, sums), make([]float64, parts)
+		}
+	}
+	return r.pool[:p.workers]
+}
+
+// bytes is the memory of a worker's buffers.
+func (wk *worker) bytes() int64 {
+	return 8*int64(len(wk.dzSum)+len(wk.part)) + wk.laneBytes()
+}
+
+// laneBytes is the memory of a worker's lanes.
+func (wk *worker) laneBytes() int64 {
+	switch {
+	case wk.r == nil:
+		return 0
+	case wk.r.ck != nil:
+		return wk.r.s.ckLaneBytes(wk.r.l, wk.r.steps, wk.r.ck.nsegCap)
+	}
+	return wk.r.s.laneBytes(wk.r.l, wk.r.steps, wk.r.keepZg)
+}

@@ -26,7 +26,7 @@ type lanes struct {
 	s         *Stacked
 	stop      *stopper     // ends a single pass early (nil: never)
 	ck        *checkpoints // non-nil: the traces hold one segment (stacked_checkpoint.go)
-	l, steps  int      // capacity
+	l, steps  int          // capacity
 	keepZg    bool
 	cells     []cellTrace
 	zero      []float64 // H×l zeros

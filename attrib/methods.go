@@ -474,11 +474,17 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 
 // traceBytes is the memory of the forward trace method m keeps for an
 // input of steps steps, 0 for none: the budget bounds it as it does the
-// batches of IG and occlusion, refused before it is taken. A Network
-// keeps one for Saliency, G×I and LRP; a Stacked model for every method
-// (its logits come from the traced pass).
+// batches of IG and occlusion, refused before it is taken. The single
+// passes of Saliency, G×I and LRP keep the whole one-lane trace (a
+// Stacked model's too, and its DeepLIFT and contextual decomposition);
+// IG and occlusion keep none of their own: their batches plan within the
+// budget, a Stacked model's on checkpoints when the whole trace does not
+// fit (memory O(H·√T) per lane, layer and direction), refusing only a
+// budget below one checkpointed lane.
 func (e *Explainer) traceBytes(m Method, steps int) int64 {
 	switch {
+	case m == IntegratedGradients || m == Occlusion:
+		return 0
 	case e.stacked != nil:
 		return e.stacked.Model().TraceBytes(steps)
 	case m == Saliency || m == GradientXInput || m == LRP:

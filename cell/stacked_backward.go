@@ -12,11 +12,10 @@ import (
 // instead (dzSum, blocks × dirs × T×4H), lane j with weight wts[j] to block
 // blockOf[j].
 //
-// On checkpointed lanes whose batch holds its blocks whole, seg > 0: the
-// sums cover one segment of seg steps (blocks of the batch × seg×4H, the
-// first block of the batch first, one direction at a time), and
-// flushSums adds their products to part (blocks of the chunk × T×E)
-// after each segment.
+// On checkpointed lanes seg > 0: the sums cover one segment of seg steps
+// (blocks of the chunk × seg×4H, one direction at a time), and flushSums
+// adds their products to part (blocks of the chunk × T×E) after each
+// segment, once every batch of the chunk has been through it.
 type gradSink struct {
 	grad    []float64 // T×E, or nil for IG
 	dzSum   []float64
@@ -38,7 +37,7 @@ func (r *lanes) sink(k *gradSink, d, t, steps, l int, dz []float64) {
 		w := k.wts[j]
 		var sum []float64
 		if k.seg > 0 {
-			sum = k.dzSum[((k.blockOf[j]-k.blockOf[0])*k.seg+t%k.seg)*g:]
+			sum = k.dzSum[(k.blockOf[j]*k.seg+t%k.seg)*g:]
 		} else {
 			sum = k.dzSum[((k.blockOf[j]*s.dirs+d)*steps+t)*g:]
 		}

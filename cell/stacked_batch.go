@@ -54,14 +54,15 @@ func (r *StackedRunner) IntegratedGradients(ctx context.Context, x Input, choose
 	blocks := (n + igBlock - 1) / igBlock
 	g := 4 * s.h
 	sizes := func(p stackedPlan, per int) (sums, parts int) {
-		if segSums(p, per, n) {
-			return (p.lanes + igBlock - 1) / igBlock * p.seg * g, per * steps * s.in
+		if !p.longSums {
+			return per * p.seg * g, per * steps * s.in
 		}
 		return per * s.dirs * steps * g, per * steps * s.in
 	}
 	p, err := r.plan(steps, n, budget, maxWorkers, maxLanes, func(p stackedPlan) int64 {
-		sums, parts := sizes(p, igChunkBlocks(n, p.lanes, p.workers))
-		return 8 * int64(sums+parts)
+		per := igChunkBlocks(n, p.lanes, p.workers)
+		sums, parts := sizes(p, per)
+		return 8*int64(sums+parts) + int64(batchesPer(p, per, n)-1)*s.siblingBytes(p.lanes, p.nseg)
 	})
 	if err != nil {
 		return err
@@ -70,7 +71,7 @@ func (r *StackedRunner) IntegratedGradients(ctx context.Context, x Input, choose
 	chunks := (blocks + per - 1) / per
 	p.workers = min(p.workers, chunks)
 	sums, parts := sizes(p, per)
-	pool := r.workers(p, steps, sums, parts, budget-s.sharedBytes(p, steps))
+	pool := r.workers(p, steps, sums, parts, batchesPer(p, per, n)-1, budget-s.sharedBytes(p, steps))
 	r.setInput(x, p, pool)
 
 	// ŷ(x) and ŷ(0) as a two-lane batch, then the class.
@@ -102,7 +103,7 @@ func (r *StackedRunner) IntegratedGradients(ctx context.Context, x Input, choose
 
 	job := &r.ig
 	*job = igJob{r: r.runnerState, ctx: ctx, x: x, class: class, alphas: alphas, weights: weights, grad: grad,
-		steps: steps, lanes: p.lanes, per: per, chunks: chunks, segSums: segSums(p, per, n), prog: progress{fn: opt.Progress, total: n}}
+		steps: steps, lanes: p.lanes, per: per, chunks: chunks, segSums: !p.longSums, prog: progress{fn: opt.Progress, total: n}}
 	job.cond.L = &job.mu
 	clear(grad)
 	r.start(job, pool)
@@ -128,12 +129,16 @@ func igChunkBlocks(n, l, w int) int {
 	return per
 }
 
-// segSums reports whether IG under plan p, chunks of per blocks and n
-// steps in all, sums dz per segment: checkpointed lanes whose batches hold
-// their blocks whole (else the sums cover the whole input, as on the
-// full-trace lanes).
-func segSums(p stackedPlan, per, n int) bool {
-	return p.ck && (p.lanes%igBlock == 0 || min(per*igBlock, n) <= p.lanes)
+// batchesPer returns the batches of an IG chunk under plan p, chunks of
+// per blocks and n steps in all, that need their own checkpoints: on
+// checkpointed lanes whose sums of dz cover one segment, a chunk's
+// batches go through layer 0's segments together (chunkGroup), each but
+// the first with its own checkpoints (newCkSibling).
+func batchesPer(p stackedPlan, per, n int) int {
+	if p.longSums {
+		return 1
+	}
+	return (min(per*igBlock, n) + p.lanes - 1) / p.lanes
 }
 
 // setInput readies the workers' lanes for x under plan p: the input
@@ -147,6 +152,9 @@ func (r *StackedRunner) setInput(x Input, p stackedPlan, pool []*worker) {
 	r.u = r.u[:0]
 	for _, wk := range pool {
 		wk.r.setInput(x.dense, x.Len())
+		for _, b := range wk.sib {
+			b.setInput(x.dense, x.Len())
+		}
 	}
 }
 
@@ -161,7 +169,7 @@ type igJob struct {
 	grad             []float64
 	steps, lanes     int
 	per, chunks      int
-	segSums          bool // dz summed per segment (gradSink.seg)
+	segSums          bool // checkpointed lanes: dz summed per segment (gradSink.seg)
 	mu               sync.Mutex
 	cond             sync.Cond
 	nextChunk, added int // chunks handed out, chunks added to grad
@@ -231,8 +239,12 @@ func (j *igJob) chunk(wk *worker, c int) error {
 	part := wk.part[:nb*steps*e]
 	if j.segSums {
 		sk.seg, sk.part = lr.ck.seg, part
-		sk.dzSum = wk.dzSum[:(j.lanes+igBlock-1)/igBlock*sk.seg*g]
+		sk.dzSum = wk.dzSum[:nb*sk.seg*g]
 		clear(part)
+		if k1-k0 > j.lanes {
+			clear(sk.dzSum)
+			return j.chunkGroup(wk, k0, k1, nb, &sk)
+		}
 	} else {
 		sk.dzSum = wk.dzSum[:nb*s.dirs*steps*g]
 	}
@@ -269,6 +281,60 @@ func (j *igJob) chunk(wk *worker, c int) error {
 			}
 		}
 	}
+	return nil
+}
+
+// chunkGroup is chunk for the batches of a chunk of checkpointed lanes
+// that does not fit one batch: each batch runs forward and backprop
+// through the layers above the first, then layer 0's sweeps run the
+// batches segment by segment, so that each segment's sums of dz hold
+// every lane of their blocks before flushSums multiplies them.
+func (j *igJob) chunkGroup(wk *worker, k0, k1, nb int, sk *gradSink) error {
+	s := j.r.s
+	grp := wk.sib[:(k1-k0+j.lanes-1)/j.lanes-1]
+	batch := func(q int) (lr *lanes, b0, l int) {
+		lr = wk.r
+		if q > 0 {
+			lr = grp[q-1]
+		}
+		b0 = k0 + q*j.lanes
+		return lr, b0, min(k1, b0+j.lanes) - b0
+	}
+	m := len(grp) + 1
+	for q := range m {
+		if err := canceled(j.ctx); err != nil {
+			return err
+		}
+		lr, b0, l := batch(q)
+		for i := range l {
+			lr.scale[i] = float64(j.x.scale * j.alphas[b0+i])
+			lr.occluded[i] = -1
+		}
+		lr.forward(j.r.u, j.steps, l)
+		lr.backwardUpper(l, j.class)
+	}
+	ck := wk.r.ck
+	for d := range s.dirs {
+		for q := range m {
+			lr, _, l := batch(q)
+			lr.startSweep(0, d, l)
+		}
+		for i := ck.nseg - 1; i >= 0; i-- {
+			if err := canceled(j.ctx); err != nil {
+				return err
+			}
+			sg := ck.segAt(s.cells[d].reverse, i)
+			for q := range m {
+				lr, b0, l := batch(q)
+				lr.activate()
+				sk.wts = j.weights[b0 : b0+l]
+				sk.blockOf = lr.blockOf(b0-k0, l)
+				lr.sweepSegment(0, d, sg, l, sk)
+			}
+			wk.r.flushSums(sk, d, sg, nb)
+		}
+	}
+	j.prog.add(k1 - k0)
 	return nil
 }
 
@@ -317,7 +383,7 @@ func (r *StackedRunner) Occlusion(ctx context.Context, x Input, class int, out [
 	if err != nil {
 		return err
 	}
-	pool := r.workers(p, steps, 0, 0, budget-s.sharedBytes(p, steps))
+	pool := r.workers(p, steps, 0, 0, 0, budget-s.sharedBytes(p, steps))
 	r.setInput(x, p, pool)
 	job := &r.occ
 	*job = occJob{r: r.runnerState, ctx: ctx, x: x, class: class, out: out, lanes: p.lanes, prog: progress{fn: opt.Progress, total: steps}}

@@ -65,8 +65,16 @@ func (s *Stacked) ckLaneBytes(l, seg, nseg int) int64 {
 
 func newCkLanes(s *Stacked, l, seg, nseg int) *lanes {
 	r := newLanes(s, l, seg, false)
+	r.ck = newCheckpoints(s, l, nseg, make([]float64, s.dirs*seg*4*s.h), make([]int, len(s.cells)))
+	return r
+}
+
+// newCheckpoints returns the checkpoints of l lanes, nseg segments, with
+// the given input-products and tag buffers (shared by the batches of a
+// group).
+func newCheckpoints(s *Stacked, l, nseg int, u []float64, tag []int) *checkpoints {
 	hl := s.h * l
-	ck := &checkpoints{nsegCap: nseg, u: make([]float64, s.dirs*seg*4*s.h)}
+	ck := &checkpoints{nsegCap: nseg, u: u, tag: tag}
 	for ci := range s.cells {
 		ck.cp = append(ck.cp, make([]float64, nseg*2*hl))
 		var b []float64
@@ -75,14 +83,48 @@ func newCkLanes(s *Stacked, l, seg, nseg int) *lanes {
 		}
 		ck.bcp = append(ck.bcp, b)
 	}
-	ck.tag = make([]int, len(s.cells))
 	for range s.p.Layers {
 		ck.dh = append(ck.dh, make([]float64, hl))
 		ck.dc = append(ck.dc, make([]float64, hl))
 		ck.dcPrev = append(ck.dcPrev, make([]float64, hl))
 	}
-	r.ck = ck
-	return r
+	return ck
+}
+
+// newCkSibling returns checkpointed lanes for another batch of the same
+// IG chunk as a: they share a's traces and scratch (one batch runs at a
+// time; activate invalidates what another left) and keep their own
+// checkpoints, backprop state, head state and lane settings, so that the
+// chunk's batches can go through layer 0's segments together.
+func newCkSibling(a *lanes) *lanes {
+	s, l := a.s, a.l
+	b := &lanes{s: s, l: l, steps: a.steps, cells: a.cells, zero: a.zero, dh: a.dh, dc: a.dc, dcPrev: a.dcPrev,
+		dz: a.dz, dOut: a.dOut, lin: a.lin, row: a.row, acc: a.acc}
+	for range s.cells {
+		b.planes = append(b.planes, make([]float64, 4*s.h*l))
+	}
+	b.logitsBuf = make([]float64, s.c*l)
+	b.scale, b.occluded = make([]float64, l), make([]int, l)
+	b.newHeadBuffers()
+	b.ck = newCheckpoints(s, l, a.ck.nsegCap, a.ck.u, a.ck.tag)
+	return b
+}
+
+// siblingBytes is the memory of newCkSibling's own buffers.
+func (s *Stacked) siblingBytes(l, nseg int) int64 {
+	h, cells := int64(s.h), int64(len(s.cells))
+	upper := cells - int64(s.dirs)
+	words := 2*h*int64(nseg)*(cells+upper) + 3*h*int64(s.p.Layers) + cells*4*h + s.headWords() + 3*int64(s.c) + 3
+	return 8 * words * int64(l)
+}
+
+// activate makes r the batch that runs on the traces it shares: nothing
+// they hold is taken as r's.
+func (r *lanes) activate() {
+	for i := range r.ck.tag {
+		r.ck.tag[i] = -1
+	}
+	r.ck.uTag = -1
 }
 
 // fitsCk reports whether r is checkpointed lanes for l lanes and segments
@@ -299,38 +341,66 @@ func (r *lanes) headOutCk(l int) (seg [2][]float64) {
 	return seg
 }
 
-// backwardCk is backward on checkpointed lanes, after forwardCk.
+// backwardCk is backward on checkpointed lanes, after forwardCk: the
+// sweeps of the layers above the first, then layer 0's, which hand dz to
+// sk (and, with sk.seg > 0, add the products of each segment's sums).
 func (r *lanes) backwardCk(l, class int, sk *gradSink) {
 	s, ck := r.s, r.ck
-	hl := s.h * l
-	top := s.p.Layers - 1
-	dv := r.headGrad(class, l)
-	for k := top; k >= 0; k-- {
-		for d := range s.dirs {
-			ci := k*s.dirs + d
-			cl := &s.cells[ci]
-			dh, dc, dcPrev := ck.dh[k][:hl], ck.dc[k][:hl], ck.dcPrev[k][:hl]
-			clear(dh)
-			clear(dc)
-			if k == top {
-				r.headSeed(dv, dh, d, l)
-			}
-			for i := ck.nseg - 1; i >= 0; i-- {
-				sg := ck.segAt(cl.reverse, i)
-				if k > 0 {
-					st := ck.bcp[ci][sg*2*hl : (sg+1)*2*hl]
-					copy(st[:hl], dh)
-					copy(st[hl:], dc)
-				}
-				above := r.aboveSeg(k, sg, dv, l)
-				r.ensure(ci, sg, l)
-				dc, dcPrev = r.backSegment(ci, sg, above, dh, dc, dcPrev, nil, sk, l)
-				if k == 0 && sk.seg > 0 {
-					r.flushSums(sk, d, sg, l)
-				}
+	r.backwardUpper(l, class)
+	for d := range s.dirs {
+		r.startSweep(0, d, l)
+		for i := ck.nseg - 1; i >= 0; i-- {
+			sg := ck.segAt(s.cells[d].reverse, i)
+			r.sweepSegment(0, d, sg, l, sk)
+			if sk.seg > 0 {
+				r.flushSums(sk, d, sg, sk.blockOf[l-1]+1)
 			}
 		}
 	}
+}
+
+// backwardUpper computes ∂ŷ_class/∂v into r.dv and runs the sweeps of the
+// layers above the first, keeping their states at the segments (bcp).
+func (r *lanes) backwardUpper(l, class int) {
+	s, ck := r.s, r.ck
+	r.headGrad(class, l)
+	for k := s.p.Layers - 1; k >= 1; k-- {
+		for d := range s.dirs {
+			r.startSweep(k, d, l)
+			for i := ck.nseg - 1; i >= 0; i-- {
+				r.sweepSegment(k, d, ck.segAt(s.cells[k*s.dirs+d].reverse, i), l, nil)
+			}
+		}
+	}
+}
+
+// startSweep sets backprop's state of layer k, direction d, to that
+// before its first step: zero, and the head's share for the top layer.
+func (r *lanes) startSweep(k, d, l int) {
+	s, ck := r.s, r.ck
+	hl := s.h * l
+	clear(ck.dh[k][:hl])
+	clear(ck.dc[k][:hl])
+	if k == s.p.Layers-1 {
+		r.headSeed(r.dv[:hl*s.dirs], ck.dh[k][:hl], d, l)
+	}
+}
+
+// sweepSegment runs backprop of layer k, direction d, over segment sg
+// from the state the sweep has reached, keeping that state first (bcp,
+// layers above the first).
+func (r *lanes) sweepSegment(k, d, sg, l int, sk *gradSink) {
+	s, ck := r.s, r.ck
+	hl := s.h * l
+	ci := k*s.dirs + d
+	if k > 0 {
+		st := ck.bcp[ci][sg*2*hl : (sg+1)*2*hl]
+		copy(st[:hl], ck.dh[k][:hl])
+		copy(st[hl:], ck.dc[k][:hl])
+	}
+	above := r.aboveSeg(k, sg, r.dv[:hl*s.dirs], l)
+	r.ensure(ci, sg, l)
+	ck.dc[k], ck.dcPrev[k] = r.backSegment(ci, sg, above, ck.dh[k][:hl], ck.dc[k][:hl], ck.dcPrev[k][:hl], nil, sk, l)
 }
 
 // aboveSeg returns the gradient of layer k's outputs over segment sg
@@ -436,16 +506,16 @@ func (r *lanes) headSeqSeg(dv, seq []float64, t0, t1, l int) {
 	}
 }
 
-// flushSums adds, for every block of the batch, W_ihᵀ of direction d times
-// its sums of dz over segment sg to the block's product (sk.part), and
-// clears the sums.
-func (r *lanes) flushSums(sk *gradSink, d, sg, l int) {
+// flushSums adds, for the blocks [0, nb) of the chunk, W_ihᵀ of direction
+// d times their sums of dz over segment sg to their products (sk.part),
+// and clears the sums.
+func (r *lanes) flushSums(sk *gradSink, d, sg, nb int) {
 	s, ck := r.s, r.ck
 	g, e := 4*s.h, s.in
 	t0, t1 := ck.segRange(sg)
 	size := ck.steps * e
-	for b := sk.blockOf[0]; b <= sk.blockOf[l-1]; b++ {
-		sum := sk.dzSum[(b-sk.blockOf[0])*sk.seg*g:]
+	for b := range nb {
+		sum := sk.dzSum[b*sk.seg*g:]
 		pb := sk.part[b*size : (b+1)*size]
 		for a := t0; a < t1; a += inputBlock {
 			c := min(a+inputBlock, t1)

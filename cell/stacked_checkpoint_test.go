@@ -43,7 +43,14 @@ func TestStackedCheckpointSameBits(t *testing.T) {
 				if err := r.Occlusion(ctx, x, 1, wantOcc, BatchOptions{}); err != nil {
 					t.Fatal(err)
 				}
+				wantY, _ := r.Forward(x)
+				wantY = append([]float64(nil), wantY...)
 				restore := forceCheckpoints()
+				gotY := make([]float64, 3)
+				if err := r.Logits(x, gotY); err != nil {
+					t.Fatal(err)
+				}
+				assertSameBits(t, fmt.Sprintf("%v T=%d Logits", c, steps), gotY, wantY)
 				for _, opt := range []BatchOptions{{}, {Workers: 1}, {Workers: 3, Lanes: 5}, {Lanes: 1}, {Lanes: 16, Workers: 2}, {Lanes: 17, Workers: 2}} {
 					name := fmt.Sprintf("%v T=%d n=%d %+v", c, steps, n, opt)
 					got := make([]float64, steps*4+6)

@@ -12,7 +12,11 @@ import "fmt"
 type stackedPlan struct {
 	workers, lanes int
 	ck             bool // checkpointed lanes, segments of seg steps
-	seg, nseg      int
+	// IG keeps its sums of dz for the whole input (always on the whole
+	// trace; on checkpoints when that takes less memory than a chunk's
+	// batches going through the segments together, see batchesPer).
+	longSums  bool
+	seg, nseg int
 }
 
 // fullTraceMax caps the whole trace one worker keeps, whatever the
@@ -54,7 +58,7 @@ func (r *StackedRunner) plan(steps, items int, budget int64, workers, maxLanes i
 	s := r.s
 	seg, nseg := segments(steps)
 	mk := func(l int, ck bool) stackedPlan {
-		return stackedPlan{workers: max(1, min(workers, (items+l-1)/l)), lanes: l, ck: ck, seg: seg, nseg: nseg}
+		return stackedPlan{workers: max(1, min(workers, (items+l-1)/l)), lanes: l, ck: ck, seg: seg, nseg: nseg, longSums: !ck}
 	}
 	cost := func(p stackedPlan) int64 {
 		return s.sharedBytes(p, steps) + int64(p.workers)*(s.laneCost(p, steps)+extra(p))
@@ -67,19 +71,34 @@ func (r *StackedRunner) plan(steps, items int, budget int64, workers, maxLanes i
 	if cost(p) <= budget && s.laneCost(p, steps) <= fullTraceMax {
 		return p, nil
 	}
-	p = mk(l, true)
-	for cost(p) > budget && p.lanes > 1 {
-		p = mk((p.lanes+1)/2, true)
-	}
-	for cost(p) > budget && p.workers > 1 {
-		p.workers--
+	// Checkpointed: the most lanes that fit, trying whole blocks of IG's
+	// 16 steps before halving below them (a batch that cuts a block keeps
+	// its sums of dz for the whole input), then the fewest workers.
+	for l := l; l >= 1; l = fewerLanes(l) {
+		for _, long := range []bool{false, true} {
+			p = mk(l, true)
+			for p.longSums = long; p.workers > 1 && cost(p) > budget; p.workers-- {
+			}
+			if cost(p) <= budget {
+				return p, nil
+			}
+		}
 	}
 	least := mk(1, true)
 	least.workers = 1
-	if need := cost(least); need > budget {
-		return stackedPlan{}, fmt.Errorf("cell: the budget of %d bytes is too small: one variant of this %d-step input needs %d bytes (with checkpoints)", budget, steps, need)
+	need := cost(least)
+	least.longSums = true
+	need = min(need, cost(least))
+	return stackedPlan{}, fmt.Errorf("cell: the budget of %d bytes is too small: one variant of this %d-step input needs %d bytes (with checkpoints)", budget, steps, need)
+}
+
+// fewerLanes is the next lanes per batch a checkpointed plan tries after
+// l: the multiple of 16 below it, then halves down to 1 (0: none left).
+func fewerLanes(l int) int {
+	if l > igBlock {
+		return (l - 1) / igBlock * igBlock
 	}
-	return p, nil
+	return l / 2
 }
 
 // workers returns p.workers workers, each with lanes for p and room for
@@ -87,7 +106,7 @@ func (r *StackedRunner) plan(steps, items int, budget int64, workers, maxLanes i
 // earlier, larger calls are kept for reuse (steady-state calls allocate
 // nothing) unless they exceed this call's budget: then the spare workers'
 // buffers are dropped and oversized ones made anew.
-func (r *StackedRunner) workers(p stackedPlan, steps, sums, parts int, budget int64) []*worker {
+func (r *StackedRunner) workers(p stackedPlan, steps, sums, parts, siblings int, budget int64) []*worker {
 	for len(r.pool) < p.workers {
 		r.pool = append(r.pool, &worker{})
 	}
@@ -99,17 +118,23 @@ func (r *StackedRunner) workers(p stackedPlan, steps, sums, parts int, budget in
 	tight := held > budget
 	if tight {
 		for _, wk := range r.pool[p.workers:] {
-			wk.r, wk.dzSum, wk.part = nil, nil, nil
+			wk.r, wk.sib, wk.dzSum, wk.part = nil, nil, nil, nil
 		}
 	}
 	for _, wk := range r.pool[:p.workers] {
 		if p.ck {
 			if !wk.r.fitsCk(p.lanes, p.seg, p.nseg) || (tight && s.laneCost(p, steps) < wk.laneBytes()) {
-				wk.r = nil // the old lanes go before the new ones come
+				wk.r, wk.sib = nil, nil // the old lanes go before the new ones come
 				wk.r = newCkLanes(s, p.lanes, p.seg, p.nseg)
 			}
+			if tight && len(wk.sib) > siblings {
+				wk.sib = append([]*lanes(nil), wk.sib[:siblings]...)
+			}
+			for len(wk.sib) < siblings {
+				wk.sib = append(wk.sib, newCkSibling(wk.r))
+			}
 		} else if !wk.r.fits(p.lanes, steps, false) || (tight && (wk.r.l > p.lanes || wk.r.steps > steps)) {
-			wk.r = nil
+			wk.r, wk.sib = nil, nil
 			wk.r = newLanes(s, p.lanes, steps, false)
 		}
 		if len(wk.dzSum) < sums || len(wk.part) < parts || (tight && len(wk.dzSum)+len(wk.part) > sums+parts) {
@@ -131,7 +156,7 @@ func (wk *worker) laneBytes() int64 {
 	case wk.r == nil:
 		return 0
 	case wk.r.ck != nil:
-		return wk.r.s.ckLaneBytes(wk.r.l, wk.r.steps, wk.r.ck.nsegCap)
+		return wk.r.s.ckLaneBytes(wk.r.l, wk.r.steps, wk.r.ck.nsegCap) + int64(len(wk.sib))*wk.r.s.siblingBytes(wk.r.l, wk.r.ck.nsegCap)
 	}
 	return wk.r.s.laneBytes(wk.r.l, wk.r.steps, wk.r.keepZg)
 }

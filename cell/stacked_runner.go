@@ -31,6 +31,7 @@ type runnerState struct {
 	inUse  atomic.Bool
 	closed bool
 	one    *lanes    // one lane with z_g kept: the single-input methods
+	light  *lanes    // one checkpointed lane: Logits of long inputs
 	u      []float64 // dirs×T×4H: layer 0's input products of the current input
 	xs     []float64 // T×E: a scaled input as the model reads it (LRP)
 	pool   []*worker
@@ -48,6 +49,7 @@ type task interface{ run(*worker) }
 type worker struct {
 	work  chan task // nil for worker 0
 	r     *lanes
+	sib   []*lanes  // checkpointed IG: the other batches of a chunk (newCkSibling)
 	dzSum []float64 // blocks × dirs × T×4H: IG's weighted sums of dz
 	part  []float64 // blocks × T×E: their products with W_ihᵀ
 }
@@ -84,9 +86,9 @@ func (r *StackedRunner) Release() error {
 	defer r.release()
 	r.stop()
 	for _, wk := range r.pool {
-		wk.r, wk.dzSum, wk.part = nil, nil, nil // an ending goroutine may still hold wk
+		wk.r, wk.sib, wk.dzSum, wk.part = nil, nil, nil, nil // an ending goroutine may still hold wk
 	}
-	r.pool, r.one, r.u, r.xs, r.gsink = nil, nil, nil, nil, gradSink{}
+	r.pool, r.one, r.light, r.u, r.xs, r.gsink = nil, nil, nil, nil, nil, gradSink{}
 	return nil
 }
 
@@ -248,16 +250,35 @@ func (r *StackedRunner) Forward(x Input) ([]float64, error) {
 	return r.one.logitsBuf[:r.s.c], nil
 }
 
-// Logits writes the logits of x to y (C values).
+// Logits writes the logits of x to y (C values). It keeps no trace: an
+// input whose one-lane trace (TraceBytes) is past 64 MiB runs on
+// checkpoints, in memory O(H·√T) per layer and direction.
 func (r *StackedRunner) Logits(x Input, y []float64) error {
-	logits, err := r.Forward(x)
-	if err != nil {
+	if err := r.acquire(); err != nil {
 		return err
 	}
-	if len(y) != len(logits) {
-		return fmt.Errorf("cell: logits buffer has %d elements, want C = %d", len(y), len(logits))
+	defer r.release()
+	if err := r.check(x); err != nil {
+		return err
 	}
-	copy(y, logits)
+	if len(y) != r.s.c {
+		return fmt.Errorf("cell: logits buffer has %d elements, want C = %d", len(y), r.s.c)
+	}
+	steps := x.Len()
+	if r.s.TraceBytes(steps) <= fullTraceMax {
+		r.single(x)
+		copy(y, r.one.logitsBuf[:r.s.c])
+		return nil
+	}
+	seg, nseg := segments(steps)
+	if !r.light.fitsCk(1, seg, nseg) {
+		r.light = nil
+		r.light = newCkLanes(r.s, 1, seg, nseg)
+	}
+	r.light.setInput(x.dense, steps)
+	r.light.scale[0], r.light.occluded[0] = x.scale, -1
+	r.light.forward(nil, steps, 1)
+	copy(y, r.light.logitsBuf[:r.s.c])
 	return nil
 }
 

@@ -73,6 +73,8 @@ func (r *StackedRunner) IntegratedGradients(ctx context.Context, x Input, choose
 	sums, parts := sizes(p, per)
 	pool := r.workers(p, steps, sums, parts, batchesPer(p, per, n)-1, budget-s.sharedBytes(p, steps))
 	r.setInput(x, p, pool)
+	r.lend(pool, maxWorkers)
+	defer r.lend(pool, 0)
 
 	// ŷ(x) and ŷ(0) as a two-lane batch, then the class.
 	first := pool[0].r
@@ -385,6 +387,8 @@ func (r *StackedRunner) Occlusion(ctx context.Context, x Input, class int, out [
 	}
 	pool := r.workers(p, steps, 0, 0, 0, budget-s.sharedBytes(p, steps))
 	r.setInput(x, p, pool)
+	r.lend(pool, maxWorkers)
+	defer r.lend(pool, 0)
 	job := &r.occ
 	*job = occJob{r: r.runnerState, ctx: ctx, x: x, class: class, out: out, lanes: p.lanes, prog: progress{fn: opt.Progress, total: steps}}
 	r.start(job, pool)

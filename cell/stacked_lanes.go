@@ -26,6 +26,7 @@ type lanes struct {
 	s         *Stacked
 	stop      *stopper     // ends a single pass early (nil: never)
 	ck        *checkpoints // non-nil: the traces hold one segment (stacked_checkpoint.go)
+	team      *team        // non-nil: the products run on it (stacked_team.go)
 	l, steps  int          // capacity
 	keepZg    bool
 	cells     []cellTrace
@@ -201,13 +202,13 @@ func (r *lanes) stepForward(ci, t int, z, ut, in0, in1, hPrev, cPrev, zg, c, tc,
 			}
 		}
 	} else {
-		mulAddLanes(z, cl.wih, cl.wihT, g, hd, cl.in, 0, in0, l)
+		r.mulAdd(z, cl.wih, cl.wihT, g, hd, cl.in, 0, in0, l)
 		if in1 != nil {
-			mulAddLanes(z, cl.wih, cl.wihT, g, hd, cl.in, hd, in1, l)
+			r.mulAdd(z, cl.wih, cl.wihT, g, hd, cl.in, hd, in1, l)
 		}
 	}
 	if hPrev != nil {
-		mulAddLanes(z, cl.whh, cl.whhT, g, hd, hd, 0, hPrev, l)
+		r.mulAdd(z, cl.whh, cl.whhT, g, hd, hd, 0, hPrev, l)
 	}
 	kernel.GateStep(z, zg, cPrev, c, tc, h)
 }

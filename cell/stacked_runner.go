@@ -35,6 +35,7 @@ type runnerState struct {
 	u      []float64 // dirs×T×4H: layer 0's input products of the current input
 	xs     []float64 // T×E: a scaled input as the model reads it (LRP)
 	pool   []*worker
+	team   *team // worker 0's helpers when a job has fewer workers than cores
 	gsink  gradSink
 	ig     igJob
 	occ    occJob
@@ -94,6 +95,8 @@ func (r *StackedRunner) Release() error {
 
 // stop ends the worker goroutines.
 func (st *runnerState) stop() {
+	st.team.stop()
+	st.team = nil
 	for _, wk := range st.pool {
 		if wk.work != nil {
 			close(wk.work)

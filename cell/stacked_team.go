@@ -154,10 +154,13 @@ func (r *lanes) mulAdd(dst, a, aT []float64, m, k, cols, c0 int, src []float64, 
 	mulAddLanes(dst, a, aT, m, k, cols, c0, src, l)
 }
 
-// lend gives worker 0 of pool a team of all the cores when the job has one
-// worker but maxWorkers cores (and takes it back with lend(pool, 0)).
+// lend gives worker 0 of pool a team of maxWorkers goroutines (at most
+// GOMAXPROCS: a spinning helper without a core of its own would only
+// slow the others) when the job has one worker, and takes it back with
+// lend(pool, 0).
 func (st *runnerState) lend(pool []*worker, maxWorkers int) {
 	var t *team
+	maxWorkers = min(maxWorkers, runtime.GOMAXPROCS(0))
 	if len(pool) == 1 && maxWorkers > 1 {
 		if st.team == nil || st.team.n != maxWorkers {
 			st.team.stop()

@@ -70,3 +70,28 @@ func TestStackedTeamSameBits(t *testing.T) {
 		}
 	}
 }
+
+// One input's IG on a team allocates nothing in steady state.
+func TestStackedTeamAllocs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 30))
+	s := randomStacked(t, rng, 8, 64, 1, false, 3, 2, true)
+	steps, n := 50, 50
+	x := randomStackedInput(rng, steps, 8)
+	alphas, weights := make([]float64, n), make([]float64, n)
+	for k := range n {
+		alphas[k], weights[k] = (float64(k)+0.5)/float64(n), 1/float64(n)
+	}
+	choose := func([]float64) (int, error) { return 0, nil }
+	r, _ := NewStackedRunner(s)
+	defer r.Close()
+	ig := make([]float64, steps*8+6)
+	f := func() {
+		if err := r.IntegratedGradients(context.Background(), x, choose, alphas, weights, ig[:steps*8], ig[steps*8:steps*8+3], ig[steps*8+3:], BatchOptions{Workers: 2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f()
+	if a := testing.AllocsPerRun(20, f); a != 0 {
+		t.Errorf("%v allocations per call", a)
+	}
+}

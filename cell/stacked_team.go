@@ -17,39 +17,50 @@ import (
 
 // teamMinWork is the least product, in multiply-adds, that a team splits:
 // below it the hand-over costs more than it saves.
-const teamMinWork = 1 << 15
+const teamMinWork = 1 << 22
 
 // teamSpin is how many times an idle helper looks for work before it
 // sleeps.
 const teamSpin = 1 << 14
 
-// team is the caller (part 0) and n−1 helper goroutines.
+// team is the caller and n−1 helper goroutines. A job is cut into
+// teamParts·n parts by output rows, which whoever is free claims in turn
+// (the caller too): a helper that has not woken yet, or has lost its core
+// to another process, leaves its parts to the others instead of holding
+// them up.
 type team struct {
 	n       int
+	parts   int // teamParts·n, the parts of every job
 	job     teamJob
 	gen     atomic.Uint64 // bumped for each job
-	pending atomic.Int64  // helpers still on the current job
+	next    atomic.Int64  // the next part to claim
+	done    atomic.Int64  // parts finished
 	quit    atomic.Bool
 	helpers []*teamHelper
 }
+
+// teamParts is the parts per goroutine of a team's job.
+const teamParts = 4
 
 type teamHelper struct {
 	wake   chan struct{} // holds a token while the helper may be asleep
 	asleep atomic.Bool
 }
 
-// teamJob is one product of mulAddLanes, cut into n parts by output rows.
+// teamJob is one product of mulAddLanes, cut into parts by output rows.
 type teamJob struct {
 	dst, a, aT, src   []float64
 	m, k, cols, c0, l int
+	parts             int
 }
 
 func newTeam(n int) *team {
-	t := &team{n: n}
-	for i := 1; i < n; i++ {
+	t := &team{n: n, parts: teamParts * n}
+	t.next.Store(1 << 62) // no job yet
+	for range n - 1 {
 		h := &teamHelper{wake: make(chan struct{}, 1)}
 		t.helpers = append(t.helpers, h)
-		go t.loop(h, i)
+		go t.loop(h)
 	}
 	return t
 }
@@ -69,7 +80,7 @@ func (t *team) stop() {
 	}
 }
 
-func (t *team) loop(h *teamHelper, part int) {
+func (t *team) loop(h *teamHelper) {
 	var seen uint64 // the generation of newTeam: a job may come before the goroutine starts
 	for {
 		spins := 0
@@ -91,15 +102,30 @@ func (t *team) loop(h *teamHelper, part int) {
 		if t.quit.Load() {
 			return
 		}
-		t.job.run(part, t.n)
-		t.pending.Add(-1)
+		t.work()
+	}
+}
+
+// work runs parts of the current job until none is left unclaimed. A part
+// claimed is one of the current job: next only counts below the parts
+// once the job is in place.
+func (t *team) work() {
+	for {
+		i := int(t.next.Add(1) - 1)
+		if i >= t.parts {
+			return
+		}
+		t.job.run(i)
+		t.done.Add(1)
 	}
 }
 
 // mulAdd is mulAddLanes on the team.
 func (t *team) mulAdd(dst, a, aT []float64, m, k, cols, c0 int, src []float64, l int) {
-	t.job = teamJob{dst: dst, a: a, aT: aT, src: src, m: m, k: k, cols: cols, c0: c0, l: l}
-	t.pending.Store(int64(t.n - 1))
+	parts := t.parts
+	t.job = teamJob{dst: dst, a: a, aT: aT, src: src, m: m, k: k, cols: cols, c0: c0, l: l, parts: parts}
+	t.done.Store(0)
+	t.next.Store(0)
 	t.gen.Add(1)
 	for _, h := range t.helpers {
 		if h.asleep.Load() {
@@ -109,18 +135,20 @@ func (t *team) mulAdd(dst, a, aT []float64, m, k, cols, c0 int, src []float64, l
 			}
 		}
 	}
-	t.job.run(0, t.n)
-	for spins := 0; t.pending.Load() != 0; spins++ {
+	t.work()
+	for spins := 0; t.done.Load() != int64(parts); spins++ {
 		if spins%64 == 63 {
 			runtime.Gosched()
 		}
 	}
+	t.next.Store(1 << 62)
 	t.job = teamJob{}
 }
 
-// run computes part i of n of the job: the output rows [m·i/n, m·(i+1)/n),
-// rounded to multiples of 8.
-func (j *teamJob) run(i, n int) {
+// run computes part i of the job: the output rows [m·i/n, m·(i+1)/n) of
+// n parts, rounded to multiples of 8.
+func (j *teamJob) run(i int) {
+	n := j.parts
 	r0, r1 := j.m*i/n&^7, j.m*(i+1)/n&^7
 	if i == n-1 {
 		r1 = j.m

@@ -18,6 +18,13 @@ import (
 // It is not safe for concurrent use (a second goroutine's call fails at
 // once with an error); the Stacked model may be shared. Its goroutines end
 // with Close, or when the runner is garbage collected.
+//
+// The batched methods keep the whole trace of their lanes when it fits the
+// budget, else checkpoints (stacked_checkpoint.go: memory O(l·H·√T) per
+// layer and direction, about one more forward pass per layer); a batch
+// that is alone on several cores splits its products among them
+// (stacked_team.go). The single passes (Forward, Gradient, LRP) keep the
+// whole one-lane trace (TraceBytes); Logits keeps none.
 type StackedRunner struct {
 	*runnerState
 }

@@ -75,6 +75,8 @@ func (r *StackedRunner) IntegratedGradients(ctx context.Context, x Input, choose
 	r.setInput(x, p, pool)
 	r.lend(pool, maxWorkers)
 	defer r.lend(pool, 0)
+	watch(ctx, pool)
+	defer watch(nil, pool)
 
 	// ŷ(x) and ŷ(0) as a two-lane batch, then the class.
 	first := pool[0].r
@@ -265,6 +267,9 @@ func (j *igJob) chunk(wk *worker, c int) error {
 		sk.wts = j.weights[b0:b1]
 		sk.blockOf = lr.blockOf(b0-k0, l)
 		lr.backward(steps, l, j.class, &sk)
+		if err := canceled(j.ctx); err != nil {
+			return err // the pass may have been cut short (wk.stop)
+		}
 		j.prog.add(l)
 	}
 	if j.segSums {
@@ -333,6 +338,9 @@ func (j *igJob) chunkGroup(wk *worker, k0, k1, nb int, sk *gradSink) error {
 				sk.blockOf = lr.blockOf(b0-k0, l)
 				lr.sweepSegment(0, d, sg, l, sk)
 			}
+			if err := canceled(j.ctx); err != nil {
+				return err // the pass may have been cut short (wk.stop)
+			}
 			wk.r.flushSums(sk, d, sg, nb)
 		}
 	}
@@ -389,6 +397,8 @@ func (r *StackedRunner) Occlusion(ctx context.Context, x Input, class int, out [
 	r.setInput(x, p, pool)
 	r.lend(pool, maxWorkers)
 	defer r.lend(pool, 0)
+	watch(ctx, pool)
+	defer watch(nil, pool)
 	job := &r.occ
 	*job = occJob{r: r.runnerState, ctx: ctx, x: x, class: class, out: out, lanes: p.lanes, prog: progress{fn: opt.Progress, total: steps}}
 	r.start(job, pool)

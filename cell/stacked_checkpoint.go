@@ -248,6 +248,9 @@ func (r *lanes) runSegment(ci, sg, l int) {
 	n := t1 - t0
 	first := sg == ck.segAt(cl.reverse, 0)
 	for i := range n {
+		if r.stop.at(t0 + i) {
+			return
+		}
 		j := order(cl.reverse, i, n)
 		var ut, in0, in1, hPrev []float64
 		cPrev := r.zero[:hl]
@@ -448,6 +451,9 @@ func (r *lanes) backSegment(ci, sg int, above, dh, dc, dcPrev, below []float64, 
 	n := t1 - t0
 	first := sg == ck.segAt(cl.reverse, 0)
 	for i := n - 1; i >= 0; i-- {
+		if r.stop.at(t0 + i) {
+			break
+		}
 		j := order(cl.reverse, i, n)
 		var at []float64
 		if above != nil {

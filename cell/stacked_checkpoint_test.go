@@ -2,9 +2,11 @@ package cell
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // forceCheckpoints makes every plan checkpointed until restore is called.
@@ -132,4 +134,43 @@ func contains(s, sub string) bool {
 		}
 	}
 	return false
+}
+
+// A checkpointed batch of a long input ends soon after its context is
+// done, with the context's error, not after its minutes of work.
+func TestStackedCheckpointCancel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a long input")
+	}
+	rng := rand.New(rand.NewPCG(31, 32))
+	s := randomStacked(t, rng, 3, 8, 2, true, 3, 2, true)
+	steps, n := 30000, 50
+	x := randomStackedInput(rng, steps, 3)
+	alphas, weights := make([]float64, n), make([]float64, n)
+	for k := range n {
+		alphas[k], weights[k] = (float64(k)+0.5)/float64(n), 1/float64(n)
+	}
+	defer forceCheckpoints()()
+	r, _ := NewStackedRunner(s)
+	defer r.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(time.Second); cancel() }()
+	start := time.Now()
+	grad, y, y0 := make([]float64, steps*3), make([]float64, 3), make([]float64, 3)
+	err := r.IntegratedGradients(ctx, x, func([]float64) (int, error) { return 0, nil }, alphas, weights, grad, y, y0, BatchOptions{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("IG canceled after 1 s: %v", err)
+	}
+	if d := time.Since(start); d > 6*time.Second {
+		t.Errorf("IG canceled after 1 s ended after %v", d)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	go func() { time.Sleep(time.Second); cancel() }()
+	start = time.Now()
+	if err := r.Occlusion(ctx, x, 0, make([]float64, steps), BatchOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("occlusion canceled after 1 s: %v", err)
+	}
+	if d := time.Since(start); d > 6*time.Second {
+		t.Errorf("occlusion canceled after 1 s ended after %v", d)
+	}
 }

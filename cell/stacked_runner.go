@@ -58,6 +58,7 @@ type worker struct {
 	work  chan task // nil for worker 0
 	r     *lanes
 	sib   []*lanes  // checkpointed IG: the other batches of a chunk (newCkSibling)
+	stop  stopper   // ends its lanes' passes soon after the job's context is done
 	dzSum []float64 // blocks × dirs × T×4H: IG's weighted sums of dz
 	part  []float64 // blocks × T×E: their products with W_ihᵀ
 }
@@ -125,6 +126,23 @@ func (st *runnerState) start(t task, pool []*worker) {
 	}
 	t.run(pool[0])
 	st.wg.Wait()
+}
+
+// watch makes the passes of the workers' lanes end soon after ctx is done
+// (every few hundred time steps: a batch of a long input runs for
+// minutes); the job then returns ctx's error. watch(nil, pool) ends it.
+func watch(ctx context.Context, pool []*worker) {
+	for _, wk := range pool {
+		var stop *stopper
+		if ctx != nil && ctx.Done() != nil {
+			wk.stop = stopper{ctx: ctx}
+			stop = &wk.stop
+		}
+		wk.r.stop = stop
+		for _, b := range wk.sib {
+			b.stop = stop
+		}
+	}
 }
 
 // loop runs the tasks sent to a helper until its channel is closed.

@@ -153,7 +153,7 @@ func (r *StackedRunner) setInput(x Input, p stackedPlan, pool []*worker) {
 		r.prepare(x)
 		return
 	}
-	r.u = r.u[:0]
+	r.u = nil // the whole input's products: not within a checkpointed plan's budget
 	for _, wk := range pool {
 		wk.r.setInput(x.dense, x.Len())
 		for _, b := range wk.sib {

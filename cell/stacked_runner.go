@@ -153,6 +153,11 @@ func (wk *worker) loop(wg *sync.WaitGroup) {
 	}
 }
 
+// logitsTraceMax is the largest one-lane trace Logits keeps: past it the
+// checkpointed pass, which recomputes the layers below the top once per
+// direction above them, costs less than touching the trace's pages.
+const logitsTraceMax = 16 << 20
+
 // Model returns the model r runs.
 func (r *StackedRunner) Model() *Stacked { return r.s }
 
@@ -279,7 +284,7 @@ func (r *StackedRunner) Forward(x Input) ([]float64, error) {
 }
 
 // Logits writes the logits of x to y (C values). It keeps no trace: an
-// input whose one-lane trace (TraceBytes) is past 64 MiB runs on
+// input whose one-lane trace (TraceBytes) is past 16 MiB runs on
 // checkpoints, in memory O(H·√T) per layer and direction.
 func (r *StackedRunner) Logits(x Input, y []float64) error {
 	if err := r.acquire(); err != nil {
@@ -293,7 +298,7 @@ func (r *StackedRunner) Logits(x Input, y []float64) error {
 		return fmt.Errorf("cell: logits buffer has %d elements, want C = %d", len(y), r.s.c)
 	}
 	steps := x.Len()
-	if r.s.TraceBytes(steps) <= fullTraceMax {
+	if r.s.TraceBytes(steps) <= min(logitsTraceMax, fullTraceMax) {
 		r.single(x)
 		copy(y, r.one.logitsBuf[:r.s.c])
 		return nil

@@ -9,7 +9,7 @@ import (
 // BenchmarkStackedIG: IG with 50 Gauss–Legendre-like steps on a length-200
 // input, the two imported-model shapes of the benchmark suite, and on a
 // length-1000 input (checkpointed lanes; with -cpu 1,2 one input's
-// batch on one and two cores).
+// batch on one and two cores: the same unless teamsOn).
 func BenchmarkStackedIG(b *testing.B) {
 	for _, c := range []struct {
 		name          string

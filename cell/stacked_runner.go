@@ -22,8 +22,8 @@ import (
 // The batched methods keep the whole trace of their lanes when it fits the
 // budget, else checkpoints (stacked_checkpoint.go: memory O(l·H·√T) per
 // layer and direction, about one more forward pass per layer); a batch
-// that is alone on several cores splits its products among them
-// (stacked_team.go). The single passes (Forward, Gradient, LRP) keep the
+// alone on several cores can split its products among them
+// (stacked_team.go, off until it measures faster). The single passes (Forward, Gradient, LRP) keep the
 // whole one-lane trace (TraceBytes); Logits keeps none.
 type StackedRunner struct {
 	*runnerState

@@ -15,6 +15,15 @@ import (
 // bit. The helpers spin a little between products (a time step's products
 // come microseconds apart) and then sleep until woken.
 
+// teamsOn turns the teams on. They are off: measured on a 2-core machine
+// shared with other processes (load 5), IG 50 steps on one 1,000-token
+// input of a 1-layer H = 256 model took 1.5–2.5 s on one core and
+// 1.8–2.8 s with a team of two (the serial gate steps, and a helper that
+// loses its core holding the step up), 0.20 s and 0.25 s on 200 tokens.
+// Turn them on where they measure faster; the bits are the same either
+// way (the tests run with them on).
+var teamsOn = false
+
 // teamMinWork is the least product, in multiply-adds, that a team splits:
 // below it the hand-over costs more than it saves.
 const teamMinWork = 1 << 22
@@ -189,7 +198,7 @@ func (r *lanes) mulAdd(dst, a, aT []float64, m, k, cols, c0 int, src []float64, 
 func (st *runnerState) lend(pool []*worker, maxWorkers int) {
 	var t *team
 	maxWorkers = min(maxWorkers, runtime.GOMAXPROCS(0))
-	if len(pool) == 1 && maxWorkers > 1 {
+	if teamsOn && len(pool) == 1 && maxWorkers > 1 {
 		if st.team == nil || st.team.n != maxWorkers {
 			st.team.stop()
 			st.team = newTeam(maxWorkers)

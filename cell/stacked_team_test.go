@@ -35,6 +35,8 @@ func TestTeamRowsSameBits(t *testing.T) {
 // One input's batch on a team of goroutines (one worker, more cores):
 // the bits of one goroutine, full trace and checkpoints, IG and occlusion.
 func TestStackedTeamSameBits(t *testing.T) {
+	defer func(on bool) { teamsOn = on }(teamsOn)
+	teamsOn = true
 	rng := rand.New(rand.NewPCG(27, 28))
 	s := randomStacked(t, rng, 8, 32, 2, true, 3, 2, true)
 	steps, n := 23, 37
@@ -73,6 +75,8 @@ func TestStackedTeamSameBits(t *testing.T) {
 
 // One input's IG on a team allocates nothing in steady state.
 func TestStackedTeamAllocs(t *testing.T) {
+	defer func(on bool) { teamsOn = on }(teamsOn)
+	teamsOn = true
 	rng := rand.New(rand.NewPCG(29, 30))
 	s := randomStacked(t, rng, 8, 64, 1, false, 3, 2, true)
 	steps, n := 50, 50

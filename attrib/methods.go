@@ -414,9 +414,12 @@ func NewExplainer(m Model) *Explainer {
 // Release gives back the scratch memory the Explainer keeps from call to
 // call and ends its worker goroutines. Between calls an Explainer holds
 // the batch lanes of IG and Occlusion (up to Options.Budget, 256 MiB by
-// default: IG on 2,000 tokens of a 2-layer bidirectional model keeps
-// about 200 MB) and the traces of its longest input (a few floats per
-// token, unit and layer); after Release it holds a few kilobytes besides
+// default; a Stacked model's lanes keep the whole trace when it fits and
+// checkpoints otherwise: IG 50 steps on 2,000 tokens of a 2-layer
+// bidirectional H = 64 model keeps about 52 MB, where the whole trace
+// would be 1.6 GB) and the trace of the single passes on its longest
+// input (Saliency, G×I and LRP: a few floats per token, unit and layer,
+// refused past the budget); after Release it holds a few kilobytes besides
 // the model, which is shared and never copied. The Explainer stays usable:
 // its next call allocates its scratch again. A long-lived Explainer (a
 // pool of them in a service) should be released after a long input, or
@@ -529,16 +532,22 @@ func (e *Explainer) prepare(ctx context.Context, m Method, x cell.Input, opt Opt
 
 // traceBytes is the memory of the forward trace method m keeps for an
 // input of steps steps, 0 for none: the budget bounds it as it does the
-// batches of IG and occlusion, refused before it is taken. A Network
-// keeps one for Saliency, G×I and LRP; a Stacked model for every method
-// (its logits come from the traced pass). Contextual decomposition keeps
-// its own buffers instead (cdBytes).
+// batches of IG and occlusion, refused before it is taken. The single
+// passes of Saliency, G×I and LRP keep the whole one-lane trace (a
+// Stacked model's too), DeepLIFT two (the input's and the reference's);
+// contextual decomposition keeps its own buffers (cdBytes). IG and
+// occlusion keep none of their own: their batches plan within the
+// budget, a Stacked model's on checkpoints when the whole trace does not
+// fit (memory O(H·√T) per lane, layer and direction), refusing only a
+// budget below one checkpointed lane.
 func (e *Explainer) traceBytes(m Method, steps int) int64 {
 	switch {
 	case m == DeepLIFT:
 		return e.deepLIFTBytes(steps)
 	case m == ContextualDecomposition:
 		return e.cdBytes(steps)
+	case m == IntegratedGradients || m == Occlusion:
+		return 0
 	case e.stacked != nil:
 		return e.stacked.Model().TraceBytes(steps)
 	case m == Saliency || m == GradientXInput || m == LRP:

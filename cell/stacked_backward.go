@@ -11,11 +11,18 @@ import (
 // W_ihᵀ into grad; IG adds each lane's weighted dz_t to its block's sum
 // instead (dzSum, blocks × dirs × T×4H), lane j with weight wts[j] to block
 // blockOf[j].
+//
+// On checkpointed lanes seg > 0: the sums cover one segment of seg steps
+// (blocks of the chunk × seg×4H, one direction at a time), and flushSums
+// adds their products to part (blocks of the chunk × T×E) after each
+// segment, once every batch of the chunk has been through it.
 type gradSink struct {
 	grad    []float64 // T×E, or nil for IG
 	dzSum   []float64
 	wts     []float64
 	blockOf []int
+	seg     int
+	part    []float64
 }
 
 func (r *lanes) sink(k *gradSink, d, t, steps, l int, dz []float64) {
@@ -28,7 +35,12 @@ func (r *lanes) sink(k *gradSink, d, t, steps, l int, dz []float64) {
 	}
 	for j := range l {
 		w := k.wts[j]
-		sum := k.dzSum[((k.blockOf[j]*s.dirs+d)*steps+t)*g:]
+		var sum []float64
+		if k.seg > 0 {
+			sum = k.dzSum[(k.blockOf[j]*k.seg+t%k.seg)*g:]
+		} else {
+			sum = k.dzSum[((k.blockOf[j]*s.dirs+d)*steps+t)*g:]
+		}
 		sum = sum[:g]
 		for q := range sum {
 			sum[q] = math.FMA(w, dz[q*l+j], sum[q])
@@ -40,6 +52,10 @@ func (r *lanes) sink(k *gradSink, d, t, steps, l int, dz []float64) {
 // the trace of the last forward pass of l lanes, through every layer and
 // direction, and hands each step's dz of layer 0 to sk.
 func (r *lanes) backward(steps, l, class int, sk *gradSink) {
+	if r.ck != nil {
+		r.backwardCk(l, class, sk)
+		return
+	}
 	s := r.s
 	h, g := s.h, 4*s.h
 	hl, gl := h*l, g*l
@@ -74,31 +90,42 @@ func (r *lanes) backward(steps, l, class int, sk *gradSink) {
 					return
 				}
 				t := order(cl.reverse, i, steps)
+				var at []float64
 				if above != nil {
-					a := above[(t*s.dirs+d)*hl : (t*s.dirs+d+1)*hl]
-					for j, v := range a {
-						dh[j] += v
-					}
+					at = above[(t*s.dirs+d)*hl : (t*s.dirs+d+1)*hl]
 				}
 				cPrev := r.zero[:hl]
 				if i > 0 {
 					tp := order(cl.reverse, i-1, steps)
 					cPrev = tr.c[tp*hl : (tp+1)*hl]
 				}
-				kernel.GateBackward(dz, dcPrev, dh, dc, tr.z[t*gl:(t+1)*gl], tr.tc[t*hl:(t+1)*hl], cPrev)
+				r.stepBackward(cl, dz, dcPrev, dh, dc, at, tr.z[t*gl:(t+1)*gl], tr.tc[t*hl:(t+1)*hl], cPrev, i > 0, l)
 				if k > 0 {
 					bt := below[t*s.dirs*hl : (t+1)*s.dirs*hl]
-					mulAddLanes(bt, cl.wihT, cl.wih, cl.in, g, g, 0, dz, l)
+					r.mulAdd(bt, cl.wihT, cl.wih, cl.in, g, g, 0, dz, l)
 				} else {
 					r.sink(sk, d, t, steps, l, dz)
-				}
-				if i > 0 {
-					clear(dh)
-					mulAddLanes(dh, cl.whhT, cl.whh, h, g, g, 0, dz, l)
 				}
 				dc, dcPrev = dcPrev, dc
 			}
 		}
+	}
+}
+
+// stepBackward is backprop's time step of one cell for l lanes: dh gets
+// the gradient the layer above (or a dense head) sends to this step's
+// output (at, nil for none); dz and dcPrev get the gradients of the
+// pre-activations and of c_{t−1}; then, unless this is the cell's first
+// step (recur false), dh becomes W_hhᵀ·dz, the gradient of h_{t−1}.
+func (r *lanes) stepBackward(cl *stackedCell, dz, dcPrev, dh, dc, at, gates, tc, cPrev []float64, recur bool, l int) {
+	for j, v := range at {
+		dh[j] += v
+	}
+	kernel.GateBackward(dz, dcPrev, dh, dc, gates, tc, cPrev)
+	if recur {
+		h, g := r.s.h, 4*r.s.h
+		clear(dh)
+		r.mulAdd(dh, cl.whhT, cl.whh, h, g, g, 0, dz, l)
 	}
 }
 

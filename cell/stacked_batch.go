@@ -38,7 +38,10 @@ func (r *StackedRunner) IntegratedGradients(ctx context.Context, x Input, choose
 
 // integratedGradients is IntegratedGradients (grads nil: the class choose
 // returns, its sum to grad) and IntegratedGradientsAll (grads: every
-// class, choose nil), their outputs checked.
+// class, choose nil), their outputs checked. Every class shares each
+// batch's forward pass on whole-trace plans; on checkpointed plans (an
+// input whose trace does not fit the budget) the classes run one after
+// another, each as IntegratedGradients would.
 func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose func(y []float64) (int, error), alphas, weights, grad []float64, grads [][]float64, y, y0 []float64, opt BatchOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -59,25 +62,39 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 	}
 	steps, n := x.Len(), len(alphas)
 	blocks := (n + igBlock - 1) / igBlock
-	blockBytes := int64(8 * (s.dirs*steps*4*s.h + steps*s.in))
-	shared := int64(8 * s.dirs * steps * 4 * s.h)
+	g := 4 * s.h
 	classes := max(1, len(grads)) // the sums of each class, side by side
-	perWorker := func(l int) int64 {
-		return int64(classes*((l+igBlock-1)/igBlock)) * blockBytes // ≥ the blocks of a chunk
+	sizes := func(p stackedPlan, per int) (sums, parts int) {
+		if !p.longSums {
+			return per * p.seg * g, per * steps * s.in
+		}
+		return classes * per * s.dirs * steps * g, classes * per * steps * s.in
 	}
-	w, l, err := r.plan(steps, n, budget, maxWorkers, maxLanes, perWorker, shared)
+	p, err := r.plan(steps, n, budget, maxWorkers, maxLanes, func(p stackedPlan) int64 {
+		per := igChunkBlocks(n, p.lanes, p.workers)
+		sums, parts := sizes(p, per)
+		return 8*int64(sums+parts) + int64(batchesPer(p, per, n)-1)*s.siblingBytes(p.lanes, p.nseg)
+	})
 	if err != nil {
 		return err
 	}
-	per := igChunkBlocks(n, l, w)
+	if classes > 1 && p.ck {
+		return r.integratedGradientsEach(ctx, x, alphas, weights, grads, y, y0, opt)
+	}
+	per := igChunkBlocks(n, p.lanes, p.workers)
 	chunks := (blocks + per - 1) / per
-	w = min(w, chunks)
-	pool := r.workers(w, l, steps, classes*per, budget-shared)
-	r.prepare(x)
+	p.workers = min(p.workers, chunks)
+	sums, parts := sizes(p, per)
+	pool := r.workers(p, steps, sums, parts, batchesPer(p, per, n)-1, budget-s.sharedBytes(p, steps))
+	r.setInput(x, p, pool)
+	r.lend(pool, maxWorkers)
+	defer r.lend(pool, 0)
+	watch(ctx, pool)
+	defer watch(nil, pool)
 
 	// ŷ(x) and ŷ(0) as a two-lane batch, then the class.
 	first := pool[0].r
-	lanesXY := min(2, l)
+	lanesXY := min(2, p.lanes)
 	for j, a := range []float64{1, 0}[:lanesXY] {
 		first.scale[j], first.occluded[j] = float64(x.scale*a), -1
 	}
@@ -106,7 +123,7 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 
 	job := &r.ig
 	*job = igJob{r: r.runnerState, ctx: ctx, x: x, class: class, alphas: alphas, weights: weights, grad: grad, grads: grads,
-		steps: steps, lanes: l, per: per, chunks: chunks, prog: progress{fn: opt.Progress, total: n}}
+		steps: steps, lanes: p.lanes, per: per, chunks: chunks, segSums: !p.longSums, prog: progress{fn: opt.Progress, total: n}}
 	job.cond.L = &job.mu
 	for c := range job.classes() {
 		clear(job.sum(c))
@@ -134,6 +151,35 @@ func igChunkBlocks(n, l, w int) int {
 	return per
 }
 
+// batchesPer returns the batches of an IG chunk under plan p, chunks of
+// per blocks and n steps in all, that need their own checkpoints: on
+// checkpointed lanes whose sums of dz cover one segment, a chunk's
+// batches go through layer 0's segments together (chunkGroup), each but
+// the first with its own checkpoints (newCkSibling).
+func batchesPer(p stackedPlan, per, n int) int {
+	if p.longSums {
+		return 1
+	}
+	return (min(per*igBlock, n) + p.lanes - 1) / p.lanes
+}
+
+// setInput readies the workers' lanes for x under plan p: the input
+// products the full-trace lanes share, or the input the checkpointed ones
+// read per segment.
+func (r *StackedRunner) setInput(x Input, p stackedPlan, pool []*worker) {
+	if !p.ck {
+		r.prepare(x)
+		return
+	}
+	r.u = nil // the whole input's products: not within a checkpointed plan's budget
+	for _, wk := range pool {
+		wk.r.setInput(x.dense, x.Len())
+		for _, b := range wk.sib {
+			b.setInput(x.dense, x.Len())
+		}
+	}
+}
+
 // igJob is one IntegratedGradients call: the input, the outputs, and the
 // hand-over of the blocks' products to the total in block order.
 type igJob struct {
@@ -146,6 +192,7 @@ type igJob struct {
 	grads            [][]float64 // IntegratedGradientsAll: every class's sum (class and grad unused)
 	steps, lanes     int
 	per, chunks      int
+	segSums          bool // checkpointed lanes: dz summed per segment (gradSink.seg)
 	mu               sync.Mutex
 	cond             sync.Cond
 	nextChunk, added int // chunks handed out, chunks added to grad
@@ -194,7 +241,7 @@ func (j *igJob) run(wk *worker) {
 		}
 		size := j.steps * j.r.s.in
 		nb := min(j.per, (len(j.alphas)+igBlock-1)/igBlock-c*j.per)
-		for k := range j.classes() {
+		for k := range j.classes() { // class k's blocks follow class k−1's
 			part := wk.part[k*nb*size:]
 			for b := range nb {
 				kernel.Axpy(1, part[b*size:(b+1)*size], j.sum(k))
@@ -213,11 +260,26 @@ func (j *igJob) chunk(wk *worker, c int) error {
 	k0 := c * j.per * igBlock
 	k1 := min(len(j.alphas), k0+j.per*igBlock)
 	nb := (k1 - k0 + igBlock - 1) / igBlock
-	classes, per := j.classes(), nb*s.dirs*steps*g
-	sums := wk.dzSum[:classes*per]
-	clear(sums)
 	lr := wk.r
 	var sk gradSink
+	// Several classes (IntegratedGradientsAll) only on whole-trace lanes:
+	// each batch's forward pass, then each class's backward pass into that
+	// class's sums (block b of class k is block k·nb + b).
+	classes, size := j.classes(), nb*s.dirs*steps*g
+	part := wk.part[:classes*nb*steps*e]
+	if j.segSums {
+		sk.seg, sk.part = lr.ck.seg, part
+		sk.dzSum = wk.dzSum[:nb*sk.seg*g]
+		clear(part)
+		if k1-k0 > j.lanes {
+			clear(sk.dzSum)
+			return j.chunkGroup(wk, k0, k1, nb, &sk)
+		}
+	} else {
+		sk.dzSum = wk.dzSum[:classes*size]
+	}
+	sums := sk.dzSum
+	clear(sums)
 	for b0 := k0; b0 < k1; b0 += j.lanes {
 		if err := canceled(j.ctx); err != nil {
 			return err
@@ -231,17 +293,21 @@ func (j *igJob) chunk(wk *worker, c int) error {
 		lr.forward(j.r.u, steps, l)
 		sk.wts = j.weights[b0:b1]
 		sk.blockOf = lr.blockOf(b0-k0, l)
-		// One forward pass, then each class's backward pass from its trace
-		// into that class's sums (see IntegratedGradientsAll).
 		for k := range classes {
-			sk.dzSum = sums[k*per : (k+1)*per]
+			if classes > 1 {
+				sk.dzSum = sums[k*size : (k+1)*size]
+			}
 			lr.backward(steps, l, j.classOf(k), &sk)
+		}
+		if err := canceled(j.ctx); err != nil {
+			return err // the pass may have been cut short (wk.stop)
 		}
 		j.prog.add(l)
 	}
-	// Each block's sums times W_ihᵀ, forward direction first (block b of
-	// class k is block k·nb + b).
-	part := wk.part[:classes*nb*steps*e]
+	if j.segSums {
+		return nil // flushSums added the products segment by segment
+	}
+	// Each block's sums times W_ihᵀ, forward direction first.
 	clear(part)
 	for b := range classes * nb {
 		pb := part[b*steps*e : (b+1)*steps*e]
@@ -253,6 +319,63 @@ func (j *igJob) chunk(wk *worker, c int) error {
 			}
 		}
 	}
+	return nil
+}
+
+// chunkGroup is chunk for the batches of a chunk of checkpointed lanes
+// that does not fit one batch: each batch runs forward and backprop
+// through the layers above the first, then layer 0's sweeps run the
+// batches segment by segment, so that each segment's sums of dz hold
+// every lane of their blocks before flushSums multiplies them.
+func (j *igJob) chunkGroup(wk *worker, k0, k1, nb int, sk *gradSink) error {
+	s := j.r.s
+	grp := wk.sib[:(k1-k0+j.lanes-1)/j.lanes-1]
+	batch := func(q int) (lr *lanes, b0, l int) {
+		lr = wk.r
+		if q > 0 {
+			lr = grp[q-1]
+		}
+		b0 = k0 + q*j.lanes
+		return lr, b0, min(k1, b0+j.lanes) - b0
+	}
+	m := len(grp) + 1
+	for q := range m {
+		if err := canceled(j.ctx); err != nil {
+			return err
+		}
+		lr, b0, l := batch(q)
+		for i := range l {
+			lr.scale[i] = float64(j.x.scale * j.alphas[b0+i])
+			lr.occluded[i] = -1
+		}
+		lr.forward(j.r.u, j.steps, l)
+		lr.backwardUpper(l, j.class)
+	}
+	ck := wk.r.ck
+	for d := range s.dirs {
+		for q := range m {
+			lr, _, l := batch(q)
+			lr.startSweep(0, d, l)
+		}
+		for i := ck.nseg - 1; i >= 0; i-- {
+			if err := canceled(j.ctx); err != nil {
+				return err
+			}
+			sg := ck.segAt(s.cells[d].reverse, i)
+			for q := range m {
+				lr, b0, l := batch(q)
+				lr.activate()
+				sk.wts = j.weights[b0 : b0+l]
+				sk.blockOf = lr.blockOf(b0-k0, l)
+				lr.sweepSegment(0, d, sg, l, sk)
+			}
+			if err := canceled(j.ctx); err != nil {
+				return err // the pass may have been cut short (wk.stop)
+			}
+			wk.r.flushSums(sk, d, sg, nb)
+		}
+	}
+	j.prog.add(k1 - k0)
 	return nil
 }
 
@@ -303,15 +426,18 @@ func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out [
 	if err := canceled(ctx); err != nil {
 		return err
 	}
-	shared := int64(8 * s.dirs * steps * 4 * s.h)
-	w, l, err := r.plan(steps, steps, budget, maxWorkers, maxLanes, func(int) int64 { return 0 }, shared)
+	p, err := r.plan(steps, steps, budget, maxWorkers, maxLanes, func(stackedPlan) int64 { return 0 })
 	if err != nil {
 		return err
 	}
-	pool := r.workers(w, l, steps, 0, budget-shared)
-	r.prepare(x)
+	pool := r.workers(p, steps, 0, 0, 0, budget-s.sharedBytes(p, steps))
+	r.setInput(x, p, pool)
+	r.lend(pool, maxWorkers)
+	defer r.lend(pool, 0)
+	watch(ctx, pool)
+	defer watch(nil, pool)
 	job := &r.occ
-	*job = occJob{r: r.runnerState, ctx: ctx, x: x, class: class, out: out, outs: outs, steps: steps, lanes: l, prog: progress{fn: opt.Progress, total: steps}}
+	*job = occJob{r: r.runnerState, ctx: ctx, x: x, class: class, out: out, outs: outs, steps: steps, lanes: p.lanes, prog: progress{fn: opt.Progress, total: steps}}
 	r.start(job, pool)
 	err = job.err
 	*job = occJob{}

@@ -7,7 +7,9 @@ import (
 )
 
 // BenchmarkStackedIG: IG with 50 Gauss–Legendre-like steps on a length-200
-// input, the two imported-model shapes of the benchmark suite.
+// input, the two imported-model shapes of the benchmark suite, and on a
+// length-1000 input (checkpointed lanes; with -cpu 1,2 one input's
+// batch on one and two cores: the same unless teamsOn).
 func BenchmarkStackedIG(b *testing.B) {
 	for _, c := range []struct {
 		name          string
@@ -17,6 +19,7 @@ func BenchmarkStackedIG(b *testing.B) {
 	}{
 		{"h256-e100-T200-steps50", 100, 256, 1, false, 50, 200},
 		{"bi2-h64-e16-T200-steps50", 16, 64, 2, true, 50, 200},
+		{"h256-e100-T1000-steps50", 100, 256, 1, false, 50, 1000}, // one input on every core (-cpu 1,2)
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))

@@ -147,3 +147,17 @@ func (r *StackedRunner) OcclusionAll(ctx context.Context, x Input, outs [][]floa
 	}
 	return r.occlusion(ctx, x, 0, nil, outs, opt)
 }
+
+// integratedGradientsEach is IntegratedGradientsAll on checkpointed lanes:
+// each class as IntegratedGradients computes it, one after another (the
+// checkpointed sweeps keep one class's sums; sharing them would take C
+// times their memory, which the budget was too small for).
+func (r *StackedRunner) integratedGradientsEach(ctx context.Context, x Input, alphas, weights []float64, grads [][]float64, y, y0 []float64, opt BatchOptions) error {
+	for c := range grads {
+		class := func([]float64) (int, error) { return c, nil }
+		if err := r.integratedGradients(ctx, x, class, alphas, weights, grads[c], nil, y, y0, opt); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -163,9 +163,12 @@ func (r *lanes) headOut(steps, l int) (seg [2][]float64) {
 
 // decode writes the logits of l lanes, C×l, to r.logitsBuf: the head's
 // output through the classifier.
-func (r *lanes) decode(steps, l int) {
+func (r *lanes) decode(steps, l int) { r.classify(r.headOut(steps, l), l) }
+
+// classify writes the logits of l lanes, C×l, to r.logitsBuf: the head's
+// output v = cat(seg[0], seg[1]) through the classifier.
+func (r *lanes) classify(seg [2][]float64, l int) {
 	s := r.s
-	seg := r.headOut(steps, l)
 	h, d := s.h, s.h*s.dirs
 	src := seg[0]
 	if s.p.Act != ActNone {

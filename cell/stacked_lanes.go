@@ -25,8 +25,10 @@ type cellTrace struct {
 // l lanes and T steps.
 type lanes struct {
 	s         *Stacked
-	stop      *stopper // ends a single pass early (nil: never)
-	l, steps  int      // capacity
+	stop      *stopper     // ends a single pass early (nil: never)
+	ck        *checkpoints // non-nil: the traces hold one segment (stacked_checkpoint.go)
+	team      *team        // non-nil: the products run on it (stacked_team.go)
+	l, steps  int          // capacity
 	keepZg    bool
 	cells     []cellTrace
 	zero      []float64 // H×l zeros
@@ -112,7 +114,7 @@ func newLanes(s *Stacked, l, steps int, keepZg bool) *lanes {
 
 // fits reports whether r holds l lanes of T steps.
 func (r *lanes) fits(l, steps int, keepZg bool) bool {
-	return r != nil && l <= r.l && steps <= r.steps && (!keepZg || r.keepZg)
+	return r != nil && r.ck == nil && l <= r.l && steps <= r.steps && (!keepZg || r.keepZg)
 }
 
 // order returns the t of the i-th step a direction processes.
@@ -128,7 +130,14 @@ func order(reverse bool, i, steps int) int {
 // holds layer 0's input products W_ih·x_t of each direction (dirs×T×4H,
 // see inputProducts). It leaves the trace in r and the logits, C×l, in
 // r.logitsBuf.
+//
+// Checkpointed lanes (r.ck set, setInput called) ignore u: they compute
+// the input products per segment.
 func (r *lanes) forward(u []float64, steps, l int) {
+	if r.ck != nil {
+		r.forwardCk(l)
+		return
+	}
 	s := r.s
 	h, g := s.h, 4*s.h
 	hl, gl := h*l, g*l
@@ -141,51 +150,71 @@ func (r *lanes) forward(u []float64, steps, l int) {
 				return
 			}
 			t := order(cl.reverse, i, steps)
-			z := tr.z[t*gl : (t+1)*gl]
+			var ut, in0, in1, cPrev, hPrev []float64
 			if cl.layer == 0 {
-				// z = b + s_j·u_t per lane: fma(u, s_j, b), and b alone
-				// where u = 0 or the lane's row is occluded. fma(u, 0, b)
-				// is b, since b is never −0.
-				ut := u[(cl.dir*steps+t)*g : (cl.dir*steps+t+1)*g]
-				scale := r.scale[:l]
-				copy(z, r.planes[ci][:gl])
-				for q, uq := range ut {
-					if uq != 0 {
-						kernel.Axpy(uq, scale, z[q*l:(q+1)*l])
-					}
-				}
-				for j, o := range r.occluded[:l] {
-					if o == t {
-						for q, b := range cl.b {
-							z[q*l+j] = b
-						}
-					}
-				}
+				ut = u[(cl.dir*steps+t)*g : (cl.dir*steps+t+1)*g]
 			} else {
-				copy(z, r.planes[ci][:gl])
 				below := ci - s.dirs - cl.dir // the forward direction of the layer below
-				mulAddLanes(z, cl.wih, cl.wihT, g, h, cl.in, 0, r.cells[below].hs[t*hl:(t+1)*hl], l)
+				in0 = r.cells[below].hs[t*hl : (t+1)*hl]
 				if s.dirs == 2 {
-					mulAddLanes(z, cl.wih, cl.wihT, g, h, cl.in, h, r.cells[below+1].hs[t*hl:(t+1)*hl], l)
+					in1 = r.cells[below+1].hs[t*hl : (t+1)*hl]
 				}
 			}
-			cPrev, hPrev := r.zero, r.zero
+			cPrev = r.zero
 			if i > 0 {
 				tp := order(cl.reverse, i-1, steps)
 				cPrev, hPrev = tr.c[tp*hl:(tp+1)*hl], tr.hs[tp*hl:(tp+1)*hl]
-				mulAddLanes(z, cl.whh, cl.whhT, g, h, h, 0, hPrev, l)
-			}
-			if tr.pre != nil {
-				copy(tr.pre[t*gl:(t+1)*gl], z)
 			}
 			zg := tr.zg[:hl]
 			if r.keepZg {
 				zg = tr.zg[t*hl : (t+1)*hl]
 			}
-			kernel.GateStep(z, zg, cPrev, tr.c[t*hl:(t+1)*hl], tr.tc[t*hl:(t+1)*hl], tr.hs[t*hl:(t+1)*hl])
+			r.stepForward(ci, t, tr.z[t*gl:(t+1)*gl], ut, in0, in1, hPrev, cPrev, zg, tr.c[t*hl:(t+1)*hl], tr.tc[t*hl:(t+1)*hl], tr.hs[t*hl:(t+1)*hl], l)
 		}
 	}
 	r.decode(steps, l)
+}
+
+// stepForward runs time step t of cell ci for l lanes: z = b + the input
+// products (layer 0: s_j·ut per lane, b alone where the lane's row t is
+// occluded; above: W_ih·(in0, in1), the outputs of the layer below), plus
+// W_hh·hPrev unless hPrev is nil (the first step), then the gate step
+// from cPrev into zg, c, tc and h.
+func (r *lanes) stepForward(ci, t int, z, ut, in0, in1, hPrev, cPrev, zg, c, tc, h []float64, l int) {
+	s := r.s
+	cl := &s.cells[ci]
+	g, hd := 4*s.h, s.h
+	copy(z, r.planes[ci][:g*l])
+	if cl.layer == 0 {
+		// z = b + s_j·u_t per lane: fma(u, s_j, b), and b alone where u = 0
+		// or the lane's row is occluded. fma(u, 0, b) is b, since b is
+		// never −0.
+		scale := r.scale[:l]
+		for q, uq := range ut {
+			if uq != 0 {
+				kernel.Axpy(uq, scale, z[q*l:(q+1)*l])
+			}
+		}
+		for j, o := range r.occluded[:l] {
+			if o == t {
+				for q, b := range cl.b {
+					z[q*l+j] = b
+				}
+			}
+		}
+	} else {
+		r.mulAdd(z, cl.wih, cl.wihT, g, hd, cl.in, 0, in0, l)
+		if in1 != nil {
+			r.mulAdd(z, cl.wih, cl.wihT, g, hd, cl.in, hd, in1, l)
+		}
+	}
+	if hPrev != nil {
+		r.mulAdd(z, cl.whh, cl.whhT, g, hd, hd, 0, hPrev, l)
+	}
+	if pre := r.cells[ci].pre; pre != nil { // DeepLIFT's whole-trace lanes
+		copy(pre[t*g*l:(t+1)*g*l], z)
+	}
+	kernel.GateStep(z, zg, cPrev, c, tc, h)
 }
 
 // broadcastBiases fills the bias planes for l lanes.

@@ -19,6 +19,13 @@ import (
 // It is not safe for concurrent use (a second goroutine's call fails at
 // once with an error); the Stacked model may be shared. Its goroutines end
 // with Close, or when the runner is garbage collected.
+//
+// The batched methods keep the whole trace of their lanes when it fits the
+// budget, else checkpoints (stacked_checkpoint.go: memory O(l·H·√T) per
+// layer and direction, about one more forward pass per layer); a batch
+// alone on several cores can split its products among them
+// (stacked_team.go, off until it measures faster). The single passes (Forward, Gradient, LRP) keep the
+// whole one-lane trace (TraceBytes); Logits keeps none.
 type StackedRunner struct {
 	*runnerState
 }
@@ -32,10 +39,12 @@ type runnerState struct {
 	inUse  atomic.Bool
 	closed bool
 	one    *lanes    // one lane with z_g kept: the single-input methods
+	light  *lanes    // one checkpointed lane: Logits of long inputs
 	u      []float64 // dirs×T×4H: layer 0's input products of the current input
 	xs     []float64 // T×E: a scaled input as the model reads it (LRP)
 	dl     *deepLIFTState
 	pool   []*worker
+	team   *team // worker 0's helpers when a job has fewer workers than cores
 	gsink  gradSink
 	ig     igJob
 	occ    occJob
@@ -50,6 +59,8 @@ type task interface{ run(*worker) }
 type worker struct {
 	work  chan task // nil for worker 0
 	r     *lanes
+	sib   []*lanes  // checkpointed IG: the other batches of a chunk (newCkSibling)
+	stop  stopper   // ends its lanes' passes soon after the job's context is done
 	dzSum []float64 // blocks × dirs × T×4H: IG's weighted sums of dz
 	part  []float64 // blocks × T×E: their products with W_ihᵀ
 }
@@ -86,14 +97,16 @@ func (r *StackedRunner) Release() error {
 	defer r.release()
 	r.stop()
 	for _, wk := range r.pool {
-		wk.r, wk.dzSum, wk.part = nil, nil, nil // an ending goroutine may still hold wk
+		wk.r, wk.sib, wk.dzSum, wk.part = nil, nil, nil, nil // an ending goroutine may still hold wk
 	}
-	r.pool, r.one, r.u, r.xs, r.dl, r.gsink = nil, nil, nil, nil, nil, gradSink{}
+	r.pool, r.one, r.light, r.u, r.xs, r.dl, r.gsink = nil, nil, nil, nil, nil, nil, gradSink{}
 	return nil
 }
 
 // stop ends the worker goroutines.
 func (st *runnerState) stop() {
+	st.team.stop()
+	st.team = nil
 	for _, wk := range st.pool {
 		if wk.work != nil {
 			close(wk.work)
@@ -117,6 +130,23 @@ func (st *runnerState) start(t task, pool []*worker) {
 	st.wg.Wait()
 }
 
+// watch makes the passes of the workers' lanes end soon after ctx is done
+// (every few hundred time steps: a batch of a long input runs for
+// minutes); the job then returns ctx's error. watch(nil, pool) ends it.
+func watch(ctx context.Context, pool []*worker) {
+	for _, wk := range pool {
+		var stop *stopper
+		if ctx != nil && ctx.Done() != nil {
+			wk.stop = stopper{ctx: ctx}
+			stop = &wk.stop
+		}
+		wk.r.stop = stop
+		for _, b := range wk.sib {
+			b.stop = stop
+		}
+	}
+}
+
 // loop runs the tasks sent to a helper until its channel is closed.
 func (wk *worker) loop(wg *sync.WaitGroup) {
 	for t := range wk.work {
@@ -124,6 +154,11 @@ func (wk *worker) loop(wg *sync.WaitGroup) {
 		wg.Done()
 	}
 }
+
+// logitsTraceMax is the largest one-lane trace Logits keeps: past it the
+// checkpointed pass, which recomputes the layers below the top once per
+// direction above them, costs less than touching the trace's pages.
+const logitsTraceMax = 16 << 20
 
 // Model returns the model r runs.
 func (r *StackedRunner) Model() *Stacked { return r.s }
@@ -250,16 +285,35 @@ func (r *StackedRunner) Forward(x Input) ([]float64, error) {
 	return r.one.logitsBuf[:r.s.c], nil
 }
 
-// Logits writes the logits of x to y (C values).
+// Logits writes the logits of x to y (C values). It keeps no trace: an
+// input whose one-lane trace (TraceBytes) is past 16 MiB runs on
+// checkpoints, in memory O(H·√T) per layer and direction.
 func (r *StackedRunner) Logits(x Input, y []float64) error {
-	logits, err := r.Forward(x)
-	if err != nil {
+	if err := r.acquire(); err != nil {
 		return err
 	}
-	if len(y) != len(logits) {
-		return fmt.Errorf("cell: logits buffer has %d elements, want C = %d", len(y), len(logits))
+	defer r.release()
+	if err := r.check(x); err != nil {
+		return err
 	}
-	copy(y, logits)
+	if len(y) != r.s.c {
+		return fmt.Errorf("cell: logits buffer has %d elements, want C = %d", len(y), r.s.c)
+	}
+	steps := x.Len()
+	if r.s.TraceBytes(steps) <= min(logitsTraceMax, fullTraceMax) {
+		r.single(x)
+		copy(y, r.one.logitsBuf[:r.s.c])
+		return nil
+	}
+	seg, nseg := segments(steps)
+	if !r.light.fitsCk(1, seg, nseg) {
+		r.light = nil
+		r.light = newCkLanes(r.s, 1, seg, nseg)
+	}
+	r.light.setInput(x.dense, steps)
+	r.light.scale[0], r.light.occluded[0] = x.scale, -1
+	r.light.forward(nil, steps, 1)
+	copy(y, r.light.logitsBuf[:r.s.c])
 	return nil
 }
 
@@ -397,69 +451,6 @@ func stackedOptions(opt BatchOptions) (budget int64, workers, maxLanes int, err 
 
 // stackedMaxLanes caps the lanes of one batch.
 const stackedMaxLanes = 64
-
-// plan chooses the lanes per batch and the workers for items variants of
-// an input of T steps: as many lanes (up to maxLanes and items) and workers
-// as the budget holds, halving the lanes first. perWorker(l) is the memory
-// of one worker with l lanes besides its lane buffers; shared that of the
-// call.
-func (r *StackedRunner) plan(steps, items int, budget int64, workers, maxLanes int, perWorker func(l int) int64, shared int64) (w, l int, err error) {
-	l = min(maxLanes, items)
-	w = max(1, min(workers, (items+l-1)/l))
-	cost := func(w, l int) int64 { return shared + int64(w)*(r.s.laneBytes(l, steps, false)+perWorker(l)) }
-	for cost(w, l) > budget && l > 1 {
-		l = (l + 1) / 2
-		w = max(1, min(workers, (items+l-1)/l))
-	}
-	for cost(w, l) > budget && w > 1 {
-		w--
-	}
-	if need := cost(1, 1); need > budget {
-		return 0, 0, fmt.Errorf("cell: the budget of %d bytes is too small: one variant of this %d-step input needs %d bytes", budget, steps, need)
-	}
-	return w, l, nil
-}
-
-// workers returns w workers, each with lane buffers for l lanes of T steps
-// and room for the given number of IG blocks. Buffers grown by earlier,
-// larger calls are kept for reuse (steady-state calls allocate nothing)
-// unless they exceed this call's budget: then the spare workers' buffers
-// are dropped and oversized ones made anew.
-func (r *StackedRunner) workers(w, l, steps, blocks int, budget int64) []*worker {
-	for len(r.pool) < w {
-		r.pool = append(r.pool, &worker{})
-	}
-	s := r.s
-	held := int64(0)
-	for _, wk := range r.pool {
-		held += wk.bytes()
-	}
-	tight := held > budget
-	if tight {
-		for _, wk := range r.pool[w:] {
-			wk.r, wk.dzSum, wk.part = nil, nil, nil
-		}
-	}
-	for _, wk := range r.pool[:w] {
-		if !wk.r.fits(l, steps, false) || (tight && (wk.r.l > l || wk.r.steps > steps)) {
-			wk.r = newLanes(s, l, steps, false)
-		}
-		dz, part := blocks*s.dirs*steps*4*s.h, blocks*steps*s.in
-		if len(wk.dzSum) < dz || len(wk.part) < part || (tight && len(wk.dzSum) > dz) {
-			wk.dzSum, wk.part = make([]float64, dz), make([]float64, part)
-		}
-	}
-	return r.pool[:w]
-}
-
-// bytes is the memory of a worker's buffers.
-func (wk *worker) bytes() int64 {
-	n := 8 * int64(len(wk.dzSum)+len(wk.part))
-	if wk.r != nil {
-		n += wk.r.s.laneBytes(wk.r.l, wk.r.steps, wk.r.keepZg)
-	}
-	return n
-}
 
 // progress serializes the Progress calls of the workers.
 type progress struct {

@@ -249,7 +249,8 @@ func New(cfg Config) (*Scorer, error) {
 		return nil, fmt.Errorf("-max-steps %d must be in 8..%d", f.MaxSteps, attrib.MaxSteps)
 	}
 	opt := attrib.Options{Steps: steps, Tolerance: f.Tol, MaxAutoSteps: f.MaxSteps, Quadrature: q, Epsilon: f.Eps, EpsilonSet: true,
-		LRPBias: f.LRPBias, Float32Weights: f.CaptumWeights, Float32WeightsSet: true, Budget: budget / int64(workers) / 2}
+		LRPBias: f.LRPBias, Float32Weights: f.CaptumWeights, Float32WeightsSet: true, Budget: budget / int64(workers) / 2,
+		Workers: max(1, runtime.GOMAXPROCS(0)/workers)} // a Scorer's share of the cores: one input alone gets them all
 	k, all, err := parseClass(f.Class, subj)
 	if err != nil {
 		return nil, err

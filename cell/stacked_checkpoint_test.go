@@ -1,0 +1,176 @@
+package cell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// forceCheckpoints makes every plan checkpointed until restore is called.
+func forceCheckpoints() (restore func()) {
+	old := fullTraceMax
+	fullTraceMax = -1
+	return func() { fullTraceMax = old }
+}
+
+// Checkpointed lanes give the bits of the full trace: IG (gradient and
+// both logits) and occlusion, every head, depth and direction, lengths
+// around the segment boundaries, any lanes and workers.
+func TestStackedCheckpointSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	ctx := context.Background()
+	choose := func([]float64) (int, error) { return 2, nil }
+	lengths := []int{1, 2, 5, 17, 40}
+	if testing.Short() {
+		lengths = []int{1, 5, 17}
+	}
+	for _, c := range headCases() {
+		s := randomHeadStacked(t, rng, 4, 6, 3, c)
+		for _, steps := range lengths {
+			x := randomStackedInput(rng, steps, 4)
+			for _, n := range []int{7, 37} {
+				alphas, weights := make([]float64, n), make([]float64, n)
+				for k := range n {
+					alphas[k], weights[k] = (float64(k)+0.5)/float64(n), 1/float64(n)
+				}
+				r, _ := NewStackedRunner(s)
+				want := make([]float64, steps*4+6)
+				if err := r.IntegratedGradients(ctx, x, choose, alphas, weights, want[:steps*4], want[steps*4:steps*4+3], want[steps*4+3:], BatchOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				wantOcc := make([]float64, steps)
+				if err := r.Occlusion(ctx, x, 1, wantOcc, BatchOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				wantY, _ := r.Forward(x)
+				wantY = append([]float64(nil), wantY...)
+				restore := forceCheckpoints()
+				gotY := make([]float64, 3)
+				if err := r.Logits(x, gotY); err != nil {
+					t.Fatal(err)
+				}
+				assertSameBits(t, fmt.Sprintf("%v T=%d Logits", c, steps), gotY, wantY)
+				for _, opt := range []BatchOptions{{}, {Workers: 1}, {Workers: 3, Lanes: 5}, {Lanes: 1}, {Lanes: 16, Workers: 2}, {Lanes: 17, Workers: 2}} {
+					name := fmt.Sprintf("%v T=%d n=%d %+v", c, steps, n, opt)
+					got := make([]float64, steps*4+6)
+					if err := r.IntegratedGradients(ctx, x, choose, alphas, weights, got[:steps*4], got[steps*4:steps*4+3], got[steps*4+3:], opt); err != nil {
+						t.Fatal(err)
+					}
+					assertSameBits(t, name+" IG", got, want)
+					occ := make([]float64, steps)
+					if err := r.Occlusion(ctx, x, 1, occ, opt); err != nil {
+						t.Fatal(err)
+					}
+					assertSameBits(t, name+" occlusion", occ, wantOcc)
+				}
+				restore()
+				r.Close()
+			}
+		}
+	}
+}
+
+// A long input runs within a small budget on checkpoints, with the bits of
+// the full trace, and the memory the runner holds stays within the budget;
+// a budget below one checkpointed lane is refused, naming the least.
+func TestStackedCheckpointLongInput(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	s := randomStacked(t, rng, 3, 8, 2, true, 3, 2, true)
+	steps := 900
+	if testing.Short() {
+		steps = 300
+	}
+	x := randomStackedInput(rng, steps, 3)
+	n := 20
+	alphas, weights := make([]float64, n), make([]float64, n)
+	for k := range n {
+		alphas[k], weights[k] = (float64(k)+0.5)/float64(n), 1/float64(n)
+	}
+	choose := func([]float64) (int, error) { return 1, nil }
+	ctx := context.Background()
+	r, _ := NewStackedRunner(s)
+	defer r.Close()
+	want, y, y0 := make([]float64, steps*3), make([]float64, 3), make([]float64, 3)
+	if err := r.IntegratedGradients(ctx, x, choose, alphas, weights, want, y, y0, BatchOptions{Budget: 1 << 30}); err != nil {
+		t.Fatal(err)
+	}
+	full := s.laneBytes(n, steps, false)
+	budget := full / 8
+	got := make([]float64, steps*3)
+	if err := r.IntegratedGradients(ctx, x, choose, alphas, weights, got, y, y0, BatchOptions{Budget: budget, Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	assertSameBits(t, "checkpointed IG", got, want)
+	held := int64(8 * cap(r.u))
+	for _, wk := range r.pool {
+		held += wk.bytes()
+	}
+	if held > budget {
+		t.Errorf("budget %d (the whole trace: %d): %d bytes held", budget, full, held)
+	}
+	occFull, occ := make([]float64, steps), make([]float64, steps)
+	if err := r.Occlusion(ctx, x, 2, occFull, BatchOptions{Budget: 1 << 30}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Occlusion(ctx, x, 2, occ, BatchOptions{Budget: budget}); err != nil {
+		t.Fatal(err)
+	}
+	assertSameBits(t, "checkpointed occlusion", occ, occFull)
+	seg, nseg := segments(steps)
+	least := s.ckLaneBytes(1, seg, nseg)
+	err := r.Occlusion(ctx, x, 2, occ, BatchOptions{Budget: least - 1})
+	if err == nil || !contains(err.Error(), fmt.Sprint(least)) {
+		t.Fatalf("budget %d below one checkpointed lane (%d): %v", least-1, least, err)
+	}
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}
+
+// A checkpointed batch of a long input ends soon after its context is
+// done, with the context's error, not after its minutes of work.
+func TestStackedCheckpointCancel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a long input")
+	}
+	rng := rand.New(rand.NewPCG(31, 32))
+	s := randomStacked(t, rng, 3, 8, 2, true, 3, 2, true)
+	steps, n := 30000, 50
+	x := randomStackedInput(rng, steps, 3)
+	alphas, weights := make([]float64, n), make([]float64, n)
+	for k := range n {
+		alphas[k], weights[k] = (float64(k)+0.5)/float64(n), 1/float64(n)
+	}
+	defer forceCheckpoints()()
+	r, _ := NewStackedRunner(s)
+	defer r.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(time.Second); cancel() }()
+	start := time.Now()
+	grad, y, y0 := make([]float64, steps*3), make([]float64, 3), make([]float64, 3)
+	err := r.IntegratedGradients(ctx, x, func([]float64) (int, error) { return 0, nil }, alphas, weights, grad, y, y0, BatchOptions{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("IG canceled after 1 s: %v", err)
+	}
+	if d := time.Since(start); d > 6*time.Second {
+		t.Errorf("IG canceled after 1 s ended after %v", d)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	go func() { time.Sleep(time.Second); cancel() }()
+	start = time.Now()
+	if err := r.Occlusion(ctx, x, 0, make([]float64, steps), BatchOptions{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("occlusion canceled after 1 s: %v", err)
+	}
+	if d := time.Since(start); d > 6*time.Second {
+		t.Errorf("occlusion canceled after 1 s ended after %v", d)
+	}
+}

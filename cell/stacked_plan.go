@@ -1,0 +1,174 @@
+package cell
+
+import (
+	"fmt"
+	"math"
+)
+
+// Planning of the batched methods on a Stacked model: the workers, the
+// lanes per batch and whether the lanes keep the whole trace or
+// checkpoints (stacked_checkpoint.go). Only the schedule depends on the
+// plan, never a result.
+
+// stackedPlan is the decomposition of one IntegratedGradients or
+// Occlusion call.
+type stackedPlan struct {
+	workers, lanes int
+	ck             bool // checkpointed lanes, segments of seg steps
+	// IG keeps its sums of dz for the whole input (always on the whole
+	// trace; on checkpoints when that takes less memory than a chunk's
+	// batches going through the segments together, see batchesPer).
+	longSums  bool
+	seg, nseg int
+}
+
+// fullTraceMax caps the whole trace one worker keeps, whatever the budget
+// (tests lower it to force checkpoints).
+var fullTraceMax int64 = math.MaxInt64
+
+// stackedCost is the memory of a plan for an input of the given steps: the
+// lanes of every worker and, for IG, their sums and products (perWorker)
+// and the input products the full-trace lanes share.
+type stackedCost func(p stackedPlan) int64
+
+// laneCost is the memory of one worker's lanes under p for T steps.
+func (s *Stacked) laneCost(p stackedPlan, steps int) int64 {
+	if p.ck {
+		return s.ckLaneBytes(p.lanes, p.seg, p.nseg)
+	}
+	return s.laneBytes(p.lanes, steps, false)
+}
+
+// sharedBytes is the memory the workers of p share: the input products of
+// the full-trace lanes (dirs×T×4H).
+func (s *Stacked) sharedBytes(p stackedPlan, steps int) int64 {
+	if p.ck {
+		return 0
+	}
+	return 8 * int64(s.dirs) * int64(steps) * 4 * int64(s.h)
+}
+
+// plan chooses the plan for items variants of an input of T steps: the
+// whole trace with as many lanes (up to maxLanes and items) and workers
+// as fit the budget, halving the lanes down to one block of IG's 16 steps
+// (as the whole-trace planner always has); else checkpointed lanes,
+// as many as fit, then the fewest workers. Recomputing the segments costs
+// about one more forward pass per layer below the top (one layer: a
+// third more time; measured, IG 50 steps on 200 tokens, 1 core: H = 256,
+// 1 layer 0.27 s whole trace, 0.41 s checkpointed; 2 bidirectional
+// layers, H = 64, 0.19 s and 0.51 s), fewer lanes with the whole trace
+// less. A budget too small for one checkpointed lane is an error that
+// names the least budget. extra(p) is the memory of one worker besides
+// its lanes.
+func (r *StackedRunner) plan(steps, items int, budget int64, workers, maxLanes int, extra func(p stackedPlan) int64) (stackedPlan, error) {
+	s := r.s
+	seg, nseg := segments(steps)
+	mk := func(l int, ck bool) stackedPlan {
+		return stackedPlan{workers: max(1, min(workers, (items+l-1)/l)), lanes: l, ck: ck, seg: seg, nseg: nseg, longSums: !ck}
+	}
+	cost := func(p stackedPlan) int64 {
+		return s.sharedBytes(p, steps) + int64(p.workers)*(s.laneCost(p, steps)+extra(p))
+	}
+	l := min(maxLanes, items)
+	for full := l; full >= min(l, igBlock); full = (full + 1) / 2 {
+		p := mk(full, false)
+		for cost(p) > budget && p.workers > 1 {
+			p.workers--
+		}
+		if cost(p) <= budget && s.laneCost(p, steps) <= fullTraceMax {
+			return p, nil
+		}
+		if full == 1 {
+			break
+		}
+	}
+	var p stackedPlan
+	// Checkpointed: the most lanes that fit, trying whole blocks of IG's
+	// 16 steps before halving below them (a batch that cuts a block keeps
+	// its sums of dz for the whole input), then the fewest workers.
+	for l := l; l >= 1; l = fewerLanes(l) {
+		for _, long := range []bool{false, true} {
+			p = mk(l, true)
+			for p.longSums = long; p.workers > 1 && cost(p) > budget; p.workers-- {
+			}
+			if cost(p) <= budget {
+				return p, nil
+			}
+		}
+	}
+	least := mk(1, true)
+	least.workers = 1
+	need := cost(least)
+	least.longSums = true
+	need = min(need, cost(least))
+	return stackedPlan{}, fmt.Errorf("cell: the budget of %d bytes is too small: one variant of this %d-step input needs %d bytes (with checkpoints)", budget, steps, need)
+}
+
+// fewerLanes is the next lanes per batch a checkpointed plan tries after
+// l: the multiple of 16 below it, then halves down to 1 (0: none left).
+func fewerLanes(l int) int {
+	if l > igBlock {
+		return (l - 1) / igBlock * igBlock
+	}
+	return l / 2
+}
+
+// workers returns p.workers workers, each with lanes for p and room for
+// dz sums and products of the given sizes (float64s). Buffers grown by
+// earlier, larger calls are kept for reuse (steady-state calls allocate
+// nothing) unless they exceed this call's budget: then the spare workers'
+// buffers are dropped and oversized ones made anew.
+func (r *StackedRunner) workers(p stackedPlan, steps, sums, parts, siblings int, budget int64) []*worker {
+	for len(r.pool) < p.workers {
+		r.pool = append(r.pool, &worker{})
+	}
+	s := r.s
+	held := int64(0)
+	for _, wk := range r.pool {
+		held += wk.bytes()
+	}
+	tight := held > budget
+	if tight {
+		for _, wk := range r.pool[p.workers:] {
+			wk.r, wk.sib, wk.dzSum, wk.part = nil, nil, nil, nil
+		}
+	}
+	for _, wk := range r.pool[:p.workers] {
+		if p.ck {
+			if !wk.r.fitsCk(p.lanes, p.seg, p.nseg) || (tight && s.laneCost(p, steps) < wk.laneBytes()) {
+				wk.r, wk.sib = nil, nil // the old lanes go before the new ones come
+				wk.r = newCkLanes(s, p.lanes, p.seg, p.nseg)
+			}
+			if tight && len(wk.sib) > siblings {
+				wk.sib = append([]*lanes(nil), wk.sib[:siblings]...)
+			}
+			for len(wk.sib) < siblings {
+				wk.sib = append(wk.sib, newCkSibling(wk.r))
+			}
+		} else if !wk.r.fits(p.lanes, steps, false) || (tight && (wk.r.l > p.lanes || wk.r.steps > steps)) {
+			wk.r, wk.sib = nil, nil
+			wk.r = newLanes(s, p.lanes, steps, false)
+		}
+		if len(wk.dzSum) < sums || len(wk.part) < parts || (tight && len(wk.dzSum)+len(wk.part) > sums+parts) {
+			wk.dzSum, wk.part = nil, nil
+			wk.dzSum, wk.part = make([]float64, sums), make([]float64, parts)
+		}
+	}
+	return r.pool[:p.workers]
+}
+
+// bytes is the memory of a worker's buffers.
+func (wk *worker) bytes() int64 {
+	return 8*int64(len(wk.dzSum)+len(wk.part)) + wk.laneBytes()
+}
+
+// laneBytes is the memory of a worker's lanes.
+func (wk *worker) laneBytes() int64 {
+	switch {
+	case wk.r == nil:
+		return 0
+	case wk.r.ck != nil:
+		return wk.r.s.ckLaneBytes(wk.r.l, wk.r.steps, wk.r.ck.nsegCap) + int64(len(wk.sib))*wk.r.s.siblingBytes(wk.r.l, wk.r.ck.nsegCap)
+	}
+	return wk.r.s.laneBytes(wk.r.l, wk.r.steps, wk.r.keepZg)
+}

@@ -82,6 +82,21 @@ func BenchmarkImportedIG(b *testing.B) {
 // length-200 input of an imported model; GFLOP/s counts two forward passes
 // and one backward pass.
 func BenchmarkImportedDeepLIFT(b *testing.B) {
+	benchImported(b, attrib.DeepLIFT, func(*model.Model, int) float64 { return 3 })
+}
+
+// BenchmarkImportedOcclusion measures occlusion (the zero embedding) on a
+// length-200 input of an imported model, in tokens (occluded copies) per
+// second: a one-direction model's copies start from the unoccluded
+// prefix (cell/stacked_prefix.go), a bidirectional one's run whole.
+func BenchmarkImportedOcclusion(b *testing.B) {
+	benchImported(b, attrib.Occlusion, nil)
+}
+
+// benchImported measures method on the TokenIDs input of length 200 of
+// each imported model, with the default options; passes(m, t) is the
+// number of forward passes GFLOP/s counts (nil: no GFLOP/s).
+func benchImported(b *testing.B, method attrib.Method, passes func(m *model.Model, t int) float64) {
 	for _, name := range ImportedModels {
 		const t = 200
 		b.Run(fmt.Sprintf("model=%s/T=%d", name, t), func(b *testing.B) {
@@ -95,20 +110,22 @@ func BenchmarkImportedDeepLIFT(b *testing.B) {
 			}
 			e := attrib.NewExplainer(m.Net)
 			var res attrib.Result
-			if err := e.Attribute(attrib.DeepLIFT, x, attrib.Options{}, &res); err != nil { // sizes the buffers
+			if err := e.Attribute(method, x, attrib.Options{}, &res); err != nil { // sizes the buffers
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
 			n := 0
 			for b.Loop() {
-				if err := e.Attribute(attrib.DeepLIFT, x, attrib.Options{}, &res); err != nil {
+				if err := e.Attribute(method, x, attrib.Options{}, &res); err != nil {
 					b.Fatal(err)
 				}
 				n++
 			}
 			sec := b.Elapsed().Seconds()
 			b.ReportMetric(float64(t*n)/sec, "tokens/s")
-			b.ReportMetric(3*StackedForwardFLOPs(m, t)*float64(n)/sec/1e9, "GFLOP/s")
+			if passes != nil {
+				b.ReportMetric(passes(m, t)*StackedForwardFLOPs(m, t)*float64(n)/sec/1e9, "GFLOP/s")
+			}
 		})
 	}
 }

@@ -436,8 +436,19 @@ func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out [
 	defer r.lend(pool, 0)
 	watch(ctx, pool)
 	defer watch(nil, pool)
+	var prefix *lanes
+	if !p.ck && s.hasPrefix() && steps > 1 && s.sharedBytes(p, steps)+int64(p.workers)*s.laneCost(p, steps)+s.prefixBytes(steps) <= budget {
+		stop := newStopper(ctx)
+		r.runPrefix(x, steps, stop)
+		if err := stop.err(); err != nil {
+			return err
+		}
+		prefix = r.prefix
+	} else {
+		r.prefix = nil // not within the budget: the copies run whole
+	}
 	job := &r.occ
-	*job = occJob{r: r.runnerState, ctx: ctx, x: x, class: class, out: out, outs: outs, steps: steps, lanes: p.lanes, prog: progress{fn: opt.Progress, total: steps}}
+	*job = occJob{r: r.runnerState, ctx: ctx, x: x, class: class, out: out, outs: outs, steps: steps, lanes: p.lanes, prefix: prefix, prog: progress{fn: opt.Progress, total: steps}}
 	r.start(job, pool)
 	err = job.err
 	*job = occJob{}
@@ -446,18 +457,19 @@ func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out [
 
 // occJob is one Occlusion call. Lanes are independent: no reduction.
 type occJob struct {
-	r     *runnerState
-	ctx   context.Context
-	x     Input
-	class int
-	out   []float64
-	outs  [][]float64 // OcclusionAll: out of every class, instead of out
-	steps int
-	lanes int
-	mu    sync.Mutex
-	next  int
-	err   error
-	prog  progress
+	r      *runnerState
+	ctx    context.Context
+	x      Input
+	class  int
+	out    []float64
+	outs   [][]float64 // OcclusionAll: out of every class, instead of out
+	steps  int
+	lanes  int
+	prefix *lanes // the unoccluded pass the lanes start from (nil: none)
+	mu     sync.Mutex
+	next   int
+	err    error
+	prog   progress
 }
 
 func (j *occJob) take() int {
@@ -492,7 +504,9 @@ func (j *occJob) run(wk *worker) {
 		for q := range l {
 			lr.scale[q], lr.occluded[q] = j.x.scale, t0+q
 		}
+		lr.prefix, lr.from = j.prefix, t0
 		lr.forward(j.r.u, steps, l)
+		lr.prefix = nil
 		if j.outs == nil {
 			for q := range l {
 				j.out[t0+q] = lr.logitsBuf[j.class*l+q]

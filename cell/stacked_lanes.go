@@ -28,7 +28,9 @@ type lanes struct {
 	stop      *stopper     // ends a single pass early (nil: never)
 	ck        *checkpoints // non-nil: the traces hold one segment (stacked_checkpoint.go)
 	team      *team        // non-nil: the products run on it (stacked_team.go)
-	l, steps  int          // capacity
+	prefix    *lanes       // non-nil: forward starts at step from, after prefix's states (stacked_prefix.go)
+	from      int
+	l, steps  int // capacity
 	keepZg    bool
 	cells     []cellTrace
 	zero      []float64 // H×l zeros
@@ -142,10 +144,17 @@ func (r *lanes) forward(u []float64, steps, l int) {
 	h, g := s.h, 4*s.h
 	hl, gl := h*l, g*l
 	r.broadcastBiases(l)
+	from := 0
+	if r.prefix != nil {
+		from = r.from
+	}
 	for ci := range s.cells {
 		cl := &s.cells[ci]
 		tr := &r.cells[ci]
-		for i := range steps {
+		if from > 0 {
+			r.startFrom(ci, from, l)
+		}
+		for i := from; i < steps; i++ {
 			if r.stop.at(i) {
 				return
 			}

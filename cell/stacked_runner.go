@@ -40,6 +40,7 @@ type runnerState struct {
 	closed bool
 	one    *lanes    // one lane with z_g kept: the single-input methods
 	light  *lanes    // one checkpointed lane: Logits of long inputs
+	prefix *lanes    // one lane, the whole trace: occlusion's unoccluded pass (stacked_prefix.go)
 	u      []float64 // dirs×T×4H: layer 0's input products of the current input
 	xs     []float64 // T×E: a scaled input as the model reads it (LRP)
 	dl     *deepLIFTState
@@ -99,7 +100,7 @@ func (r *StackedRunner) Release() error {
 	for _, wk := range r.pool {
 		wk.r, wk.sib, wk.dzSum, wk.part = nil, nil, nil, nil // an ending goroutine may still hold wk
 	}
-	r.pool, r.one, r.light, r.u, r.xs, r.dl, r.gsink = nil, nil, nil, nil, nil, nil, gradSink{}
+	r.pool, r.one, r.light, r.prefix, r.u, r.xs, r.dl, r.gsink = nil, nil, nil, nil, nil, nil, nil, gradSink{}
 	return nil
 }
 

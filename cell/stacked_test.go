@@ -194,24 +194,39 @@ func TestStackedIGDeterministic(t *testing.T) {
 	}
 }
 
-// Occlusion's batches against one-lane passes with the row zeroed.
+// Occlusion's batches against one-lane passes with the row zeroed: a
+// bidirectional model's copies run whole, a one-direction model's start
+// from the unoccluded prefix (stacked_prefix.go), or run whole where the
+// prefix's pass does not fit the budget.
 func TestStackedOcclusion(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	s := randomStacked(t, rng, 3, 5, 2, true, 4, 2, true)
-	steps := 11
-	x := randomStackedInput(rng, steps, 3)
-	r, _ := NewStackedRunner(s)
-	for _, opt := range []BatchOptions{{}, {Lanes: 3, Workers: 2}, {Lanes: 1}} {
-		out := make([]float64, steps)
-		if err := r.Occlusion(context.Background(), x, 2, out, opt); err != nil {
-			t.Fatal(err)
-		}
-		for pos := range steps {
-			v := append([]float64(nil), x.DenseValues()...)
-			clear(v[pos*3 : pos*3+3])
-			y, _ := r.Forward(Dense(v, steps))
-			if y[2] != out[pos] {
-				t.Fatalf("%+v: occluded %d: %v, one lane %v", opt, pos, out[pos], y[2])
+	for _, tc := range []struct {
+		layers int
+		bi     bool
+	}{{2, true}, {1, false}, {3, false}} {
+		s := randomStacked(t, rng, 3, 5, tc.layers, tc.bi, 4, 2, true)
+		steps := 11
+		x := randomStackedInput(rng, steps, 3)
+		r, _ := NewStackedRunner(s)
+		// The budget of one worker's lanes and the input products: the
+		// prefix's pass does not fit.
+		p := stackedPlan{workers: 1, lanes: 3}
+		tight := s.sharedBytes(p, steps) + s.laneCost(p, steps)
+		for _, opt := range []BatchOptions{{}, {Lanes: 3, Workers: 2}, {Lanes: 1}, {Lanes: 3, Workers: 1, Budget: tight}} {
+			out := make([]float64, steps)
+			if err := r.Occlusion(context.Background(), x, 2, out, opt); err != nil {
+				t.Fatal(err)
+			}
+			if used, want := r.prefix != nil, !tc.bi && opt.Budget == 0; used != want {
+				t.Fatalf("%+v %+v: prefix used %v, want %v", tc, opt, used, want)
+			}
+			for pos := range steps {
+				v := append([]float64(nil), x.DenseValues()...)
+				clear(v[pos*3 : pos*3+3])
+				y, _ := r.Forward(Dense(v, steps))
+				if y[2] != out[pos] {
+					t.Fatalf("%+v %+v: occluded %d: %v, one lane %v", tc, opt, pos, out[pos], y[2])
+				}
 			}
 		}
 	}

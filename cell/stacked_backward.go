@@ -102,7 +102,7 @@ func (r *lanes) backward(steps, l, class int, sk *gradSink) {
 				r.stepBackward(cl, dz, dcPrev, dh, dc, at, tr.z[t*gl:(t+1)*gl], tr.tc[t*hl:(t+1)*hl], cPrev, i > 0, l)
 				if k > 0 {
 					bt := below[t*s.dirs*hl : (t+1)*s.dirs*hl]
-					r.mulAdd(bt, cl.wihT, cl.wih, cl.in, g, g, 0, dz, l)
+					r.mulAdd(bt, cl.wihT, cl.wih, cl.terms.wihT, cl.in, g, g, 0, dz, l)
 				} else {
 					r.sink(sk, d, t, steps, l, dz)
 				}
@@ -125,7 +125,7 @@ func (r *lanes) stepBackward(cl *stackedCell, dz, dcPrev, dh, dc, at, gates, tc,
 	if recur {
 		h, g := r.s.h, 4*r.s.h
 		clear(dh)
-		r.mulAdd(dh, cl.whhT, cl.whh, h, g, g, 0, dz, l)
+		r.mulAdd(dh, cl.whhT, cl.whh, cl.terms.whhT, h, g, g, 0, dz, l)
 	}
 }
 

@@ -219,13 +219,13 @@ func (r *lanes) stepForward(ci, t int, z, ut, in0, in1, hPrev, cPrev, zg, c, tc,
 		}
 	} else {
 		copy(z, r.planes[ci][:g*l])
-		r.mulAdd(z, cl.wih, cl.wihT, g, hd, cl.in, 0, in0, l)
+		r.mulAdd(z, cl.wih, cl.wihT, cl.terms.wih, g, hd, cl.in, 0, in0, l)
 		if in1 != nil {
-			r.mulAdd(z, cl.wih, cl.wihT, g, hd, cl.in, hd, in1, l)
+			r.mulAdd(z, cl.wih, cl.wihT, cl.terms.wih, g, hd, cl.in, hd, in1, l)
 		}
 	}
 	if hPrev != nil {
-		r.mulAdd(z, cl.whh, cl.whhT, g, hd, hd, 0, hPrev, l)
+		r.mulAdd(z, cl.whh, cl.whhT, cl.terms.whh, g, hd, hd, 0, hPrev, l)
 	}
 	if pre := r.cells[ci].pre; pre != nil { // DeepLIFT's whole-trace lanes
 		copy(pre[t*g*l:(t+1)*g*l], z)

@@ -33,18 +33,22 @@ func (r *lanes) sink(k *gradSink, d, t, steps, l int, dz []float64) {
 		kernel.AxpyRows(k.grad[t*e:(t+1)*e], s.cells[d].wih, e, dz[:g])
 		return
 	}
-	for j := range l {
-		w := k.wts[j]
+	// Each run of lanes [a, e) with the same block adds to its sum in one
+	// laneSums, lane after lane for every element: each element of a sum
+	// still gets its lanes' terms in order of j.
+	for a := 0; a < l; {
+		b, e := k.blockOf[a], a+1
+		for e < l && k.blockOf[e] == b {
+			e++
+		}
 		var sum []float64
 		if k.seg > 0 {
-			sum = k.dzSum[(k.blockOf[j]*k.seg+t%k.seg)*g:]
+			sum = k.dzSum[(b*k.seg+t%k.seg)*g:]
 		} else {
-			sum = k.dzSum[((k.blockOf[j]*s.dirs+d)*steps+t)*g:]
+			sum = k.dzSum[((b*s.dirs+d)*steps+t)*g:]
 		}
-		sum = sum[:g]
-		for q := range sum {
-			sum[q] = math.FMA(w, dz[q*l+j], sum[q])
-		}
+		laneSums(sum[:g], dz, l, a, e, k.wts[a:e])
+		a = e
 	}
 }
 

@@ -235,8 +235,15 @@ func (r *lanes) stepForward(ci, t int, z, ut, in0, in1, hPrev, cPrev, zg, c, tc,
 
 // biasPlusScaled sets z = b + s·u for one lane: fma(u_q, s, b_q), and b_q
 // alone where u_q = 0, as kernel.Axpy(u_q, [s], [b_q]) does row by row.
+// With s finite, fma(0, s, b_q) is b_q (b is never −0), so one vectorized
+// kernel.Axpy over all rows gives the same bits.
 func biasPlusScaled(z, u []float64, s float64, b []float64) {
 	u, b = u[:len(z)], b[:len(z)]
+	if !math.IsInf(s, 0) && !math.IsNaN(s) {
+		copy(z, b)
+		kernel.Axpy(s, u, z)
+		return
+	}
 	for q, uq := range u {
 		if uq != 0 {
 			z[q] = math.FMA(uq, s, b[q])

@@ -1,6 +1,10 @@
 package cell
 
-import "github.com/whitebox-lstm/whitebox/kernel"
+import (
+	"math"
+
+	"github.com/whitebox-lstm/whitebox/kernel"
+)
 
 // Sparse products of the Stacked engine. The white-box networks run as
 // Stacked models (Network.AsStacked) have weight matrices with few nonzero
@@ -34,13 +38,24 @@ func sparseOf(a []float64, m, k int) *sparseTerms {
 
 // mulAddSparse is mulAddLanes over the terms sp of a (m rows): dst[r] +=
 // a[r][c0+j]·src[j] for the nonzero terms with c0 ≤ c0+j < c0+k, in order
-// of j.
+// of j: kernel.Axpy with sparseMinLanes lanes or more, fewer (IG's pass of
+// x and its zero copy, two lanes) the same fused multiply-adds in a loop,
+// where a call per term would cost more than the term.
 func mulAddSparse(dst []float64, sp *sparseTerms, m, k, c0 int, src []float64, l int) {
 	for r := range m {
 		d := dst[r*l : (r+1)*l]
 		for q := sp.start[r]; q < sp.start[r+1]; q++ {
-			if j := sp.src[q] - c0; uint(j) < uint(k) {
-				kernel.Axpy(sp.coef[q], src[j*l:(j+1)*l], d)
+			j := sp.src[q] - c0
+			if uint(j) >= uint(k) {
+				continue
+			}
+			a, x := sp.coef[q], src[j*l:(j+1)*l]
+			if l >= sparseMinLanes {
+				kernel.Axpy(a, x, d)
+				continue
+			}
+			for i, v := range x[:len(d)] {
+				d[i] = math.FMA(a, v, d[i])
 			}
 		}
 	}

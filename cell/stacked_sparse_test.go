@@ -32,7 +32,7 @@ func TestStackedSparseSameBits(t *testing.T) {
 		inputs := []Input{Dense(oneHot, steps), randomStackedInput(rng, steps, c.e)}
 		alphas, weights := randomRule(rng, 50)
 		for xi, x := range inputs {
-			for _, opt := range []BatchOptions{{Lanes: 8, Workers: 1}, {Lanes: 16}, {}, {Budget: 1 << 18, Workers: 1}} {
+			for _, opt := range []BatchOptions{{Lanes: 8, Workers: 1}, {Lanes: 16}, {Lanes: 3}, {Lanes: 2, Workers: 1}, {}, {Budget: 1 << 18, Workers: 1}} {
 				name := fmt.Sprintf("%+v/x%d/%+v", c, xi, opt)
 				got, want := stackedResults(t, s, x, alphas, weights, opt), stackedResults(t, dense, x, alphas, weights, opt)
 				for i := range want {

@@ -75,9 +75,10 @@ type StackedCell struct {
 // stackedCell is a StackedCell packed for the products.
 type stackedCell struct {
 	in         int
-	wih, wihT  []float64 // 4H×in and in×4H
-	whh, whhT  []float64 // 4H×H and H×4H
-	b          []float64 // 4H (zeros without bias)
+	wih, wihT  []float64    // 4H×in and in×4H
+	whh, whhT  []float64    // 4H×H and H×4H
+	b          []float64    // 4H (zeros without bias)
+	terms      stackedTerms // the sparse matrices' nonzero terms
 	hasBias    bool
 	reverse    bool // the backward direction: runs from the last step to the first
 	layer, dir int
@@ -213,6 +214,10 @@ func newStackedCell(pc StackedCell, k, d, h, in int) (stackedCell, error) {
 	}
 	c.wihT = transpose(c.wih, 4*h, in)
 	c.whhT = transpose(c.whh, 4*h, h)
+	c.terms = stackedTerms{
+		wih: sparseOf(c.wih, 4*h, in), whh: sparseOf(c.whh, 4*h, h),
+		wihT: sparseOf(c.wihT, in, 4*h), whhT: sparseOf(c.whhT, h, 4*h),
+	}
 	return c, nil
 }
 

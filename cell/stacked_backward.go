@@ -33,18 +33,22 @@ func (r *lanes) sink(k *gradSink, d, t, steps, l int, dz []float64) {
 		kernel.AxpyRows(k.grad[t*e:(t+1)*e], s.cells[d].wih, e, dz[:g])
 		return
 	}
-	for j := range l {
-		w := k.wts[j]
+	// Each run of lanes [a, e) with the same block adds to its sum in one
+	// laneSums, lane after lane for every element: each element of a sum
+	// still gets its lanes' terms in order of j.
+	for a := 0; a < l; {
+		b, e := k.blockOf[a], a+1
+		for e < l && k.blockOf[e] == b {
+			e++
+		}
 		var sum []float64
 		if k.seg > 0 {
-			sum = k.dzSum[(k.blockOf[j]*k.seg+t%k.seg)*g:]
+			sum = k.dzSum[(b*k.seg+t%k.seg)*g:]
 		} else {
-			sum = k.dzSum[((k.blockOf[j]*s.dirs+d)*steps+t)*g:]
+			sum = k.dzSum[((b*s.dirs+d)*steps+t)*g:]
 		}
-		sum = sum[:g]
-		for q := range sum {
-			sum[q] = math.FMA(w, dz[q*l+j], sum[q])
-		}
+		laneSums(sum[:g], dz, l, a, e, k.wts[a:e])
+		a = e
 	}
 }
 
@@ -102,7 +106,7 @@ func (r *lanes) backward(steps, l, class int, sk *gradSink) {
 				r.stepBackward(cl, dz, dcPrev, dh, dc, at, tr.z[t*gl:(t+1)*gl], tr.tc[t*hl:(t+1)*hl], cPrev, i > 0, l)
 				if k > 0 {
 					bt := below[t*s.dirs*hl : (t+1)*s.dirs*hl]
-					r.mulAdd(bt, cl.wihT, cl.wih, cl.in, g, g, 0, dz, l)
+					r.mulAdd(bt, cl.wihT, cl.wih, cl.terms.wihT, cl.in, g, g, 0, dz, l)
 				} else {
 					r.sink(sk, d, t, steps, l, dz)
 				}
@@ -125,7 +129,7 @@ func (r *lanes) stepBackward(cl *stackedCell, dz, dcPrev, dh, dc, at, gates, tc,
 	if recur {
 		h, g := r.s.h, 4*r.s.h
 		clear(dh)
-		r.mulAdd(dh, cl.whhT, cl.whh, h, g, g, 0, dz, l)
+		r.mulAdd(dh, cl.whhT, cl.whh, cl.terms.whhT, h, g, g, 0, dz, l)
 	}
 }
 

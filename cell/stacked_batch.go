@@ -70,7 +70,7 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 		}
 		return classes * per * s.dirs * steps * g, classes * per * steps * s.in
 	}
-	p, err := r.plan(steps, n, budget, maxWorkers, maxLanes, func(p stackedPlan) int64 {
+	p, err := r.igPlan(steps, n, budget, maxWorkers, maxLanes, func(p stackedPlan) int64 {
 		per := igChunkBlocks(n, p.lanes, p.workers)
 		sums, parts := sizes(p, per)
 		return 8*int64(sums+parts) + int64(batchesPer(p, per, n)-1)*s.siblingBytes(p.lanes, p.nseg)

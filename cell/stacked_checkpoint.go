@@ -470,7 +470,7 @@ func (r *lanes) backSegment(ci, sg int, above, dh, dc, dcPrev, below []float64, 
 		}
 		r.stepBackward(cl, dz, dcPrev, dh, dc, at, tr.z[j*gl:(j+1)*gl], tr.tc[j*hl:(j+1)*hl], cPrev, recur, l)
 		if below != nil {
-			r.mulAdd(below[j*dirs*hl:(j+1)*dirs*hl], cl.wihT, cl.wih, cl.in, g, g, 0, dz, l)
+			r.mulAdd(below[j*dirs*hl:(j+1)*dirs*hl], cl.wihT, cl.wih, cl.terms.wihT, cl.in, g, g, 0, dz, l)
 		} else if sk != nil && cl.layer == 0 {
 			r.sink(sk, cl.dir, t0+j, ck.steps, l, dz)
 		}

@@ -1,6 +1,8 @@
 package cell
 
 import (
+	"math"
+
 	"github.com/whitebox-lstm/whitebox/kernel"
 )
 
@@ -193,15 +195,19 @@ func (r *lanes) stepForward(ci, t int, z, ut, in0, in1, hPrev, cPrev, zg, c, tc,
 	s := r.s
 	cl := &s.cells[ci]
 	g, hd := 4*s.h, s.h
-	copy(z, r.planes[ci][:g*l])
 	if cl.layer == 0 {
 		// z = b + s_j·u_t per lane: fma(u, s_j, b), and b alone where u = 0
 		// or the lane's row is occluded. fma(u, 0, b) is b, since b is
-		// never −0.
-		scale := r.scale[:l]
-		for q, uq := range ut {
-			if uq != 0 {
-				kernel.Axpy(uq, scale, z[q*l:(q+1)*l])
+		// never −0. One lane does it without a call per row.
+		if l == 1 {
+			biasPlusScaled(z, ut, r.scale[0], cl.b)
+		} else {
+			copy(z, r.planes[ci][:g*l])
+			scale := r.scale[:l]
+			for q, uq := range ut {
+				if uq != 0 {
+					kernel.Axpy(uq, scale, z[q*l:(q+1)*l])
+				}
 			}
 		}
 		for j, o := range r.occluded[:l] {
@@ -212,18 +218,39 @@ func (r *lanes) stepForward(ci, t int, z, ut, in0, in1, hPrev, cPrev, zg, c, tc,
 			}
 		}
 	} else {
-		r.mulAdd(z, cl.wih, cl.wihT, g, hd, cl.in, 0, in0, l)
+		copy(z, r.planes[ci][:g*l])
+		r.mulAdd(z, cl.wih, cl.wihT, cl.terms.wih, g, hd, cl.in, 0, in0, l)
 		if in1 != nil {
-			r.mulAdd(z, cl.wih, cl.wihT, g, hd, cl.in, hd, in1, l)
+			r.mulAdd(z, cl.wih, cl.wihT, cl.terms.wih, g, hd, cl.in, hd, in1, l)
 		}
 	}
 	if hPrev != nil {
-		r.mulAdd(z, cl.whh, cl.whhT, g, hd, hd, 0, hPrev, l)
+		r.mulAdd(z, cl.whh, cl.whhT, cl.terms.whh, g, hd, hd, 0, hPrev, l)
 	}
 	if pre := r.cells[ci].pre; pre != nil { // DeepLIFT's whole-trace lanes
 		copy(pre[t*g*l:(t+1)*g*l], z)
 	}
 	kernel.GateStep(z, zg, cPrev, c, tc, h)
+}
+
+// biasPlusScaled sets z = b + s·u for one lane: fma(u_q, s, b_q), and b_q
+// alone where u_q = 0, as kernel.Axpy(u_q, [s], [b_q]) does row by row.
+// With s finite, fma(0, s, b_q) is b_q (b is never −0), so one vectorized
+// kernel.Axpy over all rows gives the same bits.
+func biasPlusScaled(z, u []float64, s float64, b []float64) {
+	u, b = u[:len(z)], b[:len(z)]
+	if !math.IsInf(s, 0) && !math.IsNaN(s) {
+		copy(z, b)
+		kernel.Axpy(s, u, z)
+		return
+	}
+	for q, uq := range u {
+		if uq != 0 {
+			z[q] = math.FMA(uq, s, b[q])
+		} else {
+			z[q] = b[q]
+		}
+	}
 }
 
 // broadcastBiases fills the bias planes for l lanes.

@@ -182,10 +182,15 @@ func mulAddRowsOf(dst, a, aT []float64, m, k, cols, c0 int, src []float64, l, r0
 }
 
 // mulAdd is mulAddLanes, on r's team when it has one and the product is
-// large enough.
-func (r *lanes) mulAdd(dst, a, aT []float64, m, k, cols, c0 int, src []float64, l int) {
+// large enough, else over a's sparse terms sp (nil: a is dense) with two
+// lanes or more (stacked_sparse.go; one lane's AxpyRows over aT stays).
+func (r *lanes) mulAdd(dst, a, aT []float64, sp *sparseTerms, m, k, cols, c0 int, src []float64, l int) {
 	if t := r.team; t != nil && m*k*l >= teamMinWork {
 		t.mulAdd(dst, a, aT, m, k, cols, c0, src, l)
+		return
+	}
+	if sp != nil && l > 1 {
+		mulAddSparse(dst, sp, m, k, c0, src, l)
 		return
 	}
 	mulAddLanes(dst, a, aT, m, k, cols, c0, src, l)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Regenerates BENCHMARKS.md's section "Imported models beside PyTorch"
 # (issue 21, point 4): IG with 50 Gauss–Legendre steps on the imported
-# benchmark models in Go (go test -bench, -cpu 1,2) and in PyTorch
+# benchmark models in Go (go test -bench, -cpu 1 and 2, a process each) and in PyTorch
 # (bench_ig.py, float64 and float32, 1 and 2 threads), the one-shot CLI's
 # wall time and peak RSS (cli.py), dense-h256 IG on 1 and 2 threads, and
 # the check that PyTorch's float64 scores are whitebox's. About 4–5
@@ -15,7 +15,7 @@
 # tables and summary.md, the section's tables, which it also prints.
 #
 # Knobs (environment): ROUNDS (3): rounds, each of GO_PER_ROUND (2) Go
-# samples of every case at -cpu 1,2 and one PyTorch process per thread
+# samples of every case at -cpu 1 and 2 and one PyTorch process per thread
 # count with TORCH_REPEAT (2) timed calls per case and dtype, so that the
 # engines and thread counts take turns under the machine's other load
 # (6 samples a case by default: benchstat -count 6); TORCH_DEADLINE (90):

@@ -105,7 +105,7 @@ def main():
             p(n)
     p("```")
     p("")
-    p("In-process, IG with 50 Gauss–Legendre steps on one input (Go: `BenchmarkImportedIG`, `-cpu 1,2`; "
+    p("In-process, IG with 50 Gauss–Legendre steps on one input (Go: `BenchmarkImportedIG`, `-cpu 1` and `-cpu 2`, a process each; "
       "PyTorch: `bench/torch/bench_ig.py`, the 50 scaled copies as one batch):")
     p("")
     p("| case | Go, 1 thread | Go, 2 threads | Go 2 vs 1 | PyTorch f64, 1 thread | f64, 2 threads | "

@@ -65,13 +65,22 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 	g := 4 * s.h
 	classes := max(1, len(grads)) // the sums of each class, side by side
 	sizes := func(p stackedPlan, per int) (sums, parts int) {
+		if p.split { // one slot of sums per worker
+			return p.workers * per * p.seg * g, per * steps * s.in
+		}
 		if !p.longSums {
 			return per * p.seg * g, per * steps * s.in
 		}
 		return classes * per * s.dirs * steps * g, classes * per * steps * s.in
 	}
+	chunkBlocks := func(p stackedPlan) int {
+		if p.split {
+			return blocks // one chunk
+		}
+		return igChunkBlocks(n, p.lanes, p.workers)
+	}
 	p, err := r.igPlan(steps, n, budget, maxWorkers, maxLanes, func(p stackedPlan) int64 {
-		per := igChunkBlocks(n, p.lanes, p.workers)
+		per := chunkBlocks(p)
 		sums, parts := sizes(p, per)
 		return 8*int64(sums+parts) + int64(batchesPer(p, per, n)-1)*s.siblingBytes(p.lanes, p.nseg)
 	})
@@ -81,9 +90,11 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 	if classes > 1 && p.ck {
 		return r.integratedGradientsEach(ctx, x, alphas, weights, grads, y, y0, opt)
 	}
-	per := igChunkBlocks(n, p.lanes, p.workers)
+	per := chunkBlocks(p)
 	chunks := (blocks + per - 1) / per
-	p.workers = min(p.workers, chunks)
+	if !p.split {
+		p.workers = min(p.workers, chunks)
+	}
 	sums, parts := sizes(p, per)
 	pool := r.workers(p, steps, sums, parts, batchesPer(p, per, n)-1, budget-s.sharedBytes(p, steps))
 	r.setInput(x, p, pool)
@@ -124,6 +135,12 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 	job := &r.ig
 	*job = igJob{r: r.runnerState, ctx: ctx, x: x, class: class, alphas: alphas, weights: weights, grad: grad, grads: grads,
 		steps: steps, lanes: p.lanes, per: per, chunks: chunks, segSums: !p.longSums, prog: progress{fn: opt.Progress, total: n}}
+	if p.split {
+		job.pool = pool
+		for _, wk := range pool {
+			wk.swept = 0
+		}
+	}
 	job.cond.L = &job.mu
 	for c := range job.classes() {
 		clear(job.sum(c))
@@ -157,7 +174,7 @@ func igChunkBlocks(n, l, w int) int {
 // batches go through layer 0's segments together (chunkGroup), each but
 // the first with its own checkpoints (newCkSibling).
 func batchesPer(p stackedPlan, per, n int) int {
-	if p.longSums {
+	if p.longSums || p.split {
 		return 1
 	}
 	return (min(per*igBlock, n) + p.lanes - 1) / p.lanes
@@ -192,7 +209,8 @@ type igJob struct {
 	grads            [][]float64 // IntegratedGradientsAll: every class's sum (class and grad unused)
 	steps, lanes     int
 	per, chunks      int
-	segSums          bool // checkpointed lanes: dz summed per segment (gradSink.seg)
+	segSums          bool      // checkpointed lanes: dz summed per segment (gradSink.seg)
+	pool             []*worker // a split plan's workers, in order (nil: a chunk each)
 	mu               sync.Mutex
 	cond             sync.Cond
 	nextChunk, added int // chunks handed out, chunks added to grad
@@ -221,6 +239,10 @@ func (j *igJob) fail(err error) {
 }
 
 func (j *igJob) run(wk *worker) {
+	if j.pool != nil {
+		j.runSplit(wk)
+		return
+	}
 	for {
 		c := j.take()
 		if c < 0 {

@@ -53,7 +53,9 @@ func TestStackedCheckpointSameBits(t *testing.T) {
 					t.Fatal(err)
 				}
 				assertSameBits(t, fmt.Sprintf("%v T=%d Logits", c, steps), gotY, wantY)
-				for _, opt := range []BatchOptions{{}, {Workers: 1}, {Workers: 3, Lanes: 5}, {Lanes: 1}, {Lanes: 16, Workers: 2}, {Lanes: 17, Workers: 2}} {
+				// {Workers: 2}, {Workers: 3} and {Workers: 4}: split
+				// plans (TestSplitPlanChosen).
+				for _, opt := range []BatchOptions{{}, {Workers: 1}, {Workers: 3, Lanes: 5}, {Lanes: 1}, {Lanes: 16, Workers: 2}, {Lanes: 17, Workers: 2}, {Workers: 2}, {Workers: 3}, {Workers: 4}} {
 					name := fmt.Sprintf("%v T=%d n=%d %+v", c, steps, n, opt)
 					got := make([]float64, steps*4+6)
 					if err := r.IntegratedGradients(ctx, x, choose, alphas, weights, got[:steps*4], got[steps*4:steps*4+3], got[steps*4+3:], opt); err != nil {
@@ -153,24 +155,63 @@ func TestStackedCheckpointCancel(t *testing.T) {
 	defer forceCheckpoints()()
 	r, _ := NewStackedRunner(s)
 	defer r.Close()
+	grad, y, y0 := make([]float64, steps*3), make([]float64, 3), make([]float64, 3)
+	for _, opt := range []BatchOptions{{Workers: 1}, {Workers: 2}, {Workers: 3}} { // one worker, split plans
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { time.Sleep(time.Second); cancel() }()
+		start := time.Now()
+		err := r.IntegratedGradients(ctx, x, func([]float64) (int, error) { return 0, nil }, alphas, weights, grad, y, y0, opt)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("%+v: IG canceled after 1 s: %v", opt, err)
+		}
+		if d := time.Since(start); d > 6*time.Second {
+			t.Errorf("%+v: IG canceled after 1 s ended after %v", opt, d)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(time.Second); cancel() }()
 	start := time.Now()
-	grad, y, y0 := make([]float64, steps*3), make([]float64, 3), make([]float64, 3)
-	err := r.IntegratedGradients(ctx, x, func([]float64) (int, error) { return 0, nil }, alphas, weights, grad, y, y0, BatchOptions{})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("IG canceled after 1 s: %v", err)
-	}
-	if d := time.Since(start); d > 6*time.Second {
-		t.Errorf("IG canceled after 1 s ended after %v", d)
-	}
-	ctx, cancel = context.WithCancel(context.Background())
-	go func() { time.Sleep(time.Second); cancel() }()
-	start = time.Now()
 	if err := r.Occlusion(ctx, x, 0, make([]float64, steps), BatchOptions{}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("occlusion canceled after 1 s: %v", err)
 	}
 	if d := time.Since(start); d > 6*time.Second {
 		t.Errorf("occlusion canceled after 1 s ended after %v", d)
+	}
+}
+
+// IG's checkpointed lanes are split across the workers where the plan of
+// chunks would leave some idle (one 1,000-token input of an H = 256 model
+// on two cores: one chunk of 50 lanes), and nowhere else.
+func TestSplitPlanChosen(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	extra := func(stackedPlan) int64 { return 0 }
+	big, _ := NewStackedRunner(randomStacked(t, rng, 100, 256, 1, false, 5, 0.1, true))
+	for _, c := range []struct {
+		steps, n, workers, lanes int
+		budget                   int64
+		split                    bool
+		lanesPer                 int
+	}{
+		{1000, 50, 2, 64, DefaultBudget, true, 25},
+		{1000, 50, 4, 64, DefaultBudget, true, 13},
+		{1000, 50, 1, 64, DefaultBudget, false, 0},
+		{1000, 50, 2, 20, DefaultBudget, false, 0}, // 25 lanes a worker > Lanes: chunks
+		{200, 50, 2, 64, DefaultBudget, false, 0},  // whole trace, a chunk a worker
+		{1000, 50, 2, 64, 20 << 20, false, 0},      // two workers' lanes over the budget
+	} {
+		p, err := big.igPlan(c.steps, c.n, c.budget, c.workers, c.lanes, extra)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.split != c.split || c.split && (p.lanes != c.lanesPer || p.workers != c.workers || !p.ck) {
+			t.Errorf("T=%d n=%d workers=%d lanes=%d budget=%d: plan %+v, want split %v", c.steps, c.n, c.workers, c.lanes, c.budget, p, c.split)
+		}
+	}
+	defer forceCheckpoints()()
+	small, _ := NewStackedRunner(randomStacked(t, rng, 4, 6, 1, false, 3, 1, true))
+	for _, o := range []struct{ n, workers, lanes int }{{7, 2, 64}, {37, 2, 64}, {37, 3, 64}, {37, 4, 64}} {
+		if p, _ := small.igPlan(17, o.n, DefaultBudget, o.workers, o.lanes, extra); !p.split {
+			t.Errorf("n=%d workers=%d lanes=%d on checkpoints: plan %+v, want split", o.n, o.workers, o.lanes, p)
+		}
 	}
 }

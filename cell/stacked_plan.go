@@ -20,6 +20,9 @@ type stackedPlan struct {
 	// batches going through the segments together, see batchesPer).
 	longSums  bool
 	seg, nseg int
+	// The workers share IG's one chunk of checkpointed lanes, each a run
+	// of its lanes (stacked_split.go).
+	split bool
 }
 
 // fullTraceMax caps the whole trace one worker keeps, whatever the budget
@@ -107,7 +110,8 @@ func (r *StackedRunner) plan(steps, items int, budget int64, workers, maxLanes i
 // igPlan is plan for IG's n steps: first with batches of at most an equal
 // share of the blocks of 16 steps per worker, so that every worker has a
 // chunk (as the Batcher's planIG), kept when it runs on the whole trace
-// with several workers; else plan's most lanes. Only the schedule
+// with several workers; else plan's most lanes, whose checkpointed lanes
+// the workers share (splitPlan) where plan leaves some idle. Only the schedule
 // changes, never a result. Measured, IG 50 steps, 2 cores (BenchmarkEngines,
 // BenchmarkStackedIG): one batch of 50 lanes on one worker against 32 +
 // 18 lanes on two, sp-fsa T = 256 10 → 7 ms, dense-h64 T = 256 29 → 18
@@ -119,7 +123,13 @@ func (r *StackedRunner) igPlan(steps, n int, budget int64, workers, maxLanes int
 			return p, nil
 		}
 	}
-	return r.plan(steps, n, budget, workers, maxLanes, extra)
+	p, err := r.plan(steps, n, budget, workers, maxLanes, extra)
+	if err == nil && p.ck && p.workers < workers {
+		if sp, ok := r.splitPlan(steps, n, budget, workers, maxLanes, extra); ok {
+			return sp, nil
+		}
+	}
+	return p, err
 }
 
 // fewerLanes is the next lanes per batch a checkpointed plan tries after

@@ -64,6 +64,7 @@ type worker struct {
 	stop  stopper   // ends its lanes' passes soon after the job's context is done
 	dzSum []float64 // blocks × dirs × T×4H: IG's weighted sums of dz
 	part  []float64 // blocks × T×E: their products with W_ihᵀ
+	swept int       // a split IG plan: segments whose dz it has added (stacked_split.go)
 }
 
 // NewStackedRunner returns a runner for s.

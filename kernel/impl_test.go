@@ -564,7 +564,7 @@ func mulAddRowsCase(rng *rand.Rand, n, m, k int) (stride, coefStride int, rows, 
 func TestImplMulAddRows(t *testing.T) {
 	forEachImpl(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(21, 1))
-		ns := append(testLengths(rng), 32, 64, 56, 40, 48, 33, 65, 97)
+		ns := append(testLengths(rng), 32, 64, 56, 40, 48, 33, 65, 97, 9, 17, 18, 25, 26, 31, 50, 63)
 		for _, n := range ns {
 			if n == 0 {
 				continue

@@ -342,7 +342,8 @@ DATA tailMask<>+8(SB)/2, $0x000f
 DATA tailMask<>+10(SB)/2, $0x001f
 DATA tailMask<>+12(SB)/2, $0x003f
 DATA tailMask<>+14(SB)/2, $0x007f
-GLOBL tailMask<>(SB), RODATA|NOPTR, $16
+DATA tailMask<>+16(SB)/2, $0x00ff
+GLOBL tailMask<>(SB), RODATA|NOPTR, $18
 
 // func axpyAVX2(alpha float64, x []float64, y []float64)
 // Requires: AVX, FMA3
@@ -8182,463 +8183,530 @@ mulAddRowsAVX512_u4_store:
 	JMP     mulAddRowsAVX512_u4
 
 mulAddRowsAVX512_u4_end:
-	MOVQ AX, R9
-	SUBQ $+192, R9
-
-	// while i <= n-192 (bytes)
-	CMPQ R8, R9
-	JG   mulAddRowsAVX512_u3_end
-
-	// a tile of 6 rows × 3 vectors of dst in registers
-	MOVQ    dst_base+0(FP), R9
-	ADDQ    R8, R9
-	LEAQ    (R9)(CX*2), R10
-	ADDQ    CX, R10
-	MOVQ    rows_base+32(FP), R11
-	ADDQ    R8, R11
-	MOVQ    coef_base+64(FP), R12
-	LEAQ    (R12)(SI*1), R13
-	MOVQ    k+96(FP), R14
-	VMOVUPD (R9), Z0
-	VMOVUPD 64(R9), Z1
-	VMOVUPD 128(R9), Z2
-	VMOVUPD (R9)(CX*1), Z3
-	VMOVUPD 64(R9)(CX*1), Z4
-	VMOVUPD 128(R9)(CX*1), Z5
-	VMOVUPD (R9)(CX*2), Z6
-	VMOVUPD 64(R9)(CX*2), Z7
-	VMOVUPD 128(R9)(CX*2), Z8
-	VMOVUPD (R10), Z9
-	VMOVUPD 64(R10), Z10
-	VMOVUPD 128(R10), Z11
-	VMOVUPD (R10)(CX*1), Z12
-	VMOVUPD 64(R10)(CX*1), Z13
-	VMOVUPD 128(R10)(CX*1), Z14
-	VMOVUPD (R10)(CX*2), Z15
-	VMOVUPD 64(R10)(CX*2), Z16
-	VMOVUPD 128(R10)(CX*2), Z17
-
-	// no coefficient of the tile is ±0: no tests
-	KORTESTW K1, K1
-	JNZ      mulAddRowsAVX512_u3_rows
-
-mulAddRowsAVX512_u3_dense:
-	// row j of rows, loaded once for every output row
-	VMOVUPD (R11), Z18
-	VMOVUPD 64(R11), Z19
-	VMOVUPD 128(R11), Z20
-
-	// output row 0
-	VBROADCASTSD (R12), Z21
-	VFMADD231PD  Z18, Z21, Z0
-	VFMADD231PD  Z19, Z21, Z1
-	VFMADD231PD  Z20, Z21, Z2
-
-	// output row 1
-	VBROADCASTSD (R12)(BX*1), Z21
-	VFMADD231PD  Z18, Z21, Z3
-	VFMADD231PD  Z19, Z21, Z4
-	VFMADD231PD  Z20, Z21, Z5
-
-	// output row 2
-	VBROADCASTSD (R12)(BX*2), Z21
-	VFMADD231PD  Z18, Z21, Z6
-	VFMADD231PD  Z19, Z21, Z7
-	VFMADD231PD  Z20, Z21, Z8
-
-	// output row 3
-	VBROADCASTSD (R13), Z21
-	VFMADD231PD  Z18, Z21, Z9
-	VFMADD231PD  Z19, Z21, Z10
-	VFMADD231PD  Z20, Z21, Z11
-
-	// output row 4
-	VBROADCASTSD (R13)(BX*1), Z21
-	VFMADD231PD  Z18, Z21, Z12
-	VFMADD231PD  Z19, Z21, Z13
-	VFMADD231PD  Z20, Z21, Z14
-
-	// output row 5
-	VBROADCASTSD (R13)(BX*2), Z21
-	VFMADD231PD  Z18, Z21, Z15
-	VFMADD231PD  Z19, Z21, Z16
-	VFMADD231PD  Z20, Z21, Z17
-	ADDQ         DX, R11
-	ADDQ         $+8, R12
-	ADDQ         $+8, R13
-	DECQ         R14
-	JNZ          mulAddRowsAVX512_u3_dense
-	JMP          mulAddRowsAVX512_u3_store
-
-mulAddRowsAVX512_u3_rows:
-	// row j of rows, loaded once for every output row
-	VMOVUPD (R11), Z18
-	VMOVUPD 64(R11), Z19
-	VMOVUPD 128(R11), Z20
-
-	// output row 0: skip the term if its coefficient is ±0
-	TESTQ        DI, (R12)
-	JZ           mulAddRowsAVX512_u3_rows_skip0
-	VBROADCASTSD (R12), Z21
-	VFMADD231PD  Z18, Z21, Z0
-	VFMADD231PD  Z19, Z21, Z1
-	VFMADD231PD  Z20, Z21, Z2
-
-mulAddRowsAVX512_u3_rows_skip0:
-	// output row 1: skip the term if its coefficient is ±0
-	TESTQ        DI, (R12)(BX*1)
-	JZ           mulAddRowsAVX512_u3_rows_skip1
-	VBROADCASTSD (R12)(BX*1), Z21
-	VFMADD231PD  Z18, Z21, Z3
-	VFMADD231PD  Z19, Z21, Z4
-	VFMADD231PD  Z20, Z21, Z5
-
-mulAddRowsAVX512_u3_rows_skip1:
-	// output row 2: skip the term if its coefficient is ±0
-	TESTQ        DI, (R12)(BX*2)
-	JZ           mulAddRowsAVX512_u3_rows_skip2
-	VBROADCASTSD (R12)(BX*2), Z21
-	VFMADD231PD  Z18, Z21, Z6
-	VFMADD231PD  Z19, Z21, Z7
-	VFMADD231PD  Z20, Z21, Z8
-
-mulAddRowsAVX512_u3_rows_skip2:
-	// output row 3: skip the term if its coefficient is ±0
-	TESTQ        DI, (R13)
-	JZ           mulAddRowsAVX512_u3_rows_skip3
-	VBROADCASTSD (R13), Z21
-	VFMADD231PD  Z18, Z21, Z9
-	VFMADD231PD  Z19, Z21, Z10
-	VFMADD231PD  Z20, Z21, Z11
-
-mulAddRowsAVX512_u3_rows_skip3:
-	// output row 4: skip the term if its coefficient is ±0
-	TESTQ        DI, (R13)(BX*1)
-	JZ           mulAddRowsAVX512_u3_rows_skip4
-	VBROADCASTSD (R13)(BX*1), Z21
-	VFMADD231PD  Z18, Z21, Z12
-	VFMADD231PD  Z19, Z21, Z13
-	VFMADD231PD  Z20, Z21, Z14
-
-mulAddRowsAVX512_u3_rows_skip4:
-	// output row 5: skip the term if its coefficient is ±0
-	TESTQ        DI, (R13)(BX*2)
-	JZ           mulAddRowsAVX512_u3_rows_skip5
-	VBROADCASTSD (R13)(BX*2), Z21
-	VFMADD231PD  Z18, Z21, Z15
-	VFMADD231PD  Z19, Z21, Z16
-	VFMADD231PD  Z20, Z21, Z17
-
-mulAddRowsAVX512_u3_rows_skip5:
-	ADDQ DX, R11
-	ADDQ $+8, R12
-	ADDQ $+8, R13
-	DECQ R14
-	JNZ  mulAddRowsAVX512_u3_rows
-
-mulAddRowsAVX512_u3_store:
-	VMOVUPD Z0, (R9)
-	VMOVUPD Z1, 64(R9)
-	VMOVUPD Z2, 128(R9)
-	VMOVUPD Z3, (R9)(CX*1)
-	VMOVUPD Z4, 64(R9)(CX*1)
-	VMOVUPD Z5, 128(R9)(CX*1)
-	VMOVUPD Z6, (R9)(CX*2)
-	VMOVUPD Z7, 64(R9)(CX*2)
-	VMOVUPD Z8, 128(R9)(CX*2)
-	VMOVUPD Z9, (R10)
-	VMOVUPD Z10, 64(R10)
-	VMOVUPD Z11, 128(R10)
-	VMOVUPD Z12, (R10)(CX*1)
-	VMOVUPD Z13, 64(R10)(CX*1)
-	VMOVUPD Z14, 128(R10)(CX*1)
-	VMOVUPD Z15, (R10)(CX*2)
-	VMOVUPD Z16, 64(R10)(CX*2)
-	VMOVUPD Z17, 128(R10)(CX*2)
-	ADDQ    $+192, R8
-
-mulAddRowsAVX512_u3_end:
-	MOVQ AX, R9
-	SUBQ $+128, R9
-
-	// while i <= n-128 (bytes)
-	CMPQ R8, R9
-	JG   mulAddRowsAVX512_u2_end
-
-	// a tile of 6 rows × 2 vectors of dst in registers
-	MOVQ    dst_base+0(FP), R9
-	ADDQ    R8, R9
-	LEAQ    (R9)(CX*2), R10
-	ADDQ    CX, R10
-	MOVQ    rows_base+32(FP), R11
-	ADDQ    R8, R11
-	MOVQ    coef_base+64(FP), R12
-	LEAQ    (R12)(SI*1), R13
-	MOVQ    k+96(FP), R14
-	VMOVUPD (R9), Z0
-	VMOVUPD 64(R9), Z1
-	VMOVUPD (R9)(CX*1), Z2
-	VMOVUPD 64(R9)(CX*1), Z3
-	VMOVUPD (R9)(CX*2), Z4
-	VMOVUPD 64(R9)(CX*2), Z5
-	VMOVUPD (R10), Z6
-	VMOVUPD 64(R10), Z7
-	VMOVUPD (R10)(CX*1), Z8
-	VMOVUPD 64(R10)(CX*1), Z9
-	VMOVUPD (R10)(CX*2), Z10
-	VMOVUPD 64(R10)(CX*2), Z11
-
-	// no coefficient of the tile is ±0: no tests
-	KORTESTW K1, K1
-	JNZ      mulAddRowsAVX512_u2_rows
-
-mulAddRowsAVX512_u2_dense:
-	// row j of rows, loaded once for every output row
-	VMOVUPD (R11), Z12
-	VMOVUPD 64(R11), Z13
-
-	// output row 0
-	VBROADCASTSD (R12), Z14
-	VFMADD231PD  Z12, Z14, Z0
-	VFMADD231PD  Z13, Z14, Z1
-
-	// output row 1
-	VBROADCASTSD (R12)(BX*1), Z14
-	VFMADD231PD  Z12, Z14, Z2
-	VFMADD231PD  Z13, Z14, Z3
-
-	// output row 2
-	VBROADCASTSD (R12)(BX*2), Z14
-	VFMADD231PD  Z12, Z14, Z4
-	VFMADD231PD  Z13, Z14, Z5
-
-	// output row 3
-	VBROADCASTSD (R13), Z14
-	VFMADD231PD  Z12, Z14, Z6
-	VFMADD231PD  Z13, Z14, Z7
-
-	// output row 4
-	VBROADCASTSD (R13)(BX*1), Z14
-	VFMADD231PD  Z12, Z14, Z8
-	VFMADD231PD  Z13, Z14, Z9
-
-	// output row 5
-	VBROADCASTSD (R13)(BX*2), Z14
-	VFMADD231PD  Z12, Z14, Z10
-	VFMADD231PD  Z13, Z14, Z11
-	ADDQ         DX, R11
-	ADDQ         $+8, R12
-	ADDQ         $+8, R13
-	DECQ         R14
-	JNZ          mulAddRowsAVX512_u2_dense
-	JMP          mulAddRowsAVX512_u2_store
-
-mulAddRowsAVX512_u2_rows:
-	// row j of rows, loaded once for every output row
-	VMOVUPD (R11), Z12
-	VMOVUPD 64(R11), Z13
-
-	// output row 0: skip the term if its coefficient is ±0
-	TESTQ        DI, (R12)
-	JZ           mulAddRowsAVX512_u2_rows_skip0
-	VBROADCASTSD (R12), Z14
-	VFMADD231PD  Z12, Z14, Z0
-	VFMADD231PD  Z13, Z14, Z1
-
-mulAddRowsAVX512_u2_rows_skip0:
-	// output row 1: skip the term if its coefficient is ±0
-	TESTQ        DI, (R12)(BX*1)
-	JZ           mulAddRowsAVX512_u2_rows_skip1
-	VBROADCASTSD (R12)(BX*1), Z14
-	VFMADD231PD  Z12, Z14, Z2
-	VFMADD231PD  Z13, Z14, Z3
-
-mulAddRowsAVX512_u2_rows_skip1:
-	// output row 2: skip the term if its coefficient is ±0
-	TESTQ        DI, (R12)(BX*2)
-	JZ           mulAddRowsAVX512_u2_rows_skip2
-	VBROADCASTSD (R12)(BX*2), Z14
-	VFMADD231PD  Z12, Z14, Z4
-	VFMADD231PD  Z13, Z14, Z5
-
-mulAddRowsAVX512_u2_rows_skip2:
-	// output row 3: skip the term if its coefficient is ±0
-	TESTQ        DI, (R13)
-	JZ           mulAddRowsAVX512_u2_rows_skip3
-	VBROADCASTSD (R13), Z14
-	VFMADD231PD  Z12, Z14, Z6
-	VFMADD231PD  Z13, Z14, Z7
-
-mulAddRowsAVX512_u2_rows_skip3:
-	// output row 4: skip the term if its coefficient is ±0
-	TESTQ        DI, (R13)(BX*1)
-	JZ           mulAddRowsAVX512_u2_rows_skip4
-	VBROADCASTSD (R13)(BX*1), Z14
-	VFMADD231PD  Z12, Z14, Z8
-	VFMADD231PD  Z13, Z14, Z9
-
-mulAddRowsAVX512_u2_rows_skip4:
-	// output row 5: skip the term if its coefficient is ±0
-	TESTQ        DI, (R13)(BX*2)
-	JZ           mulAddRowsAVX512_u2_rows_skip5
-	VBROADCASTSD (R13)(BX*2), Z14
-	VFMADD231PD  Z12, Z14, Z10
-	VFMADD231PD  Z13, Z14, Z11
-
-mulAddRowsAVX512_u2_rows_skip5:
-	ADDQ DX, R11
-	ADDQ $+8, R12
-	ADDQ $+8, R13
-	DECQ R14
-	JNZ  mulAddRowsAVX512_u2_rows
-
-mulAddRowsAVX512_u2_store:
-	VMOVUPD Z0, (R9)
-	VMOVUPD Z1, 64(R9)
-	VMOVUPD Z2, (R9)(CX*1)
-	VMOVUPD Z3, 64(R9)(CX*1)
-	VMOVUPD Z4, (R9)(CX*2)
-	VMOVUPD Z5, 64(R9)(CX*2)
-	VMOVUPD Z6, (R10)
-	VMOVUPD Z7, 64(R10)
-	VMOVUPD Z8, (R10)(CX*1)
-	VMOVUPD Z9, 64(R10)(CX*1)
-	VMOVUPD Z10, (R10)(CX*2)
-	VMOVUPD Z11, 64(R10)(CX*2)
-	ADDQ    $+128, R8
-
-mulAddRowsAVX512_u2_end:
-	MOVQ AX, R9
-	SUBQ $+64, R9
-
-	// while i <= n-64 (bytes)
-	CMPQ R8, R9
-	JG   mulAddRowsAVX512_u1_end
-
-	// a tile of 6 rows × 1 vectors of dst in registers
-	MOVQ    dst_base+0(FP), R9
-	ADDQ    R8, R9
-	LEAQ    (R9)(CX*2), R10
-	ADDQ    CX, R10
-	MOVQ    rows_base+32(FP), R11
-	ADDQ    R8, R11
-	MOVQ    coef_base+64(FP), R12
-	LEAQ    (R12)(SI*1), R13
-	MOVQ    k+96(FP), R14
-	VMOVUPD (R9), Z0
-	VMOVUPD (R9)(CX*1), Z1
-	VMOVUPD (R9)(CX*2), Z2
-	VMOVUPD (R10), Z3
-	VMOVUPD (R10)(CX*1), Z4
-	VMOVUPD (R10)(CX*2), Z5
-
-	// no coefficient of the tile is ±0: no tests
-	KORTESTW K1, K1
-	JNZ      mulAddRowsAVX512_u1_rows
-
-mulAddRowsAVX512_u1_dense:
-	// row j of rows, loaded once for every output row
-	VMOVUPD (R11), Z6
-
-	// output row 0
-	VBROADCASTSD (R12), Z7
-	VFMADD231PD  Z6, Z7, Z0
-
-	// output row 1
-	VBROADCASTSD (R12)(BX*1), Z7
-	VFMADD231PD  Z6, Z7, Z1
-
-	// output row 2
-	VBROADCASTSD (R12)(BX*2), Z7
-	VFMADD231PD  Z6, Z7, Z2
-
-	// output row 3
-	VBROADCASTSD (R13), Z7
-	VFMADD231PD  Z6, Z7, Z3
-
-	// output row 4
-	VBROADCASTSD (R13)(BX*1), Z7
-	VFMADD231PD  Z6, Z7, Z4
-
-	// output row 5
-	VBROADCASTSD (R13)(BX*2), Z7
-	VFMADD231PD  Z6, Z7, Z5
-	ADDQ         DX, R11
-	ADDQ         $+8, R12
-	ADDQ         $+8, R13
-	DECQ         R14
-	JNZ          mulAddRowsAVX512_u1_dense
-	JMP          mulAddRowsAVX512_u1_store
-
-mulAddRowsAVX512_u1_rows:
-	// row j of rows, loaded once for every output row
-	VMOVUPD (R11), Z6
-
-	// output row 0: skip the term if its coefficient is ±0
-	TESTQ        DI, (R12)
-	JZ           mulAddRowsAVX512_u1_rows_skip0
-	VBROADCASTSD (R12), Z7
-	VFMADD231PD  Z6, Z7, Z0
-
-mulAddRowsAVX512_u1_rows_skip0:
-	// output row 1: skip the term if its coefficient is ±0
-	TESTQ        DI, (R12)(BX*1)
-	JZ           mulAddRowsAVX512_u1_rows_skip1
-	VBROADCASTSD (R12)(BX*1), Z7
-	VFMADD231PD  Z6, Z7, Z1
-
-mulAddRowsAVX512_u1_rows_skip1:
-	// output row 2: skip the term if its coefficient is ±0
-	TESTQ        DI, (R12)(BX*2)
-	JZ           mulAddRowsAVX512_u1_rows_skip2
-	VBROADCASTSD (R12)(BX*2), Z7
-	VFMADD231PD  Z6, Z7, Z2
-
-mulAddRowsAVX512_u1_rows_skip2:
-	// output row 3: skip the term if its coefficient is ±0
-	TESTQ        DI, (R13)
-	JZ           mulAddRowsAVX512_u1_rows_skip3
-	VBROADCASTSD (R13), Z7
-	VFMADD231PD  Z6, Z7, Z3
-
-mulAddRowsAVX512_u1_rows_skip3:
-	// output row 4: skip the term if its coefficient is ±0
-	TESTQ        DI, (R13)(BX*1)
-	JZ           mulAddRowsAVX512_u1_rows_skip4
-	VBROADCASTSD (R13)(BX*1), Z7
-	VFMADD231PD  Z6, Z7, Z4
-
-mulAddRowsAVX512_u1_rows_skip4:
-	// output row 5: skip the term if its coefficient is ±0
-	TESTQ        DI, (R13)(BX*2)
-	JZ           mulAddRowsAVX512_u1_rows_skip5
-	VBROADCASTSD (R13)(BX*2), Z7
-	VFMADD231PD  Z6, Z7, Z5
-
-mulAddRowsAVX512_u1_rows_skip5:
-	ADDQ DX, R11
-	ADDQ $+8, R12
-	ADDQ $+8, R13
-	DECQ R14
-	JNZ  mulAddRowsAVX512_u1_rows
-
-mulAddRowsAVX512_u1_store:
-	VMOVUPD Z0, (R9)
-	VMOVUPD Z1, (R9)(CX*1)
-	VMOVUPD Z2, (R9)(CX*2)
-	VMOVUPD Z3, (R10)
-	VMOVUPD Z4, (R10)(CX*1)
-	VMOVUPD Z5, (R10)(CX*2)
-	ADDQ    $+64, R8
-
-mulAddRowsAVX512_u1_end:
-	// the last n-i < 8 elements, masked
+	// the last n-i < 32 elements in one pass: ⌈(n-i)/8⌉ vectors, the last masked
 	SUBQ  R8, AX
 	JZ    mulAddRowsAVX512_done
 	SHRQ  $0x03, AX
-	LEAQ  tailMask<>+0(SB), R9
-	KMOVW (R9)(AX*2), K2
+	MOVQ  AX, R9
+	DECQ  R9
+	ANDQ  $+7, R9
+	INCQ  R9
+	LEAQ  tailMask<>+0(SB), R10
+	KMOVW (R10)(R9*2), K2
+	CMPQ  AX, $+8
+	JBE   mulAddRowsAVX512_tail1
+	CMPQ  AX, $+16
+	JBE   mulAddRowsAVX512_tail2
+	CMPQ  AX, $+24
+	JBE   mulAddRowsAVX512_tail3
 
+	// a tile of 6 rows × 4 vectors of dst in registers
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R10
+	ADDQ      R8, R10
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R11
+	VMOVUPD   (AX), Z0
+	VMOVUPD   64(AX), Z1
+	VMOVUPD   128(AX), Z2
+	VMOVUPD.Z 192(AX), K2, Z3
+	VMOVUPD   (AX)(CX*1), Z4
+	VMOVUPD   64(AX)(CX*1), Z5
+	VMOVUPD   128(AX)(CX*1), Z6
+	VMOVUPD.Z 192(AX)(CX*1), K2, Z7
+	VMOVUPD   (AX)(CX*2), Z8
+	VMOVUPD   64(AX)(CX*2), Z9
+	VMOVUPD   128(AX)(CX*2), Z10
+	VMOVUPD.Z 192(AX)(CX*2), K2, Z11
+	VMOVUPD   (R9), Z12
+	VMOVUPD   64(R9), Z13
+	VMOVUPD   128(R9), Z14
+	VMOVUPD.Z 192(R9), K2, Z15
+	VMOVUPD   (R9)(CX*1), Z16
+	VMOVUPD   64(R9)(CX*1), Z17
+	VMOVUPD   128(R9)(CX*1), Z18
+	VMOVUPD.Z 192(R9)(CX*1), K2, Z19
+	VMOVUPD   (R9)(CX*2), Z20
+	VMOVUPD   64(R9)(CX*2), Z21
+	VMOVUPD   128(R9)(CX*2), Z22
+	VMOVUPD.Z 192(R9)(CX*2), K2, Z23
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRowsAVX512_tail4_rows
+
+mulAddRowsAVX512_tail4_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z24
+	VMOVUPD   64(R10), Z25
+	VMOVUPD   128(R10), Z26
+	VMOVUPD.Z 192(R10), K2, Z27
+
+	// output row 0
+	VBROADCASTSD (R8), Z28
+	VFMADD231PD  Z24, Z28, Z0
+	VFMADD231PD  Z25, Z28, Z1
+	VFMADD231PD  Z26, Z28, Z2
+	VFMADD231PD  Z27, Z28, Z3
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z28
+	VFMADD231PD  Z24, Z28, Z4
+	VFMADD231PD  Z25, Z28, Z5
+	VFMADD231PD  Z26, Z28, Z6
+	VFMADD231PD  Z27, Z28, Z7
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Z28
+	VFMADD231PD  Z24, Z28, Z8
+	VFMADD231PD  Z25, Z28, Z9
+	VFMADD231PD  Z26, Z28, Z10
+	VFMADD231PD  Z27, Z28, Z11
+
+	// output row 3
+	VBROADCASTSD (SI), Z28
+	VFMADD231PD  Z24, Z28, Z12
+	VFMADD231PD  Z25, Z28, Z13
+	VFMADD231PD  Z26, Z28, Z14
+	VFMADD231PD  Z27, Z28, Z15
+
+	// output row 4
+	VBROADCASTSD (SI)(BX*1), Z28
+	VFMADD231PD  Z24, Z28, Z16
+	VFMADD231PD  Z25, Z28, Z17
+	VFMADD231PD  Z26, Z28, Z18
+	VFMADD231PD  Z27, Z28, Z19
+
+	// output row 5
+	VBROADCASTSD (SI)(BX*2), Z28
+	VFMADD231PD  Z24, Z28, Z20
+	VFMADD231PD  Z25, Z28, Z21
+	VFMADD231PD  Z26, Z28, Z22
+	VFMADD231PD  Z27, Z28, Z23
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRowsAVX512_tail4_dense
+	JMP          mulAddRowsAVX512_tail4_store
+
+mulAddRowsAVX512_tail4_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z24
+	VMOVUPD   64(R10), Z25
+	VMOVUPD   128(R10), Z26
+	VMOVUPD.Z 192(R10), K2, Z27
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRowsAVX512_tail4_rows_skip0
+	VBROADCASTSD (R8), Z28
+	VFMADD231PD  Z24, Z28, Z0
+	VFMADD231PD  Z25, Z28, Z1
+	VFMADD231PD  Z26, Z28, Z2
+	VFMADD231PD  Z27, Z28, Z3
+
+mulAddRowsAVX512_tail4_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRowsAVX512_tail4_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z28
+	VFMADD231PD  Z24, Z28, Z4
+	VFMADD231PD  Z25, Z28, Z5
+	VFMADD231PD  Z26, Z28, Z6
+	VFMADD231PD  Z27, Z28, Z7
+
+mulAddRowsAVX512_tail4_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRowsAVX512_tail4_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Z28
+	VFMADD231PD  Z24, Z28, Z8
+	VFMADD231PD  Z25, Z28, Z9
+	VFMADD231PD  Z26, Z28, Z10
+	VFMADD231PD  Z27, Z28, Z11
+
+mulAddRowsAVX512_tail4_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRowsAVX512_tail4_rows_skip3
+	VBROADCASTSD (SI), Z28
+	VFMADD231PD  Z24, Z28, Z12
+	VFMADD231PD  Z25, Z28, Z13
+	VFMADD231PD  Z26, Z28, Z14
+	VFMADD231PD  Z27, Z28, Z15
+
+mulAddRowsAVX512_tail4_rows_skip3:
+	// output row 4: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)(BX*1)
+	JZ           mulAddRowsAVX512_tail4_rows_skip4
+	VBROADCASTSD (SI)(BX*1), Z28
+	VFMADD231PD  Z24, Z28, Z16
+	VFMADD231PD  Z25, Z28, Z17
+	VFMADD231PD  Z26, Z28, Z18
+	VFMADD231PD  Z27, Z28, Z19
+
+mulAddRowsAVX512_tail4_rows_skip4:
+	// output row 5: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)(BX*2)
+	JZ           mulAddRowsAVX512_tail4_rows_skip5
+	VBROADCASTSD (SI)(BX*2), Z28
+	VFMADD231PD  Z24, Z28, Z20
+	VFMADD231PD  Z25, Z28, Z21
+	VFMADD231PD  Z26, Z28, Z22
+	VFMADD231PD  Z27, Z28, Z23
+
+mulAddRowsAVX512_tail4_rows_skip5:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRowsAVX512_tail4_rows
+
+mulAddRowsAVX512_tail4_store:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, K2, 192(AX)
+	VMOVUPD Z4, (AX)(CX*1)
+	VMOVUPD Z5, 64(AX)(CX*1)
+	VMOVUPD Z6, 128(AX)(CX*1)
+	VMOVUPD Z7, K2, 192(AX)(CX*1)
+	VMOVUPD Z8, (AX)(CX*2)
+	VMOVUPD Z9, 64(AX)(CX*2)
+	VMOVUPD Z10, 128(AX)(CX*2)
+	VMOVUPD Z11, K2, 192(AX)(CX*2)
+	VMOVUPD Z12, (R9)
+	VMOVUPD Z13, 64(R9)
+	VMOVUPD Z14, 128(R9)
+	VMOVUPD Z15, K2, 192(R9)
+	VMOVUPD Z16, (R9)(CX*1)
+	VMOVUPD Z17, 64(R9)(CX*1)
+	VMOVUPD Z18, 128(R9)(CX*1)
+	VMOVUPD Z19, K2, 192(R9)(CX*1)
+	VMOVUPD Z20, (R9)(CX*2)
+	VMOVUPD Z21, 64(R9)(CX*2)
+	VMOVUPD Z22, 128(R9)(CX*2)
+	VMOVUPD Z23, K2, 192(R9)(CX*2)
+	JMP     mulAddRowsAVX512_done
+
+mulAddRowsAVX512_tail3:
+	// a tile of 6 rows × 3 vectors of dst in registers
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R10
+	ADDQ      R8, R10
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R11
+	VMOVUPD   (AX), Z0
+	VMOVUPD   64(AX), Z1
+	VMOVUPD.Z 128(AX), K2, Z2
+	VMOVUPD   (AX)(CX*1), Z3
+	VMOVUPD   64(AX)(CX*1), Z4
+	VMOVUPD.Z 128(AX)(CX*1), K2, Z5
+	VMOVUPD   (AX)(CX*2), Z6
+	VMOVUPD   64(AX)(CX*2), Z7
+	VMOVUPD.Z 128(AX)(CX*2), K2, Z8
+	VMOVUPD   (R9), Z9
+	VMOVUPD   64(R9), Z10
+	VMOVUPD.Z 128(R9), K2, Z11
+	VMOVUPD   (R9)(CX*1), Z12
+	VMOVUPD   64(R9)(CX*1), Z13
+	VMOVUPD.Z 128(R9)(CX*1), K2, Z14
+	VMOVUPD   (R9)(CX*2), Z15
+	VMOVUPD   64(R9)(CX*2), Z16
+	VMOVUPD.Z 128(R9)(CX*2), K2, Z17
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRowsAVX512_tail3_rows
+
+mulAddRowsAVX512_tail3_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z18
+	VMOVUPD   64(R10), Z19
+	VMOVUPD.Z 128(R10), K2, Z20
+
+	// output row 0
+	VBROADCASTSD (R8), Z21
+	VFMADD231PD  Z18, Z21, Z0
+	VFMADD231PD  Z19, Z21, Z1
+	VFMADD231PD  Z20, Z21, Z2
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z21
+	VFMADD231PD  Z18, Z21, Z3
+	VFMADD231PD  Z19, Z21, Z4
+	VFMADD231PD  Z20, Z21, Z5
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Z21
+	VFMADD231PD  Z18, Z21, Z6
+	VFMADD231PD  Z19, Z21, Z7
+	VFMADD231PD  Z20, Z21, Z8
+
+	// output row 3
+	VBROADCASTSD (SI), Z21
+	VFMADD231PD  Z18, Z21, Z9
+	VFMADD231PD  Z19, Z21, Z10
+	VFMADD231PD  Z20, Z21, Z11
+
+	// output row 4
+	VBROADCASTSD (SI)(BX*1), Z21
+	VFMADD231PD  Z18, Z21, Z12
+	VFMADD231PD  Z19, Z21, Z13
+	VFMADD231PD  Z20, Z21, Z14
+
+	// output row 5
+	VBROADCASTSD (SI)(BX*2), Z21
+	VFMADD231PD  Z18, Z21, Z15
+	VFMADD231PD  Z19, Z21, Z16
+	VFMADD231PD  Z20, Z21, Z17
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRowsAVX512_tail3_dense
+	JMP          mulAddRowsAVX512_tail3_store
+
+mulAddRowsAVX512_tail3_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z18
+	VMOVUPD   64(R10), Z19
+	VMOVUPD.Z 128(R10), K2, Z20
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRowsAVX512_tail3_rows_skip0
+	VBROADCASTSD (R8), Z21
+	VFMADD231PD  Z18, Z21, Z0
+	VFMADD231PD  Z19, Z21, Z1
+	VFMADD231PD  Z20, Z21, Z2
+
+mulAddRowsAVX512_tail3_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRowsAVX512_tail3_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z21
+	VFMADD231PD  Z18, Z21, Z3
+	VFMADD231PD  Z19, Z21, Z4
+	VFMADD231PD  Z20, Z21, Z5
+
+mulAddRowsAVX512_tail3_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRowsAVX512_tail3_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Z21
+	VFMADD231PD  Z18, Z21, Z6
+	VFMADD231PD  Z19, Z21, Z7
+	VFMADD231PD  Z20, Z21, Z8
+
+mulAddRowsAVX512_tail3_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRowsAVX512_tail3_rows_skip3
+	VBROADCASTSD (SI), Z21
+	VFMADD231PD  Z18, Z21, Z9
+	VFMADD231PD  Z19, Z21, Z10
+	VFMADD231PD  Z20, Z21, Z11
+
+mulAddRowsAVX512_tail3_rows_skip3:
+	// output row 4: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)(BX*1)
+	JZ           mulAddRowsAVX512_tail3_rows_skip4
+	VBROADCASTSD (SI)(BX*1), Z21
+	VFMADD231PD  Z18, Z21, Z12
+	VFMADD231PD  Z19, Z21, Z13
+	VFMADD231PD  Z20, Z21, Z14
+
+mulAddRowsAVX512_tail3_rows_skip4:
+	// output row 5: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)(BX*2)
+	JZ           mulAddRowsAVX512_tail3_rows_skip5
+	VBROADCASTSD (SI)(BX*2), Z21
+	VFMADD231PD  Z18, Z21, Z15
+	VFMADD231PD  Z19, Z21, Z16
+	VFMADD231PD  Z20, Z21, Z17
+
+mulAddRowsAVX512_tail3_rows_skip5:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRowsAVX512_tail3_rows
+
+mulAddRowsAVX512_tail3_store:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, K2, 128(AX)
+	VMOVUPD Z3, (AX)(CX*1)
+	VMOVUPD Z4, 64(AX)(CX*1)
+	VMOVUPD Z5, K2, 128(AX)(CX*1)
+	VMOVUPD Z6, (AX)(CX*2)
+	VMOVUPD Z7, 64(AX)(CX*2)
+	VMOVUPD Z8, K2, 128(AX)(CX*2)
+	VMOVUPD Z9, (R9)
+	VMOVUPD Z10, 64(R9)
+	VMOVUPD Z11, K2, 128(R9)
+	VMOVUPD Z12, (R9)(CX*1)
+	VMOVUPD Z13, 64(R9)(CX*1)
+	VMOVUPD Z14, K2, 128(R9)(CX*1)
+	VMOVUPD Z15, (R9)(CX*2)
+	VMOVUPD Z16, 64(R9)(CX*2)
+	VMOVUPD Z17, K2, 128(R9)(CX*2)
+	JMP     mulAddRowsAVX512_done
+
+mulAddRowsAVX512_tail2:
+	// a tile of 6 rows × 2 vectors of dst in registers
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R10
+	ADDQ      R8, R10
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R11
+	VMOVUPD   (AX), Z0
+	VMOVUPD.Z 64(AX), K2, Z1
+	VMOVUPD   (AX)(CX*1), Z2
+	VMOVUPD.Z 64(AX)(CX*1), K2, Z3
+	VMOVUPD   (AX)(CX*2), Z4
+	VMOVUPD.Z 64(AX)(CX*2), K2, Z5
+	VMOVUPD   (R9), Z6
+	VMOVUPD.Z 64(R9), K2, Z7
+	VMOVUPD   (R9)(CX*1), Z8
+	VMOVUPD.Z 64(R9)(CX*1), K2, Z9
+	VMOVUPD   (R9)(CX*2), Z10
+	VMOVUPD.Z 64(R9)(CX*2), K2, Z11
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRowsAVX512_tail2_rows
+
+mulAddRowsAVX512_tail2_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z12
+	VMOVUPD.Z 64(R10), K2, Z13
+
+	// output row 0
+	VBROADCASTSD (R8), Z14
+	VFMADD231PD  Z12, Z14, Z0
+	VFMADD231PD  Z13, Z14, Z1
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z14
+	VFMADD231PD  Z12, Z14, Z2
+	VFMADD231PD  Z13, Z14, Z3
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Z14
+	VFMADD231PD  Z12, Z14, Z4
+	VFMADD231PD  Z13, Z14, Z5
+
+	// output row 3
+	VBROADCASTSD (SI), Z14
+	VFMADD231PD  Z12, Z14, Z6
+	VFMADD231PD  Z13, Z14, Z7
+
+	// output row 4
+	VBROADCASTSD (SI)(BX*1), Z14
+	VFMADD231PD  Z12, Z14, Z8
+	VFMADD231PD  Z13, Z14, Z9
+
+	// output row 5
+	VBROADCASTSD (SI)(BX*2), Z14
+	VFMADD231PD  Z12, Z14, Z10
+	VFMADD231PD  Z13, Z14, Z11
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRowsAVX512_tail2_dense
+	JMP          mulAddRowsAVX512_tail2_store
+
+mulAddRowsAVX512_tail2_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z12
+	VMOVUPD.Z 64(R10), K2, Z13
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRowsAVX512_tail2_rows_skip0
+	VBROADCASTSD (R8), Z14
+	VFMADD231PD  Z12, Z14, Z0
+	VFMADD231PD  Z13, Z14, Z1
+
+mulAddRowsAVX512_tail2_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRowsAVX512_tail2_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z14
+	VFMADD231PD  Z12, Z14, Z2
+	VFMADD231PD  Z13, Z14, Z3
+
+mulAddRowsAVX512_tail2_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRowsAVX512_tail2_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Z14
+	VFMADD231PD  Z12, Z14, Z4
+	VFMADD231PD  Z13, Z14, Z5
+
+mulAddRowsAVX512_tail2_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRowsAVX512_tail2_rows_skip3
+	VBROADCASTSD (SI), Z14
+	VFMADD231PD  Z12, Z14, Z6
+	VFMADD231PD  Z13, Z14, Z7
+
+mulAddRowsAVX512_tail2_rows_skip3:
+	// output row 4: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)(BX*1)
+	JZ           mulAddRowsAVX512_tail2_rows_skip4
+	VBROADCASTSD (SI)(BX*1), Z14
+	VFMADD231PD  Z12, Z14, Z8
+	VFMADD231PD  Z13, Z14, Z9
+
+mulAddRowsAVX512_tail2_rows_skip4:
+	// output row 5: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)(BX*2)
+	JZ           mulAddRowsAVX512_tail2_rows_skip5
+	VBROADCASTSD (SI)(BX*2), Z14
+	VFMADD231PD  Z12, Z14, Z10
+	VFMADD231PD  Z13, Z14, Z11
+
+mulAddRowsAVX512_tail2_rows_skip5:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRowsAVX512_tail2_rows
+
+mulAddRowsAVX512_tail2_store:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, K2, 64(AX)
+	VMOVUPD Z2, (AX)(CX*1)
+	VMOVUPD Z3, K2, 64(AX)(CX*1)
+	VMOVUPD Z4, (AX)(CX*2)
+	VMOVUPD Z5, K2, 64(AX)(CX*2)
+	VMOVUPD Z6, (R9)
+	VMOVUPD Z7, K2, 64(R9)
+	VMOVUPD Z8, (R9)(CX*1)
+	VMOVUPD Z9, K2, 64(R9)(CX*1)
+	VMOVUPD Z10, (R9)(CX*2)
+	VMOVUPD Z11, K2, 64(R9)(CX*2)
+	JMP     mulAddRowsAVX512_done
+
+mulAddRowsAVX512_tail1:
 	// a tile of 6 rows × 1 vectors of dst in registers
 	MOVQ      dst_base+0(FP), AX
 	ADDQ      R8, AX
@@ -8658,9 +8726,9 @@ mulAddRowsAVX512_u1_end:
 
 	// no coefficient of the tile is ±0: no tests
 	KORTESTW K1, K1
-	JNZ      mulAddRowsAVX512_tail_rows
+	JNZ      mulAddRowsAVX512_tail1_rows
 
-mulAddRowsAVX512_tail_dense:
+mulAddRowsAVX512_tail1_dense:
 	// row j of rows, loaded once for every output row
 	VMOVUPD.Z (R10), K2, Z6
 
@@ -8691,62 +8759,62 @@ mulAddRowsAVX512_tail_dense:
 	ADDQ         $+8, R8
 	ADDQ         $+8, SI
 	DECQ         R11
-	JNZ          mulAddRowsAVX512_tail_dense
-	JMP          mulAddRowsAVX512_tail_store
+	JNZ          mulAddRowsAVX512_tail1_dense
+	JMP          mulAddRowsAVX512_tail1_store
 
-mulAddRowsAVX512_tail_rows:
+mulAddRowsAVX512_tail1_rows:
 	// row j of rows, loaded once for every output row
 	VMOVUPD.Z (R10), K2, Z6
 
 	// output row 0: skip the term if its coefficient is ±0
 	TESTQ        DI, (R8)
-	JZ           mulAddRowsAVX512_tail_rows_skip0
+	JZ           mulAddRowsAVX512_tail1_rows_skip0
 	VBROADCASTSD (R8), Z7
 	VFMADD231PD  Z6, Z7, Z0
 
-mulAddRowsAVX512_tail_rows_skip0:
+mulAddRowsAVX512_tail1_rows_skip0:
 	// output row 1: skip the term if its coefficient is ±0
 	TESTQ        DI, (R8)(BX*1)
-	JZ           mulAddRowsAVX512_tail_rows_skip1
+	JZ           mulAddRowsAVX512_tail1_rows_skip1
 	VBROADCASTSD (R8)(BX*1), Z7
 	VFMADD231PD  Z6, Z7, Z1
 
-mulAddRowsAVX512_tail_rows_skip1:
+mulAddRowsAVX512_tail1_rows_skip1:
 	// output row 2: skip the term if its coefficient is ±0
 	TESTQ        DI, (R8)(BX*2)
-	JZ           mulAddRowsAVX512_tail_rows_skip2
+	JZ           mulAddRowsAVX512_tail1_rows_skip2
 	VBROADCASTSD (R8)(BX*2), Z7
 	VFMADD231PD  Z6, Z7, Z2
 
-mulAddRowsAVX512_tail_rows_skip2:
+mulAddRowsAVX512_tail1_rows_skip2:
 	// output row 3: skip the term if its coefficient is ±0
 	TESTQ        DI, (SI)
-	JZ           mulAddRowsAVX512_tail_rows_skip3
+	JZ           mulAddRowsAVX512_tail1_rows_skip3
 	VBROADCASTSD (SI), Z7
 	VFMADD231PD  Z6, Z7, Z3
 
-mulAddRowsAVX512_tail_rows_skip3:
+mulAddRowsAVX512_tail1_rows_skip3:
 	// output row 4: skip the term if its coefficient is ±0
 	TESTQ        DI, (SI)(BX*1)
-	JZ           mulAddRowsAVX512_tail_rows_skip4
+	JZ           mulAddRowsAVX512_tail1_rows_skip4
 	VBROADCASTSD (SI)(BX*1), Z7
 	VFMADD231PD  Z6, Z7, Z4
 
-mulAddRowsAVX512_tail_rows_skip4:
+mulAddRowsAVX512_tail1_rows_skip4:
 	// output row 5: skip the term if its coefficient is ±0
 	TESTQ        DI, (SI)(BX*2)
-	JZ           mulAddRowsAVX512_tail_rows_skip5
+	JZ           mulAddRowsAVX512_tail1_rows_skip5
 	VBROADCASTSD (SI)(BX*2), Z7
 	VFMADD231PD  Z6, Z7, Z5
 
-mulAddRowsAVX512_tail_rows_skip5:
+mulAddRowsAVX512_tail1_rows_skip5:
 	ADDQ DX, R10
 	ADDQ $+8, R8
 	ADDQ $+8, SI
 	DECQ R11
-	JNZ  mulAddRowsAVX512_tail_rows
+	JNZ  mulAddRowsAVX512_tail1_rows
 
-mulAddRowsAVX512_tail_store:
+mulAddRowsAVX512_tail1_store:
 	VMOVUPD Z0, K2, (AX)
 	VMOVUPD Z1, K2, (AX)(CX*1)
 	VMOVUPD Z2, K2, (AX)(CX*2)

@@ -23,6 +23,7 @@ type gradSink struct {
 	blockOf []int
 	seg     int
 	part    []float64
+	used    int // IG's lanes, the first of the batch; 0: every lane (stacked_split.go)
 }
 
 func (r *lanes) sink(k *gradSink, d, t, steps, l int, dz []float64) {
@@ -36,9 +37,13 @@ func (r *lanes) sink(k *gradSink, d, t, steps, l int, dz []float64) {
 	// Each run of lanes [a, e) with the same block adds to its sum in one
 	// laneSums, lane after lane for every element: each element of a sum
 	// still gets its lanes' terms in order of j.
-	for a := 0; a < l; {
+	n := l // lanes sunk; dz's rows are l lanes wide
+	if k.used > 0 {
+		n = k.used
+	}
+	for a := 0; a < n; {
 		b, e := k.blockOf[a], a+1
-		for e < l && k.blockOf[e] == b {
+		for e < n && k.blockOf[e] == b {
 			e++
 		}
 		var sum []float64

@@ -103,8 +103,32 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 	watch(ctx, pool)
 	defer watch(nil, pool)
 
-	// ŷ(x) and ŷ(0) as a two-lane batch, then the class.
-	first := pool[0].r
+	job := &r.ig
+	*job = igJob{r: r.runnerState, ctx: ctx, x: x, alphas: alphas, weights: weights, grad: grad, grads: grads,
+		steps: steps, lanes: p.lanes, per: per, chunks: chunks, segSums: !p.longSums, prog: progress{fn: opt.Progress, total: n}}
+	job.cond.L = &job.mu
+	for c := range job.classes() {
+		clear(job.sum(c))
+	}
+	if p.split { // ŷ(x), ŷ(0) and the class come within the job
+		job.pool, job.choose, job.y, job.y0 = pool, choose, y, y0
+		for _, wk := range pool {
+			wk.swept = 0
+		}
+	} else if err := r.logitsAndClass(x, p, pool[0].r, choose, y, y0, job); err != nil {
+		*job = igJob{}
+		return err
+	}
+	r.start(job, pool)
+	err = job.err
+	*job = igJob{}
+	return err
+}
+
+// logitsAndClass writes ŷ(x) and ŷ(0) to y and y0, as a two-lane batch on
+// first, and job's class: choose(y) (none with choose nil).
+func (r *StackedRunner) logitsAndClass(x Input, p stackedPlan, first *lanes, choose func(y []float64) (int, error), y, y0 []float64, job *igJob) error {
+	s, steps := r.s, x.Len()
 	lanesXY := min(2, p.lanes)
 	for j, a := range []float64{1, 0}[:lanesXY] {
 		first.scale[j], first.occluded[j] = float64(x.scale*a), -1
@@ -122,33 +146,15 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 		first.forward(r.u, steps, 1)
 		copy(y0, first.logitsBuf[:s.c])
 	}
-	class := 0
-	if grads == nil {
-		if class, err = choose(y); err != nil {
-			return err
-		}
-		if err := checkClass(class, s.c); err != nil {
-			return err
-		}
+	if choose == nil {
+		return nil
 	}
-
-	job := &r.ig
-	*job = igJob{r: r.runnerState, ctx: ctx, x: x, class: class, alphas: alphas, weights: weights, grad: grad, grads: grads,
-		steps: steps, lanes: p.lanes, per: per, chunks: chunks, segSums: !p.longSums, prog: progress{fn: opt.Progress, total: n}}
-	if p.split {
-		job.pool = pool
-		for _, wk := range pool {
-			wk.swept = 0
-		}
+	class, err := choose(y)
+	if err != nil {
+		return err
 	}
-	job.cond.L = &job.mu
-	for c := range job.classes() {
-		clear(job.sum(c))
-	}
-	r.start(job, pool)
-	err = job.err
-	*job = igJob{}
-	return err
+	job.class = class
+	return checkClass(class, s.c)
 }
 
 // igBlock is the number of IG steps whose weighted dz one sum collects.
@@ -200,17 +206,22 @@ func (r *StackedRunner) setInput(x Input, p stackedPlan, pool []*worker) {
 // igJob is one IntegratedGradients call: the input, the outputs, and the
 // hand-over of the blocks' products to the total in block order.
 type igJob struct {
-	r                *runnerState
-	ctx              context.Context
-	x                Input
-	class            int
-	alphas, weights  []float64
-	grad             []float64
-	grads            [][]float64 // IntegratedGradientsAll: every class's sum (class and grad unused)
-	steps, lanes     int
-	per, chunks      int
-	segSums          bool      // checkpointed lanes: dz summed per segment (gradSink.seg)
-	pool             []*worker // a split plan's workers, in order (nil: a chunk each)
+	r               *runnerState
+	ctx             context.Context
+	x               Input
+	class           int
+	alphas, weights []float64
+	grad            []float64
+	grads           [][]float64 // IntegratedGradientsAll: every class's sum (class and grad unused)
+	steps, lanes    int
+	per, chunks     int
+	segSums         bool      // checkpointed lanes: dz summed per segment (gradSink.seg)
+	pool            []*worker // a split plan's workers, in order (nil: a chunk each)
+	// A split plan's class: choose(y) once y and y0 are in (classReady).
+	choose           func(y []float64) (int, error)
+	y, y0            []float64
+	haveY, haveY0    bool
+	classReady       bool
 	mu               sync.Mutex
 	cond             sync.Cond
 	nextChunk, added int // chunks handed out, chunks added to grad

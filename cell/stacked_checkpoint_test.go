@@ -192,10 +192,10 @@ func TestSplitPlanChosen(t *testing.T) {
 		split                    bool
 		lanesPer                 int
 	}{
-		{1000, 50, 2, 64, DefaultBudget, true, 25},
-		{1000, 50, 4, 64, DefaultBudget, true, 13},
+		{1000, 50, 2, 64, DefaultBudget, true, 26}, // 25 + ŷ(x) or ŷ(0)
+		{1000, 50, 4, 64, DefaultBudget, true, 14},
 		{1000, 50, 1, 64, DefaultBudget, false, 0},
-		{1000, 50, 2, 20, DefaultBudget, false, 0}, // 25 lanes a worker > Lanes: chunks
+		{1000, 50, 2, 20, DefaultBudget, false, 0}, // 26 lanes a worker > Lanes: chunks
 		{200, 50, 2, 64, DefaultBudget, false, 0},  // whole trace, a chunk a worker
 		{1000, 50, 2, 64, 20 << 20, false, 0},      // two workers' lanes over the budget
 	} {
@@ -212,6 +212,61 @@ func TestSplitPlanChosen(t *testing.T) {
 	for _, o := range []struct{ n, workers, lanes int }{{7, 2, 64}, {37, 2, 64}, {37, 3, 64}, {37, 4, 64}} {
 		if p, _ := small.igPlan(17, o.n, DefaultBudget, o.workers, o.lanes, extra); !p.split {
 			t.Errorf("n=%d workers=%d lanes=%d on checkpoints: plan %+v, want split", o.n, o.workers, o.lanes, p)
+		}
+	}
+}
+
+// On a split plan the class is chosen within the job, from ŷ(x) taken as
+// one more lane: choose sees the logits of x, its error or a class out of
+// range ends the call with an error (no worker left waiting), and the
+// result has the bits of one worker's.
+func TestSplitChoose(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	s := randomStacked(t, rng, 4, 6, 2, true, 3, 1, true)
+	steps, n := 23, 37
+	x := randomStackedInput(rng, steps, 4)
+	alphas, weights := make([]float64, n), make([]float64, n)
+	for k := range n {
+		alphas[k], weights[k] = (float64(k)+0.5)/float64(n), 1/float64(n)
+	}
+	defer forceCheckpoints()()
+	r, _ := NewStackedRunner(s)
+	defer r.Close()
+	wantY, _ := r.Forward(x)
+	wantY = append([]float64(nil), wantY...)
+	var seen []float64
+	argmax := func(y []float64) (int, error) {
+		seen = append(seen[:0], y...)
+		best := 0
+		for k := range y {
+			if y[k] > y[best] {
+				best = k
+			}
+		}
+		return best, nil
+	}
+	ctx := context.Background()
+	var ref []float64
+	for _, opt := range []BatchOptions{{Workers: 1}, {Workers: 2}, {Workers: 3}} {
+		grad, y, y0 := make([]float64, steps*4), make([]float64, 3), make([]float64, 3)
+		if err := r.IntegratedGradients(ctx, x, argmax, alphas, weights, grad, y, y0, opt); err != nil {
+			t.Fatalf("%+v: %v", opt, err)
+		}
+		assertSameBits(t, fmt.Sprintf("%+v: choose's logits", opt), seen, wantY)
+		assertSameBits(t, fmt.Sprintf("%+v: y", opt), y, wantY)
+		if ref == nil {
+			ref = append([]float64(nil), grad...)
+		}
+		assertSameBits(t, fmt.Sprintf("%+v: IG", opt), grad, ref)
+		bad := errors.New("no class")
+		for _, choose := range []func([]float64) (int, error){
+			func([]float64) (int, error) { return 0, bad },
+			func([]float64) (int, error) { return 3, nil },
+		} {
+			err := r.IntegratedGradients(ctx, x, choose, alphas, weights, grad, y, y0, opt)
+			if err == nil {
+				t.Fatalf("%+v: a failing choose: no error", opt)
+			}
 		}
 	}
 }

@@ -114,7 +114,7 @@ func TestAsmRequires(t *testing.T) {
 		}
 		n++
 	}
-	if n != 18 {
-		t.Errorf("found %d TEXT blocks, want 18", n)
+	if n != 20 {
+		t.Errorf("found %d TEXT blocks, want 20", n)
 	}
 }

@@ -570,7 +570,7 @@ func TestImplMulAddRows(t *testing.T) {
 				continue
 			}
 			for off := range 8 {
-				m := []int{1, 4, 5, 6, 7, 12, 13, 25}[off]
+				m := []int{1, 4, 5, 6, 7, 12, 13, 25, 2, 3, 8, 9, 10, 11}[(off+n)%14]
 				if n > 200 {
 					m = []int{6, 7}[off%2]
 				}

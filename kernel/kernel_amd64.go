@@ -66,6 +66,14 @@ func mulAddRows(dst []float64, n int, rows []float64, stride int, coef []float64
 		for ; r+g <= m; r += g {
 			mulAddRowsAVX512(dst[r*n:(r+g)*n], n, rows, stride, coef[r*coefStride:(r+g-1)*coefStride+k], coefStride, k)
 		}
+		if r+4 <= m {
+			mulAddRows4AVX512(dst[r*n:(r+4)*n], n, rows, stride, coef[r*coefStride:(r+3)*coefStride+k], coefStride, k)
+			r += 4
+		}
+		if r+2 <= m {
+			mulAddRows2AVX512(dst[r*n:(r+2)*n], n, rows, stride, coef[r*coefStride:(r+1)*coefStride+k], coefStride, k)
+			r += 2
+		}
 	case implAVX2:
 		const g = 4
 		t := avx2Tail(n)

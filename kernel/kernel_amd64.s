@@ -8826,6 +8826,1236 @@ mulAddRowsAVX512_done:
 	VZEROUPPER
 	RET
 
+// func mulAddRows4AVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
+// Requires: AVX, AVX512F
+TEXT ·mulAddRows4AVX512(SB), NOSPLIT, $0-104
+	MOVQ n+24(FP), AX
+	SHLQ $0x03, AX
+	MOVQ AX, CX
+	MOVQ stride+56(FP), DX
+	SHLQ $0x03, DX
+	MOVQ coefStride+88(FP), BX
+	SHLQ $0x03, BX
+	LEAQ (BX)(BX*2), SI
+	MOVQ $0x7fffffffffffffff, DI
+	XORQ R8, R8
+
+	// kz = the coefficients of the tile that are ±0
+	KXORW  K1, K1, K1
+	VPXORQ Z0, Z0, Z0
+	MOVQ   k+96(FP), R9
+	ANDQ   $+7, R9
+	LEAQ   tailMask<>+0(SB), R10
+	KMOVW  (R10)(R9*2), K2
+	MOVQ   coef_base+64(FP), R9
+	LEAQ   (R9)(SI*1), R10
+	LEAQ   (R9), R11
+	MOVQ   k+96(FP), R12
+	SHRQ   $0x03, R12
+
+mulAddRows4AVX512_scan0:
+	JZ     mulAddRows4AVX512_scan0_tail
+	VCMPPD $0x00, (R11), Z0, K3
+	KORW   K3, K1, K1
+	ADDQ   $+64, R11
+	DECQ   R12
+	JMP    mulAddRows4AVX512_scan0
+
+mulAddRows4AVX512_scan0_tail:
+	VMOVUPD.Z (R11), K2, Z1
+	VCMPPD    $0x00, Z1, Z0, K2, K3
+	KORW      K3, K1, K1
+	LEAQ      (R9)(BX*1), R11
+	MOVQ      k+96(FP), R12
+	SHRQ      $0x03, R12
+
+mulAddRows4AVX512_scan1:
+	JZ     mulAddRows4AVX512_scan1_tail
+	VCMPPD $0x00, (R11), Z0, K3
+	KORW   K3, K1, K1
+	ADDQ   $+64, R11
+	DECQ   R12
+	JMP    mulAddRows4AVX512_scan1
+
+mulAddRows4AVX512_scan1_tail:
+	VMOVUPD.Z (R11), K2, Z1
+	VCMPPD    $0x00, Z1, Z0, K2, K3
+	KORW      K3, K1, K1
+	LEAQ      (R9)(BX*2), R9
+	MOVQ      k+96(FP), R11
+	SHRQ      $0x03, R11
+
+mulAddRows4AVX512_scan2:
+	JZ     mulAddRows4AVX512_scan2_tail
+	VCMPPD $0x00, (R9), Z0, K3
+	KORW   K3, K1, K1
+	ADDQ   $+64, R9
+	DECQ   R11
+	JMP    mulAddRows4AVX512_scan2
+
+mulAddRows4AVX512_scan2_tail:
+	VMOVUPD.Z (R9), K2, Z1
+	VCMPPD    $0x00, Z1, Z0, K2, K3
+	KORW      K3, K1, K1
+	LEAQ      (R10), R9
+	MOVQ      k+96(FP), R10
+	SHRQ      $0x03, R10
+
+mulAddRows4AVX512_scan3:
+	JZ     mulAddRows4AVX512_scan3_tail
+	VCMPPD $0x00, (R9), Z0, K3
+	KORW   K3, K1, K1
+	ADDQ   $+64, R9
+	DECQ   R10
+	JMP    mulAddRows4AVX512_scan3
+
+mulAddRows4AVX512_scan3_tail:
+	VMOVUPD.Z (R9), K2, Z1
+	VCMPPD    $0x00, Z1, Z0, K2, K2
+	KORW      K2, K1, K1
+	MOVQ      AX, R9
+	SUBQ      $+256, R9
+
+mulAddRows4AVX512_u4:
+	// while i <= n-256 (bytes)
+	CMPQ R8, R9
+	JG   mulAddRows4AVX512_u4_end
+
+	// a tile of 4 rows × 4 vectors of dst in registers
+	MOVQ    dst_base+0(FP), R10
+	ADDQ    R8, R10
+	LEAQ    (R10)(CX*2), R11
+	ADDQ    CX, R11
+	MOVQ    rows_base+32(FP), R12
+	ADDQ    R8, R12
+	MOVQ    coef_base+64(FP), R13
+	LEAQ    (R13)(SI*1), R14
+	MOVQ    k+96(FP), R15
+	VMOVUPD (R10), Z0
+	VMOVUPD 64(R10), Z1
+	VMOVUPD 128(R10), Z2
+	VMOVUPD 192(R10), Z3
+	VMOVUPD (R10)(CX*1), Z4
+	VMOVUPD 64(R10)(CX*1), Z5
+	VMOVUPD 128(R10)(CX*1), Z6
+	VMOVUPD 192(R10)(CX*1), Z7
+	VMOVUPD (R10)(CX*2), Z8
+	VMOVUPD 64(R10)(CX*2), Z9
+	VMOVUPD 128(R10)(CX*2), Z10
+	VMOVUPD 192(R10)(CX*2), Z11
+	VMOVUPD (R11), Z12
+	VMOVUPD 64(R11), Z13
+	VMOVUPD 128(R11), Z14
+	VMOVUPD 192(R11), Z15
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRows4AVX512_u4_rows
+
+mulAddRows4AVX512_u4_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R12), Z16
+	VMOVUPD 64(R12), Z17
+	VMOVUPD 128(R12), Z18
+	VMOVUPD 192(R12), Z19
+
+	// output row 0
+	VBROADCASTSD (R13), Z20
+	VFMADD231PD  Z16, Z20, Z0
+	VFMADD231PD  Z17, Z20, Z1
+	VFMADD231PD  Z18, Z20, Z2
+	VFMADD231PD  Z19, Z20, Z3
+
+	// output row 1
+	VBROADCASTSD (R13)(BX*1), Z20
+	VFMADD231PD  Z16, Z20, Z4
+	VFMADD231PD  Z17, Z20, Z5
+	VFMADD231PD  Z18, Z20, Z6
+	VFMADD231PD  Z19, Z20, Z7
+
+	// output row 2
+	VBROADCASTSD (R13)(BX*2), Z20
+	VFMADD231PD  Z16, Z20, Z8
+	VFMADD231PD  Z17, Z20, Z9
+	VFMADD231PD  Z18, Z20, Z10
+	VFMADD231PD  Z19, Z20, Z11
+
+	// output row 3
+	VBROADCASTSD (R14), Z20
+	VFMADD231PD  Z16, Z20, Z12
+	VFMADD231PD  Z17, Z20, Z13
+	VFMADD231PD  Z18, Z20, Z14
+	VFMADD231PD  Z19, Z20, Z15
+	ADDQ         DX, R12
+	ADDQ         $+8, R13
+	ADDQ         $+8, R14
+	DECQ         R15
+	JNZ          mulAddRows4AVX512_u4_dense
+	JMP          mulAddRows4AVX512_u4_store
+
+mulAddRows4AVX512_u4_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R12), Z16
+	VMOVUPD 64(R12), Z17
+	VMOVUPD 128(R12), Z18
+	VMOVUPD 192(R12), Z19
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R13)
+	JZ           mulAddRows4AVX512_u4_rows_skip0
+	VBROADCASTSD (R13), Z20
+	VFMADD231PD  Z16, Z20, Z0
+	VFMADD231PD  Z17, Z20, Z1
+	VFMADD231PD  Z18, Z20, Z2
+	VFMADD231PD  Z19, Z20, Z3
+
+mulAddRows4AVX512_u4_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R13)(BX*1)
+	JZ           mulAddRows4AVX512_u4_rows_skip1
+	VBROADCASTSD (R13)(BX*1), Z20
+	VFMADD231PD  Z16, Z20, Z4
+	VFMADD231PD  Z17, Z20, Z5
+	VFMADD231PD  Z18, Z20, Z6
+	VFMADD231PD  Z19, Z20, Z7
+
+mulAddRows4AVX512_u4_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R13)(BX*2)
+	JZ           mulAddRows4AVX512_u4_rows_skip2
+	VBROADCASTSD (R13)(BX*2), Z20
+	VFMADD231PD  Z16, Z20, Z8
+	VFMADD231PD  Z17, Z20, Z9
+	VFMADD231PD  Z18, Z20, Z10
+	VFMADD231PD  Z19, Z20, Z11
+
+mulAddRows4AVX512_u4_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (R14)
+	JZ           mulAddRows4AVX512_u4_rows_skip3
+	VBROADCASTSD (R14), Z20
+	VFMADD231PD  Z16, Z20, Z12
+	VFMADD231PD  Z17, Z20, Z13
+	VFMADD231PD  Z18, Z20, Z14
+	VFMADD231PD  Z19, Z20, Z15
+
+mulAddRows4AVX512_u4_rows_skip3:
+	ADDQ DX, R12
+	ADDQ $+8, R13
+	ADDQ $+8, R14
+	DECQ R15
+	JNZ  mulAddRows4AVX512_u4_rows
+
+mulAddRows4AVX512_u4_store:
+	VMOVUPD Z0, (R10)
+	VMOVUPD Z1, 64(R10)
+	VMOVUPD Z2, 128(R10)
+	VMOVUPD Z3, 192(R10)
+	VMOVUPD Z4, (R10)(CX*1)
+	VMOVUPD Z5, 64(R10)(CX*1)
+	VMOVUPD Z6, 128(R10)(CX*1)
+	VMOVUPD Z7, 192(R10)(CX*1)
+	VMOVUPD Z8, (R10)(CX*2)
+	VMOVUPD Z9, 64(R10)(CX*2)
+	VMOVUPD Z10, 128(R10)(CX*2)
+	VMOVUPD Z11, 192(R10)(CX*2)
+	VMOVUPD Z12, (R11)
+	VMOVUPD Z13, 64(R11)
+	VMOVUPD Z14, 128(R11)
+	VMOVUPD Z15, 192(R11)
+	ADDQ    $+256, R8
+	JMP     mulAddRows4AVX512_u4
+
+mulAddRows4AVX512_u4_end:
+	// the last n-i < 32 elements in one pass: ⌈(n-i)/8⌉ vectors, the last masked
+	SUBQ  R8, AX
+	JZ    mulAddRows4AVX512_done
+	SHRQ  $0x03, AX
+	MOVQ  AX, R9
+	DECQ  R9
+	ANDQ  $+7, R9
+	INCQ  R9
+	LEAQ  tailMask<>+0(SB), R10
+	KMOVW (R10)(R9*2), K2
+	CMPQ  AX, $+8
+	JBE   mulAddRows4AVX512_tail1
+	CMPQ  AX, $+16
+	JBE   mulAddRows4AVX512_tail2
+	CMPQ  AX, $+24
+	JBE   mulAddRows4AVX512_tail3
+
+	// a tile of 4 rows × 4 vectors of dst in registers
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R10
+	ADDQ      R8, R10
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R11
+	VMOVUPD   (AX), Z0
+	VMOVUPD   64(AX), Z1
+	VMOVUPD   128(AX), Z2
+	VMOVUPD.Z 192(AX), K2, Z3
+	VMOVUPD   (AX)(CX*1), Z4
+	VMOVUPD   64(AX)(CX*1), Z5
+	VMOVUPD   128(AX)(CX*1), Z6
+	VMOVUPD.Z 192(AX)(CX*1), K2, Z7
+	VMOVUPD   (AX)(CX*2), Z8
+	VMOVUPD   64(AX)(CX*2), Z9
+	VMOVUPD   128(AX)(CX*2), Z10
+	VMOVUPD.Z 192(AX)(CX*2), K2, Z11
+	VMOVUPD   (R9), Z12
+	VMOVUPD   64(R9), Z13
+	VMOVUPD   128(R9), Z14
+	VMOVUPD.Z 192(R9), K2, Z15
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRows4AVX512_tail4_rows
+
+mulAddRows4AVX512_tail4_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z16
+	VMOVUPD   64(R10), Z17
+	VMOVUPD   128(R10), Z18
+	VMOVUPD.Z 192(R10), K2, Z19
+
+	// output row 0
+	VBROADCASTSD (R8), Z20
+	VFMADD231PD  Z16, Z20, Z0
+	VFMADD231PD  Z17, Z20, Z1
+	VFMADD231PD  Z18, Z20, Z2
+	VFMADD231PD  Z19, Z20, Z3
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z20
+	VFMADD231PD  Z16, Z20, Z4
+	VFMADD231PD  Z17, Z20, Z5
+	VFMADD231PD  Z18, Z20, Z6
+	VFMADD231PD  Z19, Z20, Z7
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Z20
+	VFMADD231PD  Z16, Z20, Z8
+	VFMADD231PD  Z17, Z20, Z9
+	VFMADD231PD  Z18, Z20, Z10
+	VFMADD231PD  Z19, Z20, Z11
+
+	// output row 3
+	VBROADCASTSD (SI), Z20
+	VFMADD231PD  Z16, Z20, Z12
+	VFMADD231PD  Z17, Z20, Z13
+	VFMADD231PD  Z18, Z20, Z14
+	VFMADD231PD  Z19, Z20, Z15
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRows4AVX512_tail4_dense
+	JMP          mulAddRows4AVX512_tail4_store
+
+mulAddRows4AVX512_tail4_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z16
+	VMOVUPD   64(R10), Z17
+	VMOVUPD   128(R10), Z18
+	VMOVUPD.Z 192(R10), K2, Z19
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRows4AVX512_tail4_rows_skip0
+	VBROADCASTSD (R8), Z20
+	VFMADD231PD  Z16, Z20, Z0
+	VFMADD231PD  Z17, Z20, Z1
+	VFMADD231PD  Z18, Z20, Z2
+	VFMADD231PD  Z19, Z20, Z3
+
+mulAddRows4AVX512_tail4_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRows4AVX512_tail4_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z20
+	VFMADD231PD  Z16, Z20, Z4
+	VFMADD231PD  Z17, Z20, Z5
+	VFMADD231PD  Z18, Z20, Z6
+	VFMADD231PD  Z19, Z20, Z7
+
+mulAddRows4AVX512_tail4_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRows4AVX512_tail4_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Z20
+	VFMADD231PD  Z16, Z20, Z8
+	VFMADD231PD  Z17, Z20, Z9
+	VFMADD231PD  Z18, Z20, Z10
+	VFMADD231PD  Z19, Z20, Z11
+
+mulAddRows4AVX512_tail4_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRows4AVX512_tail4_rows_skip3
+	VBROADCASTSD (SI), Z20
+	VFMADD231PD  Z16, Z20, Z12
+	VFMADD231PD  Z17, Z20, Z13
+	VFMADD231PD  Z18, Z20, Z14
+	VFMADD231PD  Z19, Z20, Z15
+
+mulAddRows4AVX512_tail4_rows_skip3:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRows4AVX512_tail4_rows
+
+mulAddRows4AVX512_tail4_store:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, K2, 192(AX)
+	VMOVUPD Z4, (AX)(CX*1)
+	VMOVUPD Z5, 64(AX)(CX*1)
+	VMOVUPD Z6, 128(AX)(CX*1)
+	VMOVUPD Z7, K2, 192(AX)(CX*1)
+	VMOVUPD Z8, (AX)(CX*2)
+	VMOVUPD Z9, 64(AX)(CX*2)
+	VMOVUPD Z10, 128(AX)(CX*2)
+	VMOVUPD Z11, K2, 192(AX)(CX*2)
+	VMOVUPD Z12, (R9)
+	VMOVUPD Z13, 64(R9)
+	VMOVUPD Z14, 128(R9)
+	VMOVUPD Z15, K2, 192(R9)
+	JMP     mulAddRows4AVX512_done
+
+mulAddRows4AVX512_tail3:
+	// a tile of 4 rows × 3 vectors of dst in registers
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R10
+	ADDQ      R8, R10
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R11
+	VMOVUPD   (AX), Z0
+	VMOVUPD   64(AX), Z1
+	VMOVUPD.Z 128(AX), K2, Z2
+	VMOVUPD   (AX)(CX*1), Z3
+	VMOVUPD   64(AX)(CX*1), Z4
+	VMOVUPD.Z 128(AX)(CX*1), K2, Z5
+	VMOVUPD   (AX)(CX*2), Z6
+	VMOVUPD   64(AX)(CX*2), Z7
+	VMOVUPD.Z 128(AX)(CX*2), K2, Z8
+	VMOVUPD   (R9), Z9
+	VMOVUPD   64(R9), Z10
+	VMOVUPD.Z 128(R9), K2, Z11
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRows4AVX512_tail3_rows
+
+mulAddRows4AVX512_tail3_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z12
+	VMOVUPD   64(R10), Z13
+	VMOVUPD.Z 128(R10), K2, Z14
+
+	// output row 0
+	VBROADCASTSD (R8), Z15
+	VFMADD231PD  Z12, Z15, Z0
+	VFMADD231PD  Z13, Z15, Z1
+	VFMADD231PD  Z14, Z15, Z2
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z15
+	VFMADD231PD  Z12, Z15, Z3
+	VFMADD231PD  Z13, Z15, Z4
+	VFMADD231PD  Z14, Z15, Z5
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Z15
+	VFMADD231PD  Z12, Z15, Z6
+	VFMADD231PD  Z13, Z15, Z7
+	VFMADD231PD  Z14, Z15, Z8
+
+	// output row 3
+	VBROADCASTSD (SI), Z15
+	VFMADD231PD  Z12, Z15, Z9
+	VFMADD231PD  Z13, Z15, Z10
+	VFMADD231PD  Z14, Z15, Z11
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRows4AVX512_tail3_dense
+	JMP          mulAddRows4AVX512_tail3_store
+
+mulAddRows4AVX512_tail3_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z12
+	VMOVUPD   64(R10), Z13
+	VMOVUPD.Z 128(R10), K2, Z14
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRows4AVX512_tail3_rows_skip0
+	VBROADCASTSD (R8), Z15
+	VFMADD231PD  Z12, Z15, Z0
+	VFMADD231PD  Z13, Z15, Z1
+	VFMADD231PD  Z14, Z15, Z2
+
+mulAddRows4AVX512_tail3_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRows4AVX512_tail3_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z15
+	VFMADD231PD  Z12, Z15, Z3
+	VFMADD231PD  Z13, Z15, Z4
+	VFMADD231PD  Z14, Z15, Z5
+
+mulAddRows4AVX512_tail3_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRows4AVX512_tail3_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Z15
+	VFMADD231PD  Z12, Z15, Z6
+	VFMADD231PD  Z13, Z15, Z7
+	VFMADD231PD  Z14, Z15, Z8
+
+mulAddRows4AVX512_tail3_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRows4AVX512_tail3_rows_skip3
+	VBROADCASTSD (SI), Z15
+	VFMADD231PD  Z12, Z15, Z9
+	VFMADD231PD  Z13, Z15, Z10
+	VFMADD231PD  Z14, Z15, Z11
+
+mulAddRows4AVX512_tail3_rows_skip3:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRows4AVX512_tail3_rows
+
+mulAddRows4AVX512_tail3_store:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, K2, 128(AX)
+	VMOVUPD Z3, (AX)(CX*1)
+	VMOVUPD Z4, 64(AX)(CX*1)
+	VMOVUPD Z5, K2, 128(AX)(CX*1)
+	VMOVUPD Z6, (AX)(CX*2)
+	VMOVUPD Z7, 64(AX)(CX*2)
+	VMOVUPD Z8, K2, 128(AX)(CX*2)
+	VMOVUPD Z9, (R9)
+	VMOVUPD Z10, 64(R9)
+	VMOVUPD Z11, K2, 128(R9)
+	JMP     mulAddRows4AVX512_done
+
+mulAddRows4AVX512_tail2:
+	// a tile of 4 rows × 2 vectors of dst in registers
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R10
+	ADDQ      R8, R10
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R11
+	VMOVUPD   (AX), Z0
+	VMOVUPD.Z 64(AX), K2, Z1
+	VMOVUPD   (AX)(CX*1), Z2
+	VMOVUPD.Z 64(AX)(CX*1), K2, Z3
+	VMOVUPD   (AX)(CX*2), Z4
+	VMOVUPD.Z 64(AX)(CX*2), K2, Z5
+	VMOVUPD   (R9), Z6
+	VMOVUPD.Z 64(R9), K2, Z7
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRows4AVX512_tail2_rows
+
+mulAddRows4AVX512_tail2_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z8
+	VMOVUPD.Z 64(R10), K2, Z9
+
+	// output row 0
+	VBROADCASTSD (R8), Z10
+	VFMADD231PD  Z8, Z10, Z0
+	VFMADD231PD  Z9, Z10, Z1
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z10
+	VFMADD231PD  Z8, Z10, Z2
+	VFMADD231PD  Z9, Z10, Z3
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Z10
+	VFMADD231PD  Z8, Z10, Z4
+	VFMADD231PD  Z9, Z10, Z5
+
+	// output row 3
+	VBROADCASTSD (SI), Z10
+	VFMADD231PD  Z8, Z10, Z6
+	VFMADD231PD  Z9, Z10, Z7
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRows4AVX512_tail2_dense
+	JMP          mulAddRows4AVX512_tail2_store
+
+mulAddRows4AVX512_tail2_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z8
+	VMOVUPD.Z 64(R10), K2, Z9
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRows4AVX512_tail2_rows_skip0
+	VBROADCASTSD (R8), Z10
+	VFMADD231PD  Z8, Z10, Z0
+	VFMADD231PD  Z9, Z10, Z1
+
+mulAddRows4AVX512_tail2_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRows4AVX512_tail2_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z10
+	VFMADD231PD  Z8, Z10, Z2
+	VFMADD231PD  Z9, Z10, Z3
+
+mulAddRows4AVX512_tail2_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRows4AVX512_tail2_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Z10
+	VFMADD231PD  Z8, Z10, Z4
+	VFMADD231PD  Z9, Z10, Z5
+
+mulAddRows4AVX512_tail2_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRows4AVX512_tail2_rows_skip3
+	VBROADCASTSD (SI), Z10
+	VFMADD231PD  Z8, Z10, Z6
+	VFMADD231PD  Z9, Z10, Z7
+
+mulAddRows4AVX512_tail2_rows_skip3:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRows4AVX512_tail2_rows
+
+mulAddRows4AVX512_tail2_store:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, K2, 64(AX)
+	VMOVUPD Z2, (AX)(CX*1)
+	VMOVUPD Z3, K2, 64(AX)(CX*1)
+	VMOVUPD Z4, (AX)(CX*2)
+	VMOVUPD Z5, K2, 64(AX)(CX*2)
+	VMOVUPD Z6, (R9)
+	VMOVUPD Z7, K2, 64(R9)
+	JMP     mulAddRows4AVX512_done
+
+mulAddRows4AVX512_tail1:
+	// a tile of 4 rows × 1 vectors of dst in registers
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R10
+	ADDQ      R8, R10
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R11
+	VMOVUPD.Z (AX), K2, Z0
+	VMOVUPD.Z (AX)(CX*1), K2, Z1
+	VMOVUPD.Z (AX)(CX*2), K2, Z2
+	VMOVUPD.Z (R9), K2, Z3
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRows4AVX512_tail1_rows
+
+mulAddRows4AVX512_tail1_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD.Z (R10), K2, Z4
+
+	// output row 0
+	VBROADCASTSD (R8), Z5
+	VFMADD231PD  Z4, Z5, Z0
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z5
+	VFMADD231PD  Z4, Z5, Z1
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Z5
+	VFMADD231PD  Z4, Z5, Z2
+
+	// output row 3
+	VBROADCASTSD (SI), Z5
+	VFMADD231PD  Z4, Z5, Z3
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRows4AVX512_tail1_dense
+	JMP          mulAddRows4AVX512_tail1_store
+
+mulAddRows4AVX512_tail1_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD.Z (R10), K2, Z4
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRows4AVX512_tail1_rows_skip0
+	VBROADCASTSD (R8), Z5
+	VFMADD231PD  Z4, Z5, Z0
+
+mulAddRows4AVX512_tail1_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRows4AVX512_tail1_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z5
+	VFMADD231PD  Z4, Z5, Z1
+
+mulAddRows4AVX512_tail1_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRows4AVX512_tail1_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Z5
+	VFMADD231PD  Z4, Z5, Z2
+
+mulAddRows4AVX512_tail1_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRows4AVX512_tail1_rows_skip3
+	VBROADCASTSD (SI), Z5
+	VFMADD231PD  Z4, Z5, Z3
+
+mulAddRows4AVX512_tail1_rows_skip3:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRows4AVX512_tail1_rows
+
+mulAddRows4AVX512_tail1_store:
+	VMOVUPD Z0, K2, (AX)
+	VMOVUPD Z1, K2, (AX)(CX*1)
+	VMOVUPD Z2, K2, (AX)(CX*2)
+	VMOVUPD Z3, K2, (R9)
+
+mulAddRows4AVX512_done:
+	VZEROUPPER
+	RET
+
+// func mulAddRows2AVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
+// Requires: AVX, AVX512F
+TEXT ·mulAddRows2AVX512(SB), NOSPLIT, $0-104
+	MOVQ n+24(FP), AX
+	SHLQ $0x03, AX
+	MOVQ AX, CX
+	MOVQ stride+56(FP), DX
+	SHLQ $0x03, DX
+	MOVQ coefStride+88(FP), BX
+	SHLQ $0x03, BX
+	LEAQ (BX)(BX*2), SI
+	MOVQ $0x7fffffffffffffff, DI
+	XORQ R8, R8
+
+	// kz = the coefficients of the tile that are ±0
+	KXORW  K1, K1, K1
+	VPXORQ Z0, Z0, Z0
+	MOVQ   k+96(FP), R9
+	ANDQ   $+7, R9
+	LEAQ   tailMask<>+0(SB), R10
+	KMOVW  (R10)(R9*2), K2
+	MOVQ   coef_base+64(FP), R9
+	LEAQ   (R9)(SI*1), R10
+	LEAQ   (R9), R10
+	MOVQ   k+96(FP), R11
+	SHRQ   $0x03, R11
+
+mulAddRows2AVX512_scan0:
+	JZ     mulAddRows2AVX512_scan0_tail
+	VCMPPD $0x00, (R10), Z0, K3
+	KORW   K3, K1, K1
+	ADDQ   $+64, R10
+	DECQ   R11
+	JMP    mulAddRows2AVX512_scan0
+
+mulAddRows2AVX512_scan0_tail:
+	VMOVUPD.Z (R10), K2, Z1
+	VCMPPD    $0x00, Z1, Z0, K2, K3
+	KORW      K3, K1, K1
+	LEAQ      (R9)(BX*1), R9
+	MOVQ      k+96(FP), R10
+	SHRQ      $0x03, R10
+
+mulAddRows2AVX512_scan1:
+	JZ     mulAddRows2AVX512_scan1_tail
+	VCMPPD $0x00, (R9), Z0, K3
+	KORW   K3, K1, K1
+	ADDQ   $+64, R9
+	DECQ   R10
+	JMP    mulAddRows2AVX512_scan1
+
+mulAddRows2AVX512_scan1_tail:
+	VMOVUPD.Z (R9), K2, Z1
+	VCMPPD    $0x00, Z1, Z0, K2, K2
+	KORW      K2, K1, K1
+	MOVQ      AX, R9
+	SUBQ      $+256, R9
+
+mulAddRows2AVX512_u4:
+	// while i <= n-256 (bytes)
+	CMPQ R8, R9
+	JG   mulAddRows2AVX512_u4_end
+
+	// a tile of 2 rows × 4 vectors of dst in registers
+	MOVQ    dst_base+0(FP), R10
+	ADDQ    R8, R10
+	LEAQ    (R10)(CX*2), R11
+	ADDQ    CX, R11
+	MOVQ    rows_base+32(FP), R11
+	ADDQ    R8, R11
+	MOVQ    coef_base+64(FP), R12
+	LEAQ    (R12)(SI*1), R13
+	MOVQ    k+96(FP), R14
+	VMOVUPD (R10), Z0
+	VMOVUPD 64(R10), Z1
+	VMOVUPD 128(R10), Z2
+	VMOVUPD 192(R10), Z3
+	VMOVUPD (R10)(CX*1), Z4
+	VMOVUPD 64(R10)(CX*1), Z5
+	VMOVUPD 128(R10)(CX*1), Z6
+	VMOVUPD 192(R10)(CX*1), Z7
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRows2AVX512_u4_rows
+
+mulAddRows2AVX512_u4_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R11), Z8
+	VMOVUPD 64(R11), Z9
+	VMOVUPD 128(R11), Z10
+	VMOVUPD 192(R11), Z11
+
+	// output row 0
+	VBROADCASTSD (R12), Z12
+	VFMADD231PD  Z8, Z12, Z0
+	VFMADD231PD  Z9, Z12, Z1
+	VFMADD231PD  Z10, Z12, Z2
+	VFMADD231PD  Z11, Z12, Z3
+
+	// output row 1
+	VBROADCASTSD (R12)(BX*1), Z12
+	VFMADD231PD  Z8, Z12, Z4
+	VFMADD231PD  Z9, Z12, Z5
+	VFMADD231PD  Z10, Z12, Z6
+	VFMADD231PD  Z11, Z12, Z7
+	ADDQ         DX, R11
+	ADDQ         $+8, R12
+	ADDQ         $+8, R13
+	DECQ         R14
+	JNZ          mulAddRows2AVX512_u4_dense
+	JMP          mulAddRows2AVX512_u4_store
+
+mulAddRows2AVX512_u4_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R11), Z8
+	VMOVUPD 64(R11), Z9
+	VMOVUPD 128(R11), Z10
+	VMOVUPD 192(R11), Z11
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R12)
+	JZ           mulAddRows2AVX512_u4_rows_skip0
+	VBROADCASTSD (R12), Z12
+	VFMADD231PD  Z8, Z12, Z0
+	VFMADD231PD  Z9, Z12, Z1
+	VFMADD231PD  Z10, Z12, Z2
+	VFMADD231PD  Z11, Z12, Z3
+
+mulAddRows2AVX512_u4_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R12)(BX*1)
+	JZ           mulAddRows2AVX512_u4_rows_skip1
+	VBROADCASTSD (R12)(BX*1), Z12
+	VFMADD231PD  Z8, Z12, Z4
+	VFMADD231PD  Z9, Z12, Z5
+	VFMADD231PD  Z10, Z12, Z6
+	VFMADD231PD  Z11, Z12, Z7
+
+mulAddRows2AVX512_u4_rows_skip1:
+	ADDQ DX, R11
+	ADDQ $+8, R12
+	ADDQ $+8, R13
+	DECQ R14
+	JNZ  mulAddRows2AVX512_u4_rows
+
+mulAddRows2AVX512_u4_store:
+	VMOVUPD Z0, (R10)
+	VMOVUPD Z1, 64(R10)
+	VMOVUPD Z2, 128(R10)
+	VMOVUPD Z3, 192(R10)
+	VMOVUPD Z4, (R10)(CX*1)
+	VMOVUPD Z5, 64(R10)(CX*1)
+	VMOVUPD Z6, 128(R10)(CX*1)
+	VMOVUPD Z7, 192(R10)(CX*1)
+	ADDQ    $+256, R8
+	JMP     mulAddRows2AVX512_u4
+
+mulAddRows2AVX512_u4_end:
+	// the last n-i < 32 elements in one pass: ⌈(n-i)/8⌉ vectors, the last masked
+	SUBQ  R8, AX
+	JZ    mulAddRows2AVX512_done
+	SHRQ  $0x03, AX
+	MOVQ  AX, R9
+	DECQ  R9
+	ANDQ  $+7, R9
+	INCQ  R9
+	LEAQ  tailMask<>+0(SB), R10
+	KMOVW (R10)(R9*2), K2
+	CMPQ  AX, $+8
+	JBE   mulAddRows2AVX512_tail1
+	CMPQ  AX, $+16
+	JBE   mulAddRows2AVX512_tail2
+	CMPQ  AX, $+24
+	JBE   mulAddRows2AVX512_tail3
+
+	// a tile of 2 rows × 4 vectors of dst in registers
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R9
+	ADDQ      R8, R9
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R10
+	VMOVUPD   (AX), Z0
+	VMOVUPD   64(AX), Z1
+	VMOVUPD   128(AX), Z2
+	VMOVUPD.Z 192(AX), K2, Z3
+	VMOVUPD   (AX)(CX*1), Z4
+	VMOVUPD   64(AX)(CX*1), Z5
+	VMOVUPD   128(AX)(CX*1), Z6
+	VMOVUPD.Z 192(AX)(CX*1), K2, Z7
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRows2AVX512_tail4_rows
+
+mulAddRows2AVX512_tail4_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R9), Z8
+	VMOVUPD   64(R9), Z9
+	VMOVUPD   128(R9), Z10
+	VMOVUPD.Z 192(R9), K2, Z11
+
+	// output row 0
+	VBROADCASTSD (R8), Z12
+	VFMADD231PD  Z8, Z12, Z0
+	VFMADD231PD  Z9, Z12, Z1
+	VFMADD231PD  Z10, Z12, Z2
+	VFMADD231PD  Z11, Z12, Z3
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z12
+	VFMADD231PD  Z8, Z12, Z4
+	VFMADD231PD  Z9, Z12, Z5
+	VFMADD231PD  Z10, Z12, Z6
+	VFMADD231PD  Z11, Z12, Z7
+	ADDQ         DX, R9
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R10
+	JNZ          mulAddRows2AVX512_tail4_dense
+	JMP          mulAddRows2AVX512_tail4_store
+
+mulAddRows2AVX512_tail4_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R9), Z8
+	VMOVUPD   64(R9), Z9
+	VMOVUPD   128(R9), Z10
+	VMOVUPD.Z 192(R9), K2, Z11
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRows2AVX512_tail4_rows_skip0
+	VBROADCASTSD (R8), Z12
+	VFMADD231PD  Z8, Z12, Z0
+	VFMADD231PD  Z9, Z12, Z1
+	VFMADD231PD  Z10, Z12, Z2
+	VFMADD231PD  Z11, Z12, Z3
+
+mulAddRows2AVX512_tail4_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRows2AVX512_tail4_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z12
+	VFMADD231PD  Z8, Z12, Z4
+	VFMADD231PD  Z9, Z12, Z5
+	VFMADD231PD  Z10, Z12, Z6
+	VFMADD231PD  Z11, Z12, Z7
+
+mulAddRows2AVX512_tail4_rows_skip1:
+	ADDQ DX, R9
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R10
+	JNZ  mulAddRows2AVX512_tail4_rows
+
+mulAddRows2AVX512_tail4_store:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Z3, K2, 192(AX)
+	VMOVUPD Z4, (AX)(CX*1)
+	VMOVUPD Z5, 64(AX)(CX*1)
+	VMOVUPD Z6, 128(AX)(CX*1)
+	VMOVUPD Z7, K2, 192(AX)(CX*1)
+	JMP     mulAddRows2AVX512_done
+
+mulAddRows2AVX512_tail3:
+	// a tile of 2 rows × 3 vectors of dst in registers
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R9
+	ADDQ      R8, R9
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R10
+	VMOVUPD   (AX), Z0
+	VMOVUPD   64(AX), Z1
+	VMOVUPD.Z 128(AX), K2, Z2
+	VMOVUPD   (AX)(CX*1), Z3
+	VMOVUPD   64(AX)(CX*1), Z4
+	VMOVUPD.Z 128(AX)(CX*1), K2, Z5
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRows2AVX512_tail3_rows
+
+mulAddRows2AVX512_tail3_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R9), Z6
+	VMOVUPD   64(R9), Z7
+	VMOVUPD.Z 128(R9), K2, Z8
+
+	// output row 0
+	VBROADCASTSD (R8), Z9
+	VFMADD231PD  Z6, Z9, Z0
+	VFMADD231PD  Z7, Z9, Z1
+	VFMADD231PD  Z8, Z9, Z2
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z9
+	VFMADD231PD  Z6, Z9, Z3
+	VFMADD231PD  Z7, Z9, Z4
+	VFMADD231PD  Z8, Z9, Z5
+	ADDQ         DX, R9
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R10
+	JNZ          mulAddRows2AVX512_tail3_dense
+	JMP          mulAddRows2AVX512_tail3_store
+
+mulAddRows2AVX512_tail3_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R9), Z6
+	VMOVUPD   64(R9), Z7
+	VMOVUPD.Z 128(R9), K2, Z8
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRows2AVX512_tail3_rows_skip0
+	VBROADCASTSD (R8), Z9
+	VFMADD231PD  Z6, Z9, Z0
+	VFMADD231PD  Z7, Z9, Z1
+	VFMADD231PD  Z8, Z9, Z2
+
+mulAddRows2AVX512_tail3_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRows2AVX512_tail3_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z9
+	VFMADD231PD  Z6, Z9, Z3
+	VFMADD231PD  Z7, Z9, Z4
+	VFMADD231PD  Z8, Z9, Z5
+
+mulAddRows2AVX512_tail3_rows_skip1:
+	ADDQ DX, R9
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R10
+	JNZ  mulAddRows2AVX512_tail3_rows
+
+mulAddRows2AVX512_tail3_store:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, K2, 128(AX)
+	VMOVUPD Z3, (AX)(CX*1)
+	VMOVUPD Z4, 64(AX)(CX*1)
+	VMOVUPD Z5, K2, 128(AX)(CX*1)
+	JMP     mulAddRows2AVX512_done
+
+mulAddRows2AVX512_tail2:
+	// a tile of 2 rows × 2 vectors of dst in registers
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R9
+	ADDQ      R8, R9
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R10
+	VMOVUPD   (AX), Z0
+	VMOVUPD.Z 64(AX), K2, Z1
+	VMOVUPD   (AX)(CX*1), Z2
+	VMOVUPD.Z 64(AX)(CX*1), K2, Z3
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRows2AVX512_tail2_rows
+
+mulAddRows2AVX512_tail2_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R9), Z4
+	VMOVUPD.Z 64(R9), K2, Z5
+
+	// output row 0
+	VBROADCASTSD (R8), Z6
+	VFMADD231PD  Z4, Z6, Z0
+	VFMADD231PD  Z5, Z6, Z1
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z6
+	VFMADD231PD  Z4, Z6, Z2
+	VFMADD231PD  Z5, Z6, Z3
+	ADDQ         DX, R9
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R10
+	JNZ          mulAddRows2AVX512_tail2_dense
+	JMP          mulAddRows2AVX512_tail2_store
+
+mulAddRows2AVX512_tail2_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R9), Z4
+	VMOVUPD.Z 64(R9), K2, Z5
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRows2AVX512_tail2_rows_skip0
+	VBROADCASTSD (R8), Z6
+	VFMADD231PD  Z4, Z6, Z0
+	VFMADD231PD  Z5, Z6, Z1
+
+mulAddRows2AVX512_tail2_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRows2AVX512_tail2_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z6
+	VFMADD231PD  Z4, Z6, Z2
+	VFMADD231PD  Z5, Z6, Z3
+
+mulAddRows2AVX512_tail2_rows_skip1:
+	ADDQ DX, R9
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R10
+	JNZ  mulAddRows2AVX512_tail2_rows
+
+mulAddRows2AVX512_tail2_store:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, K2, 64(AX)
+	VMOVUPD Z2, (AX)(CX*1)
+	VMOVUPD Z3, K2, 64(AX)(CX*1)
+	JMP     mulAddRows2AVX512_done
+
+mulAddRows2AVX512_tail1:
+	// a tile of 2 rows × 1 vectors of dst in registers
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R9
+	ADDQ      R8, R9
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R10
+	VMOVUPD.Z (AX), K2, Z0
+	VMOVUPD.Z (AX)(CX*1), K2, Z1
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRows2AVX512_tail1_rows
+
+mulAddRows2AVX512_tail1_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD.Z (R9), K2, Z2
+
+	// output row 0
+	VBROADCASTSD (R8), Z3
+	VFMADD231PD  Z2, Z3, Z0
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z3
+	VFMADD231PD  Z2, Z3, Z1
+	ADDQ         DX, R9
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R10
+	JNZ          mulAddRows2AVX512_tail1_dense
+	JMP          mulAddRows2AVX512_tail1_store
+
+mulAddRows2AVX512_tail1_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD.Z (R9), K2, Z2
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRows2AVX512_tail1_rows_skip0
+	VBROADCASTSD (R8), Z3
+	VFMADD231PD  Z2, Z3, Z0
+
+mulAddRows2AVX512_tail1_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRows2AVX512_tail1_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z3
+	VFMADD231PD  Z2, Z3, Z1
+
+mulAddRows2AVX512_tail1_rows_skip1:
+	ADDQ DX, R9
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R10
+	JNZ  mulAddRows2AVX512_tail1_rows
+
+mulAddRows2AVX512_tail1_store:
+	VMOVUPD Z0, K2, (AX)
+	VMOVUPD Z1, K2, (AX)(CX*1)
+
+mulAddRows2AVX512_done:
+	VZEROUPPER
+	RET
+
 // func gateStepAVX512(gates []float64, zg []float64, cPrev []float64, c []float64, tc []float64, h []float64)
 // Requires: AVX, AVX512F
 TEXT ·gateStepAVX512(SB), NOSPLIT, $0-144

@@ -64,6 +64,16 @@ func axpyRowsAVX512(dst []float64, rows []float64, stride int, coef []float64)
 //go:noescape
 func mulAddRowsAVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
 
+// mulAddRows4AVX512 is mulAddRowsGeneric for 4 output rows (len(dst) = 4·n) on 8-lane AVX-512 vectors, for every n.
+//
+//go:noescape
+func mulAddRows4AVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
+
+// mulAddRows2AVX512 is mulAddRowsGeneric for 2 output rows (len(dst) = 2·n) on 8-lane AVX-512 vectors, for every n.
+//
+//go:noescape
+func mulAddRows2AVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
+
 // gateStepAVX512 is gateStepGeneric on 8-lane AVX-512 vectors, for every n.
 //
 //go:noescape

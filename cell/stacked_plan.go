@@ -111,11 +111,11 @@ func (r *StackedRunner) plan(steps, items int, budget int64, workers, maxLanes i
 // share of the blocks of 16 steps per worker, so that every worker has a
 // chunk (as the Batcher's planIG), kept when it runs on the whole trace
 // with several workers; else plan's most lanes, whose checkpointed lanes
-// the workers share (splitPlan) where plan leaves some idle. Only the schedule
-// changes, never a result. Measured, IG 50 steps, 2 cores (BenchmarkEngines,
-// BenchmarkStackedIG): one batch of 50 lanes on one worker against 32 +
-// 18 lanes on two, sp-fsa T = 256 10 → 7 ms, dense-h64 T = 256 29 → 18
-// ms, H = 256 T = 200 205 → 150 ms.
+// the workers share (splitPlan) where plan leaves some idle. Only the
+// schedule changes, never a result. Measured, IG 50 steps, 2 cores
+// (BenchmarkEngines, BenchmarkStackedIG): one batch of 50 lanes on one
+// worker against 32 + 18 lanes on two, sp-fsa T = 256 10 → 7 ms,
+// dense-h64 T = 256 29 → 18 ms, H = 256 T = 200 205 → 150 ms.
 func (r *StackedRunner) igPlan(steps, n int, budget int64, workers, maxLanes int, extra func(p stackedPlan) int64) (stackedPlan, error) {
 	blocks := (n + igBlock - 1) / igBlock
 	if share := (blocks + workers - 1) / workers * igBlock; workers > 1 && share < min(maxLanes, n) {

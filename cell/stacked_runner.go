@@ -22,10 +22,12 @@ import (
 //
 // The batched methods keep the whole trace of their lanes when it fits the
 // budget, else checkpoints (stacked_checkpoint.go: memory O(l·H·√T) per
-// layer and direction, about one more forward pass per layer); a batch
-// alone on several cores can split its products among them
-// (stacked_team.go, off until it measures faster). The single passes (Forward, Gradient, LRP) keep the
-// whole one-lane trace (TraceBytes); Logits keeps none.
+// layer and direction, about one more forward pass per layer). IG's
+// checkpointed lanes of one input, one chunk, are shared by the workers
+// (stacked_split.go); a batch alone on several cores can split its
+// products among them (stacked_team.go, off until it measures faster).
+// The single passes (Forward, Gradient, LRP) keep the whole one-lane trace
+// (TraceBytes); Logits keeps none.
 type StackedRunner struct {
 	*runnerState
 }

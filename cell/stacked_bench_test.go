@@ -8,8 +8,9 @@ import (
 
 // BenchmarkStackedIG: IG with 50 Gauss–Legendre-like steps on a length-200
 // input, the two imported-model shapes of the benchmark suite, and on a
-// length-1000 input (checkpointed lanes; with -cpu 1,2 one input's
-// batch on one and two cores: the same unless teamsOn).
+// length-1000 input (checkpointed lanes: one batch on one core, the
+// workers' split plan on more, stacked_split.go; run -cpu 1 and -cpu 2 as
+// a process each, golang/go#49980).
 func BenchmarkStackedIG(b *testing.B) {
 	for _, c := range []struct {
 		name          string

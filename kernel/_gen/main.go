@@ -1242,8 +1242,8 @@ func main() {
 		a.axpyRows()
 		a.mulAddRows(a.mulAddRowsRows())
 		if a.avx512 {
-			// The rows past the last 6 (4H mod 6 = 4 for every H that is
-			// a multiple of 8): row by row, axpyRows's one chain per lane
+			// The rows past the last 6 (4H mod 6 is 4 for H = 64 and 256,
+			// 2 for H = 32): row by row, axpyRows's one chain per lane
 			// vector cost as much as a tile (measured, 26 lanes × 256
 			// terms: 4 rows 4.2 µs, a tile of 6 rows 1.3 µs).
 			a.mulAddRows(4)

@@ -270,3 +270,40 @@ func TestSplitChoose(t *testing.T) {
 		}
 	}
 }
+
+// IntegratedGradientsAll on checkpointed lanes runs the classes one after
+// another, each on the split plan where workers are spare: every class's
+// sum and both logits have the bits of one-worker single-class calls.
+func TestSplitAllClasses(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	ctx := context.Background()
+	for _, hc := range headCases() {
+		s := randomHeadStacked(t, rng, 3, 5, 4, hc)
+		x := randomStackedInput(rng, 19, 3)
+		size := x.Len() * 3
+		alphas, weights := randomRule(rng, 37)
+		single := mustRunner(t, s)
+		want := perClass(4, size)
+		wy, wy0 := make([]float64, 4), make([]float64, 4)
+		for c := range 4 {
+			choose := func([]float64) (int, error) { return c, nil }
+			if err := single.IntegratedGradients(ctx, x, choose, alphas, weights, want[c], wy, wy0, BatchOptions{Workers: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		restore := forceCheckpoints()
+		r := mustRunner(t, s)
+		for _, opt := range []BatchOptions{{Workers: 2}, {Workers: 3}} {
+			ig, y, y0 := perClass(4, size), make([]float64, 4), make([]float64, 4)
+			if err := r.IntegratedGradientsAll(ctx, x, alphas, weights, ig, y, y0, opt); err != nil {
+				t.Fatal(err)
+			}
+			for c := range 4 {
+				assertSameBits(t, fmt.Sprintf("%v %+v class %d IG", hc, opt, c), ig[c], want[c])
+			}
+			assertSameBits(t, fmt.Sprintf("%v %+v y", hc, opt), y, wy)
+			assertSameBits(t, fmt.Sprintf("%v %+v y0", hc, opt), y0, wy0)
+		}
+		restore()
+	}
+}

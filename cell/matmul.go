@@ -18,17 +18,7 @@ type product struct {
 // newProduct returns the product of a and aT, with its terms when at most
 // sparseMaxDensity of the entries are nonzero.
 func newProduct(a, aT []float64, m, k int) *product {
-	p := &product{a: a, aT: aT, m: m, k: k}
-	nz := 0
-	for _, v := range a[:m*k] {
-		if v != 0 {
-			nz++
-		}
-	}
-	if float64(nz) <= sparseMaxDensity*float64(m*k) {
-		p.terms = newSparseTerms(a, m, k)
-	}
-	return p
+	return &product{a: a, aT: aT, m: m, k: k, terms: sparseOf(a, m, k)}
 }
 
 // sparseMaxDensity is the largest share of nonzero weights for which a
@@ -88,13 +78,7 @@ func (b *engine) mulAdd(dst []float64, p *product, r0, r1 int, src []float64, l 
 		return
 	}
 	if t := p.terms; t != nil && l >= sparseMinLanes {
-		for r := r0; r < r1; r++ {
-			d := dst[r*l : (r+1)*l]
-			for q := t.start[r]; q < t.start[r+1]; q++ {
-				j := t.src[q]
-				kernel.Axpy(t.coef[q], src[j*l:(j+1)*l], d)
-			}
-		}
+		mulAddSparse(dst, t, r0, r1, k, 0, src, l)
 		return
 	}
 	dst, a := dst[r0*l:r1*l], p.a[r0*k:]

@@ -272,17 +272,31 @@ func (j *igJob) run(wk *worker) {
 			j.mu.Unlock()
 			return
 		}
-		size := j.steps * j.r.s.in
 		nb := min(j.per, (len(j.alphas)+igBlock-1)/igBlock-c*j.per)
 		for k := range j.classes() { // class k's blocks follow class k−1's
-			part := wk.part[k*nb*size:]
-			for b := range nb {
-				kernel.Axpy(1, part[b*size:(b+1)*size], j.sum(k))
-			}
+			j.addBlocks(k, wk.part[k*nb*j.steps*j.r.s.in:], nb)
 		}
 		j.added++
 		j.cond.Broadcast()
 		j.mu.Unlock()
+	}
+}
+
+// addBlocks adds the nb blocks' products in part to class k's sum, in
+// block order.
+func (j *igJob) addBlocks(k int, part []float64, nb int) {
+	size := j.steps * j.r.s.in
+	for b := range nb {
+		kernel.Axpy(1, part[b*size:(b+1)*size], j.sum(k))
+	}
+}
+
+// scaleLanes readies l lanes of lr for IG's steps b0, b0+1, …: x scaled
+// by their α, no row occluded.
+func (j *igJob) scaleLanes(lr *lanes, b0, l int) {
+	for i := range l {
+		lr.scale[i] = float64(j.x.scale * j.alphas[b0+i])
+		lr.occluded[i] = -1
 	}
 }
 
@@ -319,10 +333,7 @@ func (j *igJob) chunk(wk *worker, c int) error {
 		}
 		b1 := min(k1, b0+j.lanes)
 		l := b1 - b0
-		for q := range l {
-			lr.scale[q] = float64(j.x.scale * j.alphas[b0+q])
-			lr.occluded[q] = -1
-		}
+		j.scaleLanes(lr, b0, l)
 		lr.forward(j.r.u, steps, l)
 		sk.wts = j.weights[b0:b1]
 		sk.blockOf = lr.blockOf(b0-k0, l)
@@ -377,10 +388,7 @@ func (j *igJob) chunkGroup(wk *worker, k0, k1, nb int, sk *gradSink) error {
 			return err
 		}
 		lr, b0, l := batch(q)
-		for i := range l {
-			lr.scale[i] = float64(j.x.scale * j.alphas[b0+i])
-			lr.occluded[i] = -1
-		}
+		j.scaleLanes(lr, b0, l)
 		lr.forward(j.r.u, j.steps, l)
 		lr.backwardUpper(l, j.class)
 	}

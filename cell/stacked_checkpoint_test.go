@@ -32,10 +32,7 @@ func TestStackedCheckpointSameBits(t *testing.T) {
 		for _, steps := range lengths {
 			x := randomStackedInput(rng, steps, 4)
 			for _, n := range []int{7, 37} {
-				alphas, weights := make([]float64, n), make([]float64, n)
-				for k := range n {
-					alphas[k], weights[k] = (float64(k)+0.5)/float64(n), 1/float64(n)
-				}
+				alphas, weights := midpointRule(n)
 				r, _ := NewStackedRunner(s)
 				want := make([]float64, steps*4+6)
 				if err := r.IntegratedGradients(ctx, x, choose, alphas, weights, want[:steps*4], want[steps*4:steps*4+3], want[steps*4+3:], BatchOptions{}); err != nil {
@@ -87,10 +84,7 @@ func TestStackedCheckpointLongInput(t *testing.T) {
 	}
 	x := randomStackedInput(rng, steps, 3)
 	n := 20
-	alphas, weights := make([]float64, n), make([]float64, n)
-	for k := range n {
-		alphas[k], weights[k] = (float64(k)+0.5)/float64(n), 1/float64(n)
-	}
+	alphas, weights := midpointRule(n)
 	choose := func([]float64) (int, error) { return 1, nil }
 	ctx := context.Background()
 	r, _ := NewStackedRunner(s)
@@ -148,10 +142,7 @@ func TestStackedCheckpointCancel(t *testing.T) {
 	s := randomStacked(t, rng, 3, 8, 2, true, 3, 2, true)
 	steps, n := 30000, 50
 	x := randomStackedInput(rng, steps, 3)
-	alphas, weights := make([]float64, n), make([]float64, n)
-	for k := range n {
-		alphas[k], weights[k] = (float64(k)+0.5)/float64(n), 1/float64(n)
-	}
+	alphas, weights := midpointRule(n)
 	defer forceCheckpoints()()
 	r, _ := NewStackedRunner(s)
 	defer r.Close()
@@ -225,10 +216,7 @@ func TestSplitChoose(t *testing.T) {
 	s := randomStacked(t, rng, 4, 6, 2, true, 3, 1, true)
 	steps, n := 23, 37
 	x := randomStackedInput(rng, steps, 4)
-	alphas, weights := make([]float64, n), make([]float64, n)
-	for k := range n {
-		alphas[k], weights[k] = (float64(k)+0.5)/float64(n), 1/float64(n)
-	}
+	alphas, weights := midpointRule(n)
 	defer forceCheckpoints()()
 	r, _ := NewStackedRunner(s)
 	defer r.Close()

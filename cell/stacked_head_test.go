@@ -231,10 +231,7 @@ func TestStackedHeadsBatched(t *testing.T) {
 		steps := 7
 		x := randomStackedInput(rng, steps, 3)
 		n := 21
-		alphas, weights := make([]float64, n), make([]float64, n)
-		for k := range n {
-			alphas[k], weights[k] = (float64(k)+0.5)/float64(n), 1/float64(n)
-		}
+		alphas, weights := midpointRule(n)
 		choose := func([]float64) (int, error) { return 1, nil }
 		var ref, refOcc []float64
 		for _, opt := range []BatchOptions{{}, {Workers: 1, Lanes: 1}, {Workers: 3, Lanes: 5}, {Budget: 1 << 15, Workers: 2}} {

@@ -253,19 +253,23 @@ func biasPlusScaled(z, u []float64, s float64, b []float64) {
 	}
 }
 
+// broadcast writes the values of v to l lanes of dst ([unit][lane]).
+func broadcast(dst, v []float64, l int) {
+	for i, x := range v {
+		row := dst[i*l : (i+1)*l]
+		for j := range row {
+			row[j] = x
+		}
+	}
+}
+
 // broadcastBiases fills the bias planes for l lanes.
 func (r *lanes) broadcastBiases(l int) {
 	if r.planeL == l {
 		return
 	}
 	for ci := range r.s.cells {
-		p := r.planes[ci][:4*r.s.h*l]
-		for q, b := range r.s.cells[ci].b {
-			row := p[q*l : (q+1)*l]
-			for j := range row {
-				row[j] = b
-			}
-		}
+		broadcast(r.planes[ci][:4*r.s.h*l], r.s.cells[ci].b, l)
 	}
 	r.planeL = l
 }

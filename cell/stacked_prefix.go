@@ -48,13 +48,3 @@ func (r *lanes) startFrom(ci, from, l int) {
 	t := from - 1
 	broadcast(dst.c[t*h*l:(t+1)*h*l], src.c[t*h:(t+1)*h], l)
 }
-
-// broadcast writes the values of v to l lanes of dst ([unit][lane]).
-func broadcast(dst, v []float64, l int) {
-	for i, x := range v {
-		row := dst[i*l : (i+1)*l]
-		for j := range row {
-			row[j] = x
-		}
-	}
-}

@@ -36,13 +36,13 @@ func sparseOf(a []float64, m, k int) *sparseTerms {
 	return newSparseTerms(a, m, k)
 }
 
-// mulAddSparse is mulAddLanes over the terms sp of a (m rows): dst[r] +=
-// a[r][c0+j]·src[j] for the nonzero terms with c0 ≤ c0+j < c0+k, in order
-// of j: kernel.Axpy with sparseMinLanes lanes or more, fewer (IG's pass of
-// x and its zero copy, two lanes) the same fused multiply-adds in a loop,
-// where a call per term would cost more than the term.
-func mulAddSparse(dst []float64, sp *sparseTerms, m, k, c0 int, src []float64, l int) {
-	for r := range m {
+// mulAddSparse is mulAddLanes over the terms sp of a for the rows [r0, r1):
+// dst[r] += a[r][c0+j]·src[j] for the nonzero terms with c0 ≤ c0+j < c0+k,
+// in order of j: kernel.Axpy with sparseMinLanes lanes or more, fewer (IG's
+// pass of x and its zero copy, two lanes) the same fused multiply-adds in
+// a loop, where a call per term would cost more than the term.
+func mulAddSparse(dst []float64, sp *sparseTerms, r0, r1, k, c0 int, src []float64, l int) {
+	for r := r0; r < r1; r++ {
 		d := dst[r*l : (r+1)*l]
 		for q := sp.start[r]; q < sp.start[r+1]; q++ {
 			j := sp.src[q] - c0

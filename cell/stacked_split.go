@@ -1,10 +1,6 @@
 package cell
 
-import (
-	"slices"
-
-	"github.com/whitebox-lstm/whitebox/kernel"
-)
+import "slices"
 
 // One input's IG on every core when its lanes are one chunk of
 // checkpointed lanes (a long input: IG's 50 steps on 1,000 tokens of an
@@ -78,10 +74,7 @@ func (j *igJob) splitLanes(wk *worker, q int) error {
 	if last {
 		clear(part) // before its first flushSums, which only it runs
 	}
-	for i := range l {
-		lr.scale[i] = float64(j.x.scale * j.alphas[b0+i])
-		lr.occluded[i] = -1
-	}
+	j.scaleLanes(lr, b0, l)
 	lanes := l // with ŷ(x) (worker 0) or ŷ(0) (the last) as lane l
 	if q == 0 || last {
 		a := 1.0
@@ -107,7 +100,9 @@ func (j *igJob) splitLanes(wk *worker, q int) error {
 	for d := range s.dirs {
 		lr.startSweep(0, d, lanes)
 		for i := ck.nseg - 1; i >= 0; i, k = i-1, k+1 {
-			if !j.awaitTurn(q, k) {
+			// Worker q−1 has added its dz to this segment's sums, or, for
+			// worker 0, the segment that last used the slot is flushed.
+			if !j.await(func() bool { return q > 0 && j.pool[q-1].swept > k || q == 0 && j.pool[w-1].swept > k-w }) {
 				return nil // another worker failed: the job has its error
 			}
 			sg := ck.segAt(s.cells[d].reverse, i)
@@ -127,10 +122,7 @@ func (j *igJob) splitLanes(wk *worker, q int) error {
 	}
 	j.prog.add(l)
 	if last {
-		size := j.steps * s.in
-		for b := range nb { // in block order, as run adds a chunk's blocks
-			kernel.Axpy(1, part[b*size:(b+1)*size], j.sum(0))
-		}
+		j.addBlocks(0, part, nb)
 	}
 	return nil
 }
@@ -184,22 +176,6 @@ func (j *igJob) await(ready func() bool) bool {
 	defer j.mu.Unlock()
 	for j.err == nil {
 		if ready() {
-			return true
-		}
-		j.cond.Wait()
-	}
-	return false
-}
-
-// awaitTurn waits until worker q may add to the sums of the k-th segment
-// swept: worker q−1 has added its own, or, for worker 0, the segment that
-// last used the slot has been flushed. It reports false if the job failed.
-func (j *igJob) awaitTurn(q, k int) bool {
-	w := len(j.pool)
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	for j.err == nil {
-		if q > 0 && j.pool[q-1].swept > k || q == 0 && j.pool[w-1].swept > k-w {
 			return true
 		}
 		j.cond.Wait()

@@ -190,7 +190,7 @@ func (r *lanes) mulAdd(dst, a, aT []float64, sp *sparseTerms, m, k, cols, c0 int
 		return
 	}
 	if sp != nil && l > 1 {
-		mulAddSparse(dst, sp, m, k, c0, src, l)
+		mulAddSparse(dst, sp, 0, m, k, c0, src, l)
 		return
 	}
 	mulAddLanes(dst, a, aT, m, k, cols, c0, src, l)

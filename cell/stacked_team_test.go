@@ -41,10 +41,7 @@ func TestStackedTeamSameBits(t *testing.T) {
 	s := randomStacked(t, rng, 8, 32, 2, true, 3, 2, true)
 	steps, n := 23, 37
 	x := randomStackedInput(rng, steps, 8)
-	alphas, weights := make([]float64, n), make([]float64, n)
-	for k := range n {
-		alphas[k], weights[k] = (float64(k)+0.5)/float64(n), 1/float64(n)
-	}
+	alphas, weights := midpointRule(n)
 	choose := func([]float64) (int, error) { return 0, nil }
 	ctx := context.Background()
 	r, _ := NewStackedRunner(s)
@@ -81,10 +78,7 @@ func TestStackedTeamAllocs(t *testing.T) {
 	s := randomStacked(t, rng, 8, 64, 1, false, 3, 2, true)
 	steps, n := 50, 50
 	x := randomStackedInput(rng, steps, 8)
-	alphas, weights := make([]float64, n), make([]float64, n)
-	for k := range n {
-		alphas[k], weights[k] = (float64(k)+0.5)/float64(n), 1/float64(n)
-	}
+	alphas, weights := midpointRule(n)
 	choose := func([]float64) (int, error) { return 0, nil }
 	r, _ := NewStackedRunner(s)
 	defer r.Close()

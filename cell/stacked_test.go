@@ -8,6 +8,15 @@ import (
 	"testing"
 )
 
+// midpointRule is the midpoint rule on n steps: α_k = (k + ½)/n, weight 1/n.
+func midpointRule(n int) (alphas, weights []float64) {
+	alphas, weights = make([]float64, n), make([]float64, n)
+	for k := range n {
+		alphas[k], weights[k] = (float64(k)+0.5)/float64(n), 1/float64(n)
+	}
+	return alphas, weights
+}
+
 // randomStacked returns a Stacked model with weights uniform in ±scale/√H.
 func randomStacked(t testing.TB, rng *rand.Rand, in, h, layers int, bi bool, c int, scale float64, bias bool) *Stacked {
 	t.Helper()
@@ -270,10 +279,7 @@ func testStackedAllocs(t *testing.T, rng *rand.Rand, s *Stacked) {
 	steps := 10
 	x := randomStackedInput(rng, steps, 4)
 	n := 40
-	alphas, weights := make([]float64, n), make([]float64, n)
-	for k := range n {
-		alphas[k], weights[k] = (float64(k)+0.5)/float64(n), 1/float64(n)
-	}
+	alphas, weights := midpointRule(n)
 	grad, y, y0, occ := make([]float64, steps*4), make([]float64, 3), make([]float64, 3), make([]float64, steps)
 	choose := func([]float64) (int, error) { return 1, nil }
 	ctx := context.Background()
@@ -336,10 +342,7 @@ func TestStackedCancelProgress(t *testing.T) {
 	r, _ := NewStackedRunner(s)
 	x := randomStackedInput(rng, 20, 3)
 	n := 100
-	alphas, weights := make([]float64, n), make([]float64, n)
-	for k := range n {
-		alphas[k], weights[k] = (float64(k)+0.5)/float64(n), 1/float64(n)
-	}
+	alphas, weights := midpointRule(n)
 	grad, y, y0 := make([]float64, 20*3), make([]float64, 2), make([]float64, 2)
 	choose := func([]float64) (int, error) { return 0, nil }
 	last := 0
@@ -394,10 +397,7 @@ func TestStackedBudgetHeld(t *testing.T) {
 	r, _ := NewStackedRunner(s)
 	x := randomStackedInput(rng, 30, 4)
 	n := 64
-	alphas, weights := make([]float64, n), make([]float64, n)
-	for k := range n {
-		alphas[k], weights[k] = (float64(k)+0.5)/float64(n), 1/float64(n)
-	}
+	alphas, weights := midpointRule(n)
 	grad, y, y0 := make([]float64, 30*4), make([]float64, 3), make([]float64, 3)
 	choose := func([]float64) (int, error) { return 0, nil }
 	var ref []float64

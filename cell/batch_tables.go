@@ -39,7 +39,11 @@ type tableRun struct{ j0, j1, mask, need int }
 // (tiled), which multiplies zero weights instead of skipping them, every
 // gradient is computed.
 func tablesFor(n *Network, oneHot, tiled bool) tableSet {
-	h, d := n.h, n.d
+	return tablesOf(n.wh, n.wx, n.h, n.d, oneHot, tiled)
+}
+
+// tablesOf is tablesFor for a cell's weights wh (4H×H) and wx (4H×D).
+func tablesOf(wh, wx []float64, h, d int, oneHot, tiled bool) tableSet {
 	zero := func(v []float64) bool {
 		for _, x := range v {
 			if x != 0 {
@@ -49,7 +53,7 @@ func tablesFor(n *Network, oneHot, tiled bool) tableSet {
 		return true
 	}
 	tabled := func(r int) bool {
-		return zero(n.wh[r*h:(r+1)*h]) && (oneHot || zero(n.wx[r*d:(r+1)*d]))
+		return zero(wh[r*h:(r+1)*h]) && (oneHot || zero(wx[r*d:(r+1)*d]))
 	}
 	var ts tableSet
 	some := false
@@ -60,7 +64,7 @@ func tablesFor(n *Network, oneHot, tiled bool) tableSet {
 			if tabled(r) {
 				m |= 1 << q
 			}
-			if !tiled && zero(n.wh[r*h:(r+1)*h]) && zero(n.wx[r*d:(r+1)*d]) {
+			if !tiled && zero(wh[r*h:(r+1)*h]) && zero(wx[r*d:(r+1)*d]) {
 				need &^= 1 << q
 			}
 		}
@@ -135,30 +139,43 @@ func (j *job) fillTables(w *laneWorker, l int) {
 	zero := w.zero[:hl]
 	clear(zero)
 	for k := range blocks {
-		tab := w.tab[k*g*l : (k+1)*g*l]
-		for _, run := range ts.runs {
-			if run.mask == 0 {
+		sym := k
+		if blocks == 1 {
+			sym = d // dense input: z = b
+		}
+		ts.fillBlock(w.tab[k*g*l:(k+1)*g*l], w.bias, n.wx, h, d, sym, scale, zero, w.dc, w.dcPrev, w.dh)
+	}
+}
+
+// fillBlock writes to tab (4H×l) the activations of the tabled gates
+// when symbol sym is read at the lanes' scales (sym = d: none, z = b):
+// z = b + scale·wx[r, sym] from the bias planes bias (4H×l) and wx (4H×d),
+// then the activations in place, computing exactly the tabled gates (the
+// others are read, unused, from tab itself). zero (H×l zeros) is the
+// gate step's c_{t−1}; c, tc and h (H×l each) its scratch.
+func (ts *tableSet) fillBlock(tab, bias, wx []float64, h, d, sym int, scale, zero, c, tc, hs []float64) {
+	l := len(scale)
+	hl := h * l
+	for _, run := range ts.runs {
+		if run.mask == 0 {
+			continue
+		}
+		for q := range 4 {
+			if run.mask&(1<<q) == 0 {
 				continue
 			}
-			for q := range 4 {
-				if run.mask&(1<<q) == 0 {
-					continue
-				}
-				for r := q*h + run.j0; r < q*h+run.j1; r++ {
-					row := tab[r*l : (r+1)*l]
-					copy(row, w.bias[r*l:(r+1)*l])
-					if blocks > 1 && k < d {
-						if v := n.wx[r*d+k]; v != 0 {
-							kernel.Axpy(v, scale, row)
-						}
+			for r := q*h + run.j0; r < q*h+run.j1; r++ {
+				row := tab[r*l : (r+1)*l]
+				copy(row, bias[r*l:(r+1)*l])
+				if sym < d {
+					if v := wx[r*d+sym]; v != 0 {
+						kernel.Axpy(v, scale, row)
 					}
 				}
 			}
-			// The activations in place, computing exactly the tabled
-			// gates (the others are read, unused, from tab itself).
-			o, e := run.j0*l, run.j1*l
-			kernel.GateStepTable(tab[o:], hl, tab[o:], ^run.mask&15, zero[o:e], w.dc[o:e], w.dcPrev[o:e], w.dh[o:e])
 		}
+		o, e := run.j0*l, run.j1*l
+		kernel.GateStepTable(tab[o:], hl, tab[o:], ^run.mask&15, zero[o:e], c[o:e], tc[o:e], hs[o:e])
 	}
 }
 

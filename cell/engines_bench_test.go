@@ -13,11 +13,10 @@ import (
 )
 
 // BenchmarkEngines runs the same network through both engines: the
-// Network engine (Workspace for the single passes, Batcher for IG) on the
-// suite's input, and the Stacked engine (StackedRunner on the network's
-// AsStacked form) on the input's dense rows, as package attrib runs a
-// Network it routes through AsStacked. Compare the engines with
-// benchstat -col /engine.
+// Network engine (Workspace for the single passes, Batcher for IG) and
+// the Stacked engine (StackedRunner on the network's AsStacked form), both
+// on the suite's input (one-hot, a fast path of the Stacked engine's first
+// layer, or dense). Compare the engines with benchstat -col /engine.
 func BenchmarkEngines(b *testing.B) {
 	for _, net := range []string{"sp-fsa", "bracket", "dense-h64"} {
 		for _, t := range []int{16, 256} {
@@ -66,11 +65,7 @@ func benchEngine(b *testing.B, w *bench.Workload, method, engine string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		dense, err := x.AppendDense(nil, n.Input())
-		if err != nil {
-			b.Fatal(err)
-		}
-		xd := cell.Dense(dense, x.Len())
+		xd := x // one-hot input is a fast path of the Stacked engine's first layer
 		r, err := cell.NewStackedRunner(s)
 		if err != nil {
 			b.Fatal(err)

@@ -4,11 +4,13 @@ import "slices"
 
 // AsStacked returns n as a Stacked model: one layer, one direction, the
 // head hn (the last state) and a single Linear decoder, with n's weights.
-// It computes n's function (its logits agree with n's to rounding; the two
-// engines order some sums differently) and lets the methods written for
-// Stacked models, such as DeepLIFT and contextual decomposition, run on
-// the white-box networks: the one-hot input becomes dense rows
-// (Input.AppendDense).
+// It computes n's function with n's bits on n's input: the logits, the
+// gradients, LRP with ε > 0, occlusion and IG (on one-hot input IG sums
+// each lane's input gradient, as the Batcher does; on dense rows made from
+// one-hot input, AppendDense, it sums dz first, and the last bits of IG
+// differ: TestAsStackedSameBits). It lets the methods written for Stacked
+// models, such as DeepLIFT and contextual decomposition, run on the
+// white-box networks, which read dense rows (Input.AppendDense).
 func (n *Network) AsStacked() (*Stacked, error) {
 	p := n.p
 	return NewStacked(StackedParams{

@@ -16,11 +16,17 @@ import (
 // nn.Linear, or Linear → ReLU or Tanh → Linear. Layer k+1 reads the output
 // sequence of layer k, both directions concatenated (forward first).
 // Initial states are zero. It reads dense input (an embedding layer, if
-// any, is the caller's: attribution is on the embedded input).
+// any, is the caller's: attribution is on the embedded input) and, except
+// in DeepLIFT and contextual decomposition, one-hot input: a fast path of
+// the first layer, whose gates without recurrent weights come from
+// per-symbol tables (stacked_tables.go) and whose IG sums each lane's
+// input gradient, as the Network engine does.
 //
 // A one-layer, one-direction Stacked computes what a Network with the same
-// weights computes; Network stays the engine of the white-box networks (its
-// batches exploit one-hot input and sparse weights), Stacked that of
+// weights computes, and on one-hot input the same bits (Network.AsStacked;
+// the gradient, LRP with ε > 0, occlusion and IG). Network stays the
+// engine of the white-box networks in package attrib until Stacked's
+// batches are as fast on them (BenchmarkEngines), Stacked that of
 // imported models. Like Network, a Stacked is immutable and safe for
 // concurrent use; a StackedRunner holds the buffers of one goroutine.
 type Stacked struct {
@@ -34,6 +40,7 @@ type Stacked struct {
 	k       int           // the decoder's inputs: H·dirs, or Units
 	w1, w1T []float64     // Units×(H·dirs) and its transpose (hidden layer)
 	b1      []float64     // Units (zeros without bias)
+	tabs    *tableSet     // layer 0's gates read from tables on one-hot input (stacked_tables.go), or nil
 }
 
 // StackedParams are the weights of a Stacked classifier in PyTorch's layout
@@ -143,6 +150,9 @@ func NewStacked(p StackedParams) (*Stacked, error) {
 		}
 	}
 	s.p.Wy, s.p.By = s.wy, clone(p.By)
+	if dirs == 1 {
+		s.tabs = oneHotTables(&s.cells[0], h)
+	}
 	return s, nil
 }
 

@@ -24,6 +24,19 @@ type gradSink struct {
 	seg     int
 	part    []float64
 	used    int // IG's lanes, the first of the batch; 0: every lane (stacked_split.go)
+	// perLane: the sums hold each lane's weighted input gradient W_ihᵀ·dz_t
+	// (E wide) instead of its dz_t, and their products are plain
+	// additions: the Network engine's order on one-hot input (batch_ig.go,
+	// stepBackward), whose bits the white-box networks keep.
+	perLane bool
+}
+
+// width is the number of values a sum holds per step: E or 4H.
+func (k *gradSink) width(s *Stacked) int {
+	if k.perLane {
+		return s.in
+	}
+	return 4 * s.h
 }
 
 func (r *lanes) sink(k *gradSink, d, t, steps, l int, dz []float64) {
@@ -33,6 +46,13 @@ func (r *lanes) sink(k *gradSink, d, t, steps, l int, dz []float64) {
 		e := s.in
 		kernel.AxpyRows(k.grad[t*e:(t+1)*e], s.cells[d].wih, e, dz[:g])
 		return
+	}
+	w, v := g, dz // the sums' width and what each lane adds
+	if k.perLane {
+		cl := &s.cells[d]
+		w, v = s.in, r.inputGrads(l)
+		clear(v)
+		r.mulAdd(v, cl.wihT, cl.wih, cl.terms.wihT, s.in, g, g, 0, dz, l)
 	}
 	// Each run of lanes [a, e) with the same block adds to its sum in one
 	// laneSums, lane after lane for every element: each element of a sum
@@ -48,12 +68,37 @@ func (r *lanes) sink(k *gradSink, d, t, steps, l int, dz []float64) {
 		}
 		var sum []float64
 		if k.seg > 0 {
-			sum = k.dzSum[(b*k.seg+t%k.seg)*g:]
+			sum = k.dzSum[(b*k.seg+t%k.seg)*w:]
 		} else {
-			sum = k.dzSum[((b*s.dirs+d)*steps+t)*g:]
+			sum = k.dzSum[((b*s.dirs+d)*steps+t)*w:]
 		}
-		laneSums(sum[:g], dz, l, a, e, k.wts[a:e])
+		laneSums(sum[:w], v, l, a, e, k.wts[a:e])
 		a = e
+	}
+}
+
+// inputGrads returns E×l scratch for the lanes' input gradients, made on
+// first use (one-hot IG only).
+func (r *lanes) inputGrads(l int) []float64 {
+	if len(r.gx) < r.s.in*r.l {
+		r.gx = make([]float64, r.s.in*r.l)
+	}
+	return r.gx[:r.s.in*l]
+}
+
+// addSums adds to dst (m steps of E values) the sum of m steps of d's
+// direction (one width each): W_ihᵀ·sum, or the sum itself when the sums
+// hold input gradients already (perLane).
+func (k *gradSink) addSums(s *Stacked, d int, dst, sum []float64, m int) {
+	e := s.in
+	if k.perLane {
+		kernel.Axpy(1, sum[:m*e], dst[:m*e])
+		return
+	}
+	g := 4 * s.h
+	for a := 0; a < m; a += inputBlock {
+		c := min(a+inputBlock, m)
+		kernel.MulAddRows(dst[a*e:c*e], e, s.cells[d].wih, e, sum[a*g:], g, g)
 	}
 }
 
@@ -108,7 +153,7 @@ func (r *lanes) backward(steps, l, class int, sk *gradSink) {
 					tp := order(cl.reverse, i-1, steps)
 					cPrev = tr.c[tp*hl : (tp+1)*hl]
 				}
-				r.stepBackward(cl, dz, dcPrev, dh, dc, at, tr.z[t*gl:(t+1)*gl], tr.tc[t*hl:(t+1)*hl], cPrev, i > 0, l)
+				r.stepBackward(cl, t, dz, dcPrev, dh, dc, at, tr.z[t*gl:(t+1)*gl], tr.tc[t*hl:(t+1)*hl], cPrev, i > 0, l)
 				if k > 0 {
 					bt := below[t*s.dirs*hl : (t+1)*s.dirs*hl]
 					r.mulAdd(bt, cl.wihT, cl.wih, cl.terms.wihT, cl.in, g, g, 0, dz, l)
@@ -126,11 +171,15 @@ func (r *lanes) backward(steps, l, class int, sk *gradSink) {
 // output (at, nil for none); dz and dcPrev get the gradients of the
 // pre-activations and of c_{t−1}; then, unless this is the cell's first
 // step (recur false), dh becomes W_hhᵀ·dz, the gradient of h_{t−1}.
-func (r *lanes) stepBackward(cl *stackedCell, dz, dcPrev, dh, dc, at, gates, tc, cPrev []float64, recur bool, l int) {
+func (r *lanes) stepBackward(cl *stackedCell, t int, dz, dcPrev, dh, dc, at, gates, tc, cPrev []float64, recur bool, l int) {
 	for j, v := range at {
 		dh[j] += v
 	}
-	kernel.GateBackward(dz, dcPrev, dh, dc, gates, tc, cPrev)
+	if cl.layer == 0 && r.tablesOn(0, l) {
+		r.gateBackwardTable(t, dz, dcPrev, dh, dc, gates, tc, cPrev, l)
+	} else {
+		kernel.GateBackward(dz, dcPrev, dh, dc, gates, tc, cPrev)
+	}
 	if recur {
 		h, g := r.s.h, 4*r.s.h
 		clear(dh)

@@ -30,7 +30,7 @@ func (r *StackedRunner) IntegratedGradients(ctx context.Context, x Input, choose
 		return err
 	}
 	defer r.release()
-	if err := r.checkOut(x, 0, grad); err != nil {
+	if err := r.checkOut(&x, 0, grad); err != nil {
 		return err
 	}
 	return r.integratedGradients(ctx, x, choose, alphas, weights, grad, nil, y, y0, opt)
@@ -57,13 +57,16 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 	if err != nil {
 		return err
 	}
+	if budget, err = r.rowsBudget(budget); err != nil {
+		return err
+	}
 	if err := canceled(ctx); err != nil {
 		return err
 	}
 	steps, n := x.Len(), len(alphas)
 	blocks := (n + igBlock - 1) / igBlock
-	g := 4 * s.h
-	classes := max(1, len(grads)) // the sums of each class, side by side
+	g := (&gradSink{perLane: r.perLane}).width(s) // a sum's values per step
+	classes := max(1, len(grads))                 // the sums of each class, side by side
 	sizes := func(p stackedPlan, per int) (sums, parts int) {
 		if p.split { // one slot of sums per worker
 			return p.workers * per * p.seg * g, per * steps * s.in
@@ -79,11 +82,12 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 		}
 		return igChunkBlocks(n, p.lanes, p.workers)
 	}
-	p, err := r.igPlan(steps, n, budget, maxWorkers, maxLanes, func(p stackedPlan) int64 {
+	extra := func(p stackedPlan) int64 {
 		per := chunkBlocks(p)
 		sums, parts := sizes(p, per)
 		return 8*int64(sums+parts) + int64(batchesPer(p, per, n)-1)*s.siblingBytes(p.lanes, p.nseg)
-	})
+	}
+	p, err := r.igPlan(steps, n, budget, maxWorkers, maxLanes, extra)
 	if err != nil {
 		return err
 	}
@@ -95,8 +99,40 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 	if !p.split {
 		p.workers = min(p.workers, chunks)
 	}
+	// A batch of whole-trace lanes may carry more lanes than IG steps,
+	// where they fit the budget and Lanes:
+	//   - ŷ(x) and ŷ(0), as two more lanes of a job's one batch (fused,
+	//     fusedClass), instead of a two-lane pass before it: a product
+	//     costs about the same for 52 lanes as for 50 (measured, IG sp-fsa
+	//     T = 256, BenchmarkEngines: the two-lane pass took 11 % of the
+	//     call);
+	//   - on sparse models, lanes that fill the last vector of 8 (pad), as
+	//     the Batcher's batches do: their products are an axpy per
+	//     nonzero weight into one row of lanes after another, and a row
+	//     ending in a partial vector ends in a masked store that the next
+	//     axpy's load of the row waits for (measured: 100 Axpys into one
+	//     row of 50 values 1.03 µs, of 56 values 0.68 µs).
+	items, fused, pad := p.lanes, false, false // items: IG steps per batch
+	if !p.ck && !p.split {
+		lanes := p.lanes
+		if chunks == 1 && n+2 <= maxLanes {
+			lanes, fused = n+2, true
+		}
+		if s.sparse() && roundUp8(lanes) <= maxLanes {
+			lanes, pad = roundUp8(lanes), true
+		}
+		fp := p
+		fp.lanes = lanes
+		if cost := s.sharedBytes(fp, steps) + int64(fp.workers)*(s.laneCost(fp, steps)+extra(p)); cost <= budget && s.laneCost(fp, steps) <= fullTraceMax {
+			p = fp
+		} else {
+			fused, pad = false, false
+		}
+	}
 	sums, parts := sizes(p, per)
 	pool := r.workers(p, steps, sums, parts, batchesPer(p, per, n)-1, budget-s.sharedBytes(p, steps))
+	setSymbols(pool, r.syms)
+	defer setSymbols(pool, nil)
 	r.setInput(x, p, pool)
 	r.lend(pool, maxWorkers)
 	defer r.lend(pool, 0)
@@ -105,12 +141,14 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 
 	job := &r.ig
 	*job = igJob{r: r.runnerState, ctx: ctx, x: x, alphas: alphas, weights: weights, grad: grad, grads: grads,
-		steps: steps, lanes: p.lanes, per: per, chunks: chunks, segSums: !p.longSums, prog: progress{fn: opt.Progress, total: n}}
+		steps: steps, lanes: items, per: per, chunks: chunks, segSums: !p.longSums, perLane: r.perLane, pad: pad, prog: progress{fn: opt.Progress, total: n}}
 	job.cond.L = &job.mu
 	for c := range job.classes() {
 		clear(job.sum(c))
 	}
-	if p.split { // ŷ(x), ŷ(0) and the class come within the job
+	if fused {
+		job.fused, job.choose, job.y, job.y0 = true, choose, y, y0
+	} else if p.split { // ŷ(x), ŷ(0) and the class come within the job
 		job.pool, job.choose, job.y, job.y0 = pool, choose, y, y0
 		for _, wk := range pool {
 			wk.swept = 0
@@ -155,6 +193,27 @@ func (r *StackedRunner) logitsAndClass(x Input, p stackedPlan, first *lanes, cho
 	}
 	job.class = class
 	return checkClass(class, s.c)
+}
+
+// fusedClass takes ŷ(x) and ŷ(0) from lanes l and l+1 of lr's batch of
+// lanes, their logits as logitsAndClass's two-lane pass computes them (a
+// lane's operations do not depend on the others), and sets the class:
+// choose(y) (none with choose nil).
+func (j *igJob) fusedClass(lr *lanes, l, lanes int) error {
+	c := j.r.s.c
+	for k := range c {
+		j.y[k] = lr.logitsBuf[k*lanes+l]
+		j.y0[k] = lr.logitsBuf[k*lanes+l+1]
+	}
+	if j.choose == nil {
+		return nil
+	}
+	class, err := j.choose(j.y)
+	if err != nil {
+		return err
+	}
+	j.class = class
+	return checkClass(class, c)
 }
 
 // igBlock is the number of IG steps whose weighted dz one sum collects.
@@ -216,7 +275,10 @@ type igJob struct {
 	steps, lanes    int
 	per, chunks     int
 	segSums         bool      // checkpointed lanes: dz summed per segment (gradSink.seg)
+	perLane         bool      // one-hot input: the sums hold input gradients (gradSink.perLane)
 	pool            []*worker // a split plan's workers, in order (nil: a chunk each)
+	fused           bool      // one batch, with ŷ(x) and ŷ(0) as two more lanes (fusedClass)
+	pad             bool      // batches fill their last vector of 8 lanes with lanes of α = 0
 	// A split plan's class: choose(y) once y and y0 are in (classReady).
 	choose           func(y []float64) (int, error)
 	y, y0            []float64
@@ -303,12 +365,13 @@ func (j *igJob) scaleLanes(lr *lanes, b0, l int) {
 // chunk computes the blocks' products of chunk c into wk.part.
 func (j *igJob) chunk(wk *worker, c int) error {
 	s := j.r.s
-	steps, g, e := j.steps, 4*s.h, s.in
+	steps, e := j.steps, s.in
 	k0 := c * j.per * igBlock
 	k1 := min(len(j.alphas), k0+j.per*igBlock)
 	nb := (k1 - k0 + igBlock - 1) / igBlock
 	lr := wk.r
-	var sk gradSink
+	sk := gradSink{perLane: j.perLane}
+	g := sk.width(s)
 	// Several classes (IntegratedGradientsAll) only on whole-trace lanes:
 	// each batch's forward pass, then each class's backward pass into that
 	// class's sums (block b of class k is block k·nb + b).
@@ -334,14 +397,30 @@ func (j *igJob) chunk(wk *worker, c int) error {
 		b1 := min(k1, b0+j.lanes)
 		l := b1 - b0
 		j.scaleLanes(lr, b0, l)
-		lr.forward(j.r.u, steps, l)
+		lanes := l
+		if j.fused {
+			for i, a := range []float64{1, 0} {
+				lr.scale[l+i], lr.occluded[l+i] = float64(j.x.scale*a), -1
+			}
+			lanes += 2
+		}
+		for ; j.pad && lanes < min(roundUp8(lanes), lr.l); lanes++ {
+			lr.scale[lanes], lr.occluded[lanes] = 0, -1
+		}
+		sk.used = l // 0 where lanes == l: every lane
+		lr.forward(j.r.u, steps, lanes)
+		if j.fused {
+			if err := j.fusedClass(lr, l, lanes); err != nil {
+				return err
+			}
+		}
 		sk.wts = j.weights[b0:b1]
 		sk.blockOf = lr.blockOf(b0-k0, l)
 		for k := range classes {
 			if classes > 1 {
 				sk.dzSum = sums[k*size : (k+1)*size]
 			}
-			lr.backward(steps, l, j.classOf(k), &sk)
+			lr.backward(steps, lanes, j.classOf(k), &sk)
 		}
 		if err := canceled(j.ctx); err != nil {
 			return err // the pass may have been cut short (wk.stop)
@@ -356,11 +435,7 @@ func (j *igJob) chunk(wk *worker, c int) error {
 	for b := range classes * nb {
 		pb := part[b*steps*e : (b+1)*steps*e]
 		for d := range s.dirs {
-			sum := sums[(b*s.dirs+d)*steps*g : (b*s.dirs+d+1)*steps*g]
-			for t0 := 0; t0 < steps; t0 += inputBlock {
-				t1 := min(t0+inputBlock, steps)
-				kernel.MulAddRows(pb[t0*e:t1*e], e, s.cells[d].wih, e, sum[t0*g:], g, g)
-			}
+			sk.addSums(s, d, pb, sums[(b*s.dirs+d)*steps*g:(b*s.dirs+d+1)*steps*g], steps)
 		}
 	}
 	return nil
@@ -440,7 +515,7 @@ func (r *StackedRunner) Occlusion(ctx context.Context, x Input, class int, out [
 		return err
 	}
 	defer r.release()
-	if err := r.check(x); err != nil {
+	if err := r.input(&x); err != nil {
 		return err
 	}
 	if err := checkClass(class, r.s.c); err != nil {
@@ -464,6 +539,9 @@ func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out [
 	if err != nil {
 		return err
 	}
+	if budget, err = r.rowsBudget(budget); err != nil {
+		return err
+	}
 	if err := canceled(ctx); err != nil {
 		return err
 	}
@@ -472,6 +550,8 @@ func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out [
 		return err
 	}
 	pool := r.workers(p, steps, 0, 0, 0, budget-s.sharedBytes(p, steps))
+	setSymbols(pool, r.syms)
+	defer setSymbols(pool, nil)
 	r.setInput(x, p, pool)
 	r.lend(pool, maxWorkers)
 	defer r.lend(pool, 0)

@@ -153,6 +153,7 @@ func (ck *checkpoints) segAt(reverse bool, i int) int { return order(reverse, i,
 func (r *lanes) forwardCk(l int) {
 	s, ck := r.s, r.ck
 	r.broadcastBiases(l)
+	r.fillTables(l)
 	for ci := range ck.tag {
 		ck.tag[ci] = -1
 	}
@@ -468,7 +469,7 @@ func (r *lanes) backSegment(ci, sg int, above, dh, dc, dcPrev, below []float64, 
 		} else {
 			recur = false
 		}
-		r.stepBackward(cl, dz, dcPrev, dh, dc, at, tr.z[j*gl:(j+1)*gl], tr.tc[j*hl:(j+1)*hl], cPrev, recur, l)
+		r.stepBackward(cl, t0+j, dz, dcPrev, dh, dc, at, tr.z[j*gl:(j+1)*gl], tr.tc[j*hl:(j+1)*hl], cPrev, recur, l)
 		if below != nil {
 			r.mulAdd(below[j*dirs*hl:(j+1)*dirs*hl], cl.wihT, cl.wih, cl.terms.wihT, cl.in, g, g, 0, dz, l)
 		} else if sk != nil && cl.layer == 0 {
@@ -517,16 +518,13 @@ func (r *lanes) headSeqSeg(dv, seq []float64, t0, t1, l int) {
 // and clears the sums.
 func (r *lanes) flushSums(sk *gradSink, d, sg, nb int) {
 	s, ck := r.s, r.ck
-	g, e := 4*s.h, s.in
+	w, e := sk.width(s), s.in
 	t0, t1 := ck.segRange(sg)
 	size := ck.steps * e
 	for b := range nb {
-		sum := sk.dzSum[b*sk.seg*g:]
+		sum := sk.dzSum[b*sk.seg*w:]
 		pb := sk.part[b*size : (b+1)*size]
-		for a := t0; a < t1; a += inputBlock {
-			c := min(a+inputBlock, t1)
-			kernel.MulAddRows(pb[a*e:c*e], e, s.cells[d].wih, e, sum[(a-t0)*g:], g, g)
-		}
-		clear(sum[:(t1-t0)*g])
+		sk.addSums(s, d, pb[t0*e:t1*e], sum, t1-t0)
+		clear(sum[:(t1-t0)*w])
 	}
 }

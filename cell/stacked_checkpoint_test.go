@@ -295,3 +295,60 @@ func TestSplitAllClasses(t *testing.T) {
 		restore()
 	}
 }
+
+// One whole-trace batch takes ŷ(x) and ŷ(0) as two more lanes (fused):
+// IG, IG of every class and both logits have the bits of the plan whose
+// lanes cap leaves no room for them (a two-lane pass first), choose sees
+// the logits of x, and its error, or a class out of range, ends the call
+// with that error.
+func TestFusedClassSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(47, 48))
+	ctx := context.Background()
+	for _, hc := range headCases() {
+		s := randomHeadStacked(t, rng, 3, 5, 4, hc)
+		x := randomStackedInput(rng, 19, 3)
+		size := x.Len() * 3
+		const n = 37
+		alphas, weights := randomRule(rng, n)
+		r := mustRunner(t, s)
+		fused, apart := BatchOptions{Workers: 1}, BatchOptions{Workers: 1, Lanes: n}
+		var seen []float64
+		choose := func(y []float64) (int, error) {
+			seen = append(seen[:0], y...)
+			return 2, nil
+		}
+		run := func(opt BatchOptions) (grad, y, y0 []float64) {
+			grad, y, y0 = make([]float64, size), make([]float64, 4), make([]float64, 4)
+			if err := r.IntegratedGradients(ctx, x, choose, alphas, weights, grad, y, y0, opt); err != nil {
+				t.Fatal(err)
+			}
+			return grad, y, y0
+		}
+		g1, y1, y01 := run(fused)
+		assertSameBits(t, fmt.Sprintf("%v choose's logits", hc), seen, y1)
+		g2, y2, y02 := run(apart)
+		assertSameBits(t, fmt.Sprintf("%v IG", hc), g1, g2)
+		assertSameBits(t, fmt.Sprintf("%v y", hc), y1, y2)
+		assertSameBits(t, fmt.Sprintf("%v y0", hc), y01, y02)
+		all1, all2 := perClass(4, size), perClass(4, size)
+		if err := r.IntegratedGradientsAll(ctx, x, alphas, weights, all1, y1, y01, fused); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.IntegratedGradientsAll(ctx, x, alphas, weights, all2, y2, y02, apart); err != nil {
+			t.Fatal(err)
+		}
+		for c := range 4 {
+			assertSameBits(t, fmt.Sprintf("%v IG all, class %d", hc, c), all1[c], all2[c])
+		}
+		assertSameBits(t, fmt.Sprintf("%v IG all, y and y0", hc), append(y1, y01...), append(y2, y02...))
+		bad := errors.New("no class")
+		if err := r.IntegratedGradients(ctx, x, func([]float64) (int, error) { return 0, bad }, alphas, weights, g1, y1, y01, fused); err != bad {
+			t.Fatalf("%v: a failing choose: error %v, want %v", hc, err, bad)
+		}
+		if err := r.IntegratedGradients(ctx, x, func([]float64) (int, error) { return 4, nil }, alphas, weights, g1, y1, y01, fused); err == nil {
+			t.Fatalf("%v: class 4 of 4: no error", hc)
+		}
+		g3, _, _ := run(fused) // the runner is usable after a failed call
+		assertSameBits(t, fmt.Sprintf("%v IG after the failures", hc), g3, g2)
+	}
+}

@@ -40,7 +40,7 @@ func (r *StackedRunner) GradientAll(ctx context.Context, x Input, grads [][]floa
 		return nil, err
 	}
 	defer r.release()
-	if err := r.check(x); err != nil {
+	if err := r.input(&x); err != nil {
 		return nil, err
 	}
 	if err := checkClasses(grads, r.s.c, x.Len()*r.s.in, "gradient"); err != nil {
@@ -72,7 +72,7 @@ func (r *StackedRunner) LRPAll(ctx context.Context, x Input, eps, biasFactor flo
 		return nil, err
 	}
 	defer r.release()
-	if err := r.check(x); err != nil {
+	if err := r.input(&x); err != nil {
 		return nil, err
 	}
 	if err := checkClasses(rels, r.s.c, x.Len()*r.s.in, "relevance"); err != nil {
@@ -122,7 +122,7 @@ func (r *StackedRunner) IntegratedGradientsAll(ctx context.Context, x Input, alp
 		return err
 	}
 	defer r.release()
-	if err := r.check(x); err != nil {
+	if err := r.input(&x); err != nil {
 		return err
 	}
 	if err := checkClasses(grads, r.s.c, x.Len()*r.s.in, "gradient"); err != nil {
@@ -139,7 +139,7 @@ func (r *StackedRunner) OcclusionAll(ctx context.Context, x Input, outs [][]floa
 		return err
 	}
 	defer r.release()
-	if err := r.check(x); err != nil {
+	if err := r.input(&x); err != nil {
 		return err
 	}
 	if err := checkClasses(outs, r.s.c, x.Len(), "occlusion"); err != nil {

@@ -102,7 +102,10 @@ func (r *StackedRunner) deepLIFT(x, ref Input, choose func([]float64) (int, erro
 	if choose != nil {
 		class = 0 // checked after the choice
 	}
-	if err := r.checkOut(x, class, contrib); err != nil {
+	if err := r.check(x); err != nil { // dense rows only
+		return nil, nil, err
+	}
+	if err := r.checkOut(&x, class, contrib); err != nil {
 		return nil, nil, err
 	}
 	d, err := r.deepLIFTInput(x, ref)

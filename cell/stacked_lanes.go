@@ -39,6 +39,8 @@ type lanes struct {
 	dh, dc    []float64 // H×l
 	dcPrev    []float64 // H×l
 	dz        []float64 // 4H×l
+	gx        []float64 // E×l: one-hot IG's input gradients (inputGrads)
+	tb        laneTables
 	dOut      [2][]float64
 	lin       []float64   // C×l
 	scale     []float64   // l: the factor of layer 0's input products per lane
@@ -146,6 +148,7 @@ func (r *lanes) forward(u []float64, steps, l int) {
 	h, g := s.h, 4*s.h
 	hl, gl := h*l, g*l
 	r.broadcastBiases(l)
+	r.fillTables(l)
 	from := 0
 	if r.prefix != nil {
 		from = r.from
@@ -195,6 +198,10 @@ func (r *lanes) stepForward(ci, t int, z, ut, in0, in1, hPrev, cPrev, zg, c, tc,
 	s := r.s
 	cl := &s.cells[ci]
 	g, hd := 4*s.h, s.h
+	if r.tablesOn(ci, l) {
+		r.stepForwardTable(t, z, ut, hPrev, cPrev, c, tc, h, l)
+		return
+	}
 	if cl.layer == 0 {
 		// z = b + s_j·u_t per lane: fma(u, s_j, b), and b alone where u = 0
 		// or the lane's row is occluded. fma(u, 0, b) is b, since b is

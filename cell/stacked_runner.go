@@ -44,14 +44,19 @@ type runnerState struct {
 	light  *lanes    // one checkpointed lane: Logits of long inputs
 	prefix *lanes    // one lane, the whole trace: occlusion's unoccluded pass (stacked_prefix.go)
 	u      []float64 // dirs×T×4H: layer 0's input products of the current input
-	xs     []float64 // T×E: a scaled input as the model reads it (LRP)
-	dl     *deepLIFTState
-	pool   []*worker
-	team   *team // worker 0's helpers when a job has fewer workers than cores
-	gsink  gradSink
-	ig     igJob
-	occ    occJob
-	wg     sync.WaitGroup // the helpers running the current job
+	oh     []float64 // T×E: a one-hot input's rows, made dense (input)
+	// perLane: the current input is one-hot; IG sums each lane's W_ihᵀ·dz
+	// (E wide, the Network engine's order) instead of dz (gradSink.perLane).
+	perLane bool
+	syms    []int     // the one-hot input's symbols, for layer 0's tables (nil: dense)
+	xs      []float64 // T×E: a scaled input as the model reads it (LRP)
+	dl      *deepLIFTState
+	pool    []*worker
+	team    *team // worker 0's helpers when a job has fewer workers than cores
+	gsink   gradSink
+	ig      igJob
+	occ     occJob
+	wg      sync.WaitGroup // the helpers running the current job
 }
 
 // task is a job the workers share: IG's chunks or occlusion's batches.
@@ -103,7 +108,7 @@ func (r *StackedRunner) Release() error {
 	for _, wk := range r.pool {
 		wk.r, wk.sib, wk.dzSum, wk.part = nil, nil, nil, nil // an ending goroutine may still hold wk
 	}
-	r.pool, r.one, r.light, r.prefix, r.u, r.xs, r.dl, r.gsink = nil, nil, nil, nil, nil, nil, nil, gradSink{}
+	r.pool, r.one, r.light, r.prefix, r.u, r.xs, r.oh, r.syms, r.dl, r.gsink = nil, nil, nil, nil, nil, nil, nil, nil, nil, gradSink{}
 	return nil
 }
 
@@ -185,12 +190,49 @@ func (r *StackedRunner) acquire() error {
 
 func (r *StackedRunner) release() { r.inUse.Store(false) }
 
-// check validates x for the model: dense, T×E, finite.
+// check validates x for the model: dense, T×E, finite (DeepLIFT and
+// contextual decomposition, which read dense rows only).
 func (r *StackedRunner) check(x Input) error {
 	if x.IsOneHot() && x.Len() > 0 {
-		return errors.New("cell: a Stacked model reads dense input (embed the tokens first)")
+		return errors.New("cell: a Stacked model reads dense input here (embed the tokens first)")
 	}
 	return x.check(r.s.in)
+}
+
+// input validates *x for the model (T×E, finite) and, when it is one-hot,
+// replaces it by its rows made dense in r.oh (1 at each symbol, the scale
+// kept: the same bits as the one-hot rows) and sets r.perLane, so that IG
+// sums each lane's input gradient in the order of the Network engine
+// (gradSink.perLane). The rows take 8·T·E bytes, refused past the one-lane
+// trace of the input (TraceBytes), which the caller bounds; the batched
+// methods count them in their budget (rowsBudget).
+func (r *StackedRunner) input(x *Input) error {
+	r.perLane, r.syms = false, nil
+	if err := x.check(r.s.in); err != nil {
+		return err
+	}
+	if !x.IsOneHot() || x.Len() == 0 {
+		return nil
+	}
+	steps, e := x.Len(), r.s.in
+	if need, limit := 8*int64(steps)*int64(e), r.s.TraceBytes(steps); need > limit {
+		return fmt.Errorf("cell: a one-hot input of %d steps over %d features takes %d bytes of dense rows, more than its trace (%d bytes); embed it first", steps, e, need, limit)
+	}
+	n := steps * e
+	if cap(r.oh) < n {
+		r.oh = make([]float64, n)
+	}
+	r.oh = r.oh[:n]
+	clear(r.oh)
+	for t, sym := range x.symbols {
+		if sym >= 0 {
+			r.oh[t*e+sym] = 1
+		}
+	}
+	r.syms = x.symbols
+	*x = Input{dense: r.oh, scale: x.scale, t: steps}
+	r.perLane = true
+	return nil
 }
 
 // prepare computes the input products of x's rows, unscaled.
@@ -282,7 +324,7 @@ func (r *StackedRunner) Forward(x Input) ([]float64, error) {
 		return nil, err
 	}
 	defer r.release()
-	if err := r.check(x); err != nil {
+	if err := r.input(&x); err != nil {
 		return nil, err
 	}
 	r.single(x)
@@ -297,7 +339,7 @@ func (r *StackedRunner) Logits(x Input, y []float64) error {
 		return err
 	}
 	defer r.release()
-	if err := r.check(x); err != nil {
+	if err := r.input(&x); err != nil {
 		return err
 	}
 	if len(y) != r.s.c {
@@ -321,8 +363,9 @@ func (r *StackedRunner) Logits(x Input, y []float64) error {
 	return nil
 }
 
-func (r *StackedRunner) checkOut(x Input, class int, out []float64) error {
-	if err := r.check(x); err != nil {
+// checkOut is input for a method writing T×E values of class to out.
+func (r *StackedRunner) checkOut(x *Input, class int, out []float64) error {
+	if err := r.input(x); err != nil {
 		return err
 	}
 	if err := checkClass(class, r.s.c); err != nil {
@@ -341,7 +384,7 @@ func (r *StackedRunner) Gradient(x Input, class int, grad []float64) ([]float64,
 		return nil, err
 	}
 	defer r.release()
-	if err := r.checkOut(x, class, grad); err != nil {
+	if err := r.checkOut(&x, class, grad); err != nil {
 		return nil, err
 	}
 	r.single(x)
@@ -382,7 +425,7 @@ func (r *StackedRunner) LRP(x Input, class int, eps, biasFactor float64, rel []f
 		return Relevance{}, err
 	}
 	defer r.release()
-	if err := r.checkOut(x, class, rel); err != nil {
+	if err := r.checkOut(&x, class, rel); err != nil {
 		return Relevance{}, err
 	}
 	if !(eps >= 0 && eps <= MaxEpsilon) {

@@ -60,3 +60,7 @@ func mulAddSparse(dst []float64, sp *sparseTerms, r0, r1, k, c0 int, src []float
 		}
 	}
 }
+
+// sparse reports whether the first layer's recurrent product runs on
+// sparse terms (an axpy per nonzero weight).
+func (s *Stacked) sparse() bool { return s.cells[0].terms.whh != nil }

@@ -65,8 +65,9 @@ func (j *igJob) splitLanes(wk *worker, q int) error {
 	b0, b1 := splitRange(q, w, n)
 	l := b1 - b0
 	lr, ck := wk.r, wk.r.ck
-	g, nb := 4*s.h, (n+igBlock-1)/igBlock
-	slot := nb * ck.seg * g
+	sk := gradSink{seg: ck.seg, perLane: j.perLane}
+	nb := (n + igBlock - 1) / igBlock
+	slot := nb * ck.seg * sk.width(s)
 	if q == 0 {
 		clear(owner.dzSum[:w*slot]) // before anyone's first segment
 	}
@@ -95,7 +96,7 @@ func (j *igJob) splitLanes(wk *worker, q int) error {
 	if err := canceled(j.ctx); err != nil {
 		return err
 	}
-	sk := gradSink{wts: j.weights[b0:b1], blockOf: lr.blockOf(b0, l), seg: ck.seg, part: part, used: l}
+	sk.wts, sk.blockOf, sk.part, sk.used = j.weights[b0:b1], lr.blockOf(b0, l), part, l
 	k := 0 // segments swept so far, every direction
 	for d := range s.dirs {
 		lr.startSweep(0, d, lanes)

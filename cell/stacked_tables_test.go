@@ -1,0 +1,65 @@
+package cell
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestStackedTablesSameBits checks layer 0's tables on one-hot input
+// (stacked_tables.go) against the same model without them: IG (one class
+// and every class) and occlusion, with whole traces and checkpoints,
+// several lane counts and workers, on models whose first layer has gate
+// rows without recurrent weights: dense otherwise, sparse (backprop then
+// skips the gradients of gates without any weight), and with a layer
+// above.
+func TestStackedTablesSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 21))
+	for _, c := range []struct {
+		e, h, layers int
+		sparse       bool
+	}{{5, 9, 1, false}, {6, 8, 1, true}, {4, 7, 2, true}, {3, 10, 2, false}} {
+		s := randomStacked(t, rng, c.e, c.h, c.layers, false, 3, 2, true)
+		if c.sparse {
+			s = sparsify(s, rng)
+		}
+		p := s.Params()
+		whh := p.Cells[0].Whh
+		for r := range 4 * c.h { // about half the rows of layer 0 without recurrent weights
+			if rng.IntN(2) == 0 || r%c.h == 0 {
+				clear(whh[r*c.h : (r+1)*c.h])
+			}
+		}
+		if c.sparse { // and some without any weight
+			clear(p.Cells[0].Wih[:c.e])
+			clear(whh[:c.h])
+		}
+		s, err := NewStacked(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.tabs == nil {
+			t.Fatalf("%+v: no tables", c)
+		}
+		noTables := *s
+		noTables.tabs = nil
+		steps := 90
+		syms := make([]int, steps)
+		for i := range syms {
+			syms[i] = rng.IntN(c.e+1) - 1 // −1: no symbol
+		}
+		alphas, weights := randomRule(rng, 50)
+		for xi, x := range []Input{OneHot(syms), ScaledOneHot(syms, 1.3)} {
+			for _, opt := range []BatchOptions{{Lanes: 8, Workers: 1}, {Lanes: 16}, {Lanes: 3}, {}, {Budget: 1 << 17, Workers: 1}, {Budget: 1 << 18}} {
+				name := fmt.Sprintf("%+v/x%d/%+v", c, xi, opt)
+				got, want := stackedResults(t, s, x, alphas, weights, opt), stackedResults(t, &noTables, x, alphas, weights, opt)
+				for i := range want {
+					if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+						t.Fatalf("%s: value %d is %v with tables, %v without", name, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

@@ -5,7 +5,8 @@ import "slices"
 // AsStacked returns n as a Stacked model: one layer, one direction, the
 // head hn (the last state) and a single Linear decoder, with n's weights.
 // It computes n's function with n's bits on n's input: the logits, the
-// gradients, LRP with ε > 0, occlusion and IG (on one-hot input IG sums
+// gradients, LRP (with the Network's definition, see Network.LRP), occlusion
+// and IG (on one-hot input IG sums
 // each lane's input gradient, as the Batcher does; on dense rows made from
 // one-hot input, AppendDense, it sums dz first, and the last bits of IG
 // differ: TestAsStackedSameBits). It lets the methods written for Stacked
@@ -13,11 +14,16 @@ import "slices"
 // white-box networks, which read dense rows (Input.AppendDense).
 func (n *Network) AsStacked() (*Stacked, error) {
 	p := n.p
-	return NewStacked(StackedParams{
+	s, err := NewStacked(StackedParams{
 		Input: p.Input, Hidden: p.Hidden, Layers: 1, Classes: p.Classes,
 		Cells: []StackedCell{{Wih: p.Wx, Whh: p.Wh, B: p.B}},
 		Wy:    p.Wy, By: p.By, Head: HeadHN,
 	})
+	if err != nil {
+		return nil, err
+	}
+	s.netLRP = true // LRP keeps the Network's definition (Network.LRP)
+	return s, nil
 }
 
 // AppendDense appends x's T×d values, as a model with d input features

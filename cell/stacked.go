@@ -23,8 +23,8 @@ import (
 // input gradient, as the Network engine does.
 //
 // A one-layer, one-direction Stacked computes what a Network with the same
-// weights computes, and on one-hot input the same bits (Network.AsStacked;
-// the gradient, LRP with ε > 0, occlusion and IG). Network stays the
+// weights computes, and as Network.AsStacked the same bits on the same
+// input (the logits, gradients, LRP, occlusion and IG). Network stays the
 // engine of the white-box networks in package attrib until Stacked's
 // batches are as fast on them (BenchmarkEngines), Stacked that of
 // imported models. Like Network, a Stacked is immutable and safe for
@@ -41,6 +41,10 @@ type Stacked struct {
 	w1, w1T []float64     // Units×(H·dirs) and its transpose (hidden layer)
 	b1      []float64     // Units (zeros without bias)
 	tabs    *tableSet     // layer 0's gates read from tables on one-hot input (stacked_tables.go), or nil
+	// netLRP: LRP as Network.LRP defines it (AsStacked): the decoder's
+	// denominator is W_y·h, its bias left out; the bias factor is 0; and
+	// Relevance.Bias is Σ_t Σ_j b_gj·q_j, the biases' share of g.
+	netLRP bool
 }
 
 // StackedParams are the weights of a Stacked classifier in PyTorch's layout

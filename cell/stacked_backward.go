@@ -201,6 +201,9 @@ func (r *lanes) lrp(x []float64, steps, class int, eps, bf float64, rel []float6
 	run := lrpRun{x: x, steps: steps, class: class, eps: eps, bf: bf, rel: rel}
 	// The decoder: lrp_linear(its input, W_yᵀ, b_y, ŷ, ŷ_c·onehot(c), N).
 	run.decoderShare, run.decoderBias = s.headDecoderShare(y, s.by[class], eps, bf)
+	if s.netLRP { // Network.LRP's decoder: ŷ_c/(z_c ± ε), z_c = W_y·h
+		run.decoderShare, run.decoderBias, run.netBias = y/stabilize(r.lin[class], eps), 0, true
+	}
 	var seq []float64
 	if s.p.Head.dense() {
 		seq = r.dOut[top&1][:steps*h*dirs]
@@ -226,6 +229,9 @@ func (r *lanes) lrp(x []float64, steps, class int, eps, bf float64, rel []float6
 		inputs += v
 	}
 	out.Bias = out.Output - inputs - out.Initial
+	if run.netBias {
+		out.Bias = run.gBias
+	}
 	return out
 }
 
@@ -239,6 +245,8 @@ type lrpRun struct {
 	rel, above, below         []float64
 	decoderShare, decoderBias float64
 	relV                      []float64 // the relevance of the head's output v
+	netBias                   bool      // Stacked.netLRP: gBias sums Σ_j b_gj·q_j over the steps
+	gBias                     float64
 }
 
 // lrpCell runs Arras et al.'s loop over direction d of layer k, from the
@@ -272,6 +280,11 @@ func (r *lanes) lrpCell(run *lrpRun, k, d int, top bool) float64 {
 			cPrev, hPrev = tr.c[tp*h:(tp+1)*h], tr.hs[tp*h:(tp+1)*h]
 		}
 		kx := r.lrpGate(run, cl, tr.z[t*g:(t+1)*g], tr.c[t*h:(t+1)*h], tr.zg[t*h:(t+1)*h], cPrev)
+		if run.netBias {
+			for j, b := range cl.b[2*h : 3*h] {
+				run.gBias += float64(b * q[j])
+			}
+		}
 		// x_t: lrp_linear(x_t, W_gᵀ, b_g, z_g, R_g, H+in).
 		var xt, dst []float64
 		if k > 0 {

@@ -81,11 +81,8 @@ func (r *StackedRunner) LRPAll(ctx context.Context, x Input, eps, biasFactor flo
 	if len(outs) != r.s.c {
 		return nil, fmt.Errorf("cell: %d Relevance values, want one per class, C = %d", len(outs), r.s.c)
 	}
-	if !(eps >= 0 && eps <= MaxEpsilon) {
-		return nil, fmt.Errorf("cell: LRP epsilon %v must be in [0, %g]", eps, MaxEpsilon)
-	}
-	if !(biasFactor >= 0 && biasFactor <= 1) {
-		return nil, fmt.Errorf("cell: LRP bias factor %v must be in [0, 1]", biasFactor)
+	if err := r.s.checkLRP(eps, biasFactor); err != nil {
+		return nil, err
 	}
 	err = r.withStop(ctx, func() error {
 		r.single(x)

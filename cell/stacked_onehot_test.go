@@ -12,9 +12,11 @@ import (
 
 // TestStackedOneHotSameBits runs the white-box networks' AsStacked form on
 // their one-hot input and compares it bit for bit with the Network engine
-// on the same input: the logits, every class's gradient and LRP (ε > 0),
-// occlusion, and Integrated Gradients (one class and every class) with
-// whole traces, checkpoints, several workers and lane caps. On one-hot
+// on the same input: the logits; every class's gradient and LRP (ε > 0
+// and ε = 0, with the Network's decoder and bias share; errors where the
+// Network fails), one class at a time and all at once; occlusion; and
+// Integrated Gradients (one class and every class) with whole traces,
+// checkpoints, several workers and lane caps. On one-hot
 // input the Stacked engine sums each lane's W_ihᵀ·dz_k as the Batcher
 // does, so IG keeps the Network's bits (on dense rows it sums dz_k first:
 // TestAsStackedSameBits).
@@ -99,14 +101,50 @@ func TestStackedOneHotSameBits(t *testing.T) {
 				if s := firstDiff(gN, gS); s != "" {
 					t.Errorf("%s Gradient class %d: %s", at, k, s)
 				}
-				oN, eN := n.LRP(ws, x, k, cell.DefaultEpsilon, gN)
-				oS, eS := r.LRP(x, k, cell.DefaultEpsilon, 0, gS)
-				if eN != nil || eS != nil {
-					t.Fatalf("%s LRP class %d: %v, %v", at, k, eN, eS)
+				for _, eps := range []float64{cell.DefaultEpsilon, 0} {
+					oN, eN := n.LRP(ws, x, k, eps, gN)
+					oS, eS := r.LRP(x, k, eps, 0, gS)
+					if (eN == nil) != (eS == nil) {
+						t.Fatalf("%s LRP class %d ε = %v: errors %v and %v", at, k, eps, eN, eS)
+					}
+					if eN != nil {
+						continue // a zero denominator with ε = 0, on both
+					}
+					if s := firstDiff(append(gN, relBits(oN)...), append(gS, relBits(oS)...)); s != "" {
+						t.Errorf("%s LRP class %d ε = %v: %s", at, k, eps, s)
+					}
 				}
-				if s := firstDiff(append(gN, oN.Output, oN.Initial), append(gS, oS.Output, oS.Initial)); s != "" {
-					t.Errorf("%s LRP class %d: %s", at, k, s)
+			}
+			// Every class at once.
+			allN, allS := make([][]float64, c), make([][]float64, c)
+			for q := range c {
+				allN[q], allS[q] = make([]float64, steps*d), make([]float64, steps*d)
+			}
+			if _, err := n.GradientAll(ctx, ws, x, allN); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.GradientAll(ctx, x, allS); err != nil {
+				t.Fatal(err)
+			}
+			for q := range c {
+				if s := firstDiff(allN[q], allS[q]); s != "" {
+					t.Errorf("%s GradientAll class %d: %s", at, q, s)
 				}
+			}
+			relsN, relsS := make([]cell.Relevance, c), make([]cell.Relevance, c)
+			if _, err := n.LRPAll(ctx, ws, x, cell.DefaultEpsilon, allN, relsN); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.LRPAll(ctx, x, cell.DefaultEpsilon, 0, allS, relsS); err != nil {
+				t.Fatal(err)
+			}
+			for q := range c {
+				if s := firstDiff(append(allN[q], relBits(relsN[q])...), append(allS[q], relBits(relsS[q])...)); s != "" {
+					t.Errorf("%s LRPAll class %d: %s", at, q, s)
+				}
+			}
+			if _, err := r.LRP(x, 0, cell.DefaultEpsilon, 1, gS); err == nil {
+				t.Errorf("%s: LRP with bias factor 1 on a Network's Stacked form: no error", at)
 			}
 			occN, occS := make([]float64, steps), make([]float64, steps)
 			if err := b.Occlusion(ctx, x, c-1, occN, cell.BatchOptions{}); err != nil {
@@ -117,6 +155,21 @@ func TestStackedOneHotSameBits(t *testing.T) {
 			}
 			if s := firstDiff(occN, occS); s != "" {
 				t.Errorf("%s Occlusion: %s", at, s)
+			}
+			occAllN, occAllS := make([][]float64, c), make([][]float64, c)
+			for q := range c {
+				occAllN[q], occAllS[q] = make([]float64, steps), make([]float64, steps)
+			}
+			if err := b.OcclusionAll(ctx, x, occAllN, cell.BatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.OcclusionAll(ctx, x, occAllS, cell.BatchOptions{Workers: 3}); err != nil {
+				t.Fatal(err)
+			}
+			for q := range c {
+				if s := firstDiff(occAllN[q], occAllS[q]); s != "" {
+					t.Errorf("%s OcclusionAll class %d: %s", at, q, s)
+				}
 			}
 			for _, opt := range opts {
 				opt.Budget *= st.TraceBytes(steps) + 64<<10

@@ -428,11 +428,8 @@ func (r *StackedRunner) LRP(x Input, class int, eps, biasFactor float64, rel []f
 	if err := r.checkOut(&x, class, rel); err != nil {
 		return Relevance{}, err
 	}
-	if !(eps >= 0 && eps <= MaxEpsilon) {
-		return Relevance{}, fmt.Errorf("cell: LRP epsilon %v must be in [0, %g]", eps, MaxEpsilon)
-	}
-	if !(biasFactor >= 0 && biasFactor <= 1) {
-		return Relevance{}, fmt.Errorf("cell: LRP bias factor %v must be in [0, 1]", biasFactor)
+	if err := r.s.checkLRP(eps, biasFactor); err != nil {
+		return Relevance{}, err
 	}
 	r.single(x)
 	xs := x.dense
@@ -444,6 +441,20 @@ func (r *StackedRunner) LRP(x Input, class int, eps, biasFactor float64, rel []f
 		return Relevance{}, fmt.Errorf("cell: LRP with epsilon %v: %w", eps, err)
 	}
 	return out, nil
+}
+
+// checkLRP checks LRP's ε and bias factor for s.
+func (s *Stacked) checkLRP(eps, biasFactor float64) error {
+	if !(eps >= 0 && eps <= MaxEpsilon) {
+		return fmt.Errorf("cell: LRP epsilon %v must be in [0, %g]", eps, MaxEpsilon)
+	}
+	if !(biasFactor >= 0 && biasFactor <= 1) {
+		return fmt.Errorf("cell: LRP bias factor %v must be in [0, 1]", biasFactor)
+	}
+	if s.netLRP && biasFactor != 0 {
+		return fmt.Errorf("cell: LRP bias factor %v: a Network's LRP (AsStacked) has bias factor 0 only", biasFactor)
+	}
+	return nil
 }
 
 // scaled returns the rows of x as the model reads them (scale applied).

@@ -40,6 +40,7 @@ func oneHotTables(c *stackedCell, h int) *tableSet {
 type laneTables struct {
 	syms       []int
 	tab, patch []float64
+	occluded   bool // some lane of the pass occludes a row (r.occluded)
 }
 
 // tablesOn reports whether step computations of cell ci over l lanes use
@@ -65,6 +66,10 @@ func (r *lanes) fillTables(l int) {
 		r.tb.tab = make([]float64, (e+1)*g*r.l)
 		r.tb.patch = make([]float64, g*r.l)
 	}
+	r.tb.occluded = false
+	for _, o := range r.occluded[:l] {
+		r.tb.occluded = r.tb.occluded || o >= 0
+	}
 	// The gate step's c, tc and h go to backprop's scratch, unused during
 	// a forward pass.
 	for k := range e + 1 {
@@ -83,7 +88,7 @@ func (r *lanes) tableAt(t, l int) []float64 {
 		sym = e
 	}
 	tab := r.tb.tab[sym*g*l : (sym+1)*g*l]
-	if sym == e {
+	if sym == e || !r.tb.occluded {
 		return tab
 	}
 	p := r.tb.patch[:g*l]
@@ -137,10 +142,12 @@ func (r *lanes) stepForwardTable(t int, z, ut, hPrev, cPrev, c, tc, h []float64,
 				kernel.Axpy(uq, scale, z[q*l:(q+1)*l])
 			}
 		}
-		for j, o := range r.occluded[:l] {
-			if o == t {
-				for q := r0; q < r1; q++ {
-					z[q*l+j] = cl.b[q]
+		if r.tb.occluded { // occlusion's lanes: b alone where a lane's row t is occluded
+			for j, o := range r.occluded[:l] {
+				if o == t {
+					for q := r0; q < r1; q++ {
+						z[q*l+j] = cl.b[q]
+					}
 				}
 			}
 		}

@@ -40,7 +40,15 @@ func oneHotTables(c *stackedCell, h int) *tableSet {
 type laneTables struct {
 	syms       []int
 	tab, patch []float64
-	occluded   bool // some lane of the pass occludes a row (r.occluded)
+	// The steps [occLo, occHi] hold every row the lanes of the pass
+	// occlude (r.occluded); occluded: there is one.
+	occluded     bool
+	occLo, occHi int
+}
+
+// occludes reports whether some lane may occlude row t.
+func (tb *laneTables) occludes(t int) bool {
+	return tb.occluded && t >= tb.occLo && t <= tb.occHi
 }
 
 // tablesOn reports whether step computations of cell ci over l lanes use
@@ -68,7 +76,14 @@ func (r *lanes) fillTables(l int) {
 	}
 	r.tb.occluded = false
 	for _, o := range r.occluded[:l] {
-		r.tb.occluded = r.tb.occluded || o >= 0
+		if o < 0 {
+			continue
+		}
+		if !r.tb.occluded {
+			r.tb.occLo, r.tb.occHi = o, o
+		}
+		r.tb.occluded = true
+		r.tb.occLo, r.tb.occHi = min(r.tb.occLo, o), max(r.tb.occHi, o)
 	}
 	// The gate step's c, tc and h go to backprop's scratch, unused during
 	// a forward pass.
@@ -88,7 +103,7 @@ func (r *lanes) tableAt(t, l int) []float64 {
 		sym = e
 	}
 	tab := r.tb.tab[sym*g*l : (sym+1)*g*l]
-	if sym == e || !r.tb.occluded {
+	if sym == e || !r.tb.occludes(t) {
 		return tab
 	}
 	p := r.tb.patch[:g*l]
@@ -142,7 +157,7 @@ func (r *lanes) stepForwardTable(t int, z, ut, hPrev, cPrev, c, tc, h []float64,
 				kernel.Axpy(uq, scale, z[q*l:(q+1)*l])
 			}
 		}
-		if r.tb.occluded { // occlusion's lanes: b alone where a lane's row t is occluded
+		if r.tb.occludes(t) { // occlusion's lanes: b alone where a lane's row t is occluded
 			for j, o := range r.occluded[:l] {
 				if o == t {
 					for q := r0; q < r1; q++ {

@@ -545,20 +545,30 @@ func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out [
 	if err := canceled(ctx); err != nil {
 		return err
 	}
-	p, err := r.plan(steps, steps, budget, maxWorkers, maxLanes, func(stackedPlan) int64 { return 0 })
-	if err != nil {
-		return err
+	// Ring lanes where the model allows them (stacked_ring.go), else
+	// lanes with the whole trace, or checkpoints.
+	laneSteps := steps // the steps a lane's trace holds
+	p, ring := s.ringPlan(steps, budget, maxWorkers, maxLanes)
+	if !s.ringOK() || !ring {
+		ring = false
+		if p, err = r.plan(steps, steps, budget, maxWorkers, maxLanes, func(stackedPlan) int64 { return 0 }); err != nil {
+			return err
+		}
+	} else {
+		laneSteps = 2
 	}
-	pool := r.workers(p, steps, 0, 0, 0, budget-s.sharedBytes(p, steps))
+	pool := r.workers(p, laneSteps, 0, 0, 0, budget-s.sharedBytes(p, steps))
 	setSymbols(pool, r.syms)
 	defer setSymbols(pool, nil)
+	setRing(pool, ring)
+	defer setRing(pool, false)
 	r.setInput(x, p, pool)
 	r.lend(pool, maxWorkers)
 	defer r.lend(pool, 0)
 	watch(ctx, pool)
 	defer watch(nil, pool)
 	var prefix *lanes
-	if !p.ck && s.hasPrefix() && steps > 1 && s.sharedBytes(p, steps)+int64(p.workers)*s.laneCost(p, steps)+s.prefixBytes(steps) <= budget {
+	if !p.ck && s.hasPrefix() && steps > 1 && s.sharedBytes(p, steps)+int64(p.workers)*s.laneCost(p, laneSteps)+s.prefixBytes(steps) <= budget {
 		stop := newStopper(ctx)
 		r.runPrefix(x, steps, stop)
 		if err := stop.err(); err != nil {

@@ -32,7 +32,8 @@ type lanes struct {
 	team      *team        // non-nil: the products run on it (stacked_team.go)
 	prefix    *lanes       // non-nil: forward starts at step from, after prefix's states (stacked_prefix.go)
 	from      int
-	l, steps  int // capacity
+	ring      bool // the trace holds two steps, step t in slot t&1 (stacked_ring.go)
+	l, steps  int  // capacity
 	keepZg    bool
 	cells     []cellTrace
 	zero      []float64 // H×l zeros
@@ -164,6 +165,7 @@ func (r *lanes) forward(u []float64, steps, l int) {
 				return
 			}
 			t := order(cl.reverse, i, steps)
+			st := r.slot(t) // where step t lies in the trace
 			var ut, in0, in1, cPrev, hPrev []float64
 			if cl.layer == 0 {
 				ut = u[(cl.dir*steps+t)*g : (cl.dir*steps+t+1)*g]
@@ -176,14 +178,14 @@ func (r *lanes) forward(u []float64, steps, l int) {
 			}
 			cPrev = r.zero
 			if i > 0 {
-				tp := order(cl.reverse, i-1, steps)
+				tp := r.slot(order(cl.reverse, i-1, steps))
 				cPrev, hPrev = tr.c[tp*hl:(tp+1)*hl], tr.hs[tp*hl:(tp+1)*hl]
 			}
 			zg := tr.zg[:hl]
 			if r.keepZg {
 				zg = tr.zg[t*hl : (t+1)*hl]
 			}
-			r.stepForward(ci, t, tr.z[t*gl:(t+1)*gl], ut, in0, in1, hPrev, cPrev, zg, tr.c[t*hl:(t+1)*hl], tr.tc[t*hl:(t+1)*hl], tr.hs[t*hl:(t+1)*hl], l)
+			r.stepForward(ci, t, tr.z[st*gl:(st+1)*gl], ut, in0, in1, hPrev, cPrev, zg, tr.c[st*hl:(st+1)*hl], tr.tc[st*hl:(st+1)*hl], tr.hs[st*hl:(st+1)*hl], l)
 		}
 	}
 	r.decode(steps, l)
@@ -286,7 +288,7 @@ func (r *lanes) broadcastBiases(l int) {
 func (r *lanes) final(dir, steps, l int) []float64 {
 	s := r.s
 	ci := len(s.cells) - s.dirs + dir
-	t := order(s.cells[ci].reverse, steps-1, steps)
+	t := r.slot(order(s.cells[ci].reverse, steps-1, steps))
 	hl := s.h * l
 	return r.cells[ci].hs[t*hl : (t+1)*hl]
 }

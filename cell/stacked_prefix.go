@@ -39,12 +39,14 @@ func (r *lanes) startFrom(ci, from, l int) {
 	h := s.h
 	src, dst := &r.prefix.cells[ci], &r.cells[ci]
 	first := from - 1
-	if ci == len(s.cells)-1 {
+	if ci == len(s.cells)-1 && !r.ring {
 		first = 0
 	}
 	for t := first; t < from; t++ {
-		broadcast(dst.hs[t*h*l:(t+1)*h*l], src.hs[t*h:(t+1)*h], l)
+		d := r.slot(t)
+		broadcast(dst.hs[d*h*l:(d+1)*h*l], src.hs[t*h:(t+1)*h], l)
 	}
 	t := from - 1
-	broadcast(dst.c[t*h*l:(t+1)*h*l], src.c[t*h:(t+1)*h], l)
+	d := r.slot(t)
+	broadcast(dst.c[d*h*l:(d+1)*h*l], src.c[t*h:(t+1)*h], l)
 }

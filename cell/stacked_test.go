@@ -218,9 +218,14 @@ func TestStackedOcclusion(t *testing.T) {
 		x := randomStackedInput(rng, steps, 3)
 		r, _ := NewStackedRunner(s)
 		// The budget of one worker's lanes and the input products: the
-		// prefix's pass does not fit.
+		// prefix's pass does not fit. A one-layer model's lanes keep a
+		// ring trace (stacked_ring.go).
 		p := stackedPlan{workers: 1, lanes: 3}
-		tight := s.sharedBytes(p, steps) + s.laneCost(p, steps)
+		laneSteps := steps
+		if s.ringOK() {
+			laneSteps = 2
+		}
+		tight := s.sharedBytes(p, steps) + s.laneCost(p, laneSteps)
 		for _, opt := range []BatchOptions{{}, {Lanes: 3, Workers: 2}, {Lanes: 1}, {Lanes: 3, Workers: 1, Budget: tight}} {
 			out := make([]float64, steps)
 			if err := r.Occlusion(context.Background(), x, 2, out, opt); err != nil {
@@ -228,6 +233,9 @@ func TestStackedOcclusion(t *testing.T) {
 			}
 			if used, want := r.prefix != nil, !tc.bi && opt.Budget == 0; used != want {
 				t.Fatalf("%+v %+v: prefix used %v, want %v", tc, opt, used, want)
+			}
+			if ring, want := r.pool[0].r.steps == 2, tc.layers == 1; ring != want {
+				t.Fatalf("%+v %+v: ring lanes %v, want %v", tc, opt, ring, want)
 			}
 			for pos := range steps {
 				v := append([]float64(nil), x.DenseValues()...)

@@ -1,0 +1,58 @@
+package cell
+
+// A ring trace. Occlusion needs each copy's logits and nothing of its
+// trace but the state the head reads; in a model of one layer and one
+// direction whose head reads the last state (hn, hn-bf, last), a pass of
+// its lanes keeps two steps, step t in slot t&1, instead of T: the steps
+// write to memory that stays in the cache (the Batcher's occlusion does
+// the same). The same operations, the same bits.
+//
+// Measured, occlusion sp-counter T = 4096 through the Stacked engine, 1
+// thread: whole traces 149 ms, the Batcher 52 ms.
+
+// ringOK reports whether s's occlusion lanes can keep a ring trace.
+func (s *Stacked) ringOK() bool {
+	switch s.p.Head {
+	case HeadHN, HeadHNBF, HeadLast:
+		return len(s.cells) == 1
+	}
+	return false
+}
+
+// slot is where step t lies in r's trace.
+func (r *lanes) slot(t int) int {
+	if r.ring {
+		return t & 1
+	}
+	return t
+}
+
+// ringPlan is occlusion's plan on ring lanes for items copies of an input
+// of T steps: as many lanes (at most maxLanes) and workers as the budget
+// holds beside the input products; false if not even one ring lane fits.
+func (s *Stacked) ringPlan(steps int, budget int64, workers, maxLanes int) (stackedPlan, bool) {
+	p := stackedPlan{lanes: max(1, min(maxLanes, steps))}
+	cost := func(p stackedPlan) int64 {
+		return s.sharedBytes(p, steps) + int64(p.workers)*s.laneBytes(p.lanes, 2, false)
+	}
+	for {
+		p.workers = max(1, min(workers, (steps+p.lanes-1)/p.lanes))
+		for p.workers > 1 && cost(p) > budget {
+			p.workers--
+		}
+		if cost(p) <= budget {
+			return p, true
+		}
+		if p.lanes == 1 {
+			return stackedPlan{}, false
+		}
+		p.lanes /= 2
+	}
+}
+
+// setRing sets whether the lanes of pool keep a ring trace.
+func setRing(pool []*worker, ring bool) {
+	for _, wk := range pool {
+		wk.r.ring = ring
+	}
+}

@@ -525,7 +525,7 @@ func (e *Explainer) prepare(ctx context.Context, m Method, x cell.Input, opt Opt
 		budget = DefaultBudget
 	}
 	if need := e.traceBytes(m, x.Len()); need > budget {
-		return opt, fmt.Errorf("attrib: %v on %d steps keeps a trace of %d bytes, more than the budget of %d bytes", m, x.Len(), need, budget)
+		return opt, fmt.Errorf("attrib: %w", &cell.BudgetError{Budget: budget, Need: need, What: fmt.Sprintf("the trace of %v on %d steps", m, x.Len())})
 	}
 	return opt, nil
 }

@@ -1,7 +1,6 @@
 package cell
 
 import (
-	"fmt"
 	"math"
 	"math/bits"
 	"runtime"
@@ -183,7 +182,7 @@ func roundUp8(n int) int { return (n + 7) &^ 7 }
 // bound, not a wish, and a smaller one would only be overrun.
 func fitBudget(need int64, lim limits) error {
 	if need > lim.budget {
-		return fmt.Errorf("cell: the budget of %d bytes is too small: one lane of this input needs %d", lim.budget, need)
+		return &BudgetError{Budget: lim.budget, Need: need, What: "one lane of this input"}
 	}
 	return nil
 }

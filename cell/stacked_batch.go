@@ -57,9 +57,11 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 	if err != nil {
 		return err
 	}
-	if budget, err = r.rowsBudget(budget); err != nil {
-		return err
+	rows := r.rowsBytes()
+	if rows >= budget {
+		return &BudgetError{Budget: budget, Need: rows, What: "this one-hot input's dense rows alone"}
 	}
+	budget -= rows
 	if err := canceled(ctx); err != nil {
 		return err
 	}
@@ -89,7 +91,7 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 	}
 	p, err := r.igPlan(steps, n, budget, maxWorkers, maxLanes, extra)
 	if err != nil {
-		return err
+		return r.withRows(err)
 	}
 	if classes > 1 && p.ck {
 		return r.integratedGradientsEach(ctx, x, alphas, weights, grads, y, y0, opt)
@@ -539,9 +541,11 @@ func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out [
 	if err != nil {
 		return err
 	}
-	if budget, err = r.rowsBudget(budget); err != nil {
-		return err
+	rows := r.rowsBytes()
+	if rows >= budget {
+		return &BudgetError{Budget: budget, Need: rows, What: "this one-hot input's dense rows alone"}
 	}
+	budget -= rows
 	if err := canceled(ctx); err != nil {
 		return err
 	}
@@ -552,7 +556,7 @@ func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out [
 	if !s.ringOK() || !ring {
 		ring = false
 		if p, err = r.plan(steps, steps, budget, maxWorkers, maxLanes, func(stackedPlan) int64 { return 0 }); err != nil {
-			return err
+			return r.withRows(err)
 		}
 	} else {
 		laneSteps = 2

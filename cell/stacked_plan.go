@@ -104,7 +104,7 @@ func (r *StackedRunner) plan(steps, items int, budget int64, workers, maxLanes i
 	need := cost(least)
 	least.longSums = true
 	need = min(need, cost(least))
-	return stackedPlan{}, fmt.Errorf("cell: the budget of %d bytes is too small: one variant of this %d-step input needs %d bytes (with checkpoints)", budget, steps, need)
+	return stackedPlan{}, &BudgetError{Budget: budget, Need: need, What: fmt.Sprintf("one variant of this %d-step input (with checkpoints)", steps)}
 }
 
 // igPlan is plan for IG's n steps: first with batches of at most an equal

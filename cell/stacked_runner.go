@@ -205,7 +205,7 @@ func (r *StackedRunner) check(x Input) error {
 // sums each lane's input gradient in the order of the Network engine
 // (gradSink.perLane). The rows take 8·T·E bytes, refused past the one-lane
 // trace of the input (TraceBytes), which the caller bounds; the batched
-// methods count them in their budget (rowsBudget).
+// methods count them in their budget (rowsBytes).
 func (r *StackedRunner) input(x *Input) error {
 	r.perLane, r.syms = false, nil
 	if err := x.check(r.s.in); err != nil {

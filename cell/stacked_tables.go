@@ -1,7 +1,7 @@
 package cell
 
 import (
-	"fmt"
+	"errors"
 
 	"github.com/whitebox-lstm/whitebox/kernel"
 )
@@ -203,15 +203,21 @@ func setSymbols(pool []*worker, syms []int) {
 	}
 }
 
-// rowsBudget is what budget leaves to a batched method's lanes once a
-// one-hot input's dense rows (input) are counted, or an error.
-func (st *runnerState) rowsBudget(budget int64) (int64, error) {
+// rowsBytes is the memory of a one-hot input's dense rows (input), which
+// a batched method counts in its budget (0 for dense input).
+func (st *runnerState) rowsBytes() int64 {
 	if !st.perLane {
-		return budget, nil
+		return 0
 	}
-	rows := 8 * int64(len(st.oh))
-	if rows >= budget {
-		return 0, fmt.Errorf("cell: the budget of %d bytes is too small: the one-hot input's dense rows take %d", budget, rows)
+	return 8 * int64(len(st.oh))
+}
+
+// withRows names the whole budget in a BudgetError of a batched method
+// whose lanes had what the dense rows left (rowsBytes).
+func (st *runnerState) withRows(err error) error {
+	var be *BudgetError
+	if rows := st.rowsBytes(); rows > 0 && errors.As(err, &be) {
+		return &BudgetError{Budget: be.Budget + rows, Need: be.Need + rows, What: be.What + " and its dense one-hot rows"}
 	}
-	return budget - rows, nil
+	return err
 }

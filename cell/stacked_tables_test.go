@@ -1,6 +1,8 @@
 package cell
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -61,5 +63,52 @@ func TestStackedTablesSameBits(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The batched methods refuse a budget too small for the input with a
+// *BudgetError that names the budget the call was given, one-hot input's
+// dense rows included.
+func TestBudgetErrors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 22))
+	s := randomStacked(t, rng, 4, 6, 1, false, 3, 2, true)
+	r, err := NewStackedRunner(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := 300
+	syms := make([]int, steps)
+	for i := range syms {
+		syms[i] = rng.IntN(4)
+	}
+	dense, _ := OneHot(syms).AppendDense(nil, 4)
+	alphas, weights := randomRule(rng, 20)
+	ctx := context.Background()
+	grad, y, y0, occ := make([]float64, steps*4), make([]float64, 3), make([]float64, 3), make([]float64, steps)
+	choose := func([]float64) (int, error) { return 0, nil }
+	rows := int64(8 * steps * 4)
+	for _, c := range []struct {
+		x      Input
+		budget int64
+	}{{Dense(dense, steps), 2000}, {OneHot(syms), rows / 2}, {OneHot(syms), rows + 2000}} {
+		opt := BatchOptions{Budget: c.budget, Workers: 1}
+		for name, err := range map[string]error{
+			"IG":        r.IntegratedGradients(ctx, c.x, choose, alphas, weights, grad, y, y0, opt),
+			"occlusion": r.Occlusion(ctx, c.x, 0, occ, opt),
+		} {
+			var be *BudgetError
+			if !errors.As(err, &be) || be.Budget != c.budget || be.Need <= c.budget {
+				t.Errorf("%s, one-hot %v, budget %d: error %v, want a BudgetError naming the budget", name, c.x.IsOneHot(), c.budget, err)
+			}
+		}
+	}
+	n := mustNew(t, randomParams(rng, 5, 4, 3, true))
+	b := NewBatcher(n)
+	defer b.Close()
+	x := OneHot([]int{0, 1, 1, 0})
+	err = b.IntegratedGradients(ctx, x, choose, alphas, weights, make([]float64, 4*4), y, y0, BatchOptions{Budget: 100})
+	var be *BudgetError
+	if !errors.As(err, &be) || be.Budget != 100 {
+		t.Errorf("Batcher IG, budget 100: error %v, want a BudgetError naming it", err)
 	}
 }

@@ -152,6 +152,9 @@ type shared struct {
 	all    bool           // -class all: every class (Options.Class unused)
 	// inputBytes bounds the memory of one input: its row, scores, output.
 	inputBytes int64
+	// budgetShare says how an input's share of -budget (opt.Budget)
+	// comes from the flag, for the errors that name it (budgetHint).
+	budgetShare string
 }
 
 // A Scorer scores inputs with its own buffers: one goroutine at a time.
@@ -276,7 +279,8 @@ func New(cfg Config) (*Scorer, error) {
 		}
 		opt.Span = &sp
 	}
-	sh := &shared{cfg: f, subj: subj, method: method, opt: opt, all: all, inputBytes: opt.Budget}
+	sh := &shared{cfg: f, subj: subj, method: method, opt: opt, all: all, inputBytes: opt.Budget,
+		budgetShare: fmt.Sprintf("-budget %s / %d worker(s) / 2 = %d bytes", f.Budget, workers, opt.Budget)}
 	return sh.scorer(), nil
 }
 
@@ -328,7 +332,7 @@ func (s *Scorer) Score(ctx context.Context, input string) ([]string, *attrib.Res
 		return nil, nil, err
 	}
 	if err := s.ex.AttributeContext(ctx, s.method, x, s.opt, &s.res); err != nil {
-		return nil, nil, err
+		return nil, nil, s.budgetHint(err)
 	}
 	if k, ok := s.subj.truth(x); ok {
 		s.truth = k
@@ -348,12 +352,23 @@ func (s *Scorer) ScoreAll(ctx context.Context, input string) ([]string, *attrib.
 		return nil, nil, err
 	}
 	if err := s.ex.AttributeAll(ctx, s.method, x, s.opt, &s.multi); err != nil {
-		return nil, nil, err
+		return nil, nil, s.budgetHint(err)
 	}
 	if k, ok := s.subj.truth(x); ok {
 		s.truth = k
 	}
 	return tokens, &s.multi, nil
+}
+
+// budgetHint adds to a refusal for want of memory (a cell.BudgetError)
+// that the budget it names is this input's share of -budget, not the
+// flag's value.
+func (s *Scorer) budgetHint(err error) error {
+	var be *cell.BudgetError
+	if !errors.As(err, &be) {
+		return err
+	}
+	return fmt.Errorf("%w (an input's share: %s; raise -budget)", err, s.budgetShare)
 }
 
 // AllClasses is the -class value that asks for every class.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/whitebox-lstm/whitebox/cell"
 )
 
 // The README's line for accb, from a Config made by the flags.
@@ -168,5 +170,28 @@ func TestTruth(t *testing.T) {
 	}
 	if _, _, known := s.Truth(); known {
 		t.Error("Truth for a model")
+	}
+}
+
+// A refusal for want of memory names the input's share of -budget and
+// where it comes from, not only the number the method was given.
+func TestBudgetShareInError(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Model, cfg.Method, cfg.Budget, cfg.Workers = "../model/testdata/bench_h256.safetensors", "lrp", "4MiB", 1
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := make([]string, 200)
+	for i := range tokens {
+		tokens[i] = fmt.Sprint(i % 50)
+	}
+	_, _, err = s.Score(context.Background(), strings.Join(tokens, " "))
+	var be *cell.BudgetError
+	if !errors.As(err, &be) || be.Budget != 2<<20 || be.Need <= be.Budget {
+		t.Fatalf("error %v: want a cell.BudgetError of 2 MiB", err)
+	}
+	if want := "-budget 4MiB / 1 worker(s) / 2 = 2097152 bytes"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
 	}
 }

@@ -22,6 +22,9 @@ func TestStackedTablesSameBits(t *testing.T) {
 		e, h, layers int
 		sparse       bool
 	}{{5, 9, 1, false}, {6, 8, 1, true}, {4, 7, 2, true}, {3, 10, 2, false}} {
+		if testing.Short() && c.h != 8 { // one sparse model under qemu (CI's arm64 run)
+			continue
+		}
 		s := randomStacked(t, rng, c.e, c.h, c.layers, false, 3, 2, true)
 		if c.sparse {
 			s = sparsify(s, rng)

@@ -551,15 +551,17 @@ func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out [
 	}
 	// Ring lanes where the model allows them (stacked_ring.go), else
 	// lanes with the whole trace, or checkpoints.
-	laneSteps := steps // the steps a lane's trace holds
-	p, ring := s.ringPlan(steps, budget, maxWorkers, maxLanes)
-	if !s.ringOK() || !ring {
-		ring = false
+	var p stackedPlan
+	ring := false
+	if s.ringOK() {
+		p, ring = s.ringPlan(steps, budget, maxWorkers, maxLanes)
+	}
+	laneSteps := 2 // the steps a lane's trace holds
+	if !ring {
+		laneSteps = steps
 		if p, err = r.plan(steps, steps, budget, maxWorkers, maxLanes, func(stackedPlan) int64 { return 0 }); err != nil {
 			return r.withRows(err)
 		}
-	} else {
-		laneSteps = 2
 	}
 	pool := r.workers(p, laneSteps, 0, 0, 0, budget-s.sharedBytes(p, steps))
 	setSymbols(pool, r.syms)

@@ -96,28 +96,7 @@ func TestStackedOneHotSameBits(t *testing.T) {
 			}
 			gN, gS := make([]float64, steps*d), make([]float64, steps*d)
 			for k := range c {
-				if _, err := n.Gradient(ws, x, k, gN); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := r.Gradient(x, k, gS); err != nil {
-					t.Fatal(err)
-				}
-				if s := firstDiff(gN, gS); s != "" {
-					t.Errorf("%s Gradient class %d: %s", at, k, s)
-				}
-				for _, eps := range []float64{cell.DefaultEpsilon, 0} {
-					oN, eN := n.LRP(ws, x, k, eps, gN)
-					oS, eS := r.LRP(x, k, eps, 0, gS)
-					if (eN == nil) != (eS == nil) {
-						t.Fatalf("%s LRP class %d ε = %v: errors %v and %v", at, k, eps, eN, eS)
-					}
-					if eN != nil {
-						continue // a zero denominator with ε = 0, on both
-					}
-					if s := firstDiff(append(gN, relBits(oN)...), append(gS, relBits(oS)...)); s != "" {
-						t.Errorf("%s LRP class %d ε = %v: %s", at, k, eps, s)
-					}
-				}
+				sameGradientAndLRP(t, at, n, ws, x, r, x, k, gN, gS)
 			}
 			// Every class at once.
 			allN, allS := make([][]float64, c), make([][]float64, c)

@@ -54,10 +54,16 @@ func (r *lanes) sink(k *gradSink, d, t, steps, l int, dz []float64) {
 		clear(v)
 		r.mulAdd(v, cl.wihT, cl.wih, cl.terms.wihT, s.in, g, g, 0, dz, l)
 	}
+	r.sinkSums(k, d, t, steps, l, v, w, 0, w)
+}
+
+// sinkSums adds the elements [e0, e1) of each lane's v (w×l) to its
+// block's sum of step t, direction d (sink; a team step adds its own rows).
+func (r *lanes) sinkSums(k *gradSink, d, t, steps, l int, v []float64, w, e0, e1 int) {
 	// Each run of lanes [a, e) with the same block adds to its sum in one
 	// laneSums, lane after lane for every element: each element of a sum
 	// still gets its lanes' terms in order of j.
-	n := l // lanes sunk; dz's rows are l lanes wide
+	n := l // lanes sunk; v's rows are l lanes wide
 	if k.used > 0 {
 		n = k.used
 	}
@@ -70,9 +76,9 @@ func (r *lanes) sink(k *gradSink, d, t, steps, l int, dz []float64) {
 		if k.seg > 0 {
 			sum = k.dzSum[(b*k.seg+t%k.seg)*w:]
 		} else {
-			sum = k.dzSum[((b*s.dirs+d)*steps+t)*w:]
+			sum = k.dzSum[((b*r.s.dirs+d)*steps+t)*w:]
 		}
-		laneSums(sum[:w], v, l, a, e, k.wts[a:e])
+		laneSums(sum[e0:e1], v[e0*l:], l, a, e, k.wts[a:e])
 		a = e
 	}
 }
@@ -153,11 +159,15 @@ func (r *lanes) backward(steps, l, class int, sk *gradSink) {
 					tp := order(cl.reverse, i-1, steps)
 					cPrev = tr.c[tp*hl : (tp+1)*hl]
 				}
-				r.stepBackward(cl, t, dz, dcPrev, dh, dc, at, tr.z[t*gl:(t+1)*gl], tr.tc[t*hl:(t+1)*hl], cPrev, i > 0, l)
+				var sk0 *gradSink // layer 0's sink, which a team step may serve
+				if k == 0 {
+					sk0 = sk
+				}
+				sunk := r.stepBackward(cl, t, dz, dcPrev, dh, dc, at, tr.z[t*gl:(t+1)*gl], tr.tc[t*hl:(t+1)*hl], cPrev, i > 0, l, sk0, steps)
 				if k > 0 {
 					bt := below[t*s.dirs*hl : (t+1)*s.dirs*hl]
 					r.mulAdd(bt, cl.wihT, cl.wih, cl.terms.wihT, cl.in, g, g, 0, dz, l)
-				} else {
+				} else if !sunk {
 					r.sink(sk, d, t, steps, l, dz)
 				}
 				dc, dcPrev = dcPrev, dc
@@ -171,7 +181,14 @@ func (r *lanes) backward(steps, l, class int, sk *gradSink) {
 // output (at, nil for none); dz and dcPrev get the gradients of the
 // pre-activations and of c_{t−1}; then, unless this is the cell's first
 // step (recur false), dh becomes W_hhᵀ·dz, the gradient of h_{t−1}.
-func (r *lanes) stepBackward(cl *stackedCell, t int, dz, dcPrev, dh, dc, at, gates, tc, cPrev []float64, recur bool, l int) {
+//
+// Layer 0's IG hands its sink sk (nil: none) and the steps: a team step
+// adds dz to the sums itself, and stepBackward reports that it did.
+func (r *lanes) stepBackward(cl *stackedCell, t int, dz, dcPrev, dh, dc, at, gates, tc, cPrev []float64, recur bool, l int, sk *gradSink, steps int) (sunk bool) {
+	ci := cl.layer*r.s.dirs + cl.dir
+	if tm := r.stepTeam(ci, l); tm != nil {
+		return r.teamBackward(tm, ci, t, dz, dcPrev, dh, dc, at, gates, tc, cPrev, recur, l, sk, steps)
+	}
 	for j, v := range at {
 		dh[j] += v
 	}
@@ -185,6 +202,7 @@ func (r *lanes) stepBackward(cl *stackedCell, t int, dz, dcPrev, dh, dc, at, gat
 		clear(dh)
 		r.mulAdd(dh, cl.whhT, cl.whh, cl.terms.whhT, h, g, g, 0, dz, l)
 	}
+	return false
 }
 
 // lrp runs the ε-rule of Arras et al.'s LSTM_bidi.lrp over the trace of the

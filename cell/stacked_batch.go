@@ -101,8 +101,8 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 	if !p.split {
 		p.workers = min(p.workers, chunks)
 	}
-	// A batch of whole-trace lanes may carry more lanes than IG steps,
-	// where they fit the budget and Lanes:
+	// A batch may carry more lanes than IG steps, where they fit the
+	// budget and Lanes:
 	//   - ŷ(x) and ŷ(0), as two more lanes of a job's one batch (fused,
 	//     fusedClass), instead of a two-lane pass before it: a product
 	//     costs about the same for 52 lanes as for 50 (measured, IG sp-fsa
@@ -115,7 +115,7 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 	//     axpy's load of the row waits for (measured: 100 Axpys into one
 	//     row of 50 values 1.03 µs, of 56 values 0.68 µs).
 	items, fused, pad := p.lanes, false, false // items: IG steps per batch
-	if !p.ck && !p.split {
+	if !p.split {
 		lanes := p.lanes
 		if chunks == 1 && n+2 <= maxLanes {
 			lanes, fused = n+2, true
@@ -136,7 +136,7 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 	setSymbols(pool, r.syms)
 	defer setSymbols(pool, nil)
 	r.setInput(x, p, pool)
-	r.lend(pool, maxWorkers)
+	r.lend(pool, p.team)
 	defer r.lend(pool, 0)
 	watch(ctx, pool)
 	defer watch(nil, pool)
@@ -569,8 +569,10 @@ func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out [
 	setRing(pool, ring)
 	defer setRing(pool, false)
 	r.setInput(x, p, pool)
-	r.lend(pool, maxWorkers)
-	defer r.lend(pool, 0)
+	if teamsOn {
+		r.lend(pool, maxWorkers)
+		defer r.lend(pool, 0)
+	}
 	watch(ctx, pool)
 	defer watch(nil, pool)
 	var prefix *lanes

@@ -2,6 +2,7 @@ package cell
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -56,5 +57,72 @@ func BenchmarkStackedIG(b *testing.B) {
 			flops *= 2 * float64(c.tokens*c.steps)
 			b.ReportMetric(flops/1e9/(b.Elapsed().Seconds()/float64(b.N)), "GFLOP/s")
 		})
+	}
+}
+
+// BenchmarkTeamStep: one time step of a batch of 52 lanes (IG's 50 steps,
+// ŷ(x) and ŷ(0)) of an H = 256 cell, forward and backward (which copies dh
+// in first: a step's dh feeds the next), on one goroutine and on a team of
+// two (stacked_team_steps.go): what a team gains per step, without the
+// rest of a call. Run with -cpu 2.
+func BenchmarkTeamStep(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	s := randomStacked(b, rng, 64, 256, 1, false, 3, 0.1, true)
+	const l = 52
+	r := newLanes(s, l, 2, false)
+	r.broadcastBiases(l)
+	for i := range l {
+		r.scale[i], r.occluded[i] = 1, -1
+	}
+	h, g := s.h, 4*s.h
+	hl, gl := h*l, g*l
+	ut := make([]float64, g)
+	for i := range ut {
+		ut[i] = rng.NormFloat64()
+	}
+	tr := &r.cells[0]
+	for i := range tr.hs {
+		tr.hs[i], tr.c[i] = rng.NormFloat64()/2, rng.NormFloat64()/2
+	}
+	cl := &s.cells[0]
+	dh0 := make([]float64, hl) // backward's dh each time: a step's dh feeds the next
+	for i := range dh0 {
+		dh0[i] = rng.NormFloat64()
+	}
+	steps := map[string]func(){
+		"forward": func() {
+			r.stepForward(0, 1, tr.z[gl:], ut, nil, nil, tr.hs[:hl], tr.c[:hl], tr.zg[:hl], tr.c[hl:], tr.tc[hl:], tr.hs[hl:], l)
+		},
+		// The product of backward, W_hhᵀ·dz, alone, its rows in one part a
+		// goroutine: how far the product scales by itself.
+		"product": func() {
+			if t := r.team; t != nil {
+				t.prod = teamJob{dst: r.dh[:hl], a: cl.whhT, aT: cl.whh, src: r.dz[:gl], m: h, k: g, cols: g, l: l}
+				t.run(&t.prod, t.n)
+				return
+			}
+			mulAddLanes(r.dh[:hl], cl.whhT, cl.whh, h, g, g, 0, r.dz[:gl], l)
+		},
+		"backward": func() {
+			copy(r.dh[:hl], dh0)
+			r.stepBackward(cl, 1, r.dz[:gl], r.dcPrev[:hl], r.dh[:hl], r.dc[:hl], nil, tr.z[gl:], tr.tc[hl:], tr.c[:hl], true, l, nil, 2)
+		},
+	}
+	for _, n := range []int{1, 2} {
+		if n > 1 {
+			r.team = newTeam(n)
+		}
+		for _, name := range []string{"forward", "backward", "product"} {
+			step := steps[name]
+			step() // z holds gates for backward
+			b.Run(fmt.Sprintf("%s/team=%d", name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					step()
+				}
+			})
+		}
+		r.team.stop()
+		r.team = nil
 	}
 }

@@ -351,13 +351,17 @@ func (r *lanes) headOutCk(l int) (seg [2][]float64) {
 func (r *lanes) backwardCk(l, class int, sk *gradSink) {
 	s, ck := r.s, r.ck
 	r.backwardUpper(l, class)
+	n := l // IG's lanes, the first of the batch (gradSink.used)
+	if sk.used > 0 {
+		n = sk.used
+	}
 	for d := range s.dirs {
 		r.startSweep(0, d, l)
 		for i := ck.nseg - 1; i >= 0; i-- {
 			sg := ck.segAt(s.cells[d].reverse, i)
 			r.sweepSegment(0, d, sg, l, sk)
 			if sk.seg > 0 {
-				r.flushSums(sk, d, sg, sk.blockOf[l-1]+1)
+				r.flushSums(sk, d, sg, sk.blockOf[n-1]+1)
 			}
 		}
 	}
@@ -469,10 +473,14 @@ func (r *lanes) backSegment(ci, sg int, above, dh, dc, dcPrev, below []float64, 
 		} else {
 			recur = false
 		}
-		r.stepBackward(cl, t0+j, dz, dcPrev, dh, dc, at, tr.z[j*gl:(j+1)*gl], tr.tc[j*hl:(j+1)*hl], cPrev, recur, l)
+		var sk0 *gradSink // layer 0's sink, which a team step may serve
+		if below == nil && cl.layer == 0 {
+			sk0 = sk
+		}
+		sunk := r.stepBackward(cl, t0+j, dz, dcPrev, dh, dc, at, tr.z[j*gl:(j+1)*gl], tr.tc[j*hl:(j+1)*hl], cPrev, recur, l, sk0, ck.steps)
 		if below != nil {
 			r.mulAdd(below[j*dirs*hl:(j+1)*dirs*hl], cl.wihT, cl.wih, cl.terms.wihT, cl.in, g, g, 0, dz, l)
-		} else if sk != nil && cl.layer == 0 {
+		} else if sk0 != nil && !sunk {
 			r.sink(sk, cl.dir, t0+j, ck.steps, l, dz)
 		}
 		dc, dcPrev = dcPrev, dc

@@ -30,6 +30,7 @@ type lanes struct {
 	stop      *stopper     // ends a single pass early (nil: never)
 	ck        *checkpoints // non-nil: the traces hold one segment (stacked_checkpoint.go)
 	team      *team        // non-nil: the products run on it (stacked_team.go)
+	ts        teamStep     // the step a team runs (stacked_team_steps.go)
 	prefix    *lanes       // non-nil: forward starts at step from, after prefix's states (stacked_prefix.go)
 	from      int
 	ring      bool // the trace holds two steps, step t in slot t&1 (stacked_ring.go)
@@ -202,6 +203,10 @@ func (r *lanes) stepForward(ci, t int, z, ut, in0, in1, hPrev, cPrev, zg, c, tc,
 	g, hd := 4*s.h, s.h
 	if r.tablesOn(ci, l) {
 		r.stepForwardTable(t, z, ut, hPrev, cPrev, c, tc, h, l)
+		return
+	}
+	if tm := r.stepTeam(ci, l); tm != nil {
+		r.teamForward(tm, ci, t, z, ut, in0, in1, hPrev, cPrev, c, tc, h, l)
 		return
 	}
 	if cl.layer == 0 {

@@ -23,6 +23,9 @@ type stackedPlan struct {
 	// The workers share IG's one chunk of checkpointed lanes, each a run
 	// of its lanes (stacked_split.go).
 	split bool
+	// One worker's batch runs each time step on a team of this many
+	// goroutines (stacked_team_steps.go); 0 or 1: none.
+	team int
 }
 
 // fullTraceMax caps the whole trace one worker keeps, whatever the budget
@@ -107,7 +110,9 @@ func (r *StackedRunner) plan(steps, items int, budget int64, workers, maxLanes i
 	return stackedPlan{}, &BudgetError{Budget: budget, Need: need, What: fmt.Sprintf("one variant of this %d-step input (with checkpoints)", steps)}
 }
 
-// igPlan is plan for IG's n steps: first with batches of at most an equal
+// igPlan is plan for IG's n steps: a dense model's steps large enough to
+// share (teamable) on one worker's whole trace, each time step on a team
+// of the workers (stacked_team.go); else with batches of at most an equal
 // share of the blocks of 16 steps per worker, so that every worker has a
 // chunk (as the Batcher's planIG), kept when it runs on the whole trace
 // with several workers; else plan's most lanes, whose checkpointed lanes
@@ -117,6 +122,12 @@ func (r *StackedRunner) plan(steps, items int, budget int64, workers, maxLanes i
 // worker against 32 + 18 lanes on two, sp-fsa T = 256 10 → 7 ms,
 // dense-h64 T = 256 29 → 18 ms, H = 256 T = 200 205 → 150 ms.
 func (r *StackedRunner) igPlan(steps, n int, budget int64, workers, maxLanes int, extra func(p stackedPlan) int64) (stackedPlan, error) {
+	if workers > 1 && r.teamable(min(maxLanes, n)) {
+		if p, err := r.plan(steps, n, budget, 1, maxLanes, extra); err == nil && r.teamable(p.lanes) && (!p.ck || teamsOn) {
+			p.team = workers
+			return p, nil
+		}
+	}
 	blocks := (n + igBlock - 1) / igBlock
 	if share := (blocks + workers - 1) / workers * igBlock; workers > 1 && share < min(maxLanes, n) {
 		if p, err := r.plan(steps, n, budget, workers, share, extra); err == nil && !p.ck && p.workers > 1 {

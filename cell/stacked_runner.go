@@ -24,8 +24,8 @@ import (
 // budget, else checkpoints (stacked_checkpoint.go: memory O(l·H·√T) per
 // layer and direction, about one more forward pass per layer). IG's
 // checkpointed lanes of one input, one chunk, are shared by the workers
-// (stacked_split.go); a batch alone on several cores can split its
-// products among them (stacked_team.go, off until it measures faster).
+// (stacked_split.go); a dense model's whole-trace batch alone on several
+// cores splits each time step among them (stacked_team.go).
 // The single passes (Forward, Gradient, LRP) keep the whole one-lane trace
 // (TraceBytes); Logits keeps none.
 type StackedRunner struct {

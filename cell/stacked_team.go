@@ -7,46 +7,54 @@ import (
 	"github.com/whitebox-lstm/whitebox/kernel"
 )
 
-// A team runs the products of one batch of lanes on several goroutines,
-// each on its own rows of the output: when an input's lanes are one batch
-// (IG's 50 steps on one input) and cores are spare, one input still uses
-// them all. An output row's value is one fused multiply-add per term in
-// order of the terms whoever computes it, so the rows' split changes no
-// bit. The helpers spin a little between products (a time step's products
-// come microseconds apart) and then sleep until woken.
+// A team runs one batch of lanes on several goroutines: each time step
+// (stacked_team_steps.go), or one product, each goroutine on its own rows
+// of the output: when an input's lanes are one batch (IG's 50 steps on one
+// input) and cores are spare, one input still uses them all. An output
+// row's value is one fused multiply-add per term in order of the terms
+// whoever computes it, so the rows' split changes no bit. The helpers spin
+// a little between jobs (a time step's come microseconds apart) and then
+// sleep until woken.
+//
+// IG plans a team for the whole-trace batch of a dense model (igPlan). Its
+// checkpointed lanes split across the workers instead (stacked_split.go):
+// measured on the 2-core machine, IG 50 steps on 1,000 tokens of the
+// H = 256 model, one core 1.40 s, a team of two 1.08 s, the split plan
+// 0.92 s; on 200 tokens (the whole trace) 184, 146 and 179 ms.
 
-// teamsOn turns the teams on. They are off: measured on a 2-core machine
-// shared with other processes (load 5), IG 50 steps on one 1,000-token
-// input of a 1-layer H = 256 model took 1.5–2.5 s on one core and
-// 1.8–2.8 s with a team of two (the serial gate steps, and a helper that
-// loses its core holding the step up), 0.20 s and 0.25 s on 200 tokens.
-// Turn them on where they measure faster; the bits are the same either
-// way (the tests run with them on).
+// teamsOn gives every one-worker job a team, whatever its plan (tests:
+// occlusion's batches, checkpointed IG).
 var teamsOn = false
 
 // teamMinWork is the least product, in multiply-adds, that a team splits:
-// below it the hand-over costs more than it saves.
-const teamMinWork = 1 << 22
+// below it the hand-over costs more than it saves. Tests lower it.
+var teamMinWork = 1 << 22
 
 // teamSpin is how many times an idle helper looks for work before it
 // sleeps.
 const teamSpin = 1 << 14
 
-// team is the caller and n−1 helper goroutines. A job is cut into
-// teamParts·n parts by output rows, which whoever is free claims in turn
-// (the caller too): a helper that has not woken yet, or has lost its core
-// to another process, leaves its parts to the others instead of holding
-// them up.
+// team is the caller (member 0) and n−1 helper goroutines (members 1 …
+// n−1). A job is cut into parts; member m runs the parts i with
+// i mod n = m, then claims whatever the others have not started: a helper
+// that has not woken yet, or has lost its core to another process, leaves
+// its parts to the others instead of holding them up, and otherwise each
+// member keeps its rows (and the units of a team step) in its own cache
+// from one job to the next.
 type team struct {
 	n       int
-	parts   int // teamParts·n, the parts of every job
-	job     teamJob
+	parts   int // teamParts·n, the parts of a product
+	prod    teamJob
+	task    teamTask      // the current job
 	gen     atomic.Uint64 // bumped for each job
-	next    atomic.Int64  // the next part to claim
+	claims  atomic.Uint64 // the job's gen (24 bits) << 40 | its parts << 32 | the parts claimed, a bit each
 	done    atomic.Int64  // parts finished
 	quit    atomic.Bool
 	helpers []*teamHelper
 }
+
+// teamMaxParts bounds a job's parts (a bit each in team.claims).
+const teamMaxParts = 32
 
 // teamParts is the parts per goroutine of a team's job.
 const teamParts = 4
@@ -56,20 +64,23 @@ type teamHelper struct {
 	asleep atomic.Bool
 }
 
+// teamTask is a job a team cuts into parts: part(i, n) runs part i of n.
+// Parts write disjoint memory, so any goroutine may run any part.
+type teamTask interface{ part(i, n int) }
+
 // teamJob is one product of mulAddLanes, cut into parts by output rows.
 type teamJob struct {
 	dst, a, aT, src   []float64
 	m, k, cols, c0, l int
-	parts             int
 }
 
 func newTeam(n int) *team {
+	n = min(n, teamMaxParts/teamParts)
 	t := &team{n: n, parts: teamParts * n}
-	t.next.Store(1 << 62) // no job yet
-	for range n - 1 {
+	for m := range n - 1 {
 		h := &teamHelper{wake: make(chan struct{}, 1)}
 		t.helpers = append(t.helpers, h)
-		go t.loop(h)
+		go t.loop(h, m+1)
 	}
 	return t
 }
@@ -89,7 +100,7 @@ func (t *team) stop() {
 	}
 }
 
-func (t *team) loop(h *teamHelper) {
+func (t *team) loop(h *teamHelper, m int) {
 	var seen uint64 // the generation of newTeam: a job may come before the goroutine starts
 	for {
 		spins := 0
@@ -111,31 +122,76 @@ func (t *team) loop(h *teamHelper) {
 		if t.quit.Load() {
 			return
 		}
-		t.work()
+		t.work(m, seen)
 	}
 }
 
-// work runs parts of the current job until none is left unclaimed. A part
-// claimed is one of the current job: next only counts below the parts
-// once the job is in place.
-func (t *team) work() {
-	for {
-		i := int(t.next.Add(1) - 1)
-		if i >= t.parts {
+// work runs member m's parts of job gen, then any part still unclaimed. A
+// claim names its job, so that a member late from an earlier job never
+// runs a part of the next one; the job of a valid claim stays in place
+// until its part is done.
+func (t *team) work(m int, gen uint64) {
+	v := t.claims.Load()
+	if v>>40 != gen&(1<<24-1) {
+		return
+	}
+	n := int(v >> 32 & 0xff)
+	for i := m; i < n; i += t.n { // its own, first to last
+		if !t.runPart(gen, i, n) {
 			return
 		}
-		t.job.run(i)
+	}
+	for i := n - 1; i >= 0; i-- { // the others', from the last: their owners start at the first
+		if i%t.n != m && !t.runPart(gen, i, n) {
+			return
+		}
+	}
+}
+
+// runPart runs part i of n of job gen unless another member has claimed
+// it; false once the job is over.
+func (t *team) runPart(gen uint64, i, n int) bool {
+	ok, gone := t.claim(gen, i)
+	if ok {
+		t.task.part(i, n)
 		t.done.Add(1)
+	}
+	return !gone
+}
+
+// claim claims part i of job gen: ok if this member now has it, gone if
+// the job is over (every part was claimed and the next job may have
+// begun).
+func (t *team) claim(gen uint64, i int) (ok, gone bool) {
+	for {
+		v := t.claims.Load()
+		if v>>40 != gen&(1<<24-1) {
+			return false, true
+		}
+		if v&(1<<i) != 0 {
+			return false, false
+		}
+		if t.claims.CompareAndSwap(v, v|1<<i) {
+			return true, false
+		}
 	}
 }
 
 // mulAdd is mulAddLanes on the team.
 func (t *team) mulAdd(dst, a, aT []float64, m, k, cols, c0 int, src []float64, l int) {
-	parts := t.parts
-	t.job = teamJob{dst: dst, a: a, aT: aT, src: src, m: m, k: k, cols: cols, c0: c0, l: l, parts: parts}
+	t.prod = teamJob{dst: dst, a: a, aT: aT, src: src, m: m, k: k, cols: cols, c0: c0, l: l}
+	t.run(&t.prod, t.parts)
+	t.prod = teamJob{}
+}
+
+// run runs task's parts (at most teamMaxParts) on the team and returns
+// when all are done.
+func (t *team) run(task teamTask, parts int) {
+	t.task = task
 	t.done.Store(0)
-	t.next.Store(0)
-	t.gen.Add(1)
+	gen := t.gen.Load() + 1
+	t.claims.Store(gen&(1<<24-1)<<40 | uint64(parts)<<32)
+	t.gen.Store(gen)
 	for _, h := range t.helpers {
 		if h.asleep.Load() {
 			select {
@@ -144,20 +200,19 @@ func (t *team) mulAdd(dst, a, aT []float64, m, k, cols, c0 int, src []float64, l
 			}
 		}
 	}
-	t.work()
+	t.work(0, gen)
 	for spins := 0; t.done.Load() != int64(parts); spins++ {
 		if spins%64 == 63 {
 			runtime.Gosched()
 		}
 	}
-	t.next.Store(1 << 62)
-	t.job = teamJob{}
+	t.claims.Store(0)
+	t.task = nil
 }
 
-// run computes part i of the job: the output rows [m·i/n, m·(i+1)/n) of
-// n parts, rounded to multiples of 8.
-func (j *teamJob) run(i int) {
-	n := j.parts
+// part computes part i of the product: the output rows [m·i/n, m·(i+1)/n)
+// of n parts, rounded to multiples of 8.
+func (j *teamJob) part(i, n int) {
 	r0, r1 := j.m*i/n&^7, j.m*(i+1)/n&^7
 	if i == n-1 {
 		r1 = j.m
@@ -196,17 +251,25 @@ func (r *lanes) mulAdd(dst, a, aT []float64, sp *sparseTerms, m, k, cols, c0 int
 	mulAddLanes(dst, a, aT, m, k, cols, c0, src, l)
 }
 
-// lend gives worker 0 of pool a team of maxWorkers goroutines (at most
-// GOMAXPROCS: a spinning helper without a core of its own would only
-// slow the others) when the job has one worker, and takes it back with
-// lend(pool, 0).
-func (st *runnerState) lend(pool []*worker, maxWorkers int) {
+// teamable reports whether batches of l lanes of r's input run their steps
+// on a team (stacked_team_steps.go): dense weights, no tables, and steps
+// large enough to share.
+func (st *runnerState) teamable(l int) bool {
+	s := st.s
+	return !s.sparse() && st.syms == nil && l > 1 && 4*s.h*s.h*l >= teamMinWork
+}
+
+// lend gives worker 0 of pool a team of n goroutines (at most GOMAXPROCS:
+// a spinning helper without a core of its own would only slow the others)
+// when the job has one worker and n > 1, and takes it back with
+// lend(pool, 0). With teamsOn (tests) every one-worker job gets one.
+func (st *runnerState) lend(pool []*worker, n int) {
 	var t *team
-	maxWorkers = min(maxWorkers, runtime.GOMAXPROCS(0))
-	if teamsOn && len(pool) == 1 && maxWorkers > 1 {
-		if st.team == nil || st.team.n != maxWorkers {
+	n = min(n, runtime.GOMAXPROCS(0), teamMaxParts/teamParts)
+	if len(pool) == 1 && n > 1 {
+		if st.team == nil || st.team.n != n {
 			st.team.stop()
-			st.team = newTeam(maxWorkers)
+			st.team = newTeam(n)
 		}
 		t = st.team
 	}

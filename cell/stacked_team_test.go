@@ -32,41 +32,75 @@ func TestTeamRowsSameBits(t *testing.T) {
 	}
 }
 
-// One input's batch on a team of goroutines (one worker, more cores):
-// the bits of one goroutine, full trace and checkpoints, IG and occlusion.
+// One input's batch on a team of goroutines (one worker, more cores; team
+// steps, stacked_team_steps.go): the bits of one goroutine, on the whole
+// trace and on checkpoints, for every head (a dense head sends each step's
+// outputs a gradient), IG of one class and of every class, and occlusion.
 func TestStackedTeamSameBits(t *testing.T) {
-	defer func(on bool) { teamsOn = on }(teamsOn)
-	teamsOn = true
+	defer func(on bool, w int) { teamsOn, teamMinWork = on, w }(teamsOn, teamMinWork)
 	rng := rand.New(rand.NewPCG(27, 28))
-	s := randomStacked(t, rng, 8, 32, 2, true, 3, 2, true)
-	steps, n := 23, 37
-	x := randomStackedInput(rng, steps, 8)
-	alphas, weights := midpointRule(n)
-	choose := func([]float64) (int, error) { return 0, nil }
-	ctx := context.Background()
+	cases := []headCase{{2, true, HeadHN, ActNone}, {1, false, HeadMean, ActTanh}, {1, true, HeadMax, ActNone}, {2, false, HeadLast, ActReLU}}
+	for _, c := range cases {
+		s := randomHeadStacked(t, rng, 8, 32, 3, c)
+		steps, n := 23, 37
+		x := randomStackedInput(rng, steps, 8)
+		alphas, weights := midpointRule(n)
+		choose := func([]float64) (int, error) { return 0, nil }
+		ctx := context.Background()
+		r, _ := NewStackedRunner(s)
+		run := func(opt BatchOptions) ([]float64, []float64) {
+			ig := make([]float64, steps*8+6)
+			if err := r.IntegratedGradients(ctx, x, choose, alphas, weights, ig[:steps*8], ig[steps*8:steps*8+3], ig[steps*8+3:], opt); err != nil {
+				t.Fatal(err)
+			}
+			all := make([]float64, 3*steps*8+6) // every class (whole trace only)
+			grads := [][]float64{all[:steps*8], all[steps*8 : 2*steps*8], all[2*steps*8 : 3*steps*8]}
+			if err := r.IntegratedGradientsAll(ctx, x, alphas, weights, grads, all[3*steps*8:3*steps*8+3], all[3*steps*8+3:], opt); err != nil {
+				t.Fatal(err)
+			}
+			ig = append(ig, all...)
+			occ := make([]float64, steps)
+			if err := r.Occlusion(ctx, x, 1, occ, BatchOptions{Workers: opt.Workers, Lanes: 64}); err != nil {
+				t.Fatal(err)
+			}
+			return ig, occ
+		}
+		teamsOn, teamMinWork = false, 1<<22
+		wantIG, wantOcc := run(BatchOptions{Workers: 1})
+		teamsOn, teamMinWork = true, 0
+		for _, ck := range []bool{false, true} {
+			restore := func() {}
+			if ck {
+				restore = forceCheckpoints()
+			}
+			for _, w := range []int{2, 3, 8} {
+				ig, occ := run(BatchOptions{Workers: w})
+				assertSameBits(t, fmt.Sprintf("%v, checkpoints %v, %d workers: IG", c, ck, w), ig, wantIG)
+				assertSameBits(t, fmt.Sprintf("%v, checkpoints %v, %d workers: occlusion", c, ck, w), occ, wantOcc)
+			}
+			restore()
+		}
+		r.Close()
+	}
+}
+
+// IG plans a team for a dense model's batch when cores are spare, and not
+// with one core or one lane a batch.
+func TestTeamPlan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	s := randomStacked(t, rng, 8, 256, 1, false, 3, 2, true)
 	r, _ := NewStackedRunner(s)
 	defer r.Close()
-	run := func(opt BatchOptions) ([]float64, []float64) {
-		ig := make([]float64, steps*8+6)
-		if err := r.IntegratedGradients(ctx, x, choose, alphas, weights, ig[:steps*8], ig[steps*8:steps*8+3], ig[steps*8+3:], opt); err != nil {
-			t.Fatal(err)
-		}
-		occ := make([]float64, steps)
-		if err := r.Occlusion(ctx, x, 1, occ, BatchOptions{Workers: opt.Workers, Lanes: 64}); err != nil {
-			t.Fatal(err)
-		}
-		return ig, occ
+	none := func(stackedPlan) int64 { return 0 }
+	p, err := r.igPlan(200, 50, 1<<30, 2, 64, none)
+	if err != nil || p.team != 2 || p.workers != 1 || p.ck {
+		t.Errorf("H = 256, 2 workers: plan %+v, %v; want one worker's whole trace on a team of 2", p, err)
 	}
-	wantIG, wantOcc := run(BatchOptions{Workers: 1})
-	for _, ck := range []bool{false, true} {
-		if ck {
-			defer forceCheckpoints()()
-		}
-		for _, w := range []int{1, 2, 3, 8} {
-			ig, occ := run(BatchOptions{Workers: w})
-			assertSameBits(t, fmt.Sprintf("checkpoints %v, %d workers: IG", ck, w), ig, wantIG)
-			assertSameBits(t, fmt.Sprintf("checkpoints %v, %d workers: occlusion", ck, w), occ, wantOcc)
-		}
+	if p, _ := r.igPlan(200, 50, 1<<30, 1, 64, none); p.team > 1 {
+		t.Errorf("1 worker: plan %+v has a team", p)
+	}
+	if p, _ := r.igPlan(200, 50, 1<<30, 2, 1, none); p.team > 1 {
+		t.Errorf("1 lane: plan %+v has a team", p)
 	}
 }
 

@@ -1,0 +1,168 @@
+package cell
+
+import "github.com/whitebox-lstm/whitebox/kernel"
+
+// Team steps: a time step of a batch of lanes on a team (stacked_team.go)
+// as one job, not only its products. Each part owns a run of the hidden
+// units: their four gate rows in the products, their values in the gate
+// step and in backprop's gate step, their rows of the sums of dz. A
+// forward step is one hand-over; a backward step is two, since the
+// gradient of h_{t−1} reads every unit's dz. The gate steps and the sums,
+// serial between a team's products, are a fifth of a step's time on one
+// core (IG on the H = 256 model), and would hold two cores to 1.7×.
+//
+// A part's rows and units get the operations of a step on one goroutine,
+// in the same order (GateStepTable and GateBackwardTable with no table
+// are GateStep and GateBackward on blocks stride apart; a row's products
+// are its terms in order, whatever rows run beside it): the same bits.
+
+// teamStepParts is the parts per goroutine of a team step: a member slowed
+// by another process leaves some of its parts to the others.
+// (IG 50 steps, 200 tokens, H = 256, 2 cores: 1, 2 and 4 parts a member
+// 129.6, 131.2 and 130.7 ms, no difference, with the machine's other load
+// evenly spread).
+const teamStepParts = 2
+
+// teamStep is the job of one time step of cell ci on l lanes.
+type teamStep struct {
+	r        *lanes
+	cl       *stackedCell
+	ci, t, l int
+	phase    int // stepForward, stepGates or stepRecur
+
+	z, ut, in0, in1, hPrev, cPrev, c, tc, h []float64 // forward
+	dz, dcPrev, dh, dc, at, gates           []float64 // backprop
+	sk                                      gradSink  // backprop of layer 0: takes dz's sums
+	sums                                    bool      // sk is set
+	steps                                   int
+}
+
+// The phases of a teamStep.
+const (
+	stepForward = iota // z's rows of the units, then their gate step
+	stepGates          // backprop's gate step of the units, and their rows of the sums
+	stepRecur          // the units' rows of dh = W_hhᵀ·dz
+)
+
+// stepTeam returns the team that runs cell ci's steps on l lanes, or nil:
+// none lent, one lane, a pass that keeps more than GateStepTable writes
+// (z_g for LRP, the pre-activations for DeepLIFT), layer 0's tables
+// (stacked_tables.go), sparse weights, or a step too small to share.
+func (r *lanes) stepTeam(ci, l int) *team {
+	t := r.team
+	if t == nil || l < 2 || r.keepZg || r.cells[ci].pre != nil || r.tablesOn(ci, l) {
+		return nil
+	}
+	cl := &r.s.cells[ci]
+	if cl.terms.whh != nil || cl.terms.whhT != nil || (cl.layer > 0 && cl.terms.wih != nil) {
+		return nil
+	}
+	if 4*r.s.h*r.s.h*l < teamMinWork {
+		return nil
+	}
+	return t
+}
+
+// part runs the units [H·i/n, H·(i+1)/n) of the step.
+func (ts *teamStep) part(i, n int) {
+	h := ts.r.s.h
+	u0, u1 := h*i/n, h*(i+1)/n
+	if u0 == u1 {
+		return
+	}
+	switch ts.phase {
+	case stepForward:
+		ts.forward(u0, u1)
+	case stepGates:
+		ts.gatesBack(u0, u1)
+	case stepRecur:
+		l := ts.l
+		clear(ts.dh[u0*l : u1*l])
+		mulAddRowsOf(ts.dh, ts.cl.whhT, ts.cl.whh, h, 4*h, 4*h, 0, ts.dz, l, u0, u1)
+	}
+}
+
+// teamForward is stepForward's step on team tm.
+func (r *lanes) teamForward(tm *team, ci, t int, z, ut, in0, in1, hPrev, cPrev, c, tc, h []float64, l int) {
+	r.ts = teamStep{r: r, cl: &r.s.cells[ci], ci: ci, t: t, l: l, phase: stepForward,
+		z: z, ut: ut, in0: in0, in1: in1, hPrev: hPrev, cPrev: cPrev, c: c, tc: tc, h: h}
+	tm.run(&r.ts, tm.n*teamStepParts)
+	r.ts = teamStep{}
+}
+
+// forward is stepForward for the rows of units [u0, u1).
+func (ts *teamStep) forward(u0, u1 int) {
+	r, cl, l := ts.r, ts.cl, ts.l
+	h := r.s.h
+	g := 4 * h
+	z := ts.z
+	for q := range 4 {
+		r0, r1 := q*h+u0, q*h+u1
+		copy(z[r0*l:r1*l], r.planes[ts.ci][r0*l:r1*l])
+		if cl.layer == 0 {
+			scale := r.scale[:l]
+			for row := r0; row < r1; row++ {
+				if uq := ts.ut[row]; uq != 0 {
+					kernel.Axpy(uq, scale, z[row*l:(row+1)*l])
+				}
+			}
+			for j, o := range r.occluded[:l] {
+				if o == ts.t {
+					for row := r0; row < r1; row++ {
+						z[row*l+j] = cl.b[row]
+					}
+				}
+			}
+		} else {
+			mulAddRowsOf(z, cl.wih, cl.wihT, g, h, cl.in, 0, ts.in0, l, r0, r1)
+			if ts.in1 != nil {
+				mulAddRowsOf(z, cl.wih, cl.wihT, g, h, cl.in, h, ts.in1, l, r0, r1)
+			}
+		}
+		if ts.hPrev != nil {
+			mulAddRowsOf(z, cl.whh, cl.whhT, g, h, h, 0, ts.hPrev, l, r0, r1)
+		}
+	}
+	a, b := u0*l, u1*l
+	kernel.GateStepTable(z[a:], h*l, nil, 0, ts.cPrev[a:b], ts.c[a:b], ts.tc[a:b], ts.h[a:b])
+}
+
+// teamBackward is stepBackward's step on team tm. With sk, the sums of
+// IG's dz take the step's dz in the same job; it reports whether they did
+// (the sums of dz, not a gradient or one-hot input's W_ihᵀ·dz).
+func (r *lanes) teamBackward(tm *team, ci, t int, dz, dcPrev, dh, dc, at, gates, tc, cPrev []float64, recur bool, l int, sk *gradSink, steps int) bool {
+	sums := sk != nil && sk.grad == nil && !sk.perLane
+	r.ts = teamStep{r: r, cl: &r.s.cells[ci], ci: ci, t: t, l: l, phase: stepGates,
+		dz: dz, dcPrev: dcPrev, dh: dh, dc: dc, at: at, gates: gates, tc: tc, cPrev: cPrev, sums: sums, steps: steps}
+	if sums {
+		r.ts.sk = *sk // a copy: sk stays on its caller's stack
+	}
+	tm.run(&r.ts, tm.n*teamStepParts)
+	if recur {
+		r.ts.phase = stepRecur
+		tm.run(&r.ts, tm.n*teamStepParts)
+	}
+	r.ts = teamStep{}
+	return sums
+}
+
+// gatesBack is the gate step of stepBackward for units [u0, u1), and their
+// rows of the sums of dz.
+func (ts *teamStep) gatesBack(u0, u1 int) {
+	r, l := ts.r, ts.l
+	h := r.s.h
+	a, b := u0*l, u1*l
+	dh := ts.dh[a:b]
+	if ts.at != nil {
+		for j, v := range ts.at[a:b] {
+			dh[j] += v
+		}
+	}
+	kernel.GateBackwardTable(ts.dz[a:], h*l, ts.dcPrev[a:b], dh, ts.dc[a:b], ts.gates[a:], nil, 0,
+		kernel.TableI|kernel.TableF|kernel.TableG|kernel.TableO, ts.tc[a:b], ts.cPrev[a:b])
+	if ts.sums {
+		for q := range 4 {
+			r.sinkSums(&ts.sk, ts.cl.dir, ts.t, ts.steps, l, ts.dz, 4*h, q*h+u0, q*h+u1)
+		}
+	}
+}

@@ -127,3 +127,70 @@ func TestStackedTeamAllocs(t *testing.T) {
 		t.Errorf("%v allocations per call", a)
 	}
 }
+
+// A team step gives the bits of one goroutine whatever the team's size
+// (parts of a few units, and empty ones), forward and backward, with
+// occluded lanes, the gradient from above and the sums of dz.
+func TestTeamStepSizes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(33, 34))
+	const in, l, steps = 5, 11, 3
+	for _, h := range []int{13, 40} {
+		s := randomStacked(t, rng, in, h, 1, false, 3, 1, true)
+		g := 4 * h
+		hl, gl := h*l, g*l
+		ut := make([]float64, g)
+		for i := range ut {
+			ut[i] = rng.NormFloat64()
+		}
+		hPrev, cPrev, dh0, dc0 := make([]float64, hl), make([]float64, hl), make([]float64, hl), make([]float64, hl)
+		for i := range hPrev {
+			hPrev[i], cPrev[i], dh0[i], dc0[i] = rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()
+		}
+		at := make([]float64, hl)
+		for i := range at {
+			at[i] = rng.NormFloat64()
+		}
+		wts, blockOf := make([]float64, l), make([]int, l)
+		for j := range wts {
+			wts[j], blockOf[j] = rng.Float64(), j/4
+		}
+		// step runs one forward and one backward step of lanes r (a team
+		// or none) and returns everything they write.
+		step := func(r *lanes) []float64 {
+			for j := range l {
+				r.scale[j], r.occluded[j] = rng.Float64(), -1
+			}
+			r.occluded[2] = 1
+			r.broadcastBiases(l)
+			tr := &r.cells[0]
+			z, c, tc, hs := tr.z[gl:2*gl], tr.c[hl:2*hl], tr.tc[hl:2*hl], tr.hs[hl:2*hl]
+			r.stepForward(0, 1, z, ut, nil, nil, hPrev, cPrev, tr.zg[:hl], c, tc, hs, l)
+			copy(r.dh[:hl], dh0)
+			copy(r.dc[:hl], dc0)
+			sk := gradSink{dzSum: make([]float64, 3*steps*g), wts: wts, blockOf: blockOf}
+			if !r.stepBackward(&s.cells[0], 1, r.dz[:gl], r.dcPrev[:hl], r.dh[:hl], r.dc[:hl], at, z, tc, cPrev, true, l, &sk, steps) {
+				r.sink(&sk, 0, 1, steps, l, r.dz[:gl])
+			}
+			var out []float64
+			for _, v := range [][]float64{z, c, tc, hs, r.dz[:gl], r.dcPrev[:hl], r.dh[:hl], sk.dzSum} {
+				out = append(out, v...)
+			}
+			return out
+		}
+		seed := rng.Uint64()
+		rng = rand.New(rand.NewPCG(seed, 1))
+		want := step(newLanes(s, l, 2, false))
+		for _, n := range []int{2, 3, 8} {
+			tm := newTeam(n)
+			r := newLanes(s, l, 2, false)
+			r.team = tm
+			prev := teamMinWork
+			teamMinWork = 0
+			rng = rand.New(rand.NewPCG(seed, 1))
+			got := step(r)
+			teamMinWork = prev
+			tm.stop()
+			assertSameBits(t, fmt.Sprintf("H = %d, a team of %d", h, n), got, want)
+		}
+	}
+}

@@ -209,8 +209,13 @@ type Options struct {
 	// The batched methods (IG, Occlusion) run many variants of the input
 	// as batches, in chunks, on several goroutines. These settings change
 	// time and memory, never a result: every setting gives the same bits.
-	Budget  int64 // scratch memory in bytes, ≥ 0 (0: DefaultBudget): IG's and occlusion's batches (cell.BatchOptions), every method's trace
-	Workers int   // goroutines, ≥ 0 (0: runtime.GOMAXPROCS(0))
+	Budget int64 // scratch memory in bytes, ≥ 0 (0: DefaultBudget): IG's and occlusion's batches (cell.BatchOptions), every method's trace
+	// Workers: goroutines, ≥ 0 (0: runtime.GOMAXPROCS(0)). One input's
+	// batch of a large dense model shares each time step among them, and
+	// they spin between steps: a caller that attributes several inputs at
+	// once gives each its share of the cores (as `whitebox attribute` and
+	// package score do).
+	Workers int
 	// Progress, if not nil, is called as IG steps or occluded positions
 	// finish, with the number done and the total (from the worker
 	// goroutines, one call at a time, done increasing).

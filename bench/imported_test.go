@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
@@ -75,6 +76,48 @@ func BenchmarkImportedIG(b *testing.B) {
 				b.ReportMetric(f*float64(n)/sec/1e9, "GFLOP/s")
 			})
 		}
+	}
+}
+
+// BenchmarkImportedIGConcurrent measures two IG calls at once (50 steps,
+// the 200-token bench_h256 input, an Explainer each), each with one worker
+// or with every core (Workers 0): what a batch whose time steps are
+// shared among cores (cell/stacked_team.go) costs when the calls
+// oversubscribe the cores. Run it with -cpu 2.
+func BenchmarkImportedIGConcurrent(b *testing.B) {
+	m, err := model.Load("../model/testdata/bench_h256.safetensors", model.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	x, err := m.Embed(TokenIDs(200, m.Vocab))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, workers := range []int{1, 0} {
+		b.Run(fmt.Sprintf("calls=2/workers=%d", workers), func(b *testing.B) {
+			es := []*attrib.Explainer{attrib.NewExplainer(m.Net), attrib.NewExplainer(m.Net)}
+			opt := attrib.Options{Class: attrib.Predicted, Steps: 50, Float32Weights: true, Workers: workers}
+			var res [2]attrib.Result
+			call := func(i int) error { return es[i].Attribute(attrib.IntegratedGradients, x, opt, &res[i]) }
+			for i := range es { // sizes the buffers
+				if err := call(i); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var errs [2]error
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for i := range es {
+					wg.Go(func() { errs[i] = call(i) })
+				}
+				wg.Wait()
+				for _, err := range errs {
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
 	}
 }
 

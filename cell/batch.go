@@ -43,7 +43,10 @@ type BatchOptions struct {
 	// small for even one lane with checkpoints is an error that gives the
 	// least budget the input needs.
 	Budget int64
-	// Workers is the number of goroutines (0: runtime.GOMAXPROCS(0)).
+	// Workers is the number of goroutines (0: runtime.GOMAXPROCS(0)). A
+	// StackedRunner's IG may run one batch with each time step shared
+	// among them (stacked_team.go), spinning between steps: callers that
+	// run several inputs at once give each its share of the cores.
 	Workers int
 	// Lanes caps the lanes per batch (0: automatic, at most 64).
 	Lanes int

@@ -17,10 +17,9 @@ import "github.com/whitebox-lstm/whitebox/kernel"
 // are its terms in order, whatever rows run beside it): the same bits.
 
 // teamStepParts is the parts per goroutine of a team step: a member slowed
-// by another process leaves some of its parts to the others.
-// (IG 50 steps, 200 tokens, H = 256, 2 cores: 1, 2 and 4 parts a member
-// 129.6, 131.2 and 130.7 ms, no difference, with the machine's other load
-// evenly spread).
+// by another process leaves some of its parts to the others. Measured
+// alike: IG 50 steps, 200 tokens, H = 256, 2 cores, 1, 2 and 4 parts a
+// member 129.6, 131.2 and 130.7 ms.
 const teamStepParts = 2
 
 // teamStep is the job of one time step of cell ci on l lanes.

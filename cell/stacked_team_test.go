@@ -106,8 +106,8 @@ func TestTeamPlan(t *testing.T) {
 
 // One input's IG on a team allocates nothing in steady state.
 func TestStackedTeamAllocs(t *testing.T) {
-	defer func(on bool) { teamsOn = on }(teamsOn)
-	teamsOn = true
+	defer func(on bool, w int) { teamsOn, teamMinWork = on, w }(teamsOn, teamMinWork)
+	teamsOn, teamMinWork = true, 0
 	rng := rand.New(rand.NewPCG(29, 30))
 	s := randomStacked(t, rng, 8, 64, 1, false, 3, 2, true)
 	steps, n := 50, 50

@@ -125,50 +125,53 @@ func BenchmarkImportedIGConcurrent(b *testing.B) {
 // length-200 input of an imported model; GFLOP/s counts two forward passes
 // and one backward pass.
 func BenchmarkImportedDeepLIFT(b *testing.B) {
-	benchImported(b, attrib.DeepLIFT, func(*model.Model, int) float64 { return 3 })
+	benchImported(b, attrib.DeepLIFT, func(*model.Model, int) float64 { return 3 }, 200)
 }
 
-// BenchmarkImportedOcclusion measures occlusion (the zero embedding) on a
-// length-200 input of an imported model, in tokens (occluded copies) per
-// second: a one-direction model's copies start from the unoccluded
-// prefix (cell/stacked_prefix.go), a bidirectional one's run whole.
+// BenchmarkImportedOcclusion measures occlusion (the zero embedding) on
+// inputs of length 200 and 48 of an imported model, in tokens (occluded
+// copies) per second: a one-direction model's copies start from the
+// unoccluded prefix (cell/stacked_prefix.go), a bidirectional one's run
+// whole; 48 copies are one batch, whose time steps a dense model shares
+// among the cores (cell/stacked_team.go; run with -cpu 1 and 2).
 func BenchmarkImportedOcclusion(b *testing.B) {
-	benchImported(b, attrib.Occlusion, nil)
+	benchImported(b, attrib.Occlusion, nil, 200, 48)
 }
 
-// benchImported measures method on the TokenIDs input of length 200 of
-// each imported model, with the default options; passes(m, t) is the
-// number of forward passes GFLOP/s counts (nil: no GFLOP/s).
-func benchImported(b *testing.B, method attrib.Method, passes func(m *model.Model, t int) float64) {
+// benchImported measures method on the TokenIDs inputs of the given
+// lengths of each imported model, with the default options; passes(m, t)
+// is the number of forward passes GFLOP/s counts (nil: no GFLOP/s).
+func benchImported(b *testing.B, method attrib.Method, passes func(m *model.Model, t int) float64, lengths ...int) {
 	for _, name := range ImportedModels {
-		const t = 200
-		b.Run(fmt.Sprintf("model=%s/T=%d", name, t), func(b *testing.B) {
-			m, err := model.Load("../model/testdata/"+name+".safetensors", model.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			x, err := m.Embed(TokenIDs(t, m.Vocab))
-			if err != nil {
-				b.Fatal(err)
-			}
-			e := attrib.NewExplainer(m.Net)
-			var res attrib.Result
-			if err := e.Attribute(method, x, attrib.Options{}, &res); err != nil { // sizes the buffers
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			n := 0
-			for b.Loop() {
-				if err := e.Attribute(method, x, attrib.Options{}, &res); err != nil {
+		for _, t := range lengths {
+			b.Run(fmt.Sprintf("model=%s/T=%d", name, t), func(b *testing.B) {
+				m, err := model.Load("../model/testdata/"+name+".safetensors", model.Options{})
+				if err != nil {
 					b.Fatal(err)
 				}
-				n++
-			}
-			sec := b.Elapsed().Seconds()
-			b.ReportMetric(float64(t*n)/sec, "tokens/s")
-			if passes != nil {
-				b.ReportMetric(passes(m, t)*StackedForwardFLOPs(m, t)*float64(n)/sec/1e9, "GFLOP/s")
-			}
-		})
+				x, err := m.Embed(TokenIDs(t, m.Vocab))
+				if err != nil {
+					b.Fatal(err)
+				}
+				e := attrib.NewExplainer(m.Net)
+				var res attrib.Result
+				if err := e.Attribute(method, x, attrib.Options{}, &res); err != nil { // sizes the buffers
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				n := 0
+				for b.Loop() {
+					if err := e.Attribute(method, x, attrib.Options{}, &res); err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				sec := b.Elapsed().Seconds()
+				b.ReportMetric(float64(t*n)/sec, "tokens/s")
+				if passes != nil {
+					b.ReportMetric(passes(m, t)*StackedForwardFLOPs(m, t)*float64(n)/sec/1e9, "GFLOP/s")
+				}
+			})
+		}
 	}
 }

@@ -569,7 +569,7 @@ func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out [
 	setRing(pool, ring)
 	defer setRing(pool, false)
 	r.setInput(x, p, pool)
-	if teamsOn {
+	if teamsOn || (p.workers == 1 && r.teamable(min(p.lanes, steps))) { // one batch: its steps on a team
 		r.lend(pool, maxWorkers)
 		defer r.lend(pool, 0)
 	}

@@ -39,7 +39,8 @@ func TestTeamRowsSameBits(t *testing.T) {
 func TestStackedTeamSameBits(t *testing.T) {
 	defer func(on bool, w int) { teamsOn, teamMinWork = on, w }(teamsOn, teamMinWork)
 	rng := rand.New(rand.NewPCG(27, 28))
-	cases := []headCase{{2, true, HeadHN, ActNone}, {1, false, HeadMean, ActTanh}, {1, true, HeadMax, ActNone}, {2, false, HeadLast, ActReLU}}
+	cases := []headCase{{2, true, HeadHN, ActNone}, {1, false, HeadMean, ActTanh}, {1, true, HeadMax, ActNone}, {2, false, HeadLast, ActReLU},
+		{1, false, HeadHN, ActNone}} // occlusion's ring lanes (stacked_ring.go)
 	for _, c := range cases {
 		s := randomHeadStacked(t, rng, 8, 32, 3, c)
 		steps, n := 23, 37

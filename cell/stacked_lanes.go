@@ -215,21 +215,9 @@ func (r *lanes) stepForward(ci, t int, z, ut, in0, in1, hPrev, cPrev, zg, c, tc,
 		// never −0. One lane does it without a call per row.
 		if l == 1 {
 			biasPlusScaled(z, ut, r.scale[0], cl.b)
+			r.occludeRows(ci, t, z, l, 0, g)
 		} else {
-			copy(z, r.planes[ci][:g*l])
-			scale := r.scale[:l]
-			for q, uq := range ut {
-				if uq != 0 {
-					kernel.Axpy(uq, scale, z[q*l:(q+1)*l])
-				}
-			}
-		}
-		for j, o := range r.occluded[:l] {
-			if o == t {
-				for q, b := range cl.b {
-					z[q*l+j] = b
-				}
-			}
+			r.inputRows(ci, t, z, ut, l, 0, g)
 		}
 	} else {
 		copy(z, r.planes[ci][:g*l])
@@ -245,6 +233,33 @@ func (r *lanes) stepForward(ci, t int, z, ut, in0, in1, hPrev, cPrev, zg, c, tc,
 		copy(pre[t*g*l:(t+1)*g*l], z)
 	}
 	kernel.GateStep(z, zg, cPrev, c, tc, h)
+}
+
+// inputRows sets the rows [r0, r1) of layer 0's z (cell ci, step t) for
+// l ≥ 2 lanes: b + s_j·u_t per lane, fma(u, s_j, b), and b alone where
+// u = 0 or the lane's row t is occluded.
+func (r *lanes) inputRows(ci, t int, z, ut []float64, l, r0, r1 int) {
+	copy(z[r0*l:r1*l], r.planes[ci][r0*l:r1*l])
+	scale := r.scale[:l]
+	for row := r0; row < r1; row++ {
+		if uq := ut[row]; uq != 0 {
+			kernel.Axpy(uq, scale, z[row*l:(row+1)*l])
+		}
+	}
+	r.occludeRows(ci, t, z, l, r0, r1)
+}
+
+// occludeRows sets the rows [r0, r1) of z to cell ci's bias in the lanes
+// whose row t is occluded.
+func (r *lanes) occludeRows(ci, t int, z []float64, l, r0, r1 int) {
+	b := r.s.cells[ci].b
+	for j, o := range r.occluded[:l] {
+		if o == t {
+			for row := r0; row < r1; row++ {
+				z[row*l+j] = b[row]
+			}
+		}
+	}
 }
 
 // biasPlusScaled sets z = b + s·u for one lane: fma(u_q, s, b_q), and b_q

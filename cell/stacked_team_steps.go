@@ -97,22 +97,10 @@ func (ts *teamStep) forward(u0, u1 int) {
 	z := ts.z
 	for q := range 4 {
 		r0, r1 := q*h+u0, q*h+u1
-		copy(z[r0*l:r1*l], r.planes[ts.ci][r0*l:r1*l])
 		if cl.layer == 0 {
-			scale := r.scale[:l]
-			for row := r0; row < r1; row++ {
-				if uq := ts.ut[row]; uq != 0 {
-					kernel.Axpy(uq, scale, z[row*l:(row+1)*l])
-				}
-			}
-			for j, o := range r.occluded[:l] {
-				if o == ts.t {
-					for row := r0; row < r1; row++ {
-						z[row*l+j] = cl.b[row]
-					}
-				}
-			}
+			r.inputRows(ts.ci, ts.t, z, ts.ut, l, r0, r1)
 		} else {
+			copy(z[r0*l:r1*l], r.planes[ts.ci][r0*l:r1*l])
 			mulAddRowsOf(z, cl.wih, cl.wihT, g, h, cl.in, 0, ts.in0, l, r0, r1)
 			if ts.in1 != nil {
 				mulAddRowsOf(z, cl.wih, cl.wihT, g, h, cl.in, h, ts.in1, l, r0, r1)

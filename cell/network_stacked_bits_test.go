@@ -37,8 +37,9 @@ func relBits(r cell.Relevance) []float64 { return []float64{r.Output, r.Bias, r.
 // sameGradientAndLRP checks that the Network n on x and the runner r of
 // its AsStacked form on xs (x, or its rows made dense) give class k's
 // gradient and LRP (ε = DefaultEpsilon and 0: the same errors, else the
-// relevances, output, bias and initial shares) with the same bits; gN and
-// gS are T×D scratch.
+// relevances, output, bias and initial shares) with the same bits, and so
+// do GradientChosenContext and LRPChosenContext with the class k chosen
+// from the logits; gN and gS are T×D scratch.
 func sameGradientAndLRP(t *testing.T, at string, n *cell.Network, ws *cell.Workspace, x cell.Input, r *cell.StackedRunner, xs cell.Input, k int, gN, gS []float64) {
 	t.Helper()
 	if _, err := n.Gradient(ws, x, k, gN); err != nil {
@@ -49,6 +50,25 @@ func sameGradientAndLRP(t *testing.T, at string, n *cell.Network, ws *cell.Works
 	}
 	if s := firstDiff(gN, gS); s != "" {
 		t.Errorf("%s Gradient class %d: %s", at, k, s)
+	}
+	yN, err := n.Forward(ws, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yN = append([]float64(nil), yN...)
+	var seen []float64 // the logits choose was given
+	choose := func(y []float64) (int, error) {
+		seen = append(seen[:0], y...)
+		return k, nil
+	}
+	ctx := context.Background()
+	clear(gS)
+	y, class, err := r.GradientChosenContext(ctx, xs, choose, gS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := firstDiff(gN, gS) + firstDiff(yN, y) + firstDiff(yN, seen); s != "" || class != k {
+		t.Errorf("%s GradientChosenContext class %d (returned %d): %s", at, k, class, s)
 	}
 	for _, eps := range []float64{cell.DefaultEpsilon, 0} {
 		oN, eN := n.LRP(ws, x, k, eps, gN)
@@ -63,6 +83,14 @@ func sameGradientAndLRP(t *testing.T, at string, n *cell.Network, ws *cell.Works
 		}
 		if s := firstDiff(append(gN, relBits(oN)...), append(gS, relBits(oS)...)); s != "" {
 			t.Errorf("%s: relevances and shares: %s", where, s)
+		}
+		clear(gS)
+		y, class, oC, err := r.LRPChosenContext(ctx, xs, choose, eps, 0, gS)
+		if err != nil {
+			t.Fatalf("%s LRPChosenContext: %v", where, err)
+		}
+		if s := firstDiff(append(gN, relBits(oN)...), append(gS, relBits(oC)...)) + firstDiff(yN, y); s != "" || class != k {
+			t.Errorf("%s LRPChosenContext (class %d): %s", where, class, s)
 		}
 	}
 }

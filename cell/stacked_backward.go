@@ -10,20 +10,20 @@ import (
 // (4H×l) of each step and direction. One input's gradient multiplies it by
 // W_ihᵀ into grad; IG adds each lane's weighted dz_t to its block's sum
 // instead (dzSum, blocks × dirs × T×4H), lane j with weight wts[j] to block
-// blockOf[j].
+// (k0+j)/igBlock, k0 the lane 0's step in its chunk.
 //
 // On checkpointed lanes seg > 0: the sums cover one segment of seg steps
 // (blocks of the chunk × seg×4H, one direction at a time), and flushSums
 // adds their products to part (blocks of the chunk × T×E) after each
 // segment, once every batch of the chunk has been through it.
 type gradSink struct {
-	grad    []float64 // T×E, or nil for IG
-	dzSum   []float64
-	wts     []float64
-	blockOf []int
-	seg     int
-	part    []float64
-	used    int // IG's lanes, the first of the batch; 0: every lane (stacked_split.go)
+	grad  []float64 // T×E, or nil for IG
+	dzSum []float64
+	wts   []float64
+	k0    int // lane 0's step in its chunk: lane j sums into block (k0+j)/igBlock
+	seg   int
+	part  []float64
+	used  int // IG's lanes, the first of the batch; 0: every lane (stacked_split.go)
 	// perLane: the sums hold each lane's weighted input gradient W_ihᵀ·dz_t
 	// (E wide) instead of its dz_t, and their products are plain
 	// additions: the Network engine's order on one-hot input (batch_ig.go,
@@ -68,10 +68,8 @@ func (r *lanes) sinkSums(k *gradSink, d, t, steps, l int, v []float64, w, e0, e1
 		n = k.used
 	}
 	for a := 0; a < n; {
-		b, e := k.blockOf[a], a+1
-		for e < n && k.blockOf[e] == b {
-			e++
-		}
+		b := (k.k0 + a) / igBlock
+		e := min(n, (b+1)*igBlock-k.k0)
 		var sum []float64
 		if k.seg > 0 {
 			sum = k.dzSum[(b*k.seg+t%k.seg)*w:]
@@ -156,7 +154,7 @@ func (r *lanes) backward(steps, l, class int, sk *gradSink) {
 				}
 				cPrev := r.zero[:hl]
 				if i > 0 {
-					tp := order(cl.reverse, i-1, steps)
+					tp := r.stateSlot(order(cl.reverse, i-1, steps)) // (not read on a state ring)
 					cPrev = tr.c[tp*hl : (tp+1)*hl]
 				}
 				var sk0 *gradSink // layer 0's sink, which a team step may serve
@@ -311,14 +309,18 @@ func (r *lanes) lrpCell(run *lrpRun, k, d int, top bool) float64 {
 			dst, xt = run.rel[t*s.in:(t+1)*s.in], run.x[t*s.in:(t+1)*s.in]
 		}
 		kernel.LRPLinear(dst, r.acc[:cl.in], xt, wg, cl.in, q)
-		for j := range dst {
-			dst[j] += kx
+		if !run.netBias { // Network.LRP's rule has no shares of the bias
+			for j := range dst {
+				dst[j] += kx
+			}
 		}
 		// h_{t−1}: the same map's recurrent inputs.
 		clear(rh)
 		kernel.LRPLinear(rh, acc, hPrev, whg, h, q)
-		for j := range rh {
-			rh[j] += kx
+		if !run.netBias {
+			for j := range rh {
+				rh[j] += kx
+			}
 		}
 		copy(rc, rcPrev)
 	}
@@ -337,6 +339,13 @@ func (r *lanes) lrpCell(run *lrpRun, k, d int, top bool) float64 {
 func (r *lanes) lrpGate(run *lrpRun, cl *stackedCell, gates, c, zg, cPrev []float64) float64 {
 	h, eps, bf := r.s.h, run.eps, run.bf
 	rh, rc, rcPrev, q, bg := r.dh[:h], r.dc[:h], r.dcPrev[:h], r.dz[:h], cl.b[2*h:3*h]
+	if run.netBias { // Network.LRP's rule (bias factor 0), as it runs it
+		for j := range rc {
+			rc[j] += rh[j]
+		}
+		kernel.LRPCell(rcPrev, q, rc, gates, zg, c, cPrev, eps)
+		return 0
+	}
 	cross := 0.0
 	for j := range rc {
 		rc[j] += rh[j]

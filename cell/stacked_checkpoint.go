@@ -361,7 +361,7 @@ func (r *lanes) backwardCk(l, class int, sk *gradSink) {
 			sg := ck.segAt(s.cells[d].reverse, i)
 			r.sweepSegment(0, d, sg, l, sk)
 			if sk.seg > 0 {
-				r.flushSums(sk, d, sg, sk.blockOf[n-1]+1)
+				r.flushSums(sk, d, sg, (sk.k0+n-1)/igBlock+1)
 			}
 		}
 	}

@@ -95,7 +95,11 @@ func (r *StackedRunner) LRPAll(ctx context.Context, x Input, eps, biasFactor flo
 			if r.pass.err() != nil {
 				return nil // withStop returns the context's error
 			}
-			if err := finite(rel, outs[c]); err != nil {
+			if r.s.netLRP { // as Network.LRPAll says it
+				if err := finiteRelevance(outs[c], rel, eps); err != nil {
+					return fmt.Errorf("class %d: %w", c, err)
+				}
+			} else if err := finite(rel, outs[c]); err != nil {
 				return fmt.Errorf("cell: LRP with epsilon %v, class %d: %w", eps, c, err)
 			}
 		}

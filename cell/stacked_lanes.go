@@ -48,10 +48,14 @@ type lanes struct {
 	scale     []float64   // l: the factor of layer 0's input products per lane
 	occluded  []int       // l: the step whose input a lane zeroes, or −1
 	row, acc  []float64   // max(E, H·dirs): LRP's layer input and scratch
-	blocks    []int       // l: the IG block of each lane (blockOf)
 	planes    [][]float64 // per cell, 4H×l: the bias broadcast to the lanes
 	planeL    int         // the l the planes are for
 	logitsBuf []float64   // C×l
+
+	// IG's whole-trace lanes of a model whose backward needs no c_{t−1}
+	// and no h_t may keep c and h of two steps (stateRing; ringC: this
+	// pass does).
+	ringIG, ringC bool
 
 	// The head's (stacked_head.go): v and its gradient (D×l), max's
 	// maximising steps, the hidden layer's a, act(a) and ∂/∂a (Units×l),
@@ -78,10 +82,17 @@ func (s *Stacked) laneBytes(l, steps int, keepZg bool) int64 {
 		perCell += h
 	}
 	words := n * perCell
-	words += 2 * int64(steps) * h * int64(s.dirs) // dOut, two layers
+	if s.writesDOut() {
+		words += 2 * int64(steps) * h * int64(s.dirs) // dOut, two layers
+	}
 	words += 8*h + 3*int64(s.c) + 2*h + 2 + s.headWords()
 	return 8 * words * int64(l)
 }
+
+// writesDOut reports whether backprop through s passes a gradient of a
+// layer's output sequence (lanes.dOut): a layer above, or a head that
+// reads every step, writes one.
+func (s *Stacked) writesDOut() bool { return len(s.cells) > s.dirs || s.p.Head.dense() }
 
 func newLanes(s *Stacked, l, steps int, keepZg bool) *lanes {
 	h := s.h
@@ -98,7 +109,7 @@ func newLanes(s *Stacked, l, steps int, keepZg bool) *lanes {
 		}
 		r.cells = append(r.cells, t)
 	}
-	if len(s.cells) > s.dirs || s.p.Head.dense() { // a layer above, or the head, writes dOut
+	if s.writesDOut() {
 		for i := range r.dOut {
 			r.dOut[i] = make([]float64, steps*h*s.dirs*l)
 		}
@@ -151,6 +162,7 @@ func (r *lanes) forward(u []float64, steps, l int) {
 	hl, gl := h*l, g*l
 	r.broadcastBiases(l)
 	r.fillTables(l)
+	r.ringC = r.ringIG && r.tablesOn(0, l)
 	from := 0
 	if r.prefix != nil {
 		from = r.from
@@ -166,7 +178,7 @@ func (r *lanes) forward(u []float64, steps, l int) {
 				return
 			}
 			t := order(cl.reverse, i, steps)
-			st := r.slot(t) // where step t lies in the trace
+			st, sc := r.slot(t), r.stateSlot(t) // where step t lies in the trace
 			var ut, in0, in1, cPrev, hPrev []float64
 			if cl.layer == 0 {
 				ut = u[(cl.dir*steps+t)*g : (cl.dir*steps+t+1)*g]
@@ -179,14 +191,14 @@ func (r *lanes) forward(u []float64, steps, l int) {
 			}
 			cPrev = r.zero
 			if i > 0 {
-				tp := r.slot(order(cl.reverse, i-1, steps))
+				tp := r.stateSlot(order(cl.reverse, i-1, steps))
 				cPrev, hPrev = tr.c[tp*hl:(tp+1)*hl], tr.hs[tp*hl:(tp+1)*hl]
 			}
 			zg := tr.zg[:hl]
 			if r.keepZg {
 				zg = tr.zg[t*hl : (t+1)*hl]
 			}
-			r.stepForward(ci, t, tr.z[st*gl:(st+1)*gl], ut, in0, in1, hPrev, cPrev, zg, tr.c[st*hl:(st+1)*hl], tr.tc[st*hl:(st+1)*hl], tr.hs[st*hl:(st+1)*hl], l)
+			r.stepForward(ci, t, tr.z[st*gl:(st+1)*gl], ut, in0, in1, hPrev, cPrev, zg, tr.c[sc*hl:(sc+1)*hl], tr.tc[st*hl:(st+1)*hl], tr.hs[sc*hl:(sc+1)*hl], l)
 		}
 	}
 	r.decode(steps, l)
@@ -308,7 +320,7 @@ func (r *lanes) broadcastBiases(l int) {
 func (r *lanes) final(dir, steps, l int) []float64 {
 	s := r.s
 	ci := len(s.cells) - s.dirs + dir
-	t := r.slot(order(s.cells[ci].reverse, steps-1, steps))
+	t := r.stateSlot(order(s.cells[ci].reverse, steps-1, steps))
 	hl := s.h * l
 	return r.cells[ci].hs[t*hl : (t+1)*hl]
 }

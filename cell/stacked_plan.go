@@ -57,7 +57,7 @@ func (s *Stacked) sharedBytes(p stackedPlan, steps int) int64 {
 // plan chooses the plan for items variants of an input of T steps: the
 // whole trace with as many lanes (up to maxLanes and items) and workers
 // as fit the budget, halving the lanes down to one block of IG's 16 steps
-// (as the whole-trace planner always has); else checkpointed lanes,
+// (halfLanes); else checkpointed lanes,
 // as many as fit, then the fewest workers. Recomputing the segments costs
 // about one more forward pass per layer below the top (one layer: a
 // third more time; measured, IG 50 steps on 200 tokens, 1 core: H = 256,
@@ -76,7 +76,7 @@ func (r *StackedRunner) plan(steps, items int, budget int64, workers, maxLanes i
 		return s.sharedBytes(p, steps) + int64(p.workers)*(s.laneCost(p, steps)+extra(p))
 	}
 	l := min(maxLanes, items)
-	for full := l; full >= min(l, igBlock); full = (full + 1) / 2 {
+	for full := l; full > 0; full = halfLanes(full) {
 		p := mk(full, false)
 		for cost(p) > budget && p.workers > 1 {
 			p.workers--
@@ -84,8 +84,8 @@ func (r *StackedRunner) plan(steps, items int, budget int64, workers, maxLanes i
 		if cost(p) <= budget && s.laneCost(p, steps) <= fullTraceMax {
 			return p, nil
 		}
-		if full == 1 {
-			break
+		if s.sparse() {
+			break // see halfLanes
 		}
 	}
 	var p stackedPlan
@@ -111,19 +111,21 @@ func (r *StackedRunner) plan(steps, items int, budget int64, workers, maxLanes i
 }
 
 // igPlan is plan for IG's n steps: a dense model's steps large enough to
-// share (teamable) on one worker's whole trace, each time step on a team
-// of the workers (stacked_team.go); else with batches of at most an equal
-// share of the blocks of 16 steps per worker, so that every worker has a
-// chunk (as the Batcher's planIG), kept when it runs on the whole trace
-// with several workers; else plan's most lanes, whose checkpointed lanes
-// the workers share (splitPlan) where plan leaves some idle. Only the
-// schedule changes, never a result. Measured, IG 50 steps, 2 cores
-// (BenchmarkEngines, BenchmarkStackedIG): one batch of 50 lanes on one
-// worker against 32 + 18 lanes on two, sp-fsa T = 256 10 → 7 ms,
-// dense-h64 T = 256 29 → 18 ms, H = 256 T = 200 205 → 150 ms.
+// share (teamable) in one batch on one worker's whole trace, each time
+// step on a team of the workers (stacked_team.go); else with batches of at
+// most an equal share of the blocks of 16 steps per worker, so that every
+// worker has a chunk (as the Batcher's planIG), kept when it runs on the
+// whole trace with several workers; else plan's most lanes, whose
+// checkpointed lanes the workers share (splitPlan) where plan leaves some
+// idle. Only the schedule changes, never a result. Measured, IG 50 steps,
+// 2 cores (BenchmarkEngines, BenchmarkStackedIG): one batch of 50 lanes
+// on one worker against 32 + 18 lanes on two, sp-fsa T = 256 10 → 7 ms,
+// dense-h64 T = 256 29 → 18 ms, H = 256 T = 200 205 → 150 ms; 1,000
+// tokens of the H = 256 model, whose whole trace holds 16 lanes, on a
+// team 0.88–1.0 s, split checkpointed lanes 0.78 s.
 func (r *StackedRunner) igPlan(steps, n int, budget int64, workers, maxLanes int, extra func(p stackedPlan) int64) (stackedPlan, error) {
 	if workers > 1 && r.teamable(min(maxLanes, n)) {
-		if p, err := r.plan(steps, n, budget, 1, maxLanes, extra); err == nil && r.teamable(p.lanes) && (!p.ck || teamsOn) {
+		if p, err := r.plan(steps, n, budget, 1, maxLanes, extra); err == nil && r.teamable(p.lanes) && (!p.ck && p.lanes >= n || teamsOn) {
 			p.team = workers
 			return p, nil
 		}
@@ -135,12 +137,28 @@ func (r *StackedRunner) igPlan(steps, n int, budget int64, workers, maxLanes int
 		}
 	}
 	p, err := r.plan(steps, n, budget, workers, maxLanes, extra)
-	if err == nil && p.ck && p.workers < workers {
+	if err == nil && p.workers < workers {
 		if sp, ok := r.splitPlan(steps, n, budget, workers, maxLanes, extra); ok {
 			return sp, nil
 		}
 	}
 	return p, err
+}
+
+// halfLanes is the next lanes per batch the whole-trace planner tries
+// after l on a dense model: half, rounded up to whole blocks of IG's 16
+// steps (IG's chunks hold whole blocks: 25 lanes would run batches of 16),
+// none after 16. A sparse model's products, an axpy per weight into a row
+// of lanes, gain more from many lanes than from the whole trace: it tries
+// l lanes only, then checkpoints. Measured, IG 50 steps, 1 thread: 16
+// lanes with the whole trace against 50 checkpointed lanes, dense-h64
+// T = 4,096 (AsStacked) 417 ms and 530 ms, the H = 256 model on 1,000
+// tokens 1.17 s and 1.29 s; sparse sp-fsa T = 4,096 138 ms and 99 ms.
+func halfLanes(l int) int {
+	if l <= igBlock {
+		return 0
+	}
+	return max(igBlock, (l/2+igBlock-1)/igBlock*igBlock)
 }
 
 // fewerLanes is the next lanes per batch a checkpointed plan tries after
@@ -159,7 +177,7 @@ func fewerLanes(l int) int {
 // buffers are dropped and oversized ones made anew.
 func (r *StackedRunner) workers(p stackedPlan, steps, sums, parts, siblings int, budget int64) []*worker {
 	for len(r.pool) < p.workers {
-		r.pool = append(r.pool, &worker{})
+		r.pool = append(r.pool, &worker{idx: len(r.pool)})
 	}
 	s := r.s
 	held := int64(0)

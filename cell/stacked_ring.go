@@ -28,6 +28,24 @@ func (r *lanes) slot(t int) int {
 	return t
 }
 
+// stateSlot is where c and h of step t lie in r's trace: slot t&1 on a
+// ring, and on IG's state ring (stateRing).
+func (r *lanes) stateSlot(t int) int {
+	if r.ring || r.ringC {
+		return t & 1
+	}
+	return t
+}
+
+// stateRing reports whether IG's whole-trace lanes of s on an input with
+// the symbols syms may keep c and h of two steps only: one layer and one
+// direction whose head reads the last state, on one-hot input with tables
+// whose gradients need no c_{t−1} (no forget gate with weights). Backprop
+// reads neither then; a pass of one lane (no tables) keeps them all.
+func (s *Stacked) stateRing(syms []int) bool {
+	return syms != nil && s.ringOK() && s.tabs != nil && !s.tabs.needF
+}
+
 // ringPlan is occlusion's plan on ring lanes for items copies of an input
 // of T steps: as many lanes (at most maxLanes) and workers as the budget
 // holds beside the input products; false if not even one ring lane fits.
@@ -55,5 +73,12 @@ func (s *Stacked) ringPlan(steps int, budget int64, workers, maxLanes int) (stac
 func setRing(pool []*worker, ring bool) {
 	for _, wk := range pool {
 		wk.r.ring = ring
+	}
+}
+
+// setRingIG sets whether the lanes of pool may keep IG's state ring.
+func setRingIG(pool []*worker, on bool) {
+	for _, wk := range pool {
+		wk.r.ringIG = on
 	}
 }

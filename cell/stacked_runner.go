@@ -65,6 +65,7 @@ type task interface{ run(*worker) }
 // worker is the state of one goroutine of the batched methods; worker 0
 // is the caller's, the others are goroutines that wait on work.
 type worker struct {
+	idx   int       // its place in the pool
 	work  chan task // nil for worker 0
 	r     *lanes
 	sib   []*lanes  // checkpointed IG: the other batches of a chunk (newCkSibling)
@@ -432,11 +433,22 @@ func (r *StackedRunner) LRP(x Input, class int, eps, biasFactor float64, rel []f
 		return Relevance{}, err
 	}
 	r.single(x)
+	return r.lrpTrace(x, class, eps, biasFactor, rel)
+}
+
+// lrpTrace is LRP's relevance of class over the trace single(x) left.
+func (r *StackedRunner) lrpTrace(x Input, class int, eps, biasFactor float64, rel []float64) (Relevance, error) {
 	xs := x.dense
 	if x.scale != 1 {
 		xs = r.scaled(x)
 	}
 	out := r.one.lrp(xs, x.Len(), class, eps, biasFactor, rel)
+	if r.s.netLRP { // a Network's Stacked form says it as Network.LRP does
+		if err := finiteRelevance(out, rel, eps); err != nil {
+			return Relevance{}, err
+		}
+		return out, nil
+	}
 	if err := finite(rel, out); err != nil {
 		return Relevance{}, fmt.Errorf("cell: LRP with epsilon %v: %w", eps, err)
 	}

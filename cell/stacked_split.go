@@ -96,7 +96,7 @@ func (j *igJob) splitLanes(wk *worker, q int) error {
 	if err := canceled(j.ctx); err != nil {
 		return err
 	}
-	sk.wts, sk.blockOf, sk.part, sk.used = j.weights[b0:b1], lr.blockOf(b0, l), part, l
+	sk.wts, sk.k0, sk.part, sk.used = j.weights[b0:b1], b0, part, l
 	k := 0 // segments swept so far, every direction
 	for d := range s.dirs {
 		lr.startSweep(0, d, lanes)

@@ -151,9 +151,9 @@ func TestTeamStepSizes(t *testing.T) {
 		for i := range at {
 			at[i] = rng.NormFloat64()
 		}
-		wts, blockOf := make([]float64, l), make([]int, l)
+		wts := make([]float64, l)
 		for j := range wts {
-			wts[j], blockOf[j] = rng.Float64(), j/4
+			wts[j] = rng.Float64()
 		}
 		// step runs one forward and one backward step of lanes r (a team
 		// or none) and returns everything they write.
@@ -168,7 +168,7 @@ func TestTeamStepSizes(t *testing.T) {
 			r.stepForward(0, 1, z, ut, nil, nil, hPrev, cPrev, tr.zg[:hl], c, tc, hs, l)
 			copy(r.dh[:hl], dh0)
 			copy(r.dc[:hl], dc0)
-			sk := gradSink{dzSum: make([]float64, 3*steps*g), wts: wts, blockOf: blockOf}
+			sk := gradSink{dzSum: make([]float64, 3*steps*g), wts: wts, k0: igBlock - 5} // lanes 0–4 in block 0, 5–10 in block 1
 			if !r.stepBackward(&s.cells[0], 1, r.dz[:gl], r.dcPrev[:hl], r.dh[:hl], r.dc[:hl], at, z, tc, cPrev, true, l, &sk, steps) {
 				r.sink(&sk, 0, 1, steps, l, r.dz[:gl])
 			}

@@ -51,7 +51,7 @@ func (e *Explainer) shifted(m Method, x cell.Input, row []float64) (cell.Input, 
 	if m != IntegratedGradients && m != Occlusion {
 		return cell.Input{}, fmt.Errorf("attrib: a Baseline is for IG, Occlusion and DeepLIFT, not %v", m)
 	}
-	if e.stacked == nil {
+	if e.net != nil {
 		return cell.Input{}, fmt.Errorf("attrib: a Baseline is for Stacked models (a Network reads one-hot symbols, whose baseline is zero)")
 	}
 	s, ok := e.model.(*cell.Stacked)

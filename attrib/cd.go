@@ -48,15 +48,7 @@ func (e *Explainer) cdEngine() (*cdEngine, error) {
 	if e.cd != nil {
 		return e.cd, nil
 	}
-	var s *cell.Stacked
-	if e.net != nil {
-		var err error
-		if s, err = e.net.AsStacked(); err != nil {
-			return nil, fmt.Errorf("attrib: %w", err)
-		}
-	} else {
-		s = e.stacked.Model()
-	}
+	s := e.stacked.Model()
 	r, err := cell.NewCDRunner(s)
 	if err != nil {
 		return nil, fmt.Errorf("attrib: %w", err)

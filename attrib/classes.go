@@ -54,7 +54,7 @@ func (e *Explainer) AttributeAll(ctx context.Context, m Method, x cell.Input, op
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if e == nil || (e.net == nil && e.stacked == nil) {
+	if e == nil || e.stacked == nil {
 		return fmt.Errorf("attrib: no model (a nil or unsupported Model %T)", e.modelOrNil())
 	}
 	if res == nil {
@@ -145,20 +145,14 @@ func (e *Explainer) tracedAll(ctx context.Context, m Method, x cell.Input, opt O
 			e.rels = make([]cell.Relevance, len(all))
 		}
 		rels := e.rels[:len(all)]
-		if e.stacked != nil {
-			logits, err = e.stacked.LRPAll(ctx, x, opt.Epsilon, opt.LRPBias, e.all, rels)
-		} else {
-			logits, err = e.net.LRPAll(ctx, e.ws, x, opt.Epsilon, e.all, rels)
-		}
+		logits, err = e.stacked.LRPAll(ctx, x, opt.Epsilon, opt.LRPBias, e.all, rels)
 		if err == nil {
 			for k := range all {
 				all[k].Relevance = rels[k]
 			}
 		}
-	} else if e.stacked != nil {
-		logits, err = e.stacked.GradientAll(ctx, x, e.all)
 	} else {
-		logits, err = e.net.GradientAll(ctx, e.ws, x, e.all)
+		logits, err = e.stacked.GradientAll(ctx, x, e.all)
 	}
 	if err != nil {
 		return fmt.Errorf("attrib: %w", err)
@@ -191,13 +185,7 @@ func (e *Explainer) occlusionAll(ctx context.Context, x cell.Input, opt Options,
 	for k := range all {
 		e.all[k] = e.occludedAll[k*steps : (k+1)*steps]
 	}
-	var err error
-	if e.stacked != nil {
-		err = e.stacked.OcclusionAll(ctx, x, e.all, batchOptions(opt))
-	} else {
-		err = e.batcher().OcclusionAll(ctx, x, e.all, batchOptions(opt))
-	}
-	if err != nil {
+	if err := e.stacked.OcclusionAll(ctx, x, e.all, batchOptions(opt)); err != nil {
 		return fmt.Errorf("attrib: %w", err)
 	}
 	for k := range all {
@@ -278,13 +266,7 @@ func (e *Explainer) integratedGradientsAll(ctx context.Context, x cell.Input, op
 	if err := e.beginAll(IntegratedGradients, nil, steps, steps*d, opt, all); err != nil {
 		return err
 	}
-	var err error
-	if e.stacked != nil {
-		err = e.stacked.IntegratedGradientsAll(ctx, x, e.alphas, e.weights, e.all, e.y, e.y0, batchOptions(opt))
-	} else {
-		err = e.batcher().IntegratedGradientsAll(ctx, x, e.alphas, e.weights, e.all, e.y, e.y0, batchOptions(opt))
-	}
-	if err != nil {
+	if err := e.stacked.IntegratedGradientsAll(ctx, x, e.alphas, e.weights, e.all, e.y, e.y0, batchOptions(opt)); err != nil {
 		return fmt.Errorf("attrib: %w", err)
 	}
 	for k := range all {

@@ -21,33 +21,9 @@ import (
 // once for all the classes and runs their multiplier passes together
 // (deepLIFTAll).
 
-// stackedEngine is the runner of the methods written for Stacked models
-// only (DeepLIFT; contextual decomposition may share it): the Stacked
-// model's, or that of a Network's Stacked form (cell.Network.AsStacked),
-// made once per Explainer; its input is then x.AppendDense's rows.
-func (e *Explainer) stackedEngine() (*cell.StackedRunner, error) {
-	if e.stacked != nil {
-		return e.stacked, nil
-	}
-	if e.asStacked == nil {
-		s, err := e.net.AsStacked()
-		if err != nil {
-			return nil, fmt.Errorf("attrib: DeepLIFT: %w", err)
-		}
-		if e.asStacked, err = cell.NewStackedRunner(s); err != nil {
-			return nil, fmt.Errorf("attrib: DeepLIFT: %w", err)
-		}
-	}
-	return e.asStacked, nil
-}
-
 // deepLIFTBytes is the memory of DeepLIFT's two traces on steps steps.
 func (e *Explainer) deepLIFTBytes(steps int) int64 {
-	r, err := e.stackedEngine()
-	if err != nil {
-		return 0 // the call reports the error
-	}
-	return r.Model().DeepLIFTBytes(steps)
+	return e.stacked.Model().DeepLIFTBytes(steps)
 }
 
 // checkBaselineRow checks a reference row of d values.
@@ -137,9 +113,7 @@ func (e *Explainer) deepLIFTAll(ctx context.Context, x cell.Input, opt Options, 
 // input as that runner reads it (a Network's one-hot rows made dense) and
 // the reference: Options.Baseline, or the zero row, at every position.
 func (e *Explainer) deepLIFTInputs(x cell.Input, opt Options) (r *cell.StackedRunner, in, ref cell.Input, err error) {
-	if r, err = e.stackedEngine(); err != nil {
-		return nil, in, ref, err
-	}
+	r = e.stacked
 	d, steps := e.model.Input(), x.Len()
 	if steps < 1 {
 		return nil, in, ref, fmt.Errorf("attrib: %w", cell.ErrEmptyInput)
@@ -150,7 +124,7 @@ func (e *Explainer) deepLIFTInputs(x cell.Input, opt Options) (r *cell.StackedRu
 		}
 	}
 	in = x
-	if e.stacked == nil {
+	if e.net != nil {
 		if e.dlX, err = x.AppendDense(e.dlX[:0], d); err != nil {
 			return nil, in, ref, fmt.Errorf("attrib: %w", err)
 		}

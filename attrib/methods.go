@@ -21,6 +21,10 @@
 // that the scores sum to ŷ_c(x) − ŷ_c(x₀) (deeplift.go,
 // cell.StackedRunner.DeepLIFT).
 //
+// Every model runs on one engine, cell.StackedRunner: a Network as its
+// Stacked form (cell.Network.AsStacked, which keeps the Network's bits on
+// its own input, one-hot included). Saliency, G×I and LRP run one forward
+// pass, the class chosen from its logits, and the backward pass.
 // Integrated Gradients and Occlusion run their many forward (and backward)
 // passes as batches on several goroutines within a memory budget
 // (Options.Budget, Options.Workers), with the same bits for every setting;
@@ -313,13 +317,15 @@ type Result struct {
 // Between calls it holds its scratch, up to Options.Budget; Release gives
 // it back.
 type Explainer struct {
-	inUse    atomic.Bool
-	model    Model
-	net      *cell.Network // a Network's engine: net, ws and batch
-	ws       *cell.Workspace
-	batch    *cell.Batcher
-	stacked  *cell.StackedRunner // a Stacked model's engine
-	cd       *cdEngine           // contextual decomposition's, made on first use
+	inUse atomic.Bool
+	model Model
+	// The engine: a Stacked model's runner; a Network runs as its Stacked
+	// form (cell.Network.AsStacked: the Network's bits on its own input),
+	// and net is set, for what reads its input as dense rows (DeepLIFT,
+	// contextual decomposition) or refuses it (a Baseline).
+	net      *cell.Network
+	stacked  *cell.StackedRunner
+	cd       *cdEngine // contextual decomposition's, made on first use
 	grad     []float64
 	alphas   []float64
 	weights  []float64
@@ -327,19 +333,20 @@ type Explainer struct {
 	occluded []float64 // ŷ_c of each occluded copy
 	y, y0    []float64 // logits of x and of the zero input
 
-	// IG's class choice, called back by Batcher.IntegratedGradients (made
-	// once: no allocation per call), and its state for the current call.
-	choose   func(y []float64) (int, error)
-	igRes    *Result
-	igOpt    Options
-	igFeat   []float64
-	classErr error
+	// The class choice of IG and of the single passes, called back by the
+	// runner between the forward and the backward pass (made once: no
+	// allocation per call), and its state for the current call.
+	choose       func(y []float64) (int, error)
+	choiceMethod Method
+	choiceRes    *Result
+	choiceOpt    Options
+	choiceFeat   []float64
+	classErr     error
 
 	base *baseline // the shifted model of the last Options.Baseline
 
-	// DeepLIFT's (deeplift.go): a Network's Stacked form, the dense input
-	// and reference rows, and the class choice's state.
-	asStacked  *cell.StackedRunner
+	// DeepLIFT's (deeplift.go): the dense input and reference rows, and
+	// the class choice's state.
 	dlX, dlRef []float64
 	dlChoose   func(y []float64) (int, error)
 	dlRes      *Result
@@ -406,7 +413,10 @@ func NewExplainer(m Model) *Explainer {
 	switch m := m.(type) {
 	case *cell.Network:
 		if m != nil {
-			e.net, e.ws = m, cell.NewWorkspace(m)
+			if s, err := m.AsStacked(); err == nil {
+				e.net = m
+				e.stacked, _ = cell.NewStackedRunner(s)
+			}
 		}
 	case *cell.Stacked:
 		if m != nil {
@@ -438,18 +448,9 @@ func (e *Explainer) Release() error {
 		return fmt.Errorf("attrib: Release during a call")
 	}
 	defer e.inUse.Store(false)
-	if e.batch != nil {
-		e.batch.Close() // not busy: e is not in use
-		e.batch = nil
-	}
-	if e.net != nil {
-		e.ws = cell.NewWorkspace(e.net)
-	}
-	for _, r := range []*cell.StackedRunner{e.stacked, e.asStacked} {
-		if r != nil {
-			if err := r.Release(); err != nil {
-				return fmt.Errorf("attrib: %w", err)
-			}
+	if e.stacked != nil {
+		if err := e.stacked.Release(); err != nil {
+			return fmt.Errorf("attrib: %w", err)
 		}
 	}
 	e.dlX, e.dlRef = nil, nil
@@ -486,7 +487,7 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if e == nil || (e.net == nil && e.stacked == nil) {
+	if e == nil || e.stacked == nil {
 		return fmt.Errorf("attrib: no model (a nil or unsupported Model %T)", e.modelOrNil())
 	}
 	if res == nil {
@@ -520,9 +521,9 @@ func (e *Explainer) prepare(ctx context.Context, m Method, x cell.Input, opt Opt
 		return opt, fmt.Errorf("attrib: %w", err)
 	}
 	if !opt.Float32WeightsSet && !opt.Float32Weights {
-		opt.Float32Weights = e.stacked != nil // see Options.Float32Weights
+		opt.Float32Weights = e.net == nil // see Options.Float32Weights
 	}
-	if opt.LRPBias != 0 && m == LRP && e.stacked == nil {
+	if opt.LRPBias != 0 && m == LRP && e.net != nil {
 		return opt, fmt.Errorf("attrib: LRP bias factor %v: a Network's LRP has bias factor 0 only", opt.LRPBias)
 	}
 	budget := opt.Budget
@@ -553,70 +554,41 @@ func (e *Explainer) traceBytes(m Method, steps int) int64 {
 		return e.cdBytes(steps)
 	case m == IntegratedGradients || m == Occlusion:
 		return 0
-	case e.stacked != nil:
-		return e.stacked.Model().TraceBytes(steps)
-	case m == Saliency || m == GradientXInput || m == LRP:
-		return e.net.TraceBytes(steps)
 	}
-	return 0
+	return e.stacked.Model().TraceBytes(steps)
 }
 
 // attribute computes one method's scores with resolved options.
 func (e *Explainer) attribute(ctx context.Context, m Method, x cell.Input, opt Options, res *Result) error {
-	if m == IntegratedGradients {
-		return e.integratedGradients(ctx, x, opt, res)
-	}
-	var logits []float64
-	var err error
 	switch m {
+	case IntegratedGradients:
+		return e.integratedGradients(ctx, x, opt, res)
 	case DeepLIFT:
 		return e.deepLIFT(ctx, x, opt, res)
 	case ContextualDecomposition:
 		return e.contextualDecomposition(ctx, x, opt, res)
-	}
-	if m == Occlusion {
-		// No trace needed: the batched methods keep within the budget.
-		e.y = grow(e.y, e.model.Classes())
-		logits, err = e.y, e.logits(x, e.y)
-	} else {
-		logits, err = e.forward(ctx, x)
-	}
-	if err != nil {
-		return fmt.Errorf("attrib: %w", err)
-	}
-	d, steps := e.model.Input(), x.Len()
-	res.Scores = grow(res.Scores, steps)
-	if err := e.begin(m, logits, opt, res, res.Features); err != nil {
-		return err
-	}
-	if m == Occlusion {
+	case Occlusion:
 		return e.occlusion(ctx, x, opt, res)
 	}
-	res.Features = grow(res.Features, steps*d)
-	f := res.Features
-	switch m {
-	case Saliency:
-		err = e.gradient(ctx, x, res.Class, f)
-	case GradientXInput:
-		err = e.gradient(ctx, x, res.Class, f)
-		timesInput(f, x, d)
-	case LRP:
-		res.Relevance, err = e.lrp(ctx, x, res.Class, opt, f)
-	}
-	if err != nil {
-		return fmt.Errorf("attrib: %w", err)
-	}
-	sumTokens(res.Scores, f, d)
-	return nil
+	return e.singlePass(ctx, m, x, opt, res)
 }
 
 // occlusion: R_t = ŷ_c(X) − ŷ_c(X with row t set to 0), the occluded copies
-// run as batches from their shared prefix.
+// run as batches from their shared prefix. The logits of x need no trace:
+// the batched methods keep within the budget.
 func (e *Explainer) occlusion(ctx context.Context, x cell.Input, opt Options, res *Result) error {
 	d, steps := e.model.Input(), x.Len()
+	e.y = grow(e.y, e.model.Classes())
+	if err := e.logits(x, e.y); err != nil {
+		return fmt.Errorf("attrib: %w", err)
+	}
+	res.Scores = grow(res.Scores, steps)
+	if err := e.begin(Occlusion, e.y, opt, res, res.Features); err != nil {
+		return err
+	}
 	e.occluded = grow(e.occluded, steps)
 	occluded := e.occluded
-	if err := e.occlude(ctx, x, res.Class, occluded, batchOptions(opt)); err != nil {
+	if err := e.stacked.Occlusion(ctx, x, res.Class, occluded, batchOptions(opt)); err != nil {
 		return fmt.Errorf("attrib: %w", err)
 	}
 	occludedScores(res, x, occluded, d)
@@ -643,13 +615,6 @@ func occludedScores(res *Result, x cell.Input, occluded []float64, d int) {
 	}
 }
 
-func (e *Explainer) batcher() *cell.Batcher {
-	if e.batch == nil {
-		e.batch = cell.NewBatcher(e.net)
-	}
-	return e.batch
-}
-
 func batchOptions(opt Options) cell.BatchOptions {
 	return cell.BatchOptions{Budget: opt.Budget, Workers: opt.Workers, Progress: opt.Progress}
 }
@@ -668,22 +633,10 @@ func (e *Explainer) integratedGradients(ctx context.Context, x cell.Input, opt O
 	e.y, e.y0 = grow(e.y, c), grow(e.y0, c)
 	features := grow(res.Features, steps*d)
 	res.Scores = grow(res.Scores, steps)
-	if e.choose == nil {
-		e.choose = e.chooseClass
-	}
-	e.igRes, e.igOpt, e.igFeat, e.classErr = res, opt, features, nil
-	if e.stacked != nil {
-		err = e.stacked.IntegratedGradients(ctx, x, e.choose, e.alphas, e.weights, features, e.y, e.y0, batchOptions(opt))
-	} else {
-		err = e.batcher().IntegratedGradients(ctx, x, e.choose, e.alphas, e.weights, features, e.y, e.y0, batchOptions(opt))
-	}
-	classErr := e.classErr
-	e.igRes, e.igFeat, e.classErr = nil, nil, nil
-	if err != nil {
-		if classErr != nil && err == classErr {
-			return err
-		}
-		return fmt.Errorf("attrib: %w", err)
+	choose := e.startChoice(IntegratedGradients, res, opt, features)
+	err = e.stacked.IntegratedGradients(ctx, x, choose, e.alphas, e.weights, features, e.y, e.y0, batchOptions(opt))
+	if err := e.endChoice(err); err != nil {
+		return err
 	}
 	timesInput(res.Features, x, d)
 	sumTokens(res.Scores, res.Features, d)
@@ -691,11 +644,61 @@ func (e *Explainer) integratedGradients(ctx context.Context, x cell.Input, opt O
 	return nil
 }
 
-// chooseClass sets up IG's result from its logits y, as Attribute does for
-// every method, and returns the relevance class.
+// singlePass is Saliency, G×I or LRP on a Stacked model: one forward
+// pass, the class chosen from its logits (chooseClass), the backward pass.
+func (e *Explainer) singlePass(ctx context.Context, m Method, x cell.Input, opt Options, res *Result) (err error) {
+	d, steps := e.model.Input(), x.Len()
+	res.Scores = grow(res.Scores, steps)
+	f := grow(res.Features, steps*d)
+	choose := e.startChoice(m, res, opt, f)
+	var rel cell.Relevance
+	if m == LRP {
+		_, _, rel, err = e.stacked.LRPChosenContext(ctx, x, choose, opt.Epsilon, opt.LRPBias, f)
+	} else {
+		_, _, err = e.stacked.GradientChosenContext(ctx, x, choose, f)
+	}
+	if err := e.endChoice(err); err != nil {
+		return err
+	}
+	res.Relevance = rel
+	if m == GradientXInput {
+		timesInput(f, x, d)
+	}
+	sumTokens(res.Scores, f, d)
+	return nil
+}
+
+// startChoice readies chooseClass for a call of method m into res and
+// returns it.
+func (e *Explainer) startChoice(m Method, res *Result, opt Options, features []float64) func(y []float64) (int, error) {
+	if e.choose == nil {
+		e.choose = e.chooseClass
+	}
+	e.choiceMethod, e.choiceRes, e.choiceOpt, e.choiceFeat, e.classErr = m, res, opt, features, nil
+	return e.choose
+}
+
+// endChoice ends what startChoice began and returns the call's error err
+// as Attribute reports it: the class choice's own as it is, the engine's
+// wrapped.
+func (e *Explainer) endChoice(err error) error {
+	classErr := e.classErr
+	e.choiceRes, e.choiceFeat, e.classErr = nil, nil, nil
+	switch {
+	case err == nil:
+		return nil
+	case classErr != nil && err == classErr:
+		return err
+	}
+	return fmt.Errorf("attrib: %w", err)
+}
+
+// chooseClass sets up the result of the method e.choiceMethod (IG, or a single
+// pass) from the logits y, as Attribute does for every method, and returns
+// the relevance class.
 func (e *Explainer) chooseClass(y []float64) (int, error) {
-	res := e.igRes
-	if err := e.begin(IntegratedGradients, y, e.igOpt, res, e.igFeat); err != nil {
+	res := e.choiceRes
+	if err := e.begin(e.choiceMethod, y, e.choiceOpt, res, e.choiceFeat); err != nil {
 		e.classErr = err
 		return 0, err
 	}
@@ -749,8 +752,7 @@ func grow(v []float64, n int) []float64 {
 	return v[:n]
 }
 
-// The engine underneath: a Network's Workspace and Batcher, or a Stacked
-// model's runner. Everything above them is one path for both.
+// The engine underneath: the Stacked runner, for every model.
 
 func (e *Explainer) modelOrNil() Model {
 	if e == nil {
@@ -761,41 +763,5 @@ func (e *Explainer) modelOrNil() Model {
 
 // logits writes the logits of x to y without keeping a trace.
 func (e *Explainer) logits(x cell.Input, y []float64) error {
-	if e.stacked != nil {
-		return e.stacked.Logits(x, y)
-	}
-	return e.batcher().Logits(x, y)
-}
-
-// forward returns the logits of x, keeping the trace for gradient and lrp.
-// Like them, it ends soon after ctx is done.
-func (e *Explainer) forward(ctx context.Context, x cell.Input) ([]float64, error) {
-	if e.stacked != nil {
-		return e.stacked.ForwardContext(ctx, x)
-	}
-	return e.net.ForwardContext(ctx, e.ws, x)
-}
-
-func (e *Explainer) gradient(ctx context.Context, x cell.Input, class int, f []float64) error {
-	var err error
-	if e.stacked != nil {
-		_, err = e.stacked.GradientContext(ctx, x, class, f)
-	} else {
-		_, err = e.net.GradientContext(ctx, e.ws, x, class, f)
-	}
-	return err
-}
-
-func (e *Explainer) lrp(ctx context.Context, x cell.Input, class int, opt Options, f []float64) (cell.Relevance, error) {
-	if e.stacked != nil {
-		return e.stacked.LRPContext(ctx, x, class, opt.Epsilon, opt.LRPBias, f)
-	}
-	return e.net.LRPContext(ctx, e.ws, x, class, opt.Epsilon, f)
-}
-
-func (e *Explainer) occlude(ctx context.Context, x cell.Input, class int, out []float64, bo cell.BatchOptions) error {
-	if e.stacked != nil {
-		return e.stacked.Occlusion(ctx, x, class, out, bo)
-	}
-	return e.batcher().Occlusion(ctx, x, class, out, bo)
+	return e.stacked.Logits(x, y)
 }

@@ -574,22 +574,18 @@ func (e *Explainer) attribute(ctx context.Context, m Method, x cell.Input, opt O
 }
 
 // occlusion: R_t = ŷ_c(X) − ŷ_c(X with row t set to 0), the occluded copies
-// run as batches from their shared prefix. The logits of x need no trace:
-// the batched methods keep within the budget.
+// run as batches from their shared prefix, whose pass gives the logits of
+// x and the class (OcclusionChosen).
 func (e *Explainer) occlusion(ctx context.Context, x cell.Input, opt Options, res *Result) error {
 	d, steps := e.model.Input(), x.Len()
 	e.y = grow(e.y, e.model.Classes())
-	if err := e.logits(x, e.y); err != nil {
-		return fmt.Errorf("attrib: %w", err)
-	}
 	res.Scores = grow(res.Scores, steps)
-	if err := e.begin(Occlusion, e.y, opt, res, res.Features); err != nil {
-		return err
-	}
 	e.occluded = grow(e.occluded, steps)
 	occluded := e.occluded
-	if err := e.stacked.Occlusion(ctx, x, res.Class, occluded, batchOptions(opt)); err != nil {
-		return fmt.Errorf("attrib: %w", err)
+	choose := e.startChoice(Occlusion, res, opt, res.Features)
+	_, err := e.stacked.OcclusionChosen(ctx, x, choose, e.y, occluded, batchOptions(opt))
+	if err := e.endChoice(err); err != nil {
+		return err
 	}
 	occludedScores(res, x, occluded, d)
 	return nil

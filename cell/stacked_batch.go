@@ -556,12 +556,37 @@ func (r *StackedRunner) Occlusion(ctx context.Context, x Input, class int, out [
 	if len(out) != x.Len() {
 		return fmt.Errorf("cell: output buffer has %d elements, want T = %d", len(out), x.Len())
 	}
-	return r.occlusion(ctx, x, class, out, nil, opt)
+	return r.occlusion(ctx, x, class, out, nil, nil, nil, nil, opt)
+}
+
+// OcclusionChosen is Occlusion for the class c = choose(y), y the logits
+// of x, which it writes to y (C values), and returns c. The unoccluded pass
+// whose states the occluded copies start from gives the logits: one pass
+// fewer than Logits, then Occlusion (a model that runs its copies whole
+// computes them as Logits does). An error of choose ends the call and is
+// returned as it is.
+func (r *StackedRunner) OcclusionChosen(ctx context.Context, x Input, choose func(y []float64) (int, error), y, out []float64, opt BatchOptions) (class int, err error) {
+	if err := r.acquire(); err != nil {
+		return 0, err
+	}
+	defer r.release()
+	if err := r.input(&x); err != nil {
+		return 0, err
+	}
+	if len(y) != r.s.c {
+		return 0, fmt.Errorf("cell: logits buffer has %d elements, want C = %d", len(y), r.s.c)
+	}
+	if len(out) != x.Len() {
+		return 0, fmt.Errorf("cell: output buffer has %d elements, want T = %d", len(out), x.Len())
+	}
+	err = r.occlusion(ctx, x, 0, out, nil, choose, y, &class, opt)
+	return class, err
 }
 
 // occlusion is Occlusion (outs nil) and OcclusionAll (out nil), their
-// outputs checked.
-func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out []float64, outs [][]float64, opt BatchOptions) error {
+// outputs checked; with choose set, the class is choose(y) of the logits
+// it writes to y, and goes to *chosen (OcclusionChosen).
+func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out []float64, outs [][]float64, choose func(y []float64) (int, error), y []float64, chosen *int, opt BatchOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -615,6 +640,20 @@ func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out [
 		prefix = r.prefix
 	} else {
 		r.prefix = nil // not within the budget: the copies run whole
+	}
+	if choose != nil {
+		if prefix != nil {
+			copy(y, prefix.logitsBuf[:s.c])
+		} else {
+			r.logits(x, y)
+		}
+		if class, err = choose(y); err != nil {
+			return err
+		}
+		if err := checkClass(class, s.c); err != nil {
+			return err
+		}
+		*chosen = class
 	}
 	job := &r.occ
 	*job = occJob{r: r.runnerState, ctx: ctx, x: x, class: class, out: out, outs: outs, steps: steps, lanes: p.lanes, prefix: prefix, prog: progress{fn: opt.Progress, total: steps}}

@@ -101,6 +101,61 @@ func TestStackedChosen(t *testing.T) {
 	}
 }
 
+// TestOcclusionChosen checks OcclusionChosen against Logits, then
+// Occlusion of the class choose picks: the same bits, with the prefix
+// pass (one direction) and without it (two directions; a budget too small
+// for the prefix), and its errors.
+func TestOcclusionChosen(t *testing.T) {
+	rng := rand.New(rand.NewPCG(53, 54))
+	ctx := context.Background()
+	const in, c, steps = 3, 4, 11
+	for _, bi := range []bool{false, true} {
+		s := randomStacked(t, rng, in, 5, 2, bi, c, 1.5, true)
+		r, err := NewStackedRunner(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := randomStackedInput(rng, steps, in)
+		y := make([]float64, c)
+		if err := r.Logits(x, y); err != nil {
+			t.Fatal(err)
+		}
+		for _, opt := range []BatchOptions{{}, {Workers: 2, Lanes: 3}, {Budget: s.laneBytes(4, steps, false)}} {
+			for k := range c {
+				want, got, yc := make([]float64, steps), make([]float64, steps), make([]float64, c)
+				if err := r.Occlusion(ctx, x, k, want, opt); err != nil {
+					t.Fatal(err)
+				}
+				var seen []float64
+				class, err := r.OcclusionChosen(ctx, x, func(y []float64) (int, error) {
+					seen = append(seen[:0], y...)
+					return k, nil
+				}, yc, got, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := bitsDiff(want, got) + bitsDiff(y, yc) + bitsDiff(y, seen); d != "" || class != k {
+					t.Errorf("bi %v %+v class %d (returned %d): %s", bi, opt, k, class, d)
+				}
+				if used, want := r.prefix != nil, !bi && opt.Budget == 0; used != want {
+					t.Errorf("bi %v %+v: the prefix pass used %v, want %v", bi, opt, used, want)
+				}
+			}
+		}
+		mine := errors.New("no class for you")
+		out, yc := make([]float64, steps), make([]float64, c)
+		if _, err := r.OcclusionChosen(ctx, x, func([]float64) (int, error) { return 0, mine }, yc, out, BatchOptions{}); err != mine {
+			t.Errorf("choose's error: got %v", err)
+		}
+		if _, err := r.OcclusionChosen(ctx, x, func([]float64) (int, error) { return -1, nil }, yc, out, BatchOptions{}); err == nil || !strings.Contains(err.Error(), "class") {
+			t.Errorf("class −1: got %v", err)
+		}
+		if _, err := r.OcclusionChosen(ctx, x, func([]float64) (int, error) { return 0, nil }, yc[:1], out, BatchOptions{}); err == nil {
+			t.Error("a 1-value logits buffer: no error")
+		}
+	}
+}
+
 // bitsDiff returns "" when a and b hold the same bits, else where they
 // first differ.
 func bitsDiff(a, b []float64) string {

@@ -346,11 +346,17 @@ func (r *StackedRunner) Logits(x Input, y []float64) error {
 	if len(y) != r.s.c {
 		return fmt.Errorf("cell: logits buffer has %d elements, want C = %d", len(y), r.s.c)
 	}
+	r.logits(x, y)
+	return nil
+}
+
+// logits is Logits of the checked input x.
+func (r *StackedRunner) logits(x Input, y []float64) {
 	steps := x.Len()
 	if r.s.TraceBytes(steps) <= min(logitsTraceMax, fullTraceMax) {
 		r.single(x)
 		copy(y, r.one.logitsBuf[:r.s.c])
-		return nil
+		return
 	}
 	seg, nseg := segments(steps)
 	if !r.light.fitsCk(1, seg, nseg) {
@@ -361,7 +367,6 @@ func (r *StackedRunner) Logits(x Input, y []float64) error {
 	r.light.scale[0], r.light.occluded[0] = x.scale, -1
 	r.light.forward(nil, steps, 1)
 	copy(y, r.light.logitsBuf[:r.s.c])
-	return nil
 }
 
 // checkOut is input for a method writing T×E values of class to out.

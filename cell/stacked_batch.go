@@ -556,7 +556,7 @@ func (r *StackedRunner) Occlusion(ctx context.Context, x Input, class int, out [
 	if len(out) != x.Len() {
 		return fmt.Errorf("cell: output buffer has %d elements, want T = %d", len(out), x.Len())
 	}
-	return r.occlusion(ctx, x, class, out, nil, nil, nil, nil, opt)
+	return r.occlusion(ctx, x, class, out, nil, nil, opt)
 }
 
 // OcclusionChosen is Occlusion for the class c = choose(y), y the logits
@@ -579,14 +579,23 @@ func (r *StackedRunner) OcclusionChosen(ctx context.Context, x Input, choose fun
 	if len(out) != x.Len() {
 		return 0, fmt.Errorf("cell: output buffer has %d elements, want T = %d", len(out), x.Len())
 	}
-	err = r.occlusion(ctx, x, 0, out, nil, choose, y, &class, opt)
-	return class, err
+	ch := occChoice{choose: choose, y: y}
+	err = r.occlusion(ctx, x, 0, out, nil, &ch, opt)
+	return ch.class, err
+}
+
+// occChoice is OcclusionChosen's class choice: choose, the logits it reads
+// and the class it gave.
+type occChoice struct {
+	choose func(y []float64) (int, error)
+	y      []float64
+	class  int
 }
 
 // occlusion is Occlusion (outs nil) and OcclusionAll (out nil), their
-// outputs checked; with choose set, the class is choose(y) of the logits
-// it writes to y, and goes to *chosen (OcclusionChosen).
-func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out []float64, outs [][]float64, choose func(y []float64) (int, error), y []float64, chosen *int, opt BatchOptions) error {
+// outputs checked; with ch set, the class is ch's choice from the logits
+// of x (OcclusionChosen).
+func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out []float64, outs [][]float64, ch *occChoice, opt BatchOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -641,19 +650,19 @@ func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out [
 	} else {
 		r.prefix = nil // not within the budget: the copies run whole
 	}
-	if choose != nil {
+	if ch != nil {
 		if prefix != nil {
-			copy(y, prefix.logitsBuf[:s.c])
+			copy(ch.y, prefix.logitsBuf[:s.c])
 		} else {
-			r.logits(x, y)
+			r.logits(x, ch.y)
 		}
-		if class, err = choose(y); err != nil {
+		if class, err = ch.choose(ch.y); err != nil {
 			return err
 		}
 		if err := checkClass(class, s.c); err != nil {
 			return err
 		}
-		*chosen = class
+		ch.class = class
 	}
 	job := &r.occ
 	*job = occJob{r: r.runnerState, ctx: ctx, x: x, class: class, out: out, outs: outs, steps: steps, lanes: p.lanes, prefix: prefix, prog: progress{fn: opt.Progress, total: steps}}

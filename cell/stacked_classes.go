@@ -146,7 +146,7 @@ func (r *StackedRunner) OcclusionAll(ctx context.Context, x Input, outs [][]floa
 	if err := checkClasses(outs, r.s.c, x.Len(), "occlusion"); err != nil {
 		return err
 	}
-	return r.occlusion(ctx, x, 0, nil, outs, nil, nil, nil, opt)
+	return r.occlusion(ctx, x, 0, nil, outs, nil, opt)
 }
 
 // integratedGradientsEach is IntegratedGradientsAll on checkpointed lanes:

@@ -218,7 +218,8 @@ type Options struct {
 	// batch of a large dense model shares each time step among them, and
 	// they spin between steps: a caller that attributes several inputs at
 	// once gives each its share of the cores (as `whitebox attribute` and
-	// package score do).
+	// package score do). A call too small to gain from a second goroutine
+	// runs on one.
 	Workers int
 	// Progress, if not nil, is called as IG steps or occluded positions
 	// finish, with the number done and the total (from the worker

@@ -46,7 +46,9 @@ type BatchOptions struct {
 	// Workers is the number of goroutines (0: runtime.GOMAXPROCS(0)). A
 	// StackedRunner's IG may run one batch with each time step shared
 	// among them (stacked_team.go), spinning between steps: callers that
-	// run several inputs at once give each its share of the cores.
+	// run several inputs at once give each its share of the cores. A
+	// StackedRunner's call too small to gain from a second goroutine runs
+	// on one (stacked_workers.go).
 	Workers int
 	// Lanes caps the lanes per batch (0: automatic, at most 64).
 	Lanes int

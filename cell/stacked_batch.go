@@ -67,6 +67,7 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 		return err
 	}
 	steps, n := x.Len(), len(alphas)
+	maxWorkers = s.callWorkers(maxWorkers, n+2, steps) // with ŷ(x) and ŷ(0)
 	blocks := (n + igBlock - 1) / igBlock
 	g := (&gradSink{perLane: r.perLane}).width(s) // a sum's values per step
 	classes := max(1, len(grads))                 // the sums of each class, side by side
@@ -613,6 +614,9 @@ func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out [
 	if err := canceled(ctx); err != nil {
 		return err
 	}
+	// The copies run from their occluded step on, half the input on
+	// average (prefix).
+	maxWorkers = s.callWorkers(maxWorkers, steps, (steps+1)/2)
 	// Ring lanes where the model allows them (stacked_ring.go), else
 	// lanes with the whole trace, or checkpoints.
 	var p stackedPlan

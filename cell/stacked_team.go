@@ -225,17 +225,20 @@ func (j *teamJob) part(i, n int) {
 	mulAddRowsOf(j.dst, j.a, j.aT, j.m, j.k, j.cols, j.c0, j.src, j.l, r0, r1)
 }
 
-// mulAddRowsOf is mulAddLanes for the output rows [r0, r1) only.
+// mulAddRowsOf is mulAddLanes for the output rows [r0, r1) only, in one
+// pass over src: kernel.MulAddRows keeps a tile of dst in registers over
+// all k terms, so each output row is loaded and stored once. mulAddLanes'
+// blocks of src in the L1 cache load and store dst once per block, which
+// one core does at the same speed, but two cores writing halves of one dst
+// did not: W_hhᵀ·dz (256 rows, 1,024 terms, 52 lanes) took 300 µs on one
+// core, 208 µs split in two halves with blocks and 153 µs without. The
+// bits are the same either way: every element takes its terms in order.
 func mulAddRowsOf(dst, a, aT []float64, m, k, cols, c0 int, src []float64, l, r0, r1 int) {
 	if l == 1 {
 		kernel.AxpyRows(dst[r0:r1], aT[c0*m+r0:], m, src[:k])
 		return
 	}
-	kb := max(8, l1Words/l)
-	for j0 := 0; j0 < k; j0 += kb {
-		j1 := min(j0+kb, k)
-		kernel.MulAddRows(dst[r0*l:r1*l], l, src[j0*l:j1*l], l, a[r0*cols+c0+j0:], cols, j1-j0)
-	}
+	kernel.MulAddRows(dst[r0*l:r1*l], l, src[:k*l], l, a[r0*cols+c0:], cols, k)
 }
 
 // mulAdd is mulAddLanes, on r's team when it has one and the product is

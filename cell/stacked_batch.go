@@ -554,10 +554,18 @@ func (r *StackedRunner) Occlusion(ctx context.Context, x Input, class int, out [
 	if err := checkClass(class, r.s.c); err != nil {
 		return err
 	}
-	if len(out) != x.Len() {
-		return fmt.Errorf("cell: output buffer has %d elements, want T = %d", len(out), x.Len())
+	if err := occlusionOut(out, x.Len()); err != nil {
+		return err
 	}
 	return r.occlusion(ctx, x, class, out, nil, nil, opt)
+}
+
+// occlusionOut checks occlusion's output buffer: one value per step.
+func occlusionOut(out []float64, steps int) error {
+	if len(out) != steps {
+		return fmt.Errorf("cell: output buffer has %d elements, want T = %d", len(out), steps)
+	}
+	return nil
 }
 
 // OcclusionChosen is Occlusion for the class c = choose(y), y the logits
@@ -577,8 +585,8 @@ func (r *StackedRunner) OcclusionChosen(ctx context.Context, x Input, choose fun
 	if len(y) != r.s.c {
 		return 0, fmt.Errorf("cell: logits buffer has %d elements, want C = %d", len(y), r.s.c)
 	}
-	if len(out) != x.Len() {
-		return 0, fmt.Errorf("cell: output buffer has %d elements, want T = %d", len(out), x.Len())
+	if err := occlusionOut(out, x.Len()); err != nil {
+		return 0, err
 	}
 	ch := occChoice{choose: choose, y: y}
 	err = r.occlusion(ctx, x, 0, out, nil, &ch, opt)

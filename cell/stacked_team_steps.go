@@ -5,11 +5,23 @@ import "github.com/whitebox-lstm/whitebox/kernel"
 // Team steps: a time step of a batch of lanes on a team (stacked_team.go)
 // as one job, not only its products. Each part owns a run of the hidden
 // units: their four gate rows in the products, their values in the gate
-// step and in backprop's gate step, their rows of the sums of dz. A
-// forward step is one hand-over; a backward step is two, since the
-// gradient of h_{t−1} reads every unit's dz. The gate steps and the sums,
-// serial between a team's products, are a fifth of a step's time on one
-// core (IG on the H = 256 model), and would hold two cores to 1.7×.
+// step and in backprop's gate step. A forward step is one hand-over; a
+// backward step is two, since the gradient of h_{t−1} reads every unit's
+// dz. The gate steps and the sums, serial between a team's products, are
+// a fifth of a step's time on one core (IG on the H = 256 model), and
+// would hold two cores to 1.7×.
+//
+// Where the members write one array, each writes one contiguous run of it
+// (run): two cores writing interleaved runs of one array ran slower than
+// one core writing them all. So IG's sums of dz go in the second job (a
+// job of their own on a cell's last step), each member on one run of the
+// sums' rows (sumRows), and a member's parts have side-by-side runs of
+// units. Measured on the 2-core machine, IG 50 steps, T = 256, H = 256:
+// with the sums in the gate step's job, four runs of 512 bytes a part,
+// interleaved, that job took 25.7 ms a call on one core and 21.4 ms on
+// two; in the second job, on two, 11.2 ms (and the second job 47 → 52
+// ms). Both changes: the call 145.7 → 133.9 ms on two cores (benchstat,
+// n = 10, p = 0.035), one core unchanged.
 //
 // A part's rows and units get the operations of a step on one goroutine,
 // in the same order (GateStepTable and GateBackwardTable with no table
@@ -19,7 +31,9 @@ import "github.com/whitebox-lstm/whitebox/kernel"
 // teamStepParts is the parts per goroutine of a team step: a member slowed
 // by another process leaves some of its parts to the others. Measured
 // alike: IG 50 steps, 200 tokens, H = 256, 2 cores, 1, 2 and 4 parts a
-// member 129.6, 131.2 and 130.7 ms.
+// member 129.6, 131.2 and 130.7 ms; since side-by-side runs, T = 256
+// (medians of six, alternating with 2 parts): 1 part 138.3 against
+// 132.7 ms, 4 parts 134.0 against 134.5 ms.
 const teamStepParts = 2
 
 // teamStep is the job of one time step of cell ci on l lanes.
@@ -33,14 +47,15 @@ type teamStep struct {
 	dz, dcPrev, dh, dc, at, gates           []float64 // backprop
 	sk                                      gradSink  // backprop of layer 0: takes dz's sums
 	sums                                    bool      // sk is set
+	recur                                   bool      // stepRecur computes dh (else only the sums)
 	steps                                   int
 }
 
 // The phases of a teamStep.
 const (
 	stepForward = iota // z's rows of the units, then their gate step
-	stepGates          // backprop's gate step of the units, and their rows of the sums
-	stepRecur          // the units' rows of dh = W_hhᵀ·dz
+	stepGates          // backprop's gate step of the units
+	stepRecur          // the units' rows of dh = W_hhᵀ·dz, and a run of the sums' rows (sumRows)
 )
 
 // stepTeam returns the team that runs cell ci's steps on l lanes, or nil:
@@ -62,23 +77,42 @@ func (r *lanes) stepTeam(ci, l int) *team {
 	return t
 }
 
-// part runs the units [H·i/n, H·(i+1)/n) of the step.
+// part runs the units [H·c/n, H·(c+1)/n) of the step, c = ts.run(i, n).
 func (ts *teamStep) part(i, n int) {
-	h := ts.r.s.h
-	u0, u1 := h*i/n, h*(i+1)/n
-	if u0 == u1 {
-		return
-	}
-	switch ts.phase {
-	case stepForward:
+	h, l := ts.r.s.h, ts.l
+	c := ts.run(i, n)
+	u0, u1 := h*c/n, h*(c+1)/n
+	switch {
+	case ts.phase == stepRecur:
+		if ts.recur && u0 < u1 {
+			clear(ts.dh[u0*l : u1*l])
+			mulAddRowsOf(ts.dh, ts.cl.whhT, ts.cl.whh, h, 4*h, 4*h, 0, ts.dz, l, u0, u1)
+		}
+		if ts.sums {
+			r0, r1 := ts.sumRows(i, n)
+			ts.r.sinkSums(&ts.sk, ts.cl.dir, ts.t, ts.steps, l, ts.dz, 4*h, r0, r1)
+		}
+	case u0 == u1:
+	case ts.phase == stepForward:
 		ts.forward(u0, u1)
-	case stepGates:
+	case ts.phase == stepGates:
 		ts.gatesBack(u0, u1)
-	case stepRecur:
-		l := ts.l
-		clear(ts.dh[u0*l : u1*l])
-		mulAddRowsOf(ts.dh, ts.cl.whhT, ts.cl.whh, h, 4*h, 4*h, 0, ts.dz, l, u0, u1)
 	}
+}
+
+// run is the run of units (and of the sums' rows) of part i of n (a
+// multiple of the team's size): member m's own parts (i ≡ m mod the team's
+// size) have runs side by side. The team is r.team (stepTeam's).
+func (ts *teamStep) run(i, n int) int {
+	m := ts.r.team.n
+	return i%m*(n/m) + i/m
+}
+
+// sumRows is the run of the 4H rows of the sums of dz that part i of n
+// adds.
+func (ts *teamStep) sumRows(i, n int) (r0, r1 int) {
+	c, g := ts.run(i, n), 4*ts.r.s.h
+	return g * c / n, g * (c + 1) / n
 }
 
 // teamForward is stepForward's step on team tm.
@@ -125,16 +159,15 @@ func (r *lanes) teamBackward(tm *team, ci, t int, dz, dcPrev, dh, dc, at, gates,
 		r.ts.sk = *sk // a copy: sk stays on its caller's stack
 	}
 	tm.run(&r.ts, tm.n*teamStepParts)
-	if recur {
-		r.ts.phase = stepRecur
+	if recur || sums {
+		r.ts.phase, r.ts.recur = stepRecur, recur
 		tm.run(&r.ts, tm.n*teamStepParts)
 	}
 	r.ts = teamStep{}
 	return sums
 }
 
-// gatesBack is the gate step of stepBackward for units [u0, u1), and their
-// rows of the sums of dz.
+// gatesBack is the gate step of stepBackward for units [u0, u1).
 func (ts *teamStep) gatesBack(u0, u1 int) {
 	r, l := ts.r, ts.l
 	h := r.s.h
@@ -147,9 +180,4 @@ func (ts *teamStep) gatesBack(u0, u1 int) {
 	}
 	kernel.GateBackwardTable(ts.dz[a:], h*l, ts.dcPrev[a:b], dh, ts.dc[a:b], ts.gates[a:], nil, 0,
 		kernel.TableI|kernel.TableF|kernel.TableG|kernel.TableO, ts.tc[a:b], ts.cPrev[a:b])
-	if ts.sums {
-		for q := range 4 {
-			r.sinkSums(&ts.sk, ts.cl.dir, ts.t, ts.steps, l, ts.dz, 4*h, q*h+u0, q*h+u1)
-		}
-	}
 }

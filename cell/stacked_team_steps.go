@@ -16,12 +16,12 @@ import "github.com/whitebox-lstm/whitebox/kernel"
 // one core writing them all. So IG's sums of dz go in the second job (a
 // job of their own on a cell's last step), each member on one run of the
 // sums' rows (sumRows), and a member's parts have side-by-side runs of
-// units. Measured on the 2-core machine, IG 50 steps, T = 256, H = 256:
-// with the sums in the gate step's job, four runs of 512 bytes a part,
-// interleaved, that job took 25.7 ms a call on one core and 21.4 ms on
-// two; in the second job, on two, 11.2 ms (and the second job 47 → 52
-// ms). Both changes: the call 145.7 → 133.9 ms on two cores (benchstat,
-// n = 10, p = 0.035), one core unchanged.
+// units. Measured on the 2-core machine, IG 50 steps, T = 256, H = 256
+// (BENCHMARKS.md, "A team's members on contiguous runs"): with the sums in
+// the gate step's job, four runs of 512 bytes a part, interleaved, that
+// job took 31.2 ms a call on one core and 26.5 ms on two; after, 11.3 ms
+// on two. The call 145.7 → 133.9 ms on two cores (benchstat, n = 10,
+// p = 0.035), one core unchanged.
 //
 // A part's rows and units get the operations of a step on one goroutine,
 // in the same order (GateStepTable and GateBackwardTable with no table

@@ -83,6 +83,33 @@ func BenchmarkGateStepTable(b *testing.B) {
 	})
 }
 
+// BenchmarkGateStepNoTable: GateStepTable with no table, as a team's step
+// on dense weights runs it (n = 12,800: H = 256 × 50 lanes, the gate
+// blocks n apart), beside GateStep on the same values.
+func BenchmarkGateStepNoTable(b *testing.B) {
+	benchImpls(b, func(b *testing.B) {
+		const n = 12800
+		rng := rand.New(rand.NewPCG(5, 1))
+		z, cPrev := randSlice(rng, 4*n, 2), randSlice(rng, n, 1)
+		gates := make([]float64, 4*n)
+		zg, c, tc, h := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+		for _, table := range []bool{false, true} {
+			b.Run(fmt.Sprintf("n=%d/table=%v", n, table), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					copy(gates, z)
+					if table {
+						GateStepTable(gates, n, nil, 0, cPrev, c, tc, h)
+					} else {
+						GateStep(gates, zg, cPrev, c, tc, h)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/unit")
+			})
+		}
+	})
+}
+
 // BenchmarkGateBackwardTable: the batched backward step, n = 448, all gates
 // from the table, every gradient (need=15) or only the cell candidate's
 // (need=4: sp-counter's counters, whose other gates have no weights).

@@ -990,29 +990,32 @@ TEXT ·gateStepTableAVX2(SB), NOSPLIT, $0-160
 	JE   gateStepTableAVX2_m15
 
 	// table = 0
-	XORQ DX, DX
+	MOVQ gates_base+0(FP), DX
+	MOVQ gates_base+0(FP), BX
+	ADDQ CX, BX
+	MOVQ gates_base+0(FP), SI
+	LEAQ (SI)(CX*2), SI
+	MOVQ gates_base+0(FP), DI
+	LEAQ (CX)(CX*2), CX
+	ADDQ CX, DI
+	MOVQ cPrev_base+64(FP), CX
+	MOVQ c_base+88(FP), R8
+	MOVQ tc_base+112(FP), R9
+	MOVQ h_base+136(FP), R10
+	XORQ R11, R11
 	ANDQ $-4, AX
 
 gateStepTableAVX2_m0_loop:
 	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ DX, AX
+	CMPQ R11, AX
 	JAE  gateStepTableAVX2_m0_tail
 
 	// load every input of the blocks before storing anything
-	MOVQ    cPrev_base+64(FP), BX
-	VMOVUPD (BX)(DX*8), Y0
-	MOVQ    gates_base+0(FP), BX
-	VMOVUPD (BX)(DX*8), Y1
-	MOVQ    gates_base+0(FP), BX
-	ADDQ    CX, BX
-	VMOVUPD (BX)(DX*8), Y2
-	MOVQ    gates_base+0(FP), BX
-	LEAQ    (BX)(CX*2), BX
-	VMOVUPD (BX)(DX*8), Y3
-	MOVQ    gates_base+0(FP), BX
-	LEAQ    (CX)(CX*2), SI
-	ADDQ    SI, BX
-	VMOVUPD (BX)(DX*8), Y4
+	VMOVUPD (CX)(R11*8), Y0
+	VMOVUPD (DX)(R11*8), Y1
+	VMOVUPD (BX)(R11*8), Y2
+	VMOVUPD (SI)(R11*8), Y3
+	VMOVUPD (DI)(R11*8), Y4
 
 	// the computed activations
 	// sigmoid: z = exp(-|x|)
@@ -1314,20 +1317,11 @@ act2AVX2_done:
 	VMULPD  Y0, Y2, Y0
 	VMULPD  Y3, Y1, Y5
 	VADDPD  Y5, Y0, Y0
-	MOVQ    gates_base+0(FP), BX
-	VMOVUPD Y1, (BX)(DX*8)
-	MOVQ    gates_base+0(FP), BX
-	ADDQ    CX, BX
-	VMOVUPD Y2, (BX)(DX*8)
-	MOVQ    gates_base+0(FP), BX
-	LEAQ    (BX)(CX*2), BX
-	VMOVUPD Y3, (BX)(DX*8)
-	MOVQ    gates_base+0(FP), BX
-	LEAQ    (CX)(CX*2), SI
-	ADDQ    SI, BX
-	VMOVUPD Y4, (BX)(DX*8)
-	MOVQ    c_base+88(FP), BX
-	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y1, (DX)(R11*8)
+	VMOVUPD Y2, (BX)(R11*8)
+	VMOVUPD Y3, (SI)(R11*8)
+	VMOVUPD Y4, (DI)(R11*8)
+	VMOVUPD Y0, (R8)(R11*8)
 	VMOVUPD Y0, Y0
 
 	// tc = tanh(c), h = o*tc
@@ -1475,12 +1469,10 @@ act3AVX2_sat:
 	VORPD  Y1, Y0, Y0
 
 act3AVX2_done:
-	MOVQ    tc_base+112(FP), BX
-	VMOVUPD Y0, (BX)(DX*8)
+	VMOVUPD Y0, (R9)(R11*8)
 	VMULPD  Y0, Y4, Y4
-	MOVQ    h_base+136(FP), BX
-	VMOVUPD Y4, (BX)(DX*8)
-	ADDQ    $+4, DX
+	VMOVUPD Y4, (R10)(R11*8)
+	ADDQ    $+4, R11
 	JMP     gateStepTableAVX2_m0_loop
 
 gateStepTableAVX2_m0_tail:
@@ -10583,30 +10575,33 @@ TEXT ·gateStepTableAVX512(SB), NOSPLIT, $0-160
 	JE   gateStepTableAVX512_m15
 
 	// table = 0
-	XORQ DX, DX
-	MOVQ AX, BX
-	ANDQ $-8, BX
+	MOVQ gates_base+0(FP), DX
+	MOVQ gates_base+0(FP), BX
+	ADDQ CX, BX
+	MOVQ gates_base+0(FP), SI
+	LEAQ (SI)(CX*2), SI
+	MOVQ gates_base+0(FP), DI
+	LEAQ (CX)(CX*2), CX
+	ADDQ CX, DI
+	MOVQ cPrev_base+64(FP), CX
+	MOVQ c_base+88(FP), R8
+	MOVQ tc_base+112(FP), R9
+	MOVQ h_base+136(FP), R10
+	XORQ R11, R11
+	MOVQ AX, R12
+	ANDQ $-8, R12
 
 gateStepTableAVX512_m0_loop:
 	// for ; i < n&^(lanes-1); i += lanes {
-	CMPQ DX, BX
+	CMPQ R11, R12
 	JAE  gateStepTableAVX512_m0_tail
 
 	// load every input of the blocks before storing anything
-	MOVQ    cPrev_base+64(FP), SI
-	VMOVUPD (SI)(DX*8), Z0
-	MOVQ    gates_base+0(FP), SI
-	VMOVUPD (SI)(DX*8), Z1
-	MOVQ    gates_base+0(FP), SI
-	ADDQ    CX, SI
-	VMOVUPD (SI)(DX*8), Z2
-	MOVQ    gates_base+0(FP), SI
-	LEAQ    (SI)(CX*2), SI
-	VMOVUPD (SI)(DX*8), Z3
-	MOVQ    gates_base+0(FP), SI
-	LEAQ    (CX)(CX*2), DI
-	ADDQ    DI, SI
-	VMOVUPD (SI)(DX*8), Z4
+	VMOVUPD (CX)(R11*8), Z0
+	VMOVUPD (DX)(R11*8), Z1
+	VMOVUPD (BX)(R11*8), Z2
+	VMOVUPD (SI)(R11*8), Z3
+	VMOVUPD (DI)(R11*8), Z4
 
 	// the computed activations
 	// sigmoid: z = exp(-|x|)
@@ -10878,20 +10873,11 @@ act37AVX512_done:
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z5
 	VADDPD  Z5, Z0, Z0
-	MOVQ    gates_base+0(FP), SI
-	VMOVUPD Z1, (SI)(DX*8)
-	MOVQ    gates_base+0(FP), SI
-	ADDQ    CX, SI
-	VMOVUPD Z2, (SI)(DX*8)
-	MOVQ    gates_base+0(FP), SI
-	LEAQ    (SI)(CX*2), SI
-	VMOVUPD Z3, (SI)(DX*8)
-	MOVQ    gates_base+0(FP), SI
-	LEAQ    (CX)(CX*2), DI
-	ADDQ    DI, SI
-	VMOVUPD Z4, (SI)(DX*8)
-	MOVQ    c_base+88(FP), SI
-	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z1, (DX)(R11*8)
+	VMOVUPD Z2, (BX)(R11*8)
+	VMOVUPD Z3, (SI)(R11*8)
+	VMOVUPD Z4, (DI)(R11*8)
+	VMOVUPD Z0, (R8)(R11*8)
 	VMOVUPD Z0, Z0
 
 	// tc = tanh(c), h = o*tc
@@ -11017,37 +11003,26 @@ act38AVX512_sat:
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
 act38AVX512_done:
-	MOVQ    tc_base+112(FP), SI
-	VMOVUPD Z0, (SI)(DX*8)
+	VMOVUPD Z0, (R9)(R11*8)
 	VMULPD  Z0, Z4, Z4
-	MOVQ    h_base+136(FP), SI
-	VMOVUPD Z4, (SI)(DX*8)
-	ADDQ    $+8, DX
+	VMOVUPD Z4, (R10)(R11*8)
+	ADDQ    $+8, R11
 	JMP     gateStepTableAVX512_m0_loop
 
 gateStepTableAVX512_m0_tail:
 	// }
 	// the last n-i < 8 elements, masked
-	SUBQ  DX, AX
+	SUBQ  R11, AX
 	JZ    gateStepTableAVX512_m0_done
-	LEAQ  tailMask<>+0(SB), BX
-	KMOVW (BX)(AX*2), K1
+	LEAQ  tailMask<>+0(SB), R12
+	KMOVW (R12)(AX*2), K1
 
 	// load every input of the blocks before storing anything
-	MOVQ      cPrev_base+64(FP), AX
-	VMOVUPD.Z (AX)(DX*8), K1, Z0
-	MOVQ      gates_base+0(FP), AX
-	VMOVUPD.Z (AX)(DX*8), K1, Z1
-	MOVQ      gates_base+0(FP), AX
-	ADDQ      CX, AX
-	VMOVUPD.Z (AX)(DX*8), K1, Z2
-	MOVQ      gates_base+0(FP), AX
-	LEAQ      (AX)(CX*2), AX
-	VMOVUPD.Z (AX)(DX*8), K1, Z3
-	MOVQ      gates_base+0(FP), AX
-	LEAQ      (CX)(CX*2), BX
-	ADDQ      BX, AX
-	VMOVUPD.Z (AX)(DX*8), K1, Z4
+	VMOVUPD.Z (CX)(R11*8), K1, Z0
+	VMOVUPD.Z (DX)(R11*8), K1, Z1
+	VMOVUPD.Z (BX)(R11*8), K1, Z2
+	VMOVUPD.Z (SI)(R11*8), K1, Z3
+	VMOVUPD.Z (DI)(R11*8), K1, Z4
 
 	// the computed activations
 	// sigmoid: z = exp(-|x|)
@@ -11319,20 +11294,11 @@ act39AVX512_done:
 	VMULPD  Z0, Z2, Z0
 	VMULPD  Z3, Z1, Z5
 	VADDPD  Z5, Z0, Z0
-	MOVQ    gates_base+0(FP), AX
-	VMOVUPD Z1, K1, (AX)(DX*8)
-	MOVQ    gates_base+0(FP), AX
-	ADDQ    CX, AX
-	VMOVUPD Z2, K1, (AX)(DX*8)
-	MOVQ    gates_base+0(FP), AX
-	LEAQ    (AX)(CX*2), AX
-	VMOVUPD Z3, K1, (AX)(DX*8)
-	MOVQ    gates_base+0(FP), AX
-	LEAQ    (CX)(CX*2), CX
-	ADDQ    CX, AX
-	VMOVUPD Z4, K1, (AX)(DX*8)
-	MOVQ    c_base+88(FP), AX
-	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMOVUPD Z1, K1, (DX)(R11*8)
+	VMOVUPD Z2, K1, (BX)(R11*8)
+	VMOVUPD Z3, K1, (SI)(R11*8)
+	VMOVUPD Z4, K1, (DI)(R11*8)
+	VMOVUPD Z0, K1, (R8)(R11*8)
 	VMOVUPD Z0, Z0
 
 	// tc = tanh(c), h = o*tc
@@ -11458,11 +11424,9 @@ act40AVX512_sat:
 	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z1, Z0
 
 act40AVX512_done:
-	MOVQ    tc_base+112(FP), AX
-	VMOVUPD Z0, K1, (AX)(DX*8)
+	VMOVUPD Z0, K1, (R9)(R11*8)
 	VMULPD  Z0, Z4, Z4
-	MOVQ    h_base+136(FP), AX
-	VMOVUPD Z4, K1, (AX)(DX*8)
+	VMOVUPD Z4, K1, (R10)(R11*8)
 
 gateStepTableAVX512_m0_done:
 	VZEROUPPER

@@ -66,8 +66,9 @@ type teamHelper struct {
 	asleep atomic.Bool
 }
 
-// teamTask is a job a team cuts into parts: part(i, n) runs part i of n.
-// Parts write disjoint memory, so any goroutine may run any part.
+// teamTask is a job a team cuts into parts: part(i, n) runs the run i of
+// n of its output (team.chunk). Parts write disjoint memory, so any
+// goroutine may run any part.
 type teamTask interface{ part(i, n int) }
 
 // teamJob is one product of mulAddLanes, cut into parts by output rows.
@@ -155,10 +156,22 @@ func (t *team) work(m int, gen uint64) {
 func (t *team) runPart(gen uint64, i, n int) bool {
 	ok, gone := t.claim(gen, i)
 	if ok {
-		t.task.part(i, n)
+		t.task.part(t.chunk(i, n), n)
 		t.done.Add(1)
 	}
 	return !gone
+}
+
+// chunk is the run of a job's output that part i of n computes: member m's
+// own parts (i ≡ m mod t.n) take side-by-side runs, so that each member
+// writes one contiguous run of every array (two cores writing interleaved
+// runs of one array ran slower than one core writing them all, see
+// stacked_team_steps.go).
+func (t *team) chunk(i, n int) int {
+	if n%t.n != 0 {
+		return i
+	}
+	return i%t.n*(n/t.n) + i/t.n
 }
 
 // claim claims part i of job gen: ok if this member now has it, gone if

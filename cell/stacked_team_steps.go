@@ -12,16 +12,16 @@ import "github.com/whitebox-lstm/whitebox/kernel"
 // would hold two cores to 1.7×.
 //
 // Where the members write one array, each writes one contiguous run of it
-// (run): two cores writing interleaved runs of one array ran slower than
-// one core writing them all. So IG's sums of dz go in the second job (a
-// job of their own on a cell's last step), each member on one run of the
-// sums' rows (sumRows), and a member's parts have side-by-side runs of
-// units. Measured on the 2-core machine, IG 50 steps, T = 256, H = 256
-// (BENCHMARKS.md, "A team's members on contiguous runs"): with the sums in
-// the gate step's job, four runs of 512 bytes a part, interleaved, that
-// job took 31.2 ms a call on one core and 26.5 ms on two; after, 11.3 ms
-// on two. The call 145.7 → 133.9 ms on two cores (benchstat, n = 10,
-// p = 0.035), one core unchanged.
+// (team.chunk): two cores writing interleaved runs of one array ran slower
+// than one core writing them all. So IG's sums of dz go in the second job
+// (a job of their own on a cell's last step), each part on a run of the
+// sums' rows, and a member's parts have side-by-side runs of units (and
+// of a product's rows). Measured on the 2-core machine, IG 50 steps,
+// T = 256, H = 256 (BENCHMARKS.md, "A team's members on contiguous
+// runs"): with the sums in the gate step's job, four runs of 512 bytes a
+// part, interleaved, that job took 31.2 ms a call on one core and 26.5 ms
+// on two; after, 11.3 ms on two. The call 145.7 → 133.9 ms on two cores
+// (benchstat, n = 10, p = 0.035), one core unchanged.
 //
 // A part's rows and units get the operations of a step on one goroutine,
 // in the same order (GateStepTable and GateBackwardTable with no table
@@ -55,7 +55,7 @@ type teamStep struct {
 const (
 	stepForward = iota // z's rows of the units, then their gate step
 	stepGates          // backprop's gate step of the units
-	stepRecur          // the units' rows of dh = W_hhᵀ·dz, and a run of the sums' rows (sumRows)
+	stepRecur          // the units' rows of dh = W_hhᵀ·dz, and a run of the sums' rows
 )
 
 // stepTeam returns the team that runs cell ci's steps on l lanes, or nil:
@@ -77,11 +77,11 @@ func (r *lanes) stepTeam(ci, l int) *team {
 	return t
 }
 
-// part runs the units [H·c/n, H·(c+1)/n) of the step, c = ts.run(i, n).
+// part runs the units [H·i/n, H·(i+1)/n) of the step (with IG's sums,
+// the same run of their 4H rows).
 func (ts *teamStep) part(i, n int) {
 	h, l := ts.r.s.h, ts.l
-	c := ts.run(i, n)
-	u0, u1 := h*c/n, h*(c+1)/n
+	u0, u1 := h*i/n, h*(i+1)/n
 	switch {
 	case ts.phase == stepRecur:
 		if ts.recur && u0 < u1 {
@@ -89,30 +89,14 @@ func (ts *teamStep) part(i, n int) {
 			mulAddRowsOf(ts.dh, ts.cl.whhT, ts.cl.whh, h, 4*h, 4*h, 0, ts.dz, l, u0, u1)
 		}
 		if ts.sums {
-			r0, r1 := ts.sumRows(i, n)
-			ts.r.sinkSums(&ts.sk, ts.cl.dir, ts.t, ts.steps, l, ts.dz, 4*h, r0, r1)
+			ts.r.sinkSums(&ts.sk, ts.cl.dir, ts.t, ts.steps, l, ts.dz, 4*h, 4*h*i/n, 4*h*(i+1)/n)
 		}
-	case u0 == u1:
+	case u0 == u1: // no units: nothing to do in the other phases
 	case ts.phase == stepForward:
 		ts.forward(u0, u1)
 	case ts.phase == stepGates:
 		ts.gatesBack(u0, u1)
 	}
-}
-
-// run is the run of units (and of the sums' rows) of part i of n (a
-// multiple of the team's size): member m's own parts (i ≡ m mod the team's
-// size) have runs side by side. The team is r.team (stepTeam's).
-func (ts *teamStep) run(i, n int) int {
-	m := ts.r.team.n
-	return i%m*(n/m) + i/m
-}
-
-// sumRows is the run of the 4H rows of the sums of dz that part i of n
-// adds.
-func (ts *teamStep) sumRows(i, n int) (r0, r1 int) {
-	c, g := ts.run(i, n), 4*ts.r.s.h
-	return g * c / n, g * (c + 1) / n
 }
 
 // teamForward is stepForward's step on team tm.

@@ -92,14 +92,19 @@ func (r *lanes) inputGrads(l int) []float64 {
 
 // addSums adds to dst (m steps of E values) the sum of m steps of d's
 // direction (one width each): W_ihᵀ·sum, or the sum itself when the sums
-// hold input gradients already (perLane).
-func (k *gradSink) addSums(s *Stacked, d int, dst, sum []float64, m int) {
+// hold input gradients already (perLane). With a team (tm) the steps are
+// shared among its members, each step's row computed as alone.
+func (k *gradSink) addSums(tm *team, s *Stacked, d int, dst, sum []float64, m int) {
 	e := s.in
 	if k.perLane {
 		kernel.Axpy(1, sum[:m*e], dst[:m*e])
 		return
 	}
 	g := 4 * s.h
+	if tm != nil && e > 1 && m*g*e >= teamMinWork {
+		tm.mulAdd(dst[:m*e], sum[:m*g], nil, m, g, g, 0, s.cells[d].wih, e)
+		return
+	}
 	for a := 0; a < m; a += inputBlock {
 		c := min(a+inputBlock, m)
 		kernel.MulAddRows(dst[a*e:c*e], e, s.cells[d].wih, e, sum[a*g:], g, g)

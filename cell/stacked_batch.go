@@ -148,9 +148,9 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 	defer setSymbols(pool, nil)
 	setRingIG(pool, !p.ck && s.stateRing(r.syms))
 	defer setRingIG(pool, false)
-	r.setInput(x, p, pool)
-	r.lend(pool, p.team)
+	r.lend(pool, p.team) // first: the team shares the input's products
 	defer r.lend(pool, 0)
+	r.setInput(x, p, pool)
 	watch(ctx, pool)
 	defer watch(nil, pool)
 
@@ -269,7 +269,7 @@ func batchesPer(p stackedPlan, per, n int) int {
 // read per segment.
 func (r *StackedRunner) setInput(x Input, p stackedPlan, pool []*worker) {
 	if !p.ck {
-		r.prepare(x)
+		r.prepare(x, pool[0].r.team)
 		return
 	}
 	r.u = nil // the whole input's products: not within a checkpointed plan's budget
@@ -481,7 +481,7 @@ func (j *igJob) chunk(wk *worker, c int) error {
 	for b := range classes * nb {
 		pb := part[b*steps*e : (b+1)*steps*e]
 		for d := range s.dirs {
-			sk.addSums(s, d, pb, sums[(b*s.dirs+d)*steps*g:(b*s.dirs+d+1)*steps*g], steps)
+			sk.addSums(lr.team, s, d, pb, sums[(b*s.dirs+d)*steps*g:(b*s.dirs+d+1)*steps*g], steps)
 		}
 	}
 	return nil
@@ -644,11 +644,11 @@ func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out [
 	defer setSymbols(pool, nil)
 	setRing(pool, ring)
 	defer setRing(pool, false)
-	r.setInput(x, p, pool)
 	if teamsOn || (p.workers == 1 && r.teamable(min(p.lanes, steps))) { // one batch: its steps on a team
 		r.lend(pool, maxWorkers)
 		defer r.lend(pool, 0)
 	}
+	r.setInput(x, p, pool) // after lend: the team shares the input's products
 	watch(ctx, pool)
 	defer watch(nil, pool)
 	var prefix *lanes

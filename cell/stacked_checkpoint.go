@@ -532,7 +532,7 @@ func (r *lanes) flushSums(sk *gradSink, d, sg, nb int) {
 	for b := range nb {
 		sum := sk.dzSum[b*sk.seg*w:]
 		pb := sk.part[b*size : (b+1)*size]
-		sk.addSums(s, d, pb[t0*e:t1*e], sum, t1-t0)
+		sk.addSums(r.team, s, d, pb[t0*e:t1*e], sum, t1-t0)
 		clear(sum[:(t1-t0)*w])
 	}
 }

@@ -143,8 +143,8 @@ func (r *StackedRunner) deepLIFTInput(x, ref Input) (*deepLIFTState, error) {
 	d.x.stop, d.ref.stop = r.pass, r.pass
 	n := s.dirs * steps * 4 * s.h
 	d.ux, d.uref = d.ux[:n], d.uref[:n]
-	s.inputProducts(d.ux, x.dense, steps)
-	s.inputProducts(d.uref, ref.dense, steps)
+	s.inputProducts(nil, d.ux, x.dense, steps)
+	s.inputProducts(nil, d.uref, ref.dense, steps)
 	d.x.scale[0], d.x.occluded[0] = x.scale, -1
 	d.ref.scale[0], d.ref.occluded[0] = ref.scale, -1
 	d.x.forward(d.ux, steps, 1)

@@ -346,12 +346,18 @@ func mulAddLanes(dst, a, aT []float64, m, k, cols, c0 int, src []float64, l int)
 // inputProducts writes u[(dir*T+t)*4H : …] = W_ih·x_t for each direction of
 // layer 0 and every step of the dense input x (T×E), inputBlock steps at a
 // time: the products the lanes scale (z = b + s·u, as Network.forward).
-func (s *Stacked) inputProducts(u, x []float64, steps int) {
+// With a team (tm) the steps are shared among its members, each step's
+// row computed as alone.
+func (s *Stacked) inputProducts(tm *team, u, x []float64, steps int) {
 	g, e := 4*s.h, s.in
 	for d := range s.dirs {
 		cl := &s.cells[d]
 		ud := u[d*steps*g : (d+1)*steps*g]
 		clear(ud)
+		if tm != nil && steps*e*g >= teamMinWork {
+			tm.mulAdd(ud, x[:steps*e], nil, steps, e, e, 0, cl.wihT, g)
+			continue
+		}
 		for t0 := 0; t0 < steps; t0 += inputBlock {
 			t1 := min(t0+inputBlock, steps)
 			kernel.MulAddRows(ud[t0*g:t1*g], g, cl.wihT, g, x[t0*e:t1*e], e, e)

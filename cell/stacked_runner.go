@@ -236,15 +236,16 @@ func (r *StackedRunner) input(x *Input) error {
 	return nil
 }
 
-// prepare computes the input products of x's rows, unscaled.
-func (r *StackedRunner) prepare(x Input) {
+// prepare computes the input products of x's rows, unscaled, on team tm
+// if not nil.
+func (r *StackedRunner) prepare(x Input, tm *team) {
 	steps := x.Len()
 	n := r.s.dirs * steps * 4 * r.s.h
 	if cap(r.u) < n {
 		r.u = make([]float64, n)
 	}
 	r.u = r.u[:n]
-	r.s.inputProducts(r.u, x.dense, steps)
+	r.s.inputProducts(tm, r.u, x.dense, steps)
 }
 
 // single runs x on the one-lane buffers, with the trace LRP needs.
@@ -253,7 +254,7 @@ func (r *StackedRunner) single(x Input) {
 	if !r.one.fits(1, steps, true) {
 		r.one = newLanes(r.s, 1, steps, true)
 	}
-	r.prepare(x)
+	r.prepare(x, nil)
 	r.one.scale[0], r.one.occluded[0] = x.scale, -1
 	r.one.stop = r.pass
 	r.one.forward(r.u, steps, 1)

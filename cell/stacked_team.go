@@ -23,6 +23,13 @@ import (
 // measured on the 2-core machine, IG 50 steps on 1,000 tokens of the
 // H = 256 model, one core 1.40 s, a team of two 1.08 s, the split plan
 // 0.92 s; on 200 tokens (the whole trace) 184, 146 and 179 ms.
+//
+// The products before and after the time steps go on the team too: a
+// dense input's W_ih·x_t (inputProducts) and IG's W_ihᵀ·(sums of dz)
+// (gradSink.addSums), one row a time step. On one core they were about
+// 5 ms of dense-h256's IG (T = 256, 50 steps, 4 blocks of sums), work
+// the second core waited out: 2 threads 135.2 → 132.1 ms (benchstat,
+// n = 10, p = 0.015; BENCHMARKS.md, "A team's share of a call").
 
 // teamsOn gives every one-worker job a team, whatever its plan (tests:
 // occlusion's small steps, checkpointed IG).

@@ -142,6 +142,11 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 			fused, fusedLast, pad = false, false, false
 		}
 	}
+	if p.ck && !p.split { // see widenSegments for the split plan's
+		p = widenSegments(p, steps, func(q stackedPlan) bool {
+			return s.planCost(q, steps, extra) <= budget && s.laneBytes(q.lanes, q.seg, false) <= fullTraceMax
+		})
+	}
 	sums, parts := sizes(p, per)
 	pool := r.workers(p, steps, sums, parts, batchesPer(p, per, n)-1, budget-s.sharedBytes(p, steps))
 	setSymbols(pool, r.syms)
@@ -274,9 +279,9 @@ func (r *StackedRunner) setInput(x Input, p stackedPlan, pool []*worker) {
 	}
 	r.u = nil // the whole input's products: not within a checkpointed plan's budget
 	for _, wk := range pool {
-		wk.r.setInput(x.dense, x.Len())
+		wk.r.setInput(x.dense, x.Len(), p.seg)
 		for _, b := range wk.sib {
-			b.setInput(x.dense, x.Len())
+			b.setInput(x.dense, x.Len(), p.seg)
 		}
 	}
 }

@@ -72,6 +72,72 @@ func TestStackedCheckpointSameBits(t *testing.T) {
 	}
 }
 
+// Segments longer than ⌈√T⌉ (widenSegments: as long as the budget allows,
+// here as fullTraceMax allows), the last one shorter or not, give the
+// bits of the full trace, on one worker and on a team.
+func TestWideSegmentsSameBits(t *testing.T) {
+	defer func(on bool, w int) { teamsOn, teamMinWork = on, w }(teamsOn, teamMinWork)
+	rng := rand.New(rand.NewPCG(41, 42))
+	ctx := context.Background()
+	choose := func([]float64) (int, error) { return 2, nil }
+	for _, c := range []headCase{{2, true, HeadHN, ActNone}, {1, false, HeadMean, ActTanh}, {1, false, HeadLast, ActNone}} {
+		s := randomHeadStacked(t, rng, 4, 6, 3, c)
+		for _, steps := range []int{40, 61} {
+			x := randomStackedInput(rng, steps, 4)
+			n := 7
+			alphas, weights := midpointRule(n)
+			r, _ := NewStackedRunner(s)
+			want := make([]float64, steps*4+6)
+			if err := r.IntegratedGradients(ctx, x, choose, alphas, weights, want[:steps*4], want[steps*4:steps*4+3], want[steps*4+3:], BatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			for _, nseg := range []int{2, 3, 4} {
+				for _, team := range []bool{false, true} {
+					teamsOn, teamMinWork = team, 1<<22
+					if team {
+						teamMinWork = 0
+					}
+					old := fullTraceMax
+					fullTraceMax = s.laneBytes(n+2, (steps+nseg-1)/nseg, false) // ŷ(x) and ŷ(0) fused: n+2 lanes
+					got := make([]float64, steps*4+6)
+					err := r.IntegratedGradients(ctx, x, choose, alphas, weights, got[:steps*4], got[steps*4:steps*4+3], got[steps*4+3:], BatchOptions{Workers: 1 + btoi(team)})
+					fullTraceMax = old
+					if err != nil {
+						t.Fatal(err)
+					}
+					assertSameBits(t, fmt.Sprintf("%v T=%d %d segments, team %v", c, steps, nseg, team), got, want)
+				}
+			}
+			r.Close()
+		}
+	}
+	teamsOn, teamMinWork = false, 1<<22
+}
+
+// btoi is 1 for true.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// widenSegments takes the fewest segments that fit, of equal length but
+// the last, and keeps p where none fits.
+func TestWidenSegments(t *testing.T) {
+	p := stackedPlan{ck: true, lanes: 4, workers: 1}
+	p.seg, p.nseg = segments(1000) // 32 × 32
+	for _, c := range []struct{ maxSeg, seg, nseg int }{{1000, 1000, 1}, {999, 500, 2}, {360, 334, 3}, {250, 250, 4}, {40, 40, 25}, {33, 33, 31}, {32, 32, 32}, {10, 32, 32}} {
+		q := widenSegments(p, 1000, func(q stackedPlan) bool { return q.seg <= c.maxSeg })
+		if q.seg != c.seg || q.nseg != c.nseg {
+			t.Errorf("segments of at most %d steps: %d × %d, want %d × %d", c.maxSeg, q.nseg, q.seg, c.nseg, c.seg)
+		}
+		if (q.nseg-1)*q.seg >= 1000 || q.nseg*q.seg < 1000 {
+			t.Errorf("%d × %d do not cover 1,000 steps with a last segment", q.nseg, q.seg)
+		}
+	}
+}
+
 // A long input runs within a small budget on checkpoints, with the bits of
 // the full trace, and the memory the runner holds stays within the budget;
 // a budget below one checkpointed lane is refused, naming the least.
@@ -170,9 +236,11 @@ func TestStackedCheckpointCancel(t *testing.T) {
 	}
 }
 
-// IG's checkpointed lanes are split across the workers where the plan of
-// chunks would leave some idle (one 1,000-token input of an H = 256 model
-// on two cores: one chunk of 50 lanes), and nowhere else.
+// Where the plan of chunks would leave workers idle (one 1,000-token
+// input of an H = 256 model on two cores: one chunk of 50 lanes), IG's
+// checkpointed lanes go in one batch on a team where the model's steps
+// are large enough to share, and are split across the workers elsewhere
+// (a small model); nowhere else.
 func TestSplitPlanChosen(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	extra := func(stackedPlan) int64 { return 0 }
@@ -180,29 +248,28 @@ func TestSplitPlanChosen(t *testing.T) {
 	for _, c := range []struct {
 		steps, n, workers, lanes int
 		budget                   int64
-		split                    bool
-		lanesPer                 int
+		team                     int
 	}{
-		{1000, 50, 2, 64, DefaultBudget, true, 26}, // 25 + ŷ(x) or ŷ(0)
-		{1000, 50, 4, 64, DefaultBudget, true, 14},
-		{1000, 50, 1, 64, DefaultBudget, false, 0},
-		{1000, 50, 2, 20, DefaultBudget, false, 0}, // 26 lanes a worker > Lanes: chunks
-		{200, 50, 2, 64, DefaultBudget, false, 0},  // whole trace, a chunk a worker
-		{1000, 50, 2, 64, 20 << 20, false, 0},      // two workers' lanes over the budget
+		{1000, 50, 2, 64, DefaultBudget, 2},
+		{1000, 50, 4, 64, DefaultBudget, 4},
+		{1000, 50, 1, 64, DefaultBudget, 0},
+		{1000, 50, 2, 20, DefaultBudget, 0}, // a batch of 20 lanes: chunks
+		{1000, 50, 2, 64, 20 << 20, 0},      // 50 checkpointed lanes over the budget: chunks
 	} {
 		p, err := big.igPlan(c.steps, c.n, c.budget, c.workers, c.lanes, extra)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.split != c.split || c.split && (p.lanes != c.lanesPer || p.workers != c.workers || !p.ck) {
-			t.Errorf("T=%d n=%d workers=%d lanes=%d budget=%d: plan %+v, want split %v", c.steps, c.n, c.workers, c.lanes, c.budget, p, c.split)
+		if p.split || (p.team > 1) != (c.team > 0) || c.team > 0 && (p.team != c.team || p.workers != 1 || !p.ck || p.lanes < c.n) {
+			t.Errorf("T=%d n=%d workers=%d lanes=%d budget=%d: plan %+v, want no split and a team of %d", c.steps, c.n, c.workers, c.lanes, c.budget, p, c.team)
 		}
 	}
 	defer forceCheckpoints()()
 	small, _ := NewStackedRunner(randomStacked(t, rng, 4, 6, 1, false, 3, 1, true))
 	for _, o := range []struct{ n, workers, lanes int }{{7, 2, 64}, {37, 2, 64}, {37, 3, 64}, {37, 4, 64}} {
-		if p, _ := small.igPlan(17, o.n, DefaultBudget, o.workers, o.lanes, extra); !p.split {
-			t.Errorf("n=%d workers=%d lanes=%d on checkpoints: plan %+v, want split", o.n, o.workers, o.lanes, p)
+		p, _ := small.igPlan(17, o.n, DefaultBudget, o.workers, o.lanes, extra)
+		if want := (o.n+o.workers-1)/o.workers + 1; !p.split || p.workers != o.workers || p.lanes != want || p.team > 1 { // + ŷ(x) or ŷ(0)
+			t.Errorf("n=%d workers=%d lanes=%d on checkpoints: plan %+v, want split, %d lanes a worker", o.n, o.workers, o.lanes, p, want)
 		}
 	}
 }

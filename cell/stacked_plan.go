@@ -45,6 +45,20 @@ func (s *Stacked) laneCost(p stackedPlan, steps int) int64 {
 	return s.laneBytes(p.lanes, steps, false)
 }
 
+// newPlan is the plan of l lanes a batch (checkpointed with ck, segments
+// of ⌈√T⌉ steps) for items variants of an input of T steps, on as many of
+// the workers as get a batch.
+func newPlan(steps, items, workers, l int, ck bool) stackedPlan {
+	seg, nseg := segments(steps)
+	return stackedPlan{workers: max(1, min(workers, (items+l-1)/l)), lanes: l, ck: ck, seg: seg, nseg: nseg, longSums: !ck}
+}
+
+// planCost is the memory of plan p for an input of T steps: what the
+// workers share, and each worker's lanes and extra(p).
+func (s *Stacked) planCost(p stackedPlan, steps int, extra func(p stackedPlan) int64) int64 {
+	return s.sharedBytes(p, steps) + int64(p.workers)*(s.laneCost(p, steps)+extra(p))
+}
+
 // sharedBytes is the memory the workers of p share: the input products of
 // the full-trace lanes (dirs×T×4H).
 func (s *Stacked) sharedBytes(p stackedPlan, steps int) int64 {
@@ -68,16 +82,9 @@ func (s *Stacked) sharedBytes(p stackedPlan, steps int) int64 {
 // its lanes.
 func (r *StackedRunner) plan(steps, items int, budget int64, workers, maxLanes int, extra func(p stackedPlan) int64) (stackedPlan, error) {
 	s := r.s
-	seg, nseg := segments(steps)
-	mk := func(l int, ck bool) stackedPlan {
-		return stackedPlan{workers: max(1, min(workers, (items+l-1)/l)), lanes: l, ck: ck, seg: seg, nseg: nseg, longSums: !ck}
-	}
-	cost := func(p stackedPlan) int64 {
-		return s.sharedBytes(p, steps) + int64(p.workers)*(s.laneCost(p, steps)+extra(p))
-	}
-	l := min(maxLanes, items)
-	for full := l; full > 0; full = halfLanes(full) {
-		p := mk(full, false)
+	cost := func(p stackedPlan) int64 { return s.planCost(p, steps, extra) }
+	for full := min(maxLanes, items); full > 0; full = halfLanes(full) {
+		p := newPlan(steps, items, workers, full, false)
 		for cost(p) > budget && p.workers > 1 {
 			p.workers--
 		}
@@ -88,13 +95,20 @@ func (r *StackedRunner) plan(steps, items int, budget int64, workers, maxLanes i
 			break // see halfLanes
 		}
 	}
+	return r.checkpointedPlan(steps, items, budget, workers, maxLanes, extra)
+}
+
+// checkpointedPlan is plan's choice among checkpointed lanes: the most
+// lanes that fit, trying whole blocks of IG's 16 steps before halving
+// below them (a batch that cuts a block keeps its sums of dz for the
+// whole input), then the fewest workers.
+func (r *StackedRunner) checkpointedPlan(steps, items int, budget int64, workers, maxLanes int, extra func(p stackedPlan) int64) (stackedPlan, error) {
+	s := r.s
+	cost := func(p stackedPlan) int64 { return s.planCost(p, steps, extra) }
 	var p stackedPlan
-	// Checkpointed: the most lanes that fit, trying whole blocks of IG's
-	// 16 steps before halving below them (a batch that cuts a block keeps
-	// its sums of dz for the whole input), then the fewest workers.
-	for l := l; l >= 1; l = fewerLanes(l) {
+	for l := min(maxLanes, items); l >= 1; l = fewerLanes(l) {
 		for _, long := range []bool{false, true} {
-			p = mk(l, true)
+			p = newPlan(steps, items, workers, l, true)
 			for p.longSums = long; p.workers > 1 && cost(p) > budget; p.workers-- {
 			}
 			if cost(p) <= budget {
@@ -102,7 +116,7 @@ func (r *StackedRunner) plan(steps, items int, budget int64, workers, maxLanes i
 			}
 		}
 	}
-	least := mk(1, true)
+	least := newPlan(steps, items, workers, 1, true)
 	least.workers = 1
 	need := cost(least)
 	least.longSums = true
@@ -115,14 +129,18 @@ func (r *StackedRunner) plan(steps, items int, budget int64, workers, maxLanes i
 // step on a team of the workers (stacked_team.go); else with batches of at
 // most an equal share of the blocks of 16 steps per worker, so that every
 // worker has a chunk (as the Batcher's planIG), kept when it runs on the
-// whole trace with several workers; else plan's most lanes, whose
+// whole trace with several workers; else, steps large enough to share,
+// every lane in one batch of checkpoints on a team (its segments as long
+// as the budget allows, widenSegments); else plan's most lanes, whose
 // checkpointed lanes the workers share (splitPlan) where plan leaves some
 // idle. Only the schedule changes, never a result. Measured, IG 50 steps,
 // 2 cores (BenchmarkEngines, BenchmarkStackedIG): one batch of 50 lanes
 // on one worker against 32 + 18 lanes on two, sp-fsa T = 256 10 → 7 ms,
 // dense-h64 T = 256 29 → 18 ms, H = 256 T = 200 205 → 150 ms; 1,000
-// tokens of the H = 256 model, whose whole trace holds 16 lanes, on a
-// team 0.88–1.0 s, split checkpointed lanes 0.78 s.
+// tokens of the H = 256 model, whose whole trace holds 16 lanes
+// (BenchmarkImportedIG, six alternating rounds): split checkpointed lanes
+// 739–901 ms, one batch of checkpoints on a team 676–775 ms (one core,
+// 16 lanes' whole trace: 1.12–1.24 s).
 func (r *StackedRunner) igPlan(steps, n int, budget int64, workers, maxLanes int, extra func(p stackedPlan) int64) (stackedPlan, error) {
 	if workers > 1 && r.teamable(min(maxLanes, n)) {
 		if p, err := r.plan(steps, n, budget, 1, maxLanes, extra); err == nil && r.teamable(p.lanes) && (!p.ck && p.lanes >= n || teamsOn) {
@@ -133,6 +151,15 @@ func (r *StackedRunner) igPlan(steps, n int, budget int64, workers, maxLanes int
 	blocks := (n + igBlock - 1) / igBlock
 	if share := (blocks + workers - 1) / workers * igBlock; workers > 1 && share < min(maxLanes, n) {
 		if p, err := r.plan(steps, n, budget, workers, share, extra); err == nil && !p.ck && p.workers > 1 {
+			return p, nil
+		}
+	}
+	if workers > 1 && r.teamable(min(maxLanes, n)) {
+		// The whole trace holds too few lanes for every worker: every lane
+		// in one batch of checkpoints on a team (its segments then as long
+		// as the budget allows, widenSegments).
+		if p, err := r.checkpointedPlan(steps, n, budget, 1, maxLanes, extra); err == nil && p.lanes >= n && r.teamable(p.lanes) {
+			p.team = workers
 			return p, nil
 		}
 	}

@@ -364,7 +364,7 @@ func (r *StackedRunner) logits(x Input, y []float64) {
 		r.light = nil
 		r.light = newCkLanes(r.s, 1, seg, nseg)
 	}
-	r.light.setInput(x.dense, steps)
+	r.light.setInput(x.dense, steps, seg)
 	r.light.scale[0], r.light.occluded[0] = x.scale, -1
 	r.light.forward(nil, steps, 1)
 	copy(y, r.light.logitsBuf[:r.s.c])

@@ -3,13 +3,14 @@ package cell
 import "slices"
 
 // One input's IG on every core when its lanes are one chunk of
-// checkpointed lanes (a long input: IG's 50 steps on 1,000 tokens of an
-// H = 256 model are one batch of 50 lanes, where chunks of whole blocks of
-// 16 steps would leave one core waiting on the other). The workers share
-// the chunk, each its own run of lanes and its own checkpoints: each runs
-// its forward pass and the layers above the first alone, then layer 0's
-// sweeps in a pipeline, segment by segment: worker q adds its lanes' dz to
-// a segment's sums only after worker q−1 has added its own, so each
+// checkpointed lanes (a long input: IG's 50 steps on 1,000 tokens are one
+// batch of 50 lanes, where chunks of whole blocks of 16 steps would leave
+// one core waiting on the other) and the model's steps are too small to
+// share on a team (igPlan: the H = 256 model's go on a team). The workers
+// share the chunk, each its own run of lanes and its own checkpoints: each
+// runs its forward pass and the layers above the first alone, then layer
+// 0's sweeps in a pipeline, segment by segment: worker q adds its lanes'
+// dz to a segment's sums only after worker q−1 has added its own, so each
 // element of a sum gets its lanes' terms in order of the step, as one
 // worker's batch adds them (laneSums), and the last worker multiplies the
 // sums (flushSums). A segment's sums are one slot of a ring of one slot

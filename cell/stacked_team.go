@@ -16,13 +16,13 @@ import (
 // a little between jobs (a time step's come microseconds apart) and then
 // sleep until woken.
 //
-// IG plans a team for the whole-trace batch of a dense model (igPlan), and
-// occlusion for its one batch (a short input: 48 tokens of the H = 256
-// model, 2 cores, 20.5 → 15.1 ms). IG's checkpointed lanes split across
-// the workers instead (stacked_split.go):
-// measured on the 2-core machine, IG 50 steps on 1,000 tokens of the
-// H = 256 model, one core 1.40 s, a team of two 1.08 s, the split plan
-// 0.92 s; on 200 tokens (the whole trace) 184, 146 and 179 ms.
+// IG plans a team for the one batch of a dense model (igPlan): on the
+// whole trace, or on checkpoints where the whole trace holds too few
+// lanes, and occlusion for its one batch (a short input: 48 tokens of the
+// H = 256 model, 2 cores, 20.5 → 15.1 ms). Measured on the 2-core
+// machine, IG 50 steps on 200 tokens of the H = 256 model (the whole
+// trace): one core 184 ms, a team of two 146 ms, lanes split across the
+// workers 179 ms; on 1,000 tokens see igPlan.
 //
 // The products before and after the time steps go on the team too: a
 // dense input's W_ih·x_t (inputProducts) and IG's W_ihᵀ·(sums of dz)

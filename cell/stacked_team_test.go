@@ -85,8 +85,10 @@ func TestStackedTeamSameBits(t *testing.T) {
 	}
 }
 
-// IG plans a team for a dense model's batch when cores are spare, and not
-// with one core or one lane a batch.
+// IG plans a team for a dense model's batch when cores are spare: on the
+// whole trace where it holds every lane, else on checkpoints where one
+// batch of them does and the whole trace is too short for a batch a
+// worker; not with one core or one lane a batch.
 func TestTeamPlan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	s := randomStacked(t, rng, 8, 256, 1, false, 3, 2, true)
@@ -97,8 +99,20 @@ func TestTeamPlan(t *testing.T) {
 	if err != nil || p.team != 2 || p.workers != 1 || p.ck {
 		t.Errorf("H = 256, 2 workers: plan %+v, %v; want one worker's whole trace on a team of 2", p, err)
 	}
+	// 1,000 steps: the whole trace of 16 lanes (230 MB) fits 400 MiB; of
+	// 50 lanes or of 16 lanes for each of two workers does not.
+	if one := s.laneBytes(16, 1000, false); one > 400<<20 || 2*one+s.sharedBytes(p, 1000) <= 400<<20 {
+		t.Fatalf("16 lanes' whole trace %d bytes: the case needs one batch of 16 within 400 MiB, not two", one)
+	}
+	p, err = r.igPlan(1000, 50, 400<<20, 2, 64, none)
+	if err != nil || p.team != 2 || p.workers != 1 || !p.ck || p.lanes < 50 {
+		t.Errorf("H = 256, 1,000 steps, 2 workers: plan %+v, %v; want one worker's 50 checkpointed lanes on a team of 2", p, err)
+	}
 	if p, _ := r.igPlan(200, 50, 1<<30, 1, 64, none); p.team > 1 {
 		t.Errorf("1 worker: plan %+v has a team", p)
+	}
+	if p, _ := r.igPlan(1000, 50, 400<<20, 1, 64, none); p.team > 1 || p.ck {
+		t.Errorf("1 worker, 1,000 steps: plan %+v, want the whole trace of fewer lanes, no team", p)
 	}
 	if p, _ := r.igPlan(200, 50, 1<<30, 2, 1, none); p.team > 1 {
 		t.Errorf("1 lane: plan %+v has a team", p)

@@ -99,11 +99,11 @@ func newLanes(s *Stacked, l, steps int, keepZg bool) *lanes {
 	r := &lanes{s: s, l: l, steps: steps, keepZg: keepZg}
 	for range s.cells {
 		t := cellTrace{
-			z: make([]float64, steps*4*h*l), c: make([]float64, steps*h*l),
-			tc: make([]float64, steps*h*l), hs: make([]float64, steps*h*l),
+			z: bigFloats(steps * 4 * h * l), c: bigFloats(steps * h * l),
+			tc: bigFloats(steps * h * l), hs: bigFloats(steps * h * l),
 		}
 		if keepZg {
-			t.zg = make([]float64, steps*h*l)
+			t.zg = bigFloats(steps * h * l)
 		} else {
 			t.zg = make([]float64, h*l)
 		}
@@ -111,7 +111,7 @@ func newLanes(s *Stacked, l, steps int, keepZg bool) *lanes {
 	}
 	if s.writesDOut() {
 		for i := range r.dOut {
-			r.dOut[i] = make([]float64, steps*h*s.dirs*l)
+			r.dOut[i] = bigFloats(steps * h * s.dirs * l)
 		}
 	}
 	r.zero = make([]float64, h*l)

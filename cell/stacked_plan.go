@@ -235,7 +235,7 @@ func (r *StackedRunner) workers(p stackedPlan, steps, sums, parts, siblings int,
 		}
 		if len(wk.dzSum) < sums || len(wk.part) < parts || (tight && len(wk.dzSum)+len(wk.part) > sums+parts) {
 			wk.dzSum, wk.part = nil, nil
-			wk.dzSum, wk.part = make([]float64, sums), make([]float64, parts)
+			wk.dzSum, wk.part = bigFloats(sums), bigFloats(parts)
 		}
 	}
 	return r.pool[:p.workers]

@@ -242,7 +242,7 @@ func (r *StackedRunner) prepare(x Input, tm *team) {
 	steps := x.Len()
 	n := r.s.dirs * steps * 4 * r.s.h
 	if cap(r.u) < n {
-		r.u = make([]float64, n)
+		r.u = bigFloats(n)
 	}
 	r.u = r.u[:n]
 	r.s.inputProducts(tm, r.u, x.dense, steps)

@@ -142,7 +142,8 @@ func (r *StackedRunner) checkpointedPlan(steps, items int, budget int64, workers
 // 739–901 ms, one batch of checkpoints on a team 676–775 ms (one core,
 // 16 lanes' whole trace: 1.12–1.24 s).
 func (r *StackedRunner) igPlan(steps, n int, budget int64, workers, maxLanes int, extra func(p stackedPlan) int64) (stackedPlan, error) {
-	if workers > 1 && r.teamable(min(maxLanes, n)) {
+	team := workers > 1 && r.teamable(min(maxLanes, n)) // steps large enough to share
+	if team {
 		if p, err := r.plan(steps, n, budget, 1, maxLanes, extra); err == nil && r.teamable(p.lanes) && (!p.ck && p.lanes >= n || teamsOn) {
 			p.team = workers
 			return p, nil
@@ -154,7 +155,7 @@ func (r *StackedRunner) igPlan(steps, n int, budget int64, workers, maxLanes int
 			return p, nil
 		}
 	}
-	if workers > 1 && r.teamable(min(maxLanes, n)) {
+	if team {
 		// The whole trace holds too few lanes for every worker: every lane
 		// in one batch of checkpoints on a team (its segments then as long
 		// as the budget allows, widenSegments).

@@ -144,7 +144,7 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 	}
 	if p.ck && !p.split { // see widenSegments for the split plan's
 		p = widenSegments(p, steps, func(q stackedPlan) bool {
-			return s.planCost(q, steps, extra) <= budget && s.laneBytes(q.lanes, q.seg, false) <= fullTraceMax
+			return s.planCost(q, steps, extra) <= budget && s.workerLaneBytes(q.lanes, q.seg) <= fullTraceMax
 		})
 	}
 	sums, parts := sizes(p, per)

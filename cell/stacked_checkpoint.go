@@ -60,11 +60,11 @@ func (s *Stacked) ckLaneBytes(l, seg, nseg int) int64 {
 	upper := cells - int64(s.dirs)
 	words := int64(l) * (2*h*int64(nseg)*(cells+upper) + 3*h*int64(s.p.Layers))
 	words += int64(s.dirs) * int64(seg) * 4 * h
-	return s.laneBytes(l, seg, false) + 8*words
+	return s.workerLaneBytes(l, seg) + 8*words
 }
 
 func newCkLanes(s *Stacked, l, seg, nseg int) *lanes {
-	r := newLanes(s, l, seg, false)
+	r := newWorkerLanes(s, l, seg)
 	r.ck = newCheckpoints(s, l, nseg, make([]float64, s.dirs*seg*4*s.h), make([]int, len(s.cells)))
 	return r
 }
@@ -98,7 +98,7 @@ func newCheckpoints(s *Stacked, l, nseg int, u []float64, tag []int) *checkpoint
 // chunk's batches can go through layer 0's segments together.
 func newCkSibling(a *lanes) *lanes {
 	s, l := a.s, a.l
-	b := &lanes{s: s, l: l, steps: a.steps, cells: a.cells, zero: a.zero, dh: a.dh, dc: a.dc, dcPrev: a.dcPrev,
+	b := &lanes{s: s, l: l, steps: a.steps, hRing: a.hRing, cells: a.cells, zero: a.zero, dh: a.dh, dc: a.dc, dcPrev: a.dcPrev,
 		dz: a.dz, dOut: a.dOut, lin: a.lin, row: a.row, acc: a.acc}
 	for range s.cells {
 		b.planes = append(b.planes, make([]float64, 4*s.h*l))
@@ -218,7 +218,8 @@ func (r *lanes) saveState(ci, sg, next, l int) {
 	j := order(!r.s.cells[ci].reverse, 0, t1-t0) // the last step it ran
 	tr := &r.cells[ci]
 	st := ck.cp[ci][next*2*hl : (next+1)*2*hl]
-	copy(st[:hl], tr.hs[j*hl:(j+1)*hl])
+	jh := r.hSlot(j)
+	copy(st[:hl], tr.hs[jh*hl:(jh+1)*hl])
 	copy(st[hl:], tr.c[j*hl:(j+1)*hl])
 }
 
@@ -292,12 +293,14 @@ func (r *lanes) runSegment(ci, sg, l int) {
 		}
 		if i > 0 {
 			jp := order(cl.reverse, i-1, n)
-			cPrev, hPrev = tr.c[jp*hl:(jp+1)*hl], tr.hs[jp*hl:(jp+1)*hl]
+			hp := r.hSlot(jp)
+			cPrev, hPrev = tr.c[jp*hl:(jp+1)*hl], tr.hs[hp*hl:(hp+1)*hl]
 		} else if !first {
 			st := ck.cp[ci][sg*2*hl : (sg+1)*2*hl]
 			hPrev, cPrev = st[:hl], st[hl:]
 		}
-		r.stepForward(ci, t0+j, tr.z[j*gl:(j+1)*gl], ut, in0, in1, hPrev, cPrev, tr.zg[:hl], tr.c[j*hl:(j+1)*hl], tr.tc[j*hl:(j+1)*hl], tr.hs[j*hl:(j+1)*hl], l)
+		jh := r.hSlot(j)
+		r.stepForward(ci, t0+j, tr.z[j*gl:(j+1)*gl], ut, in0, in1, hPrev, cPrev, tr.zg[:hl], tr.c[j*hl:(j+1)*hl], tr.tc[j*hl:(j+1)*hl], tr.hs[jh*hl:(jh+1)*hl], l)
 	}
 }
 
@@ -317,7 +320,8 @@ func (r *lanes) headOutCk(l int) (seg [2][]float64) {
 				sg, j = 0, 0 // step 0, the backward direction's last
 			}
 			r.ensure(ci, sg, l)
-			copy(v[d*hl:(d+1)*hl], r.cells[ci].hs[j*hl:(j+1)*hl])
+			jh := r.hSlot(j)
+			copy(v[d*hl:(d+1)*hl], r.cells[ci].hs[jh*hl:(jh+1)*hl])
 		}
 		for d := range dirs {
 			from := d

@@ -130,7 +130,7 @@ func (r *lanes) headOut(steps, l int) (seg [2][]float64) {
 		case HeadHNBF:
 			seg[d] = r.final(s.dirs-1-d, steps, l)
 		case HeadLast:
-			t := r.stateSlot(steps - 1)
+			t := r.hSlot(steps - 1)
 			seg[d] = tr.hs[t*hl : (t+1)*hl]
 		case HeadMean:
 			v := r.v[d*hl : (d+1)*hl]

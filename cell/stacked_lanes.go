@@ -19,7 +19,7 @@ import (
 type cellTrace struct {
 	z         []float64 // T×4H×l: the activations i, f, g, o after GateStep
 	zg        []float64 // T×H×l: z_g before tanh (LRP only, else H×l scratch)
-	c, tc, hs []float64 // T×H×l
+	c, tc, hs []float64 // T×H×l (hs 2×H×l on lanes.hRing)
 	pre       []float64 // T×4H×l: the pre-activations z (DeepLIFT only, else nil)
 }
 
@@ -34,6 +34,7 @@ type lanes struct {
 	prefix    *lanes       // non-nil: forward starts at step from, after prefix's states (stacked_prefix.go)
 	from      int
 	ring      bool // the trace holds two steps, step t in slot t&1 (stacked_ring.go)
+	hRing     bool // the trace holds h of two steps, step t in slot t&1 (newWorkerLanes)
 	l, steps  int  // capacity
 	keepZg    bool
 	cells     []cellTrace
@@ -74,8 +75,19 @@ func (s *Stacked) TraceBytes(steps int) int64 {
 
 // laneBytes is the memory of lanes for l lanes and T steps (float64s × 8).
 func (s *Stacked) laneBytes(l, steps int, keepZg bool) int64 {
+	return s.laneBytesOf(l, steps, keepZg, false)
+}
+
+// workerLaneBytes is the memory of newWorkerLanes' lanes.
+func (s *Stacked) workerLaneBytes(l, steps int) int64 {
+	return s.laneBytesOf(l, steps, false, s.ringOK())
+}
+
+// laneBytesOf is the memory of lanes for l lanes and T steps, with h of
+// two steps only if hRing.
+func (s *Stacked) laneBytesOf(l, steps int, keepZg, hRing bool) int64 {
 	h, n := int64(s.h), int64(len(s.cells))
-	perCell := int64(steps) * h * 7 // z (4H) and c, tc, h
+	perCell := int64(steps)*h*6 + int64(hSteps(steps, hRing))*h // z (4H), c and tc; h
 	if keepZg {
 		perCell += int64(steps) * h
 	} else {
@@ -94,13 +106,35 @@ func (s *Stacked) laneBytes(l, steps int, keepZg bool) int64 {
 // reads every step, writes one.
 func (s *Stacked) writesDOut() bool { return len(s.cells) > s.dirs || s.p.Head.dense() }
 
+// newLanes returns lanes for l lanes and T steps that keep the whole trace
+// (with z_g if keepZg).
 func newLanes(s *Stacked, l, steps int, keepZg bool) *lanes {
+	return newLanesOf(s, l, steps, keepZg, false)
+}
+
+// newWorkerLanes returns the lanes of a batched method's worker: where
+// nothing but the head reads h, at the last step (one layer, one
+// direction, stacked_ring.go's ringOK), h of two steps only (IG on
+// H = 256: 7H → 6H float64s a lane and step); backprop reads z, c and tc.
+func newWorkerLanes(s *Stacked, l, steps int) *lanes {
+	return newLanesOf(s, l, steps, false, s.ringOK())
+}
+
+// hSteps is the steps of h that lanes of T steps keep.
+func hSteps(steps int, hRing bool) int {
+	if hRing {
+		return min(steps, 2)
+	}
+	return steps
+}
+
+func newLanesOf(s *Stacked, l, steps int, keepZg, hRing bool) *lanes {
 	h := s.h
-	r := &lanes{s: s, l: l, steps: steps, keepZg: keepZg}
+	r := &lanes{s: s, l: l, steps: steps, keepZg: keepZg, hRing: hRing}
 	for range s.cells {
 		t := cellTrace{
 			z: bigFloats(steps * 4 * h * l), c: bigFloats(steps * h * l),
-			tc: bigFloats(steps * h * l), hs: bigFloats(steps * h * l),
+			tc: bigFloats(steps * h * l), hs: bigFloats(hSteps(steps, hRing) * h * l),
 		}
 		if keepZg {
 			t.zg = bigFloats(steps * h * l)
@@ -191,14 +225,16 @@ func (r *lanes) forward(u []float64, steps, l int) {
 			}
 			cPrev = r.zero
 			if i > 0 {
-				tp := r.stateSlot(order(cl.reverse, i-1, steps))
-				cPrev, hPrev = tr.c[tp*hl:(tp+1)*hl], tr.hs[tp*hl:(tp+1)*hl]
+				tp := order(cl.reverse, i-1, steps)
+				cs, hs := r.stateSlot(tp), r.hSlot(tp)
+				cPrev, hPrev = tr.c[cs*hl:(cs+1)*hl], tr.hs[hs*hl:(hs+1)*hl]
 			}
 			zg := tr.zg[:hl]
 			if r.keepZg {
 				zg = tr.zg[t*hl : (t+1)*hl]
 			}
-			r.stepForward(ci, t, tr.z[st*gl:(st+1)*gl], ut, in0, in1, hPrev, cPrev, zg, tr.c[sc*hl:(sc+1)*hl], tr.tc[st*hl:(st+1)*hl], tr.hs[sc*hl:(sc+1)*hl], l)
+			sh := r.hSlot(t)
+			r.stepForward(ci, t, tr.z[st*gl:(st+1)*gl], ut, in0, in1, hPrev, cPrev, zg, tr.c[sc*hl:(sc+1)*hl], tr.tc[st*hl:(st+1)*hl], tr.hs[sh*hl:(sh+1)*hl], l)
 		}
 	}
 	r.decode(steps, l)
@@ -320,7 +356,7 @@ func (r *lanes) broadcastBiases(l int) {
 func (r *lanes) final(dir, steps, l int) []float64 {
 	s := r.s
 	ci := len(s.cells) - s.dirs + dir
-	t := r.stateSlot(order(s.cells[ci].reverse, steps-1, steps))
+	t := r.hSlot(order(s.cells[ci].reverse, steps-1, steps))
 	hl := s.h * l
 	return r.cells[ci].hs[t*hl : (t+1)*hl]
 }

@@ -42,7 +42,7 @@ func (s *Stacked) laneCost(p stackedPlan, steps int) int64 {
 	if p.ck {
 		return s.ckLaneBytes(p.lanes, p.seg, p.nseg)
 	}
-	return s.laneBytes(p.lanes, steps, false)
+	return s.workerLaneBytes(p.lanes, steps)
 }
 
 // newPlan is the plan of l lanes a batch (checkpointed with ck, segments
@@ -232,7 +232,7 @@ func (r *StackedRunner) workers(p stackedPlan, steps, sums, parts, siblings int,
 			}
 		} else if !wk.r.fits(p.lanes, steps, false) || (tight && (wk.r.l > p.lanes || wk.r.steps > steps)) {
 			wk.r, wk.sib = nil, nil
-			wk.r = newLanes(s, p.lanes, steps, false)
+			wk.r = newWorkerLanes(s, p.lanes, steps)
 		}
 		if len(wk.dzSum) < sums || len(wk.part) < parts || (tight && len(wk.dzSum)+len(wk.part) > sums+parts) {
 			wk.dzSum, wk.part = nil, nil
@@ -255,5 +255,5 @@ func (wk *worker) laneBytes() int64 {
 	case wk.r.ck != nil:
 		return wk.r.s.ckLaneBytes(wk.r.l, wk.r.steps, wk.r.ck.nsegCap) + int64(len(wk.sib))*wk.r.s.siblingBytes(wk.r.l, wk.r.ck.nsegCap)
 	}
-	return wk.r.s.laneBytes(wk.r.l, wk.r.steps, wk.r.keepZg)
+	return wk.r.s.laneBytesOf(wk.r.l, wk.r.steps, wk.r.keepZg, wk.r.hRing)
 }

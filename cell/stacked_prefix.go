@@ -43,7 +43,7 @@ func (r *lanes) startFrom(ci, from, l int) {
 		first = 0
 	}
 	for t := first; t < from; t++ {
-		d := r.slot(t)
+		d := r.hSlot(t)
 		broadcast(dst.hs[d*h*l:(d+1)*h*l], src.hs[t*h:(t+1)*h], l)
 	}
 	t := from - 1

@@ -37,6 +37,15 @@ func (r *lanes) stateSlot(t int) int {
 	return t
 }
 
+// hSlot is where h of step t lies in r's trace: slot t&1 on a ring, on
+// IG's state ring and on lanes that keep h of two steps (hRing).
+func (r *lanes) hSlot(t int) int {
+	if r.ring || r.ringC || r.hRing {
+		return t & 1
+	}
+	return t
+}
+
 // stateRing reports whether IG's whole-trace lanes of s on an input with
 // the symbols syms may keep c and h of two steps only: one layer and one
 // direction whose head reads the last state, on one-hot input with tables
@@ -52,7 +61,7 @@ func (s *Stacked) stateRing(syms []int) bool {
 func (s *Stacked) ringPlan(steps int, budget int64, workers, maxLanes int) (stackedPlan, bool) {
 	p := stackedPlan{lanes: max(1, min(maxLanes, steps))}
 	cost := func(p stackedPlan) int64 {
-		return s.sharedBytes(p, steps) + int64(p.workers)*s.laneBytes(p.lanes, 2, false)
+		return s.sharedBytes(p, steps) + int64(p.workers)*s.workerLaneBytes(p.lanes, 2)
 	}
 	for {
 		p.workers = max(1, min(workers, (steps+p.lanes-1)/p.lanes))

@@ -14,6 +14,10 @@
 //
 // The results, and so the bytes written, do not depend on the number of
 // workers as long as each input's score depends only on the input.
+//
+// Workers that have nothing left to do lend their cores to the inputs
+// still being scored (Lent): one input alone, or the last inputs of a
+// corpus, run on every core.
 package corpus
 
 import (
@@ -21,6 +25,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 )
 
 // Options say how Run works; the zero value runs GOMAXPROCS workers.
@@ -87,9 +92,11 @@ func Run[In, Out any](ctx context.Context, o Options,
 	order := make(chan *slot[In, Out], window)
 	todo := make(chan *slot[In, Out], window)
 	readErr := make(chan error, 1)
+	q := &queue[In, Out]{todo: todo, read: make(chan struct{}), workers: workers}
 	go func() {
 		defer close(order)
 		defer close(todo)
+		defer close(q.read)
 		readErr <- read(func(in In) bool {
 			if inner.Err() != nil {
 				return false
@@ -101,12 +108,12 @@ func Run[In, Out any](ctx context.Context, o Options,
 			}
 			s := &slot[In, Out]{in: in, done: make(chan struct{})}
 			order <- s // neither blocks: each holds at most window slots
-			todo <- s
+			q.put(s)
 			return true
 		})
 	}()
 	for _, f := range score {
-		wg.Go(func() { work(inner, f, todo, o.Progress) })
+		wg.Go(func() { work(inner, f, q, o.Progress) })
 	}
 
 	for {
@@ -146,18 +153,108 @@ type slot[In, Out any] struct {
 	done chan struct{}
 }
 
-// work scores the inputs of todo with f until todo closes or ctx ends.
-func work[In, Out any](ctx context.Context, f func(context.Context, In) Out, todo <-chan *slot[In, Out], p *Progress) {
+// queue is the inputs waiting for a worker, and what decides the cores
+// an input may use.
+type queue[In, Out any] struct {
+	todo    chan *slot[In, Out]
+	read    chan struct{} // closed once read has returned: nothing more comes
+	workers int
+
+	mu     sync.Mutex
+	sent   int // inputs put on todo
+	scored int // inputs scored
+	lent   int // workers lending their cores now
+}
+
+// put puts s on todo.
+func (q *queue[In, Out]) put(s *slot[In, Out]) {
+	q.mu.Lock()
+	q.sent++
+	q.mu.Unlock()
+	q.todo <- s
+}
+
+// readWait is how long an input that finds nothing queued, with workers
+// idle, waits to learn whether read is done: a file's last line is read a
+// few microseconds before its end, and with the end seen the line gets the
+// idle workers' cores; a terminal's line waits this long and runs on one.
+const readWait = time.Millisecond
+
+// lend returns how many workers lend their cores to the input a worker
+// has just taken: those idle for good, read having returned with no input
+// waiting, else none. No input that comes later finds the cores taken.
+func (q *queue[In, Out]) lend() int {
+	if q.workers == 1 || len(q.todo) > 0 {
+		return 0
+	}
+	select {
+	case <-q.read:
+	default:
+		q.mu.Lock()
+		idle := q.workers - (q.sent - q.scored) - q.lent
+		q.mu.Unlock()
+		if idle <= 0 {
+			return 0
+		}
+		t := time.NewTimer(readWait)
+		defer t.Stop()
+		select {
+		case <-q.read:
+		case <-t.C:
+			return 0
+		}
+	}
+	if len(q.todo) > 0 { // read is done: todo only empties now
+		return 0
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	// Every input sent and not scored has its worker: the rest are idle.
+	n := max(0, q.workers-(q.sent-q.scored)-q.lent)
+	q.lent += n
+	return n
+}
+
+// done records an input scored with n workers' cores lent to it.
+func (q *queue[In, Out]) done(n int) {
+	q.mu.Lock()
+	q.scored++
+	q.lent -= n
+	q.mu.Unlock()
+}
+
+type lentKey struct{}
+
+// Lent returns how many of Run's workers, with nothing left to do, lend
+// their cores to the input that a scoring function is given ctx for
+// (0 outside Run): a scorer may run on the cores of 1 + Lent(ctx)
+// workers. An input taken while others wait, or before read has returned
+// (it waits readWait for that where workers idle), gets none; one alone,
+// or one of the last of a corpus, gets the workers idle when it starts.
+// Results must not depend on it.
+func Lent(ctx context.Context) int {
+	n, _ := ctx.Value(lentKey{}).(int)
+	return n
+}
+
+// work scores the inputs of q with f until q.todo closes or ctx ends.
+func work[In, Out any](ctx context.Context, f func(context.Context, In) Out, q *queue[In, Out], p *Progress) {
 	for {
 		select {
-		case s, ok := <-todo:
+		case s, ok := <-q.todo:
 			if !ok {
 				return
 			}
 			if ctx.Err() != nil {
 				return
 			}
-			s.out = f(ctx, s.in)
+			sctx := ctx
+			n := q.lend()
+			if n > 0 {
+				sctx = context.WithValue(ctx, lentKey{}, n)
+			}
+			s.out = f(sctx, s.in)
+			q.done(n)
 			p.ItemDone()
 			close(s.done)
 		case <-ctx.Done():

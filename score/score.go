@@ -320,6 +320,12 @@ func (s *Scorer) InputBytes() int64 { return s.inputBytes }
 // SetProgress sets the progress callback of the next inputs (nil: none).
 func (s *Scorer) SetProgress(fn func(done, total int)) { s.opt.Progress = fn }
 
+// Borrow lets the Scorer's next inputs run on the cores of n more
+// Scorers, which have nothing to do (corpus.Lent; 0: its own share). The
+// budget stays its own share: a team of cores runs one batch of lanes in
+// the memory of one. Results do not depend on it.
+func (s *Scorer) Borrow(n int) { s.opt.Workers = s.shared.opt.Workers * (1 + max(0, n)) }
+
 // Score attributes one input. It returns the token labels and the result,
 // both valid until the next call; a bad input is an error, never a panic.
 // With -class all it returns an error: use ScoreAll.

@@ -195,3 +195,35 @@ func TestBudgetShareInError(t *testing.T) {
 		t.Errorf("error %q does not say %q", err, want)
 	}
 }
+
+// A Scorer that borrows idle Scorers' cores (corpus.Lent) writes the same
+// bytes, and runs on their share of the cores too.
+func TestBorrow(t *testing.T) {
+	for _, method := range []string{"ig", "occlusion"} {
+		cfg := DefaultConfig()
+		cfg.Model, cfg.Method, cfg.Steps, cfg.Head, cfg.Workers = "../model/testdata/bench_h256.safetensors", method, "20", "hn", 2
+		s, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := "3 1 4 1 5 9 2 6 5 3 5 8 9 7 9 3 2 3 8 4 6 2 6 4 3 3 8 3 2 7 9 5 0 2 8 8 4 1 9 7"
+		var want, got bytes.Buffer
+		if err := s.Line(context.Background(), in, &want); err != nil {
+			t.Fatal(err)
+		}
+		own := s.opt.Workers
+		s.Borrow(1)
+		if s.opt.Workers != 2*own {
+			t.Fatalf("%s: Borrow(1) runs on %d workers, want %d", method, s.opt.Workers, 2*own)
+		}
+		if err := s.Line(context.Background(), in, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Fatalf("%s: borrowing cores changed the result", method)
+		}
+		if s.Borrow(0); s.opt.Workers != own {
+			t.Fatalf("%s: Borrow(0) runs on %d workers, want its own %d", method, s.opt.Workers, own)
+		}
+	}
+}

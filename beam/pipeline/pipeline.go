@@ -498,6 +498,7 @@ func ScoreChunk(ctx context.Context, scs []*score.Scorer, c Chunk) (Scored, erro
 				if i < len(c.Errs) {
 					msg = c.Errs[i]
 				}
+				scs[w].Borrow(corpus.Lent(ctx)) // a chunk's last lines on the idle workers' cores
 				return scoreLine(ctx, scs[w], file, c.Lines[i], c.Inputs[i], msg)
 			}, nil
 		},

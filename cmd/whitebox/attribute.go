@@ -42,7 +42,8 @@ func attribute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 Scores every token of each INPUT (or of each line of standard input) for
 the relevance class. A bad input is reported on standard error, the other
 inputs are still scored, and the exit status is 1. Inputs are scored in
-parallel and written in input order; the results do not depend on the
+parallel and written in input order, one input alone (or the last ones)
+on the cores the others leave idle; the results do not depend on the
 number of cores or on -budget. On a terminal, long runs show a progress
 bar on standard error; Ctrl-C stops the run (exit status 130). Flags may
 come before or after the inputs; "--" ends the flags.
@@ -254,6 +255,7 @@ func (w *worker) score(ctx context.Context, it *item) error {
 		return it.err
 	}
 	w.sc.SetProgress(w.bar.Callback())
+	w.sc.Borrow(corpus.Lent(ctx)) // one input alone, or the last ones, on every core
 	return w.do(ctx, it)
 }
 

@@ -434,6 +434,7 @@ func (j *evalJob) judge(m attrib.Method, sym [][]int) (func(context.Context, int
 	var res attrib.Result
 	return func(ctx context.Context, i int) judged {
 		s := sym[i]
+		opt.Workers = 1 + corpus.Lent(ctx) // the last inputs on the idle workers' cores
 		if err := ex.AttributeContext(ctx, m, cell.OneHot(s), opt, &res); err != nil {
 			return judged{err: err}
 		}

@@ -239,7 +239,8 @@ func TestStackedCheckpointCancel(t *testing.T) {
 // Where the plan of chunks would leave workers idle (one 1,000-token
 // input of an H = 256 model on two cores: one chunk of 50 lanes), IG's
 // checkpointed lanes go in one batch on a team where the model's steps
-// are large enough to share, and are split across the workers elsewhere
+// are large enough to share (in batches that take turns on it where one
+// batch cannot hold them all), and are split across the workers elsewhere
 // (a small model); nowhere else.
 func TestSplitPlanChosen(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
@@ -248,19 +249,19 @@ func TestSplitPlanChosen(t *testing.T) {
 	for _, c := range []struct {
 		steps, n, workers, lanes int
 		budget                   int64
-		team                     int
+		team, least              int // the team, and the least lanes a batch on it
 	}{
-		{1000, 50, 2, 64, DefaultBudget, 2},
-		{1000, 50, 4, 64, DefaultBudget, 4},
-		{1000, 50, 1, 64, DefaultBudget, 0},
-		{1000, 50, 2, 20, DefaultBudget, 0}, // a batch of 20 lanes: chunks
-		{1000, 50, 2, 64, 20 << 20, 0},      // 50 checkpointed lanes over the budget: chunks
+		{1000, 50, 2, 64, DefaultBudget, 2, 50},
+		{1000, 50, 4, 64, DefaultBudget, 4, 50},
+		{1000, 50, 1, 64, DefaultBudget, 0, 0},
+		{1000, 50, 2, 20, DefaultBudget, 2, 20}, // batches of 20 lanes, in turns
+		{1000, 50, 2, 64, 20 << 20, 2, 16},      // 50 checkpointed lanes over the budget: batches in turns
 	} {
 		p, err := big.igPlan(c.steps, c.n, c.budget, c.workers, c.lanes, extra)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.split || (p.team > 1) != (c.team > 0) || c.team > 0 && (p.team != c.team || p.workers != 1 || !p.ck || p.lanes < c.n) {
+		if p.split || (p.team > 1) != (c.team > 0) || c.team > 0 && (p.team != c.team || p.workers != 1 || !p.ck || p.lanes < c.least) {
 			t.Errorf("T=%d n=%d workers=%d lanes=%d budget=%d: plan %+v, want no split and a team of %d", c.steps, c.n, c.workers, c.lanes, c.budget, p, c.team)
 		}
 	}

@@ -86,9 +86,9 @@ func TestStackedTeamSameBits(t *testing.T) {
 }
 
 // IG plans a team for a dense model's batch when cores are spare: on the
-// whole trace where it holds every lane, else on checkpoints where one
-// batch of them does and the whole trace is too short for a batch a
-// worker; not with one core or one lane a batch.
+// whole trace where it holds every lane, else on checkpoints, in one
+// batch where it holds every lane and in turns where it does not; not
+// with one core or one lane a batch.
 func TestTeamPlan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	s := randomStacked(t, rng, 8, 256, 1, false, 3, 2, true)
@@ -107,6 +107,12 @@ func TestTeamPlan(t *testing.T) {
 	p, err = r.igPlan(1000, 50, 400<<20, 2, 64, none)
 	if err != nil || p.team != 2 || p.workers != 1 || !p.ck || p.lanes < 50 {
 		t.Errorf("H = 256, 1,000 steps, 2 workers: plan %+v, %v; want one worker's 50 checkpointed lanes on a team of 2", p, err)
+	}
+	// A budget whose checkpointed batch holds fewer lanes than steps: the
+	// batches take turns on the team (two workers' would not fit).
+	p, err = r.igPlan(200, 50, 8<<20, 2, 64, none)
+	if err != nil || p.team != 2 || p.workers != 1 || !p.ck || p.lanes >= 50 || p.lanes < 2 {
+		t.Errorf("H = 256, 200 steps, 8 MiB, 2 workers: plan %+v, %v; want one worker's batches of fewer checkpointed lanes on a team of 2", p, err)
 	}
 	if p, _ := r.igPlan(200, 50, 1<<30, 1, 64, none); p.team > 1 {
 		t.Errorf("1 worker: plan %+v has a team", p)

@@ -78,6 +78,9 @@ func TestStackedTeamSameBits(t *testing.T) {
 				ig, occ := run(BatchOptions{Workers: w})
 				assertSameBits(t, fmt.Sprintf("%v, checkpoints %v, %d workers: IG", c, ck, w), ig, wantIG)
 				assertSameBits(t, fmt.Sprintf("%v, checkpoints %v, %d workers: occlusion", c, ck, w), occ, wantOcc)
+				// Batches of 16 lanes taking turns on the team.
+				ig, _ = run(BatchOptions{Workers: w, Lanes: 16})
+				assertSameBits(t, fmt.Sprintf("%v, checkpoints %v, %d workers, batches of 16 lanes: IG", c, ck, w), ig, wantIG)
 			}
 			restore()
 		}

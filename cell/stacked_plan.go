@@ -135,8 +135,9 @@ func (r *StackedRunner) checkpointedPlan(steps, items int, budget int64, workers
 // checkpointed lanes the workers share (splitPlan) where plan leaves some
 // idle, or, where that does not fit either, whose checkpointed batches
 // take turns on a team. Only the schedule changes, never a result.
-// Measured, IG 50 steps, 2 cores (BenchmarkEngines, BenchmarkStackedIG): one batch of 50 lanes
-// on one worker against 32 + 18 lanes on two, sp-fsa T = 256 10 → 7 ms,
+// Measured, IG 50 steps, 2 cores (BenchmarkEngines, BenchmarkStackedIG):
+// one batch of 50 lanes on one worker against 32 + 18 lanes on two,
+// sp-fsa T = 256 10 → 7 ms,
 // dense-h64 T = 256 29 → 18 ms, H = 256 T = 200 205 → 150 ms; 1,000
 // tokens of the H = 256 model, whose whole trace holds 16 lanes
 // (BenchmarkImportedIG, six alternating rounds): split checkpointed lanes
@@ -161,8 +162,13 @@ func (r *StackedRunner) igPlan(steps, n int, budget int64, workers, maxLanes int
 	// The whole trace holds too few lanes for every worker: every lane in
 	// one batch of checkpoints on a team (its segments then as long as the
 	// budget allows, widenSegments).
-	ck, ckErr := r.checkpointedPlan(steps, n, budget, 1, maxLanes, extra)
-	teamCk := team && ckErr == nil && r.teamable(ck.lanes)
+	var ck stackedPlan
+	teamCk := false
+	if team {
+		var err error
+		ck, err = r.checkpointedPlan(steps, n, budget, 1, maxLanes, extra)
+		teamCk = err == nil && r.teamable(ck.lanes)
+	}
 	if teamCk && ck.lanes >= n {
 		ck.team = workers
 		return ck, nil

@@ -40,10 +40,10 @@ func (r *lanes) stateSlot(t int) int {
 // hSlot is where h of step t lies in r's trace: slot t&1 on a ring, on
 // IG's state ring and on lanes that keep h of two steps (hRing).
 func (r *lanes) hSlot(t int) int {
-	if r.ring || r.ringC || r.hRing {
+	if r.hRing {
 		return t & 1
 	}
-	return t
+	return r.stateSlot(t)
 }
 
 // stateRing reports whether IG's whole-trace lanes of s on an input with

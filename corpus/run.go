@@ -191,7 +191,7 @@ func (q *queue[In, Out]) lend() int {
 	case <-q.read:
 	default:
 		q.mu.Lock()
-		idle := q.workers - (q.sent - q.scored) - q.lent
+		idle := q.idle()
 		q.mu.Unlock()
 		if idle <= 0 {
 			return 0
@@ -209,11 +209,15 @@ func (q *queue[In, Out]) lend() int {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	// Every input sent and not scored has its worker: the rest are idle.
-	n := max(0, q.workers-(q.sent-q.scored)-q.lent)
+	n := max(0, q.idle())
 	q.lent += n
 	return n
 }
+
+// idle is the workers with no input and not lent (q.mu held): every input
+// sent and not scored has its worker, once read is done and todo empty;
+// before, an input on todo counts as a busy worker.
+func (q *queue[In, Out]) idle() int { return q.workers - (q.sent - q.scored) - q.lent }
 
 // done records an input scored with n workers' cores lent to it.
 func (q *queue[In, Out]) done(n int) {

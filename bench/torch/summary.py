@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """The tables of BENCHMARKS.md's "Imported models beside PyTorch", from a
-results directory of bench/torch/run.sh (go.txt, torch.txt, cli.txt,
-check.txt, machine.txt, benchstat-threads.txt), as Markdown on stdout.
+results directory of bench/torch/run.sh (go.txt, pair.txt, torch.txt,
+cli.txt, check.txt, machine.txt, benchstat-threads.txt), as Markdown on
+stdout. Where the run has thread counts beyond 2 (THREADS), one more table
+gives every case at each.
 
 Every figure is the median of the samples, with their range in
 parentheses; ratios are of medians. Needs no torch.
@@ -82,6 +84,7 @@ def main():
     d = sys.argv[1]
     s = {}
     parse(os.path.join(d, "go.txt"), s, "whitebox")
+    parse(os.path.join(d, "pair.txt"), s, "whitebox-pair")
     torch_notes = parse(os.path.join(d, "torch.txt"), s)
     cli_notes = parse(os.path.join(d, "cli.txt"), s, "whitebox-cli")
     machine = open(os.path.join(d, "machine.txt")).read().strip() if os.path.exists(os.path.join(d, "machine.txt")) else ""
@@ -117,11 +120,39 @@ def main():
             name.replace("ImportedIG/", ""), cell(s, (w, name, 1)), cell(s, (w, name, 2)), fmt_ratio(ratio(g1, g2)),
             cell(s, (f64, name, 1)), cell(s, (f64, name, 2)), cell(s, (f32, name, 1)), cell(s, (f32, name, 2)),
             fmt_ratio(ratio(median(s, (f64, name, 1)), g1)), fmt_ratio(ratio(median(s, (f32, name, 1)), g1))))
-    allocs = [max(v.get("allocs/op", [0])) for (e, _, _), v in s.items() if e == w]
+    allocs = [max(v.get("allocs/op", [0])) for (e, _, n), v in s.items() if e == w and n <= 2]
     d1, d2 = median(s, (w, DENSE, 1)), median(s, (w, DENSE, 2))
     p("| dense-h256, T=256 (`BenchmarkIG`) | %s | %s | %s | | | | | |" % (
         cell(s, (w, DENSE, 1)), cell(s, (w, DENSE, 2)), fmt_ratio(ratio(d1, d2))))
     p("")
+    pair = s.get(("whitebox-pair", DENSE, 1), {}).get("ns/op", [])
+    if d1 and len(pair) >= 2:
+        # Each round ran two processes at once: the work a second of both,
+        # against one process alone, is 2 × solo / (their mean time).
+        rates = [2 * d1 / statistics.mean(pair[i:i + 2]) for i in range(0, len(pair) - 1, 2)]
+        p("Two 1-thread dense-h256 processes at once (`pair.txt`, %d rounds), the most two cores do with no "
+          "hand-over between them: each %s; together %s the work a second of one alone (the median 1-thread "
+          "time), against %s for one 2-thread process." % (
+              len(rates), cell(s, ("whitebox-pair", DENSE, 1)),
+              "%.2f× (%.2f–%.2f)" % (statistics.median(rates), min(rates), max(rates)), fmt_ratio(ratio(d1, d2))))
+        p("")
+    threads = sorted({n for (e, _, n) in s if e == w} | {n for (e, _, n) in s if e in (f64, f32)})
+    if any(n > 2 for n in threads):
+        p("Every thread count (median; × is the speed-up over the same engine's 1 thread):")
+        p("")
+        p("| case | engine | " + " | ".join("%d" % n for n in threads) + " |")
+        p("| --- | --- | " + " | ".join("---" for _ in threads) + " |")
+        for name in (H256, H256_LONG, BI2, DENSE):
+            for e in (w, f64, f32):
+                one = median(s, (e, name, 1))
+                cells = []
+                for n in threads:
+                    m = median(s, (e, name, n))
+                    cells.append("—" if m is None else "%s%s" % (
+                        dur(m), "" if n == 1 or one is None else " (%s)" % fmt_ratio(ratio(one, m))))
+                if any(c != "—" for c in cells):
+                    p("| %s | %s | %s |" % (name.replace("ImportedIG/", ""), e, " | ".join(cells)))
+        p("")
     p("One-shot CLI, start to exit (`bench/torch/cli.py`: `whitebox attribute -model FILE -method ig -steps 50`, "
       "one input on standard input, the default `-budget`):")
     p("")
@@ -158,8 +189,10 @@ def main():
         rss = median(s, long_cli[0], "peak-RSS-MiB")
         p("| IG 50 steps, 50,000 tokens, bi2-h64, default budget: peak RSS | ≤ 300 MiB | %.1f MiB | %s |" % (
             rss, "yes" if rss <= 300 else "**no**"))
-    else:
+    elif any(n.startswith("refused CLIIG/model=bench_bi2_h64") for n in cli_notes):
         p("| IG 50 steps, 50,000 tokens, bi2-h64, default budget: peak RSS | ≤ 300 MiB | refused | **no** |")
+    else:
+        p("| IG 50 steps, 50,000 tokens, bi2-h64, default budget: peak RSS | ≤ 300 MiB | not run (CLI_LONG_T) | — |")
     p("| allocs/op in steady state (every Go case, 1 and 2 threads) | 0 | at most %d | %s |" % (
         max(allocs) if allocs else -1, "yes" if allocs and max(allocs) == 0 else "**no**"))
     p("")

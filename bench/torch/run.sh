@@ -136,9 +136,9 @@ gobench() { # one sample of every Go case at each thread count
 			-test.bench "$dense") | grep -e '^Benchmark'
 	done
 }
-pair() { # two 1-thread processes of dense-h256 at once
-	for i in 1 2; do
-		(cd bench && "$bin/bench.test" -test.run '^$' -test.cpu 1 -test.count 1 -test.bench "$dense" >"$tmp/pair$i.txt") &
+pair() { # two 1-thread processes of dense-h256 at once (not $i: sh has no local variables)
+	for p in 1 2; do
+		(cd bench && "$bin/bench.test" -test.run '^$' -test.cpu 1 -test.count 1 -test.bench "$dense" >"$tmp/pair$p.txt") &
 	done
 	wait
 	grep -h '^Benchmark' "$tmp/pair1.txt" "$tmp/pair2.txt"

@@ -127,9 +127,9 @@ def main():
     p("")
     pair = s.get(("whitebox-pair", DENSE, 1), {}).get("ns/op", [])
     if d1 and len(pair) >= 2:
-        # Each round ran two processes at once: the work a second of both,
-        # against one process alone, is 2 × solo / (their mean time).
-        rates = [2 * d1 / statistics.mean(pair[i:i + 2]) for i in range(0, len(pair) - 1, 2)]
+        # Each round ran two processes at once (consecutive lines): the work
+        # a second of both, against one process alone, is solo/a + solo/b.
+        rates = [d1 / pair[i] + d1 / pair[i + 1] for i in range(0, len(pair) - 1, 2)]
         p("Two 1-thread dense-h256 processes at once (`pair.txt`, %d rounds), the most two cores do with no "
           "hand-over between them: each %s; together %s the work a second of one alone (the median 1-thread "
           "time), against %s for one 2-thread process." % (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -38,6 +39,11 @@ func TestTeamRowsSameBits(t *testing.T) {
 // outputs a gradient), IG of one class and of every class, and occlusion.
 func TestStackedTeamSameBits(t *testing.T) {
 	defer func(on bool, w int) { teamsOn, teamMinWork = on, w }(teamsOn, teamMinWork)
+	// Teams of 3 and 8 on any machine (lend caps a team at GOMAXPROCS and
+	// teamCPUs).
+	defer func(cpus int) { teamCPUs = cpus }(teamCPUs)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
+	teamCPUs = 8
 	rng := rand.New(rand.NewPCG(27, 28))
 	cases := []headCase{{2, true, HeadHN, ActNone}, {1, false, HeadMean, ActTanh}, {1, true, HeadMax, ActNone}, {2, false, HeadLast, ActReLU},
 		{1, false, HeadHN, ActNone}} // occlusion's ring lanes (stacked_ring.go)
@@ -215,6 +221,31 @@ func TestTeamStepSizes(t *testing.T) {
 			teamMinWork = prev
 			tm.stop()
 			assertSameBits(t, fmt.Sprintf("H = %d, a team of %d", h, n), got, want)
+		}
+	}
+}
+
+// A team has at most GOMAXPROCS and teamCPUs goroutines: a helper without
+// a core of its own spins on another's.
+func TestLendCapsTeam(t *testing.T) {
+	defer func(cpus int) { teamCPUs = cpus }(teamCPUs)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
+	rng := rand.New(rand.NewPCG(33, 34))
+	s := randomStacked(t, rng, 8, 32, 1, false, 3, 2, true)
+	r, _ := NewStackedRunner(s)
+	defer r.Close()
+	pool := r.workers(stackedPlan{workers: 1, lanes: 4}, 10, 0, 0, 0, 1<<30)
+	for _, c := range []struct{ cpus, procs, n, want int }{{8, 8, 8, 8}, {2, 8, 8, 2}, {8, 3, 8, 3}, {8, 8, 3, 3}} {
+		teamCPUs = c.cpus
+		runtime.GOMAXPROCS(c.procs)
+		r.lend(pool, c.n)
+		got := 0
+		if tm := pool[0].r.team; tm != nil {
+			got = tm.n
+		}
+		r.lend(pool, 0)
+		if got != c.want {
+			t.Errorf("teamCPUs %d, GOMAXPROCS %d, a team of %d asked: %d goroutines, want %d", c.cpus, c.procs, c.n, got, c.want)
 		}
 	}
 }

@@ -54,25 +54,28 @@ THREADS=${THREADS:-1 2}
 CLI_LONG_T=${CLI_LONG_T:-50000}
 PAIR=${PAIR:-1}
 
+build() { # DIR: the binaries a run needs, and the Go version that built them
+	go build -o "$1/whitebox" ./cmd/whitebox
+	go test -c -o "$1/bench.test" ./bench
+	go build -o "$1/benchstat" golang.org/x/perf/cmd/benchstat
+	go env GOVERSION >"$1/go-version"
+}
+checkout_commit() { # HEAD, -dirty where tracked files changed; fails without git
+	c=$(git rev-parse --short HEAD 2>/dev/null) || return 1
+	[ -z "$(git status --porcelain --untracked-files=no)" ] || c="$c-dirty"
+	echo "$c"
+}
+
 if [ "${BUILD:-}" = 1 ]; then
 	[ -n "${BIN:-}" ] || { echo "run.sh: BUILD=1 needs BIN=DIR" >&2; exit 2; }
 	mkdir -p "$BIN"
-	go build -o "$BIN/whitebox" ./cmd/whitebox
-	go test -c -o "$BIN/bench.test" ./bench
-	go build -o "$BIN/benchstat" golang.org/x/perf/cmd/benchstat
-	go env GOVERSION >"$BIN/go-version"
-	commit=$(git rev-parse --short HEAD)
-	[ -z "$(git status --porcelain --untracked-files=no)" ] || commit="$commit-dirty"
-	echo "$commit" >"$BIN/commit"
-	echo "run.sh: built $commit into $BIN" >&2
+	build "$BIN"
+	checkout_commit >"$BIN/commit"
+	echo "run.sh: built $(cat "$BIN/commit") into $BIN" >&2
 	exit 0
 fi
 
-if commit=$(git rev-parse --short HEAD 2>/dev/null); then
-	[ -z "$(git status --porcelain --untracked-files=no)" ] || commit="$commit-dirty"
-else
-	commit=$(cat "${BIN:-.}/commit" 2>/dev/null || echo unknown)
-fi
+commit=$(checkout_commit) || commit=$(cat "${BIN:-.}/commit" 2>/dev/null || echo unknown)
 OUT=${OUT:-bench/results/$(date -u +%F)_${commit}_torch}
 mkdir -p "$OUT"
 tmp=$(mktemp -d)
@@ -82,15 +85,12 @@ say() { echo "run.sh [$(($(date +%s) - start)) s] $*" >&2; }
 
 if [ -n "${BIN:-}" ]; then
 	bin=$(cd "$BIN" && pwd)
-	goversion=$(cat "$bin/go-version" 2>/dev/null || echo "prebuilt in $BIN")
 else
 	say "building whitebox, the bench test binary and benchstat"
 	bin=$tmp
-	go build -o "$bin/whitebox" ./cmd/whitebox
-	go test -c -o "$bin/bench.test" ./bench
-	go build -o "$bin/benchstat" golang.org/x/perf/cmd/benchstat
-	goversion=$(go env GOVERSION)
+	build "$bin"
 fi
+goversion=$(cat "$bin/go-version" 2>/dev/null || echo "prebuilt in $BIN")
 
 blas_path=
 if [ "$TORCH_BLAS" = openblas ]; then

@@ -74,13 +74,10 @@ func (e *Explainer) shifted(m Method, x cell.Input, row []float64) (cell.Input, 
 		}
 		e.base = &baseline{row: slices.Clone(row), ex: NewExplainer(shifted)}
 	}
+	if err := x.Check(d); err != nil { // before steps·d sizes x − row
+		return cell.Input{}, fmt.Errorf("attrib: %w", err)
+	}
 	steps := x.Len()
-	if steps == 0 {
-		return cell.Input{}, fmt.Errorf("attrib: %w", cell.ErrEmptyInput)
-	}
-	if !x.IsOneHot() && len(x.DenseValues()) != steps*d {
-		return cell.Input{}, fmt.Errorf("attrib: the input has %d values for %d steps of %d", len(x.DenseValues()), steps, d)
-	}
 	e.base.x = grow(e.base.x, steps*d)
 	for t := range steps {
 		for i := range d {

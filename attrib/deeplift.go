@@ -93,18 +93,16 @@ func (e *Explainer) deepLIFTAll(ctx context.Context, x cell.Input, opt Options, 
 		}
 		return nil
 	}
-	if err := e.beginAll(DeepLIFT, nil, steps, steps*d, opt, all); err != nil {
+	if err := e.beginAll(DeepLIFT, steps, steps*d, opt, all); err != nil {
 		return err
 	}
 	y, y0, err := r.DeepLIFTAll(ctx, in, ref, e.all)
 	if err != nil {
 		return fmt.Errorf("attrib: %w", err)
 	}
+	e.shareLogits(all, y)
 	for k := range all {
-		res := &all[k]
-		res.Logits = append(res.Logits[:0], y...)
-		res.Prediction = cell.Predict(y)
-		deepLIFTDelta(res, d, y0)
+		deepLIFTDelta(&all[k], d, y0)
 	}
 	return nil
 }

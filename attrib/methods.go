@@ -213,7 +213,7 @@ type Options struct {
 	// The batched methods (IG, Occlusion) run many variants of the input
 	// as batches, in chunks, on several goroutines. These settings change
 	// time and memory, never a result: every setting gives the same bits.
-	Budget int64 // scratch memory in bytes, ≥ 0 (0: DefaultBudget): IG's and occlusion's batches (cell.BatchOptions), every method's trace
+	Budget int64 // scratch memory in bytes, ≥ 0 (0: DefaultBudget): IG's and occlusion's batches (cell.BatchOptions), every method's trace; AttributeAll's results too, on their own (Explainer.AllBytes)
 	// Workers: goroutines, ≥ 0 (0: runtime.GOMAXPROCS(0)). One input's
 	// batch of a large dense model shares each time step among them, and
 	// they spin between steps: a caller that attributes several inputs at
@@ -357,6 +357,7 @@ type Explainer struct {
 	// slices), LRP's bookkeeping, occlusion's logits (C×T), AutoSteps'
 	// results of the rule being tried and the classes settled.
 	all         [][]float64
+	logitsAll   []float64 // the call's MultiResult's shared logits
 	rels        []cell.Relevance
 	occludedAll []float64
 	tryAll      []Result
@@ -484,7 +485,7 @@ func (e *Explainer) Attribute(m Method, x cell.Input, opt Options, res *Result) 
 // AttributeContext is Attribute with cancellation: when ctx is done, the
 // call stops soon after and returns an error wrapping ctx.Err() (res then
 // holds no valid result).
-func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input, opt Options, res *Result) error {
+func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input, opt Options, res *Result) (err error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -498,10 +499,12 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 		return fmt.Errorf("attrib: Explainer used by two goroutines at once; make one per goroutine")
 	}
 	defer e.inUse.Store(false)
+	// A result that is not finite is an error, never a record of NaN (finite.go).
+	defer e.checkFinite(&err, m, x, res)
 	if opt.Baseline != nil && m != DeepLIFT { // DeepLIFT's reference is the baseline row itself
 		return e.withBaseline(ctx, m, x, opt, res)
 	}
-	opt, err := e.prepare(ctx, m, x, opt)
+	opt, err = e.prepare(ctx, m, x, opt)
 	if err != nil {
 		return err
 	}
@@ -512,7 +515,7 @@ func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input
 }
 
 // prepare resolves opt for method m on x and checks the call: the context,
-// the LRP bias factor, the trace against the budget.
+// the LRP bias factor, the input's shape, the trace against the budget.
 func (e *Explainer) prepare(ctx context.Context, m Method, x cell.Input, opt Options) (Options, error) {
 	opt, err := opt.resolve(m)
 	if err != nil {
@@ -526,6 +529,11 @@ func (e *Explainer) prepare(ctx context.Context, m Method, x cell.Input, opt Opt
 	}
 	if opt.LRPBias != 0 && m == LRP && e.net != nil {
 		return opt, fmt.Errorf("attrib: LRP bias factor %v: a Network's LRP has bias factor 0 only", opt.LRPBias)
+	}
+	// Before anything is sized by x: a length its data does not match
+	// (or whose T×D overflows) would size the buffers below.
+	if err := x.Check(e.model.Input()); err != nil {
+		return opt, fmt.Errorf("attrib: %w", err)
 	}
 	budget := opt.Budget
 	if budget == 0 {

@@ -77,10 +77,20 @@ func (x Input) feature(v float64) float64 {
 // ErrEmptyInput is returned for an input with no time steps.
 var ErrEmptyInput = errors.New("cell: empty input (no time steps)")
 
+// Check validates x for a model of d input features, as every method does
+// before it allocates anything for x: at least one step and a finite
+// scale, then one symbol in [−1, d) a step (one-hot) or T×D finite values
+// (dense). A declared length that its data does not match, or whose T×D
+// overflows an int, is an error, never a panic.
+func (x Input) Check(d int) error { return x.check(d) }
+
 // check validates x against a network with d input features.
 func (x Input) check(d int) error {
 	if x.t < 1 {
 		return ErrEmptyInput
+	}
+	if d < 1 {
+		return fmt.Errorf("cell: a model of %d input features reads no input", d)
 	}
 	if math.IsNaN(x.scale) || math.IsInf(x.scale, 0) {
 		return fmt.Errorf("cell: input scale is %v; inputs must be finite", x.scale)

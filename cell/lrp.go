@@ -2,6 +2,7 @@ package cell
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -84,10 +85,22 @@ func finiteRelevance(out Relevance, rel []float64, eps float64) error {
 		return nil
 	}
 	if eps == 0 {
-		return fmt.Errorf("cell: LRP with epsilon 0 gives a NaN or infinite relevance in %s: a denominator (z_c, c⁽ᵗ⁾ or z_g) is zero; use epsilon > 0", where)
+		return notFinite(fmt.Sprintf("cell: LRP with epsilon 0 gives a NaN or infinite relevance in %s: a denominator (z_c, c⁽ᵗ⁾ or z_g) is zero; use epsilon > 0", where))
 	}
-	return fmt.Errorf("cell: LRP with epsilon %v gives a NaN or infinite relevance in %s", eps, where)
+	return notFinite(fmt.Sprintf("cell: LRP with epsilon %v gives a NaN or infinite relevance in %s", eps, where))
 }
+
+// ErrNotFinite is what the errors of a pass whose result is NaN or
+// infinite (LRP's relevances: a zero denominator with ε = 0, or an
+// overflow) match with errors.Is, whatever their message, so that a
+// caller can look for the cause (package attrib: a logit that overflowed).
+var ErrNotFinite = errors.New("cell: a result is not finite")
+
+// notFinite is an error with its own message that matches ErrNotFinite.
+type notFinite string
+
+func (e notFinite) Error() string        { return string(e) }
+func (e notFinite) Is(target error) bool { return target == ErrNotFinite }
 
 func (n *Network) lrp(ws *Workspace, x Input, class int, eps float64, rel []float64) Relevance {
 	h, d, g, steps := n.h, n.d, n.gates, x.Len()

@@ -493,12 +493,12 @@ func (r *StackedRunner) scaled(x Input) []float64 {
 func finite(v []float64, out Relevance) error {
 	for i, x := range v {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return fmt.Errorf("the relevance of input value %d is %v (a zero denominator: use a positive epsilon)", i, x)
+			return notFinite(fmt.Sprintf("the relevance of input value %d is %v (a zero denominator: use a positive epsilon)", i, x))
 		}
 	}
 	for _, x := range []float64{out.Output, out.Bias, out.Initial} {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return fmt.Errorf("the relevance of the biases or the initial state is %v (a zero denominator: use a positive epsilon)", x)
+			return notFinite(fmt.Sprintf("the relevance of the biases or the initial state is %v (a zero denominator: use a positive epsilon)", x))
 		}
 	}
 	return nil

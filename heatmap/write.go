@@ -10,7 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
+
+	"github.com/whitebox-lstm/whitebox/internal/visible"
 )
 
 // None of the writers appends a trailing newline, so that callers can place
@@ -26,22 +27,9 @@ func to8bit(v float64) int {
 // UTF-8) by Go escape sequences (e.g. a newline becomes `\n`, ESC `\x1b`),
 // so that text from an input can neither break the line structure nor inject
 // terminal escape sequences. Its result holds no byte below 0x20 and no 0x7f.
-func Visible(s string) string { return visible(s) }
-
-func visible(tok string) string {
-	var b strings.Builder
-	for i, r := range tok {
-		if r == utf8.RuneError && !strings.HasPrefix(tok[i:], "\uFFFD") {
-			fmt.Fprintf(&b, `\x%02x`, tok[i]) // an invalid byte, shown as it is
-		} else if unicode.IsPrint(r) {
-			b.WriteRune(r)
-		} else {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		}
-	}
-	return b.String()
-}
+// It is the escaping of every name from a file the commands print
+// (internal/visible).
+func Visible(s string) string { return visible.String(s) }
 
 // formatScore formats a score for plain text: sign always shown except for
 // an exact zero, which is the common case of an unattributed token.
@@ -73,7 +61,7 @@ func WritePlain(w io.Writer, h Heatmap) error {
 		if tok == "" || strings.ContainsFunc(tok, func(r rune) bool { return r == ':' || unicode.IsSpace(r) }) {
 			tok = strconv.Quote(tok)
 		} else {
-			tok = visible(tok)
+			tok = visible.String(tok)
 		}
 		bw.WriteString(tok + ":" + formatScore(h.Scores[i]))
 	}
@@ -95,7 +83,7 @@ func WriteANSI(w io.Writer, h Heatmap) error {
 		if i > 0 {
 			bw.WriteByte(' ')
 		}
-		tok = visible(tok)
+		tok = visible.String(tok)
 		if math.IsNaN(h.Scores[i]) {
 			fmt.Fprintf(bw, "\x1b[4m%s\x1b[0m", tok)
 			continue
@@ -133,7 +121,7 @@ func LaTeXText(s string) string { return latexEscape(s) }
 
 func latexEscape(tok string) string {
 	var b strings.Builder
-	for _, r := range visible(tok) {
+	for _, r := range visible.String(tok) {
 		if e, ok := latexEscapes[r]; ok {
 			b.WriteString(e)
 		} else {
@@ -207,7 +195,7 @@ func WriteHTML(w io.Writer, h Heatmap) error {
 		if i > 0 {
 			bw.WriteByte(' ')
 		}
-		tok = html.EscapeString(visible(tok))
+		tok = html.EscapeString(visible.String(tok))
 		s := h.Scores[i]
 		if math.IsNaN(s) {
 			fmt.Fprintf(bw, `<span style="text-decoration:underline wavy" title="NaN">%s</span>`, tok)
@@ -238,12 +226,12 @@ func HTMLPage(w io.Writer, title string, rows []Row) error {
 		}
 	}
 	bw := bufio.NewWriter(w)
-	t := html.EscapeString(visible(title))
+	t := html.EscapeString(visible.String(title))
 	fmt.Fprintf(bw, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>%s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n<h1>%s</h1>\n", t, pageCSS, t)
 	bw.WriteString("<p>Colours: matplotlib coolwarm, blue negative, red positive; each row scaled by its own max |score|; rows with all |score| &lt; 1e-5 are blank; wavy underline marks NaN.</p>\n")
 	bw.WriteString("<table>\n<tr><th>label</th><th>heatmap</th><th>max |score|</th></tr>\n")
 	for _, r := range rows {
-		fmt.Fprintf(bw, "<tr><td>%s</td><td class=\"hm\">", html.EscapeString(visible(r.Label)))
+		fmt.Fprintf(bw, "<tr><td>%s</td><td class=\"hm\">", html.EscapeString(visible.String(r.Label)))
 		if err := WriteHTML(bw, r.Heatmap); err != nil {
 			return err
 		}

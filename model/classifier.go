@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/whitebox-lstm/whitebox/internal/visible"
 )
 
 // The classifier: one Linear layer on the head's output (C × H·dirs), or
@@ -76,7 +78,7 @@ func (b *builder) classifier(names Names, hd int) (classifierParts, error) {
 		}
 		t := b.f.Get(first + ".weight")
 		if t == nil || len(t.Shape) != 2 || t.Shape[1] != hd {
-			return classifierParts{}, fmt.Errorf("decoder %q: want a tensor %s.weight of shape [C, %d] (or [Units, %d] before a second Linear); candidates: %s", names.Decoder, names.Decoder, hd, hd, list(firsts))
+			return classifierParts{}, fmt.Errorf("decoder %q: want a tensor %q of shape [C, %d] (or [Units, %d] before a second Linear); candidates: %s", names.Decoder, names.Decoder+".weight", hd, hd, list(firsts))
 		}
 		s := seconds(first, false)
 		switch len(s) {
@@ -101,7 +103,7 @@ func (b *builder) classifier(names Names, hd int) (classifierParts, error) {
 	}
 	for _, p := range pairs {
 		if third := seconds(p.second, true); len(third) > 0 {
-			return classifierParts{}, fmt.Errorf("a classifier of more than two Linear layers (%s → %s → %s) is not supported", p.first, p.second, third[0])
+			return classifierParts{}, fmt.Errorf("a classifier of more than two Linear layers (%s → %s → %s) is not supported", visible.String(p.first), visible.String(p.second), visible.String(third[0]))
 		}
 	}
 	switch len(pairs) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/whitebox-lstm/whitebox/cell"
+	"github.com/whitebox-lstm/whitebox/internal/visible"
 	"github.com/whitebox-lstm/whitebox/tensorfile"
 )
 
@@ -25,17 +26,23 @@ func HeadSpec(h cell.Head, a cell.Activation) string {
 // ParseHeadSpec reads HeadSpec's format: "HEAD" or "HEAD+ACT", HEAD one of
 // hn, hn-bf, last, mean, max and ACT relu or tanh.
 func ParseHeadSpec(s string) (cell.Head, cell.Activation, error) {
+	// The spec is echoed once, by a window (visible.Quote): a file's
+	// metadata value may be a megabyte.
 	hs, as, hasAct := strings.Cut(s, "+")
 	h, err := cell.ParseHead(hs)
 	if err != nil {
-		return 0, 0, fmt.Errorf("head spec %q: %w", s, err)
+		names := make([]string, len(cell.Heads))
+		for i, h := range cell.Heads {
+			names[i] = h.String()
+		}
+		return 0, 0, fmt.Errorf("head spec %s: unknown head (heads: %s, each optionally followed by +relu or +tanh)", visible.Quote(s), strings.Join(names, ", "))
 	}
 	if !hasAct {
 		return h, cell.ActNone, nil
 	}
 	a, err := cell.ParseActivation(as)
 	if err != nil || a == cell.ActNone {
-		return 0, 0, fmt.Errorf("head spec %q: unknown activation %q (activations: relu, tanh)", s, as)
+		return 0, 0, fmt.Errorf("head spec %s: unknown activation after the + (activations: relu, tanh)", visible.Quote(s))
 	}
 	return h, a, nil
 }
@@ -93,10 +100,10 @@ func (m *Model) WithHead(h cell.Head, a cell.Activation) (*Model, error) {
 // Linear layers (first, second), refused for one.
 func checkAct(a cell.Activation, two bool, first, second string) error {
 	if two && a == cell.ActNone {
-		return fmt.Errorf("the classifier has two Linear layers (%s → %s): give the activation between them with -act (activations: relu, tanh)", first, second)
+		return fmt.Errorf("the classifier has two Linear layers (%s → %s): give the activation between them with -act (activations: relu, tanh)", visible.String(first), visible.String(second))
 	}
 	if !two && a != cell.ActNone {
-		return fmt.Errorf("activation %v given, but the classifier is one Linear layer (%s) with no activation", a, first)
+		return fmt.Errorf("activation %v given, but the classifier is one Linear layer (%s) with no activation", a, visible.String(first))
 	}
 	return nil
 }

@@ -43,6 +43,8 @@ import (
 	"strings"
 
 	"github.com/whitebox-lstm/whitebox/cell"
+	"github.com/whitebox-lstm/whitebox/internal/visible"
+	"github.com/whitebox-lstm/whitebox/onnx"
 	"github.com/whitebox-lstm/whitebox/tensorfile"
 )
 
@@ -116,6 +118,13 @@ type Model struct {
 	// and how closely the graph, evaluated by package onnx, equals the
 	// model; "" for other formats.
 	Graph string
+
+	// FixedLength is the sequence length of an ONNX graph exported without
+	// a dynamic axis: inputs of any other length are refused, as
+	// onnxruntime refuses them. 0: any length.
+	FixedLength int
+
+	graph *onnx.Recognized // an ONNX model's graph, for CheckGraph
 }
 
 // TensorInfo describes one tensor of the file.
@@ -280,7 +289,7 @@ func (b *builder) lstmPrefix(given string) (string, error) {
 				return p, nil
 			}
 		}
-		return "", fmt.Errorf("no LSTM called %q (no tensor %s.weight_ih_l0); LSTMs found: %s", given, given, list(found))
+		return "", fmt.Errorf("no LSTM called %q (no tensor %q); LSTMs found: %s", given, given+".weight_ih_l0", list(found))
 	}
 	switch len(found) {
 	case 0:
@@ -304,11 +313,11 @@ func (b *builder) lstm(prefix string) (cell.StackedParams, error) {
 	}
 	var p cell.StackedParams
 	if b.f.Get(name("weight_hr_l0")) != nil {
-		return p, fmt.Errorf("LSTM %q has proj_size (tensor %s): not supported", prefix, name("weight_hr_l0"))
+		return p, fmt.Errorf("LSTM %q has proj_size (tensor %q): not supported", prefix, name("weight_hr_l0"))
 	}
 	hh := b.f.Get(name("weight_hh_l0"))
 	if hh == nil {
-		return p, fmt.Errorf("LSTM %q has no tensor %s", prefix, name("weight_hh_l0"))
+		return p, fmt.Errorf("LSTM %q has no tensor %q", prefix, name("weight_hh_l0"))
 	}
 	if len(hh.Shape) != 2 || hh.Shape[1] < 1 {
 		return p, fmt.Errorf("tensor %q has shape %v, want [4H, H]", hh.Name, hh.Shape)
@@ -473,7 +482,7 @@ func (b *builder) headAndEmbedding(names Names, e, hd int) (emb string, cls clas
 	default:
 		t := b.f.Get(names.Embedding + ".weight")
 		if t == nil || len(t.Shape) != 2 || t.Shape[1] != e {
-			return "", cls, fmt.Errorf("embedding %q: want a tensor %s.weight of shape [V, %d]; candidates: %s", names.Embedding, names.Embedding, e, list(embs))
+			return "", cls, fmt.Errorf("embedding %q: want a tensor %q of shape [V, %d]; candidates: %s", names.Embedding, names.Embedding+".weight", e, list(embs))
 		}
 		emb = names.Embedding
 	}
@@ -664,6 +673,9 @@ func (m *Model) Embed(ids []int) (cell.Input, error) {
 	if len(ids) == 0 {
 		return cell.Input{}, cell.ErrEmptyInput
 	}
+	if err := m.CheckLength(len(ids)); err != nil {
+		return cell.Input{}, err
+	}
 	e := m.Input()
 	x := make([]float64, len(ids)*e)
 	for t, id := range ids {
@@ -684,9 +696,12 @@ func (m *Model) Summary() string {
 	if n.Directions() == 2 {
 		dirs = "bidirectional"
 	}
-	fmt.Fprintf(&b, "file:       %s (%s, %s)\n", m.Path, m.Format, m.DType)
+	// Every name is the file's (or the user's): shown escaped, so that a
+	// tensor or node name cannot send escape sequences to the terminal.
+	v := visible.String
+	fmt.Fprintf(&b, "file:       %s (%s, %s)\n", v(m.Path), v(m.Format), v(m.DType))
 	if m.Embedding != nil {
-		fmt.Fprintf(&b, "embedding:  %s: %d tokens × %d\n", m.Names.Embedding, m.Vocab, n.Input())
+		fmt.Fprintf(&b, "embedding:  %s: %d tokens × %d\n", v(m.Names.Embedding), m.Vocab, n.Input())
 	} else {
 		fmt.Fprintf(&b, "embedding:  none (dense input of %d features)\n", n.Input())
 	}
@@ -694,25 +709,25 @@ func (m *Model) Summary() string {
 	if !n.HasLSTMBias() {
 		bias = "no biases"
 	}
-	fmt.Fprintf(&b, "lstm:       %s: %d layer(s), %s, H = %d, %s\n", m.Names.LSTM, n.Layers(), dirs, n.Hidden(), bias)
+	fmt.Fprintf(&b, "lstm:       %s: %d layer(s), %s, H = %d, %s\n", v(m.Names.LSTM), n.Layers(), dirs, n.Hidden(), bias)
 	dbias := "with bias"
 	if !n.HasDecoderBias() {
 		dbias = "no bias"
 	}
 	head := fmt.Sprintf("%s (head %s, %s)", HeadExpression(m.Head, n.Directions()), m.Head, m.HeadSource)
 	if m.OutputLayer == "" {
-		fmt.Fprintf(&b, "decoder:    %s: Linear(%d → %d) on %s, %s\n", m.Names.Decoder, n.Hidden()*n.Directions(), n.Classes(), head, dbias)
+		fmt.Fprintf(&b, "decoder:    %s: Linear(%d → %d) on %s, %s\n", v(m.Names.Decoder), n.Hidden()*n.Directions(), n.Classes(), head, dbias)
 	} else {
-		fmt.Fprintf(&b, "decoder:    %s: Linear(%d → %d) → %s → %s: Linear(%d → %d) on %s, %s\n", m.Names.Decoder, n.Hidden()*n.Directions(), n.Units(), m.Act, m.OutputLayer, n.Units(), n.Classes(), head, dbias)
+		fmt.Fprintf(&b, "decoder:    %s: Linear(%d → %d) → %s → %s: Linear(%d → %d) on %s, %s\n", v(m.Names.Decoder), n.Hidden()*n.Directions(), n.Units(), m.Act, v(m.OutputLayer), n.Units(), n.Classes(), head, dbias)
 	}
 	if m.Graph != "" {
-		fmt.Fprintf(&b, "graph:      %s\n", m.Graph)
+		fmt.Fprintf(&b, "graph:      %s\n", v(m.Graph)) // the producer's name is the file's
 	}
 	params := n.Weights() + len(m.Embedding)
 	fmt.Fprintf(&b, "classes:    %d\nparameters: %d\n", n.Classes(), params)
 	fmt.Fprintf(&b, "tensors:\n")
 	for _, t := range m.Tensors {
-		fmt.Fprintf(&b, "  %-32s %-5s %-14s %s\n", t.Name, t.DType, fmt.Sprint(t.Shape), t.Role)
+		fmt.Fprintf(&b, "  %-32s %-5s %-14s %s\n", v(t.Name), v(t.DType), fmt.Sprint(t.Shape), v(t.Role))
 	}
 	return b.String()
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,6 +38,14 @@ func loadONNX(path string, o Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Another model format named .onnx would be a protobuf error: say what
+	// it is (Load reads the others by their content, under their names).
+	switch {
+	case strings.HasPrefix(string(b[:min(len(b), 4)]), "PK\x03\x04"):
+		return nil, fmt.Errorf("this is a PyTorch zip (torch.save), not an ONNX model: rename it to .pt")
+	case len(b) > 8 && b[8] == '{' && binary.LittleEndian.Uint64(b) <= uint64(len(b)-8):
+		return nil, fmt.Errorf("this is a safetensors file, not an ONNX model: rename it to .safetensors")
+	}
 	if o.Names != (Names{}) {
 		return nil, fmt.Errorf("the parts of an ONNX model are found from its graph: -embedding, -lstm and -decoder name the tensors of a state_dict and are not for an ONNX file")
 	}
@@ -70,15 +79,16 @@ func loadONNX(path string, o Options) (*Model, error) {
 		Path: path, Format: "onnx", Net: net, Embedding: r.Embedding, Vocab: r.Vocab,
 		Names: Names{Embedding: r.EmbeddingTensor, LSTM: strings.Join(r.LSTMNodes, ", "), Decoder: r.Linears[0]},
 		Head:  p.Head, Act: p.Act, HeadSource: HeadFromGraph,
+		FixedLength: r.SeqLen, graph: r,
 	}
 	if len(r.Linears) == 2 {
 		m.OutputLayer = r.Linears[1]
 	}
 	axis := "dynamic"
 	if r.SeqLen > 0 {
-		axis = fmt.Sprintf("fixed at %d (checked at that length only)", r.SeqLen)
+		axis = fmt.Sprintf("fixed at %d (other lengths are refused)", r.SeqLen)
 	}
-	m.Graph = fmt.Sprintf("opset %d (%s %s), sequence axis %s; the graph evaluated at lengths %v equals the model to %.2g relative",
+	m.Graph = fmt.Sprintf("opset %d (%s %s), sequence axis %s; the graph evaluated at lengths %v equals the model to %.2g relative, and is evaluated again on every input attributed, at its length",
 		dm.Opset, dm.Producer, dm.ProducerVersion, axis, r.ProbeLengths(), worst)
 	dtypes := map[string]bool{}
 	for _, t := range dm.Graph.Initializers {

@@ -79,6 +79,24 @@ type Attr struct {
 	Ints    []int64
 	Strings [][]byte
 	Graph   bool // it holds a subgraph (not decoded)
+
+	held uint32 // bit t: the file held a value field of type t (checkAttrs)
+}
+
+// String names t as onnx.proto does.
+func (t AttrType) String() string {
+	names := [...]string{"UNDEFINED", "FLOAT", "INT", "STRING", "TENSOR", "GRAPH", "FLOATS", "INTS", "STRINGS",
+		"TENSORS", "GRAPHS", "SPARSE_TENSOR", "SPARSE_TENSORS", "TYPE_PROTO", "TYPE_PROTOS"}
+	if t >= 0 && int(t) < len(names) {
+		return names[t]
+	}
+	return fmt.Sprintf("type %d", int(t))
+}
+
+// attrFields maps AttributeProto's value fields to their types.
+var attrFields = map[protowire.Number]AttrType{
+	2: AttrFloat, 3: AttrInt, 4: AttrString, 5: AttrTensor, 6: AttrGraph, 7: AttrFloats, 8: AttrInts, 9: AttrStrings,
+	10: 9, 11: 10, 22: 11, 23: 12, 14: 13, 15: 14,
 }
 
 // ValueInfo is a graph input or output: its name, element type and shape.
@@ -459,6 +477,9 @@ func decodeAttr(b []byte, where string) (Attr, error) {
 		num, typ, ok, err := d.next()
 		if err != nil || !ok {
 			return a, err
+		}
+		if t, ok := attrFields[num]; ok {
+			a.held |= 1 << t
 		}
 		switch num {
 		case 1:

@@ -3,6 +3,7 @@ package onnx
 import (
 	"fmt"
 	"slices"
+	"strconv"
 )
 
 // The interpreter evaluates a graph node by node in float64 (integers as
@@ -36,14 +37,28 @@ type NodeError struct {
 	OpType string
 }
 
-func (e *NodeError) Error() string {
-	return fmt.Sprintf("node %s %q: %v", e.Node.OpType, e.Node.Name, e.Err)
-}
+func (e *NodeError) Error() string { return Describe(e.Node) + ": " + e.Err.Error() }
 
 func (e *NodeError) Unwrap() error { return e.Err }
 
-// Describe names node n as errors do: its op type and name.
-func Describe(n *Node) string { return fmt.Sprintf("%s node %q", n.OpType, n.Name) }
+// Describe names node n as errors do: its op type and name, quoted (the
+// op type only when it is not a plain identifier), so that the file's
+// strings reach a terminal escaped.
+func Describe(n *Node) string { return fmt.Sprintf("%s node %q", ident(n.OpType), n.Name) }
+
+// ident returns s as it is when it is a plain identifier (an op type),
+// else quoted with Go's escapes.
+func ident(s string) string {
+	for i, c := range s {
+		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
+			return strconv.Quote(s)
+		}
+	}
+	if s == "" {
+		return `""`
+	}
+	return s
+}
 
 // Program is a graph checked for evaluation: every input of every node is
 // defined before it (a graph input, an initializer or an earlier node's
@@ -116,6 +131,16 @@ func Prepare(m *Model) (*Program, error) {
 		return nil, fmt.Errorf("onnx: no node writes the graph's output %q", out)
 	}
 	p.Live = p.ancestors(out)
+	// Attributes are checked once, here, so that the accessors can read
+	// the field of the declared type; another operator is refused by name.
+	for _, i := range p.Live {
+		n := &g.Nodes[i]
+		if (n.Domain == "" || n.Domain == "ai.onnx") && slices.Contains(Supported, n.OpType) {
+			if err := checkAttrs(n); err != nil {
+				return nil, fmt.Errorf("onnx: %v", err)
+			}
+		}
+	}
 	return p, nil
 }
 

@@ -55,15 +55,7 @@ func loadFixtures(t testing.TB) []fixture {
 
 func loadProgram(t testing.TB, file string) *Program {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(fixtureDir, file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Decode(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Prepare(m)
+	p, err := Prepare(decodeFixture(t, file))
 	if err != nil {
 		t.Fatal(err)
 	}

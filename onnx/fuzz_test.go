@@ -4,17 +4,24 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/whitebox-lstm/whitebox/cell"
 )
 
 // FuzzDecode feeds the decoder and the recogniser (which evaluates the
-// graph) arbitrary bytes, seeded with the real exports, their
-// truncations and a few corruptions: every input must give a model or an
-// error, never a panic, a hang or an allocation beyond the bounds.
+// graph) arbitrary bytes, seeded with the real exports, graphs that depend
+// on the length (length/), their truncations, a few corruptions, and
+// attributes of the wrong type or repeated: every input must give a model
+// or an error, never a panic, a hang or an allocation beyond the bounds;
+// a model is then checked at other lengths (CheckInput), which must not
+// panic either.
 func FuzzDecode(f *testing.F) {
 	paths, err := filepath.Glob(filepath.Join(fixtureDir, "*.onnx"))
-	if err != nil || len(paths) == 0 {
-		f.Fatalf("no seeds: %v", err)
+	more, err2 := filepath.Glob(filepath.Join(fixtureDir, "length", "*.onnx"))
+	if err != nil || err2 != nil || len(paths) == 0 || len(more) == 0 {
+		f.Fatalf("no seeds: %v, %v", err, err2)
 	}
+	paths = append(paths, more...)
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -28,6 +35,9 @@ func FuzzDecode(f *testing.F) {
 		c[len(c)/2] ^= 0x5a
 		f.Add(c)
 	}
+	for _, b := range attrSeeds(f) { // attributes as onnx.checker refuses them
+		f.Add(b)
+	}
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := Decode(b)
@@ -40,6 +50,26 @@ func FuzzDecode(f *testing.F) {
 		}
 		if r.Params.Layers < 1 || len(r.Embedding) != r.Vocab*r.Params.Input {
 			t.Fatalf("recognised an inconsistent model: %s", r.Describe())
+		}
+		net, err := cell.NewStacked(r.Params)
+		if err != nil {
+			return
+		}
+		run, err := cell.NewStackedRunner(net)
+		if err != nil {
+			return
+		}
+		defer run.Close()
+		for _, n := range []int{1, 12} {
+			ids, x := r.probeInput(n, n)
+			y, err := run.Forward(cell.Dense(x, n))
+			if err != nil {
+				continue
+			}
+			if r.Dense {
+				ids = nil
+			}
+			r.CheckInput(net, ids, x, y, 1<<20) // an error or nil, never a panic
 		}
 	})
 }

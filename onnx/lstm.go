@@ -144,11 +144,11 @@ func (e *Env) lstm(n *Node, args []*Tensor) ([]*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	xAt := func(t, b, i int) float64 {
+	xRow := func(t, b int) []float64 {
 		if layout == 1 {
-			return x.F[(b*T+t)*in+i]
+			return x.F[(b*T+t)*in : (b*T+t+1)*in]
 		}
-		return x.F[(t*B+b)*in+i]
+		return x.F[(t*B+b)*in : (t*B+b+1)*in]
 	}
 	gates := make([]float64, 4*hs)
 	for d := range dirs {
@@ -163,15 +163,9 @@ func (e *Env) lstm(n *Node, args []*Tensor) ([]*Tensor, error) {
 				if reverse {
 					t = lens[b] - 1 - s
 				}
+				xt := xRow(t, b)
 				for g := range 4 * hs {
-					v := wb[g] + rb[g]
-					for i := range in {
-						v += W[g*in+i] * xAt(t, b, i)
-					}
-					for j := range hs {
-						v += R[g*hs+j] * h[j]
-					}
-					gates[g] = v
+					gates[g] = wb[g] + rb[g] + dot(W[g*in:(g+1)*in], xt) + dot(R[g*hs:(g+1)*hs], h)
 				}
 				for j := range hs {
 					gi, gf := gates[j], gates[2*hs+j]
@@ -220,6 +214,25 @@ func (e *Env) permute(x *Tensor, perm []int64) (*Tensor, error) {
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
+// dot is Σ a[i]·b[i], in four running sums (added in a fixed order, so
+// the same bits every run): the interpreter checks every attributed input
+// of an ONNX model, at the cost of about one forward pass.
+func dot(a, b []float64) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
 func optional(args []*Tensor, k int) *Tensor {
 	if k < len(args) {
 		return args[k]
@@ -251,7 +264,7 @@ func lstmAttrs(n *Node) error {
 				}
 			}
 		default:
-			return fmt.Errorf("attribute %s: not supported", a.Name)
+			return fmt.Errorf("attribute %q: not supported", a.Name)
 		}
 	}
 	return nil

@@ -30,6 +30,63 @@ func attrFloat(n *Node, name string, def float64) float64 {
 	return def
 }
 
+// attrTypes declares, as the operators' schemas do, the type of every
+// attribute the interpreter and the recogniser read: the accessors read
+// the field of that type, so an attribute of another type (an INT alpha)
+// would silently read as zero.
+var attrTypes = map[string]map[string]AttrType{
+	"Constant": {"value": AttrTensor, "value_float": AttrFloat, "value_floats": AttrFloats, "value_int": AttrInt,
+		"value_ints": AttrInts, "value_string": AttrString, "value_strings": AttrStrings},
+	"ConstantOfShape": {"value": AttrTensor},
+	"Shape":           {"start": AttrInt, "end": AttrInt},
+	"Transpose":       {"perm": AttrInts},
+	"Reshape":         {"allowzero": AttrInt},
+	"Squeeze":         {"axes": AttrInts},
+	"Unsqueeze":       {"axes": AttrInts},
+	"Concat":          {"axis": AttrInt},
+	"Slice":           {"starts": AttrInts, "ends": AttrInts, "axes": AttrInts},
+	"Gather":          {"axis": AttrInt},
+	"ReduceMean":      {"axes": AttrInts, "keepdims": AttrInt, "noop_with_empty_axes": AttrInt},
+	"ReduceMax":       {"axes": AttrInts, "keepdims": AttrInt, "noop_with_empty_axes": AttrInt},
+	"Gemm":            {"alpha": AttrFloat, "beta": AttrFloat, "transA": AttrInt, "transB": AttrInt},
+	"LSTM": {"hidden_size": AttrInt, "direction": AttrString, "layout": AttrInt, "clip": AttrFloat,
+		"input_forget": AttrInt, "activations": AttrStrings, "activation_alpha": AttrFloats, "activation_beta": AttrFloats},
+}
+
+// checkAttrs checks node n's attributes as onnx.checker does: each has a
+// name, given once (else which one is read would be arbitrary); a value
+// field of its declared type only; and, for those attrTypes lists, the
+// type the operator declares.
+func checkAttrs(n *Node) error {
+	want := attrTypes[n.OpType]
+	seen := make(map[string]bool, len(n.Attrs))
+	for i := range n.Attrs {
+		a := &n.Attrs[i]
+		if a.Name == "" {
+			return fmt.Errorf("%s: attribute %d has no name", Describe(n), i)
+		}
+		if seen[a.Name] {
+			return fmt.Errorf("%s: attribute %q is given twice", Describe(n), a.Name)
+		}
+		seen[a.Name] = true
+		other := a.held
+		if a.Type >= 0 && a.Type < 32 { // a negative shift would panic
+			other &^= 1 << a.Type
+		}
+		if a.Type != 0 && other != 0 {
+			var t AttrType
+			for other&(1<<t) == 0 {
+				t++
+			}
+			return fmt.Errorf("%s: attribute %q is %v but holds a value of type %v", Describe(n), a.Name, a.Type, t)
+		}
+		if w, ok := want[a.Name]; ok && a.Type != w {
+			return fmt.Errorf("%s: attribute %q is %v, want %v", Describe(n), a.Name, a.Type, w)
+		}
+	}
+	return nil
+}
+
 func numel(shape []int) int {
 	n := 1
 	for _, d := range shape {
@@ -164,7 +221,7 @@ func (e *Env) eval(opset int64, n *Node, args []*Tensor) ([]*Tensor, error) {
 	case "LSTM":
 		return e.lstm(n, args)
 	}
-	return nil, fmt.Errorf("operator %s is not supported (supported: %v)", n.OpType, Supported)
+	return nil, fmt.Errorf("operator %s is not supported (supported: %v)", ident(n.OpType), Supported)
 }
 
 func constant(n *Node) (*Tensor, error) {

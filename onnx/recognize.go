@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/whitebox-lstm/whitebox/cell"
 )
@@ -46,6 +47,9 @@ type Recognized struct {
 	lstms  []*Node
 	vName  string // the classifier's input tensor
 	layout []int64
+
+	sizeOnce        sync.Once // ValuesPerToken
+	perToken, fixed int64
 }
 
 // minInputs is the least number of inputs of each operator (the
@@ -74,6 +78,19 @@ func Recognize(m *Model) (r *Recognized, err error) {
 }
 
 func recognize(m *Model) (*Recognized, error) {
+	r, err := recognizeProbed(m)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.timeWindows(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// recognizeProbed is recognize without timeWindows: the graph as the
+// probes see it (for the tests of CheckInput, the guard behind it).
+func recognizeProbed(m *Model) (*Recognized, error) {
 	if m == nil {
 		return nil, fmt.Errorf("onnx: no model")
 	}
@@ -312,6 +329,12 @@ func (r *Recognized) readLinear(consts map[string]*Tensor, name, role string) (l
 	trans := false // wt is [out, in]
 	switch n.OpType {
 	case "Gemm":
+		// alpha and beta scale the weights: a NaN would pass for a NaN weight.
+		for _, name := range []string{"alpha", "beta"} {
+			if v := attrFloat(n, name, 1); math.IsNaN(v) || math.IsInf(v, 0) {
+				return l, true, fmt.Errorf("%s: its attribute %s is %v: not finite", Describe(n), name, v)
+			}
+		}
 		if attrInt(n, "transA", 0) != 0 {
 			return l, true, fmt.Errorf("%s: transA is not supported", Describe(n))
 		}
@@ -328,7 +351,9 @@ func (r *Recognized) readLinear(consts map[string]*Tensor, name, role string) (l
 			beta := attrFloat(n, "beta", 1)
 			l.b = make([]float64, len(bias.F))
 			for i, v := range bias.F {
-				l.b[i] = beta * v
+				if l.b[i] = beta * v; math.IsInf(l.b[i], 0) {
+					return l, true, fmt.Errorf("%s: beta × the bias overflows at flat index %d (%g × %g)", Describe(n), i, beta, v)
+				}
 			}
 			r.Roles[n.Inputs[2]] = role + " bias"
 		}
@@ -340,8 +365,13 @@ func (r *Recognized) readLinear(consts map[string]*Tensor, name, role string) (l
 		if len(n.Inputs) != 2 {
 			return l, false, nil
 		}
+		_, c0 := consts[n.Inputs[0]]
+		_, c1 := consts[n.Inputs[1]]
+		if !c0 && !c1 { // not a bias: a sum of heads, or of two layers' outputs
+			return l, true, fmt.Errorf("%s adds two non-constant values (%q and %q), not a constant bias to a MatMul: not supported", Describe(n), n.Inputs[0], n.Inputs[1])
+		}
 		k := 0 // the bias's input
-		if _, c := consts[n.Inputs[0]]; !c {
+		if !c0 {
 			k = 1
 		}
 		bias, err := constInput(consts, n, k, "bias")
@@ -407,7 +437,9 @@ func (r *Recognized) setWeight(l *linear, wt *Tensor, trans bool, alpha float64)
 			if trans {
 				v = wt.F[i*l.cols+j]
 			}
-			l.w[i*l.cols+j] = alpha * v
+			if l.w[i*l.cols+j] = alpha * v; math.IsInf(l.w[i*l.cols+j], 0) {
+				return fmt.Errorf("%s: alpha × the weight overflows (%g × %g)", Describe(l.node), alpha, v)
+			}
 		}
 	}
 	return nil
@@ -420,7 +452,10 @@ func (r *Recognized) readClassifier(consts map[string]*Tensor) error {
 		return err
 	}
 	if !ok {
-		n, _ := r.producer(out)
+		n, name := r.producer(out)
+		if n == nil { // an Identity of a constant or of the input
+			return fmt.Errorf("the graph's output %q is %q, not the logits of a Linear layer", out, name)
+		}
 		return fmt.Errorf("the graph's output %q is written by %s, not by a Linear layer (Gemm, or MatMul and Add): the output must be the logits", out, Describe(n))
 	}
 	pp := &r.Params
@@ -447,7 +482,11 @@ func (r *Recognized) readClassifier(consts map[string]*Tensor) error {
 		r.Linears = []string{first.node.Name, top.node.Name}
 	}
 	if n, _ := r.producer(r.vName); n != nil {
-		if _, more, _ := r.readLinear(consts, r.vName, "extra layer"); more || n.OpType == "Relu" || n.OpType == "Tanh" {
+		_, more, err := r.readLinear(consts, r.vName, "extra layer")
+		if err != nil {
+			return err // not a Linear layer either (an Add of two heads): what it is
+		}
+		if more || n.OpType == "Relu" || n.OpType == "Tanh" {
 			return fmt.Errorf("%s before the classifier: classifiers of more than two Linear layers, or with an activation before the first, are not supported", Describe(n))
 		}
 		r.HeadNode = n.Name
@@ -458,7 +497,7 @@ func (r *Recognized) readClassifier(consts map[string]*Tensor) error {
 		cols = len(pp.W1) / pp.Units
 	}
 	if cols != d {
-		return fmt.Errorf("the classifier (%s) reads %d values, but the LSTM gives %d (H·directions)", r.Linears[0], cols, d)
+		return fmt.Errorf("the classifier (node %q) reads %d values, but the LSTM gives %d (H·directions)", r.Linears[0], cols, d)
 	}
 	return nil
 }
@@ -759,7 +798,7 @@ func (r *Recognized) probeAxis() error {
 			if r.Dense {
 				return fmt.Errorf("%s does not read the graph's input features in order (X is not the input as [T, 1, E]): not supported", Describe(r.lstms[0]))
 			}
-			return fmt.Errorf("%s does not read the embedding of the ids in order (the input X is not Gather(%s, ids) of shape [T, 1, E]): not supported", Describe(r.lstms[0]), r.EmbeddingTensor)
+			return fmt.Errorf("%s does not read the embedding of the ids in order (the input X is not Gather(%q, ids) of shape [T, 1, E]): not supported", Describe(r.lstms[0]), r.EmbeddingTensor)
 		}
 		// Initial states and sequence lengths, on the real values.
 		if env, err = r.prog.Run(in, nil); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/whitebox-lstm/whitebox/attrib"
 
 	"github.com/whitebox-lstm/whitebox/cell"
+	"github.com/whitebox-lstm/whitebox/internal/visible"
 	"github.com/whitebox-lstm/whitebox/model"
 	"github.com/whitebox-lstm/whitebox/tensorfile"
 	"github.com/whitebox-lstm/whitebox/verify"
@@ -20,8 +21,10 @@ import (
 // "") and -verify (a verify file, ""). With -verify the model's logits
 // must match the file's (package verify): a mismatch is an error that
 // names the worst line and the head that would match; -head auto takes
-// the head that matches. The errors are the commands' messages.
-func LoadModel(path string, names model.Names, head, act, verifyFile string) (*model.Model, error) {
+// the head that matches. The verify file is read one line at a time, each
+// line within budget (-budget; 0: no bound). The errors are the commands'
+// messages.
+func LoadModel(path string, names model.Names, head, act, verifyFile string, budget int64) (*model.Model, error) {
 	o := model.Options{Names: names}
 	auto := head == "auto"
 	switch {
@@ -47,7 +50,7 @@ func LoadModel(path string, names model.Names, head, act, verifyFile string) (*m
 		if err != nil || verifyFile == "" {
 			return m, err
 		}
-		return applyVerify(m, verifyFile, auto, act != "")
+		return applyVerify(m, verifyFile, auto, act != "", budget)
 	}
 	f, err := tensorfile.Open(path)
 	if err != nil {
@@ -64,7 +67,7 @@ func LoadModel(path string, names model.Names, head, act, verifyFile string) (*m
 		case err2 == nil && auto:
 			m, err = m2, nil
 		case err2 == nil:
-			if hint := verifyHint(m2, verifyFile); hint != "" {
+			if hint := verifyHint(m2, verifyFile, budget); hint != "" {
 				err = fmt.Errorf("%w; %s", err, hint)
 			}
 		}
@@ -76,29 +79,35 @@ func LoadModel(path string, names model.Names, head, act, verifyFile string) (*m
 	if verifyFile == "" {
 		return m, nil
 	}
-	return applyVerify(m, verifyFile, auto, act != "")
+	return applyVerify(m, verifyFile, auto, act != "", budget)
 }
 
-// applyVerify checks m against the verify file (verify.Apply).
-func applyVerify(m *model.Model, verifyFile string, auto, fixAct bool) (*model.Model, error) {
+// applyVerify checks m against the verify file (verify.File.Apply), read
+// one line at a time within budget.
+func applyVerify(m *model.Model, verifyFile string, auto, fixAct bool, budget int64) (*model.Model, error) {
 	if m.Embedding == nil {
 		return nil, fmt.Errorf("-verify: the model reads features, not token ids; -verify needs a model with an embedding")
 	}
-	cases, err := verify.ReadFile(verifyFile, m.Vocab, m.Net.Classes())
+	vf, err := verify.Open(verifyFile, m.Vocab, m.Net.Classes(), budget)
 	if err != nil {
 		return nil, err
 	}
-	return verify.Apply(m, cases, verifyFile, auto, fixAct)
+	defer vf.Close()
+	return vf.Apply(m, auto, fixAct)
 }
 
 // verifyHint says which heads the verify file's logits match on m, or ""
 // when the file cannot be read (the error comes later, where it is used).
-func verifyHint(m *model.Model, verifyFile string) string {
-	cases, err := verify.ReadFile(verifyFile, m.Vocab, m.Net.Classes())
-	if err != nil || m.Embedding == nil {
+func verifyHint(m *model.Model, verifyFile string, budget int64) string {
+	if m.Embedding == nil {
 		return ""
 	}
-	all, err := verify.All(m, cases)
+	vf, err := verify.Open(verifyFile, m.Vocab, m.Net.Classes(), budget)
+	if err != nil {
+		return ""
+	}
+	defer vf.Close()
+	all, err := vf.All(m)
 	if err != nil {
 		return ""
 	}
@@ -124,8 +133,11 @@ func baselineRow(spec string, subj subject, m attrib.Method) ([]float64, error) 
 		return nil, fmt.Errorf("-baseline %s: for ig, occlusion and deeplift only, not %v", spec, m)
 	}
 	n, err := strconv.Atoi(rest)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return nil, fmt.Errorf("-baseline %s: %s is not an integer token id (id:N, 0 ≤ N < %d)", quoteWindow(spec), visible.Quote(rest), ms.m.Vocab)
+	}
 	if err != nil || n < 0 || n >= ms.m.Vocab {
-		return nil, fmt.Errorf("-baseline %s: the token id must be in [0, %d)", spec, ms.m.Vocab)
+		return nil, fmt.Errorf("-baseline %s: the token id must be in [0, %d)", quoteWindow(spec), ms.m.Vocab)
 	}
 	e := ms.m.Input()
 	return ms.m.Embedding[n*e : (n+1)*e], nil

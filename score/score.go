@@ -28,6 +28,7 @@ import (
 	"github.com/whitebox-lstm/whitebox/attrib"
 	"github.com/whitebox-lstm/whitebox/cell"
 	"github.com/whitebox-lstm/whitebox/corpus"
+	"github.com/whitebox-lstm/whitebox/onnx"
 	"github.com/whitebox-lstm/whitebox/record"
 	"github.com/whitebox-lstm/whitebox/whitebox"
 )
@@ -63,7 +64,7 @@ type Config struct {
 	Head      string // -head: hn, hn-bf, last, mean, max, or auto with Verify ("": the file's metadata, else hn)
 	Act       string // -act: relu or tanh, for a classifier of two Linear layers ("": the file's metadata)
 	Verify    string // -verify: a file of JSON lines {"ids", "logits"} recorded from the user's model
-	Baseline  string // -baseline: zero ("" too) or id:N, the embedding row of token N (IG, occlusion and DeepLIFT)
+	Baseline  string // -baseline: zero (or "" when not given) or id:N, the embedding row of token N (IG, occlusion and DeepLIFT)
 	// ModelName is the name of the model in the records ("model"); the
 	// default is Model. A program that reads the model from a local copy
 	// sets it to the name the user gave.
@@ -83,8 +84,9 @@ type Config struct {
 	Workers int
 	// Set names the flags given explicitly, as flag.FlagSet.Visit reports
 	// them: an explicit -m, -u or -k of 0 is refused rather than replaced
-	// by the default, flags of the other kind of classifier are refused,
-	// and an explicit -captum-weights is kept for a model.
+	// by the default, as is an explicit empty string (-head ""), flags of
+	// the other kind of classifier are refused, and an explicit
+	// -captum-weights is kept for a model.
 	Set map[string]bool
 }
 
@@ -155,6 +157,11 @@ type shared struct {
 	// budgetShare says how an input's share of -budget (opt.Budget)
 	// comes from the flag, for the errors that name it (budgetHint).
 	budgetShare string
+	// allOutput is what every class adds to an input's output with
+	// -class all besides its scores: its logit, delta and steps, its
+	// place in the record's lists, its name (twice in JSON, and a text
+	// line names the predicted class).
+	allOutput float64
 }
 
 // A Scorer scores inputs with its own buffers: one goroutine at a time.
@@ -178,6 +185,11 @@ const MinBudget = 512 << 10
 func New(cfg Config) (*Scorer, error) {
 	f := cfg
 	set := func(name string) bool { return f.Set[name] }
+	for _, fl := range f.stringFlags() {
+		if set(fl[0]) && fl[1] == "" { // given, and empty: not the default
+			return nil, EmptyValue(fl[0], ValueHint(fl[0]))
+		}
+	}
 	if (f.Net == "") == (f.Model == "") || f.Method == "" {
 		return nil, errors.New("-method and one of -net and -model are required (see whitebox help attribute)")
 	}
@@ -217,7 +229,7 @@ func New(cfg Config) (*Scorer, error) {
 			}
 		}
 		mf := modelFlags{path: f.Model, name: f.ModelName, embedding: f.Embedding, lstm: f.LSTM, decoder: f.Decoder,
-			vocab: f.Vocab, unk: f.Unk, classes: f.Classes, head: f.Head, act: f.Act, verify: f.Verify}
+			vocab: f.Vocab, unk: f.Unk, classes: f.Classes, head: f.Head, act: f.Act, verify: f.Verify, budget: budget}
 		if subj, err = newModelSubject(mf); err != nil {
 			return nil, withFlags(err)
 		}
@@ -281,6 +293,14 @@ func New(cfg Config) (*Scorer, error) {
 	}
 	sh := &shared{cfg: f, subj: subj, method: method, opt: opt, all: all, inputBytes: opt.Budget,
 		budgetShare: fmt.Sprintf("-budget %s / %d worker(s) / 2 = %d bytes", f.Budget, workers, opt.Budget)}
+	if all {
+		longest := 0
+		for _, name := range subj.classes() {
+			longest = max(longest, len(name))
+			sh.allOutput += 256 + 2*float64(len(name))
+		}
+		sh.allOutput += float64(longest) * float64(len(subj.classes()))
+	}
 	return sh.scorer(), nil
 }
 
@@ -340,6 +360,9 @@ func (s *Scorer) Score(ctx context.Context, input string) ([]string, *attrib.Res
 	if err := s.ex.AttributeContext(ctx, s.method, x, s.opt, &s.res); err != nil {
 		return nil, nil, s.budgetHint(err)
 	}
+	if err := s.check(input, x, s.res.Logits); err != nil {
+		return nil, nil, err
+	}
 	if k, ok := s.subj.truth(x); ok {
 		s.truth = k
 	}
@@ -360,16 +383,36 @@ func (s *Scorer) ScoreAll(ctx context.Context, input string) ([]string, *attrib.
 	if err := s.ex.AttributeAll(ctx, s.method, x, s.opt, &s.multi); err != nil {
 		return nil, nil, s.budgetHint(err)
 	}
+	if err := s.check(input, x, s.multi.Results[0].Logits); err != nil {
+		return nil, nil, err
+	}
 	if k, ok := s.subj.truth(x); ok {
 		s.truth = k
 	}
 	return tokens, &s.multi, nil
 }
 
+// check proves that the model's file computes the logits the engine
+// computed for this input (an ONNX graph, at the input's length), within
+// the input's share of the budget.
+func (s *Scorer) check(input string, x cell.Input, logits []float64) error {
+	err := s.subj.check(input, x, logits, s.inputBytes)
+	var be *onnx.EvalBudgetError
+	if errors.As(err, &be) {
+		return fmt.Errorf("%w (an input's share: %s; raise -budget)", err, s.budgetShare)
+	}
+	return err
+}
+
 // budgetHint adds to a refusal for want of memory (a cell.BudgetError)
 // that the budget it names is this input's share of -budget, not the
-// flag's value.
+// flag's value; a result that is not finite (an attrib.NonFiniteError)
+// names its class as the records do.
 func (s *Scorer) budgetHint(err error) error {
+	var nf *attrib.NonFiniteError
+	if classes := s.subj.classes(); errors.As(err, &nf) && nf.Class >= 0 && nf.Class < len(classes) {
+		nf.ClassName = classes[nf.Class]
+	}
 	var be *cell.BudgetError
 	if !errors.As(err, &be) {
 		return err
@@ -400,21 +443,42 @@ func parseClass(spec string, subj subject) (k int, all bool, err error) {
 func (s *Scorer) All() bool { return s.all }
 
 // parse checks the input's size against the Scorer's share of the budget
-// (every class's output with -class all) and reads it.
+// (every class's results and output with -class all) and reads it.
 func (s *Scorer) parse(input string) (cell.Input, []string, error) {
 	s.truth = -1
-	per := s.subj.tokenBytes(s.cfg.Features)
-	if s.all {
-		per *= int64(len(s.subj.classes()))
-	}
-	if n := int64(s.subj.tokens(input)); n*per > s.inputBytes {
-		return cell.Input{}, nil, fmt.Errorf("%d tokens need about %d bytes for their rows, scores and output, more than the %d bytes an input may use (-budget / workers / 2): raise -budget", n, n*per, s.inputBytes)
+	n := int64(s.subj.tokens(input))
+	if need := s.inputNeed(n); need > float64(s.inputBytes) {
+		what := "their rows, scores and output"
+		if s.all {
+			what = fmt.Sprintf("their rows and the results and output of %d classes", len(s.subj.classes()))
+		}
+		return cell.Input{}, nil, fmt.Errorf("%d tokens need about %.0f bytes for %s, more than the %d bytes an input may use (-budget / workers / 2): raise -budget", n, need, what, s.inputBytes)
 	}
 	x, tokens, err := s.subj.parse(input)
 	if err != nil {
 		return cell.Input{}, nil, withFlags(err)
 	}
 	return x, tokens, nil
+}
+
+// inputNeed is the memory of an input of n tokens besides the engine's
+// scratch: its rows, scores and output (tokenBytes), and with -class all
+// every class's results (attrib's AllBytes: scores, features and
+// bookkeeping, the logits they share) and every class's part of the
+// output: its scores (and features) as JSON, and its logit, delta, steps
+// and name (allOutput). In float64: n·C·E may pass int64.
+func (s *Scorer) inputNeed(n int64) float64 {
+	need := float64(n) * float64(s.subj.tokenBytes(s.cfg.Features))
+	if !s.all {
+		return need
+	}
+	_, oneHot := s.subj.(whiteboxSubject)
+	token := 48.0 // a score in JSON, as tokenBytes counts it
+	if s.cfg.Features {
+		token += 32*float64(s.subj.model().Input()) + 24 // each feature's JSON, the row's slice in the record
+	}
+	c := float64(len(s.subj.classes()))
+	return need + float64(s.ex.AllBytes(s.method, int(n), oneHot, s.opt)) + c*float64(n)*token + s.allOutput
 }
 
 // Line attributes one input and appends its JSON line, newline included,

@@ -88,7 +88,10 @@ func TestNewErrors(t *testing.T) {
 		{func(c *Config) { c.Net, c.Method = "counting", "nope" }, "nope"},
 		{func(c *Config) { c.Net, c.Method, c.Steps = "counting", "ig", "0" }, "-steps 0 must be auto"},
 		{func(c *Config) { c.Net, c.Method, c.Budget = "counting", "ig", "1k" }, "too little"},
-		{func(c *Config) { c.Net, c.Method, c.Set = "counting", "ig", map[string]bool{"vocab": true} }, "-vocab applies to -model only"},
+		{func(c *Config) {
+			c.Net, c.Method, c.Vocab, c.Set = "counting", "ig", "v.txt", map[string]bool{"vocab": true}
+		}, "-vocab applies to -model only"},
+		{func(c *Config) { c.Net, c.Method, c.Set = "counting", "ig", map[string]bool{"vocab": true} }, "-vocab: empty; give a file"},
 		{func(c *Config) { c.Model, c.Method = "/nonexistent.pt", "ig" }, "nonexistent"},
 	} {
 		cfg := DefaultConfig()

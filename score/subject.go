@@ -42,6 +42,11 @@ type subject interface {
 	// refused before anything is allocated for it.
 	tokens(s string) int
 	tokenBytes(features bool) int64
+	// check proves that the classifier's own definition gives logits for
+	// the parsed input x of the line s (an ONNX graph, evaluated at the
+	// input's length), within limit bytes; nil where there is nothing to
+	// prove (the weights are the model).
+	check(s string, x cell.Input, logits []float64, limit int64) error
 }
 
 // whiteboxSubject is one of the paper's networks; inputs are strings over
@@ -61,6 +66,9 @@ func (w whiteboxSubject) truth(x cell.Input) (int, bool) {
 	return k, err == nil
 }
 func (w whiteboxSubject) tokens(s string) int { return utf8.RuneCountInString(s) }
+func (w whiteboxSubject) check(string, cell.Input, []float64, int64) error {
+	return nil
+}
 
 // tokenBytes: the symbol, its label, the T×D scores, the token score, the
 // JSON (about 30 bytes a number).
@@ -127,10 +135,12 @@ func (m *modelSubject) tokens(s string) int {
 }
 
 // tokenBytes: the id, its label, the embedded row and its scores (T×E
-// each), the token score, and the JSON of the scores.
+// each), the token score, the JSON of the scores, and for an ONNX model
+// the graph's values when check evaluates it.
 func (m *modelSubject) tokenBytes(features bool) int64 {
 	e := int64(m.m.Input())
-	b := 8 + 16 + 16*e + 8 + 48
+	graph, _ := m.m.GraphBytes()
+	b := 8 + 16 + 16*e + 8 + 48 + graph
 	if features {
 		b += 32 * e
 	}
@@ -149,14 +159,41 @@ func (m *modelSubject) class(name string) (int, error) {
 	return 0, fmt.Errorf("unknown class %q (classes: %s, or an index in [0, %d))", name, strings.Join(m.names, ", "), len(m.names))
 }
 
-func (m *modelSubject) parse(s string) (cell.Input, []string, error) {
-	e := m.m.Input()
-	if m.m.Embedding == nil {
-		return m.parseDense(s, e)
+// check evaluates an ONNX model's graph on the input (model.CheckGraph).
+func (m *modelSubject) check(s string, x cell.Input, logits []float64, limit int64) error {
+	if m.m.Graph == "" {
+		return nil
 	}
+	var ids []int
+	if m.m.Embedding != nil {
+		var err error
+		if ids, _, err = m.ids(s); err != nil {
+			return err
+		}
+	}
+	return m.m.CheckGraph(ids, x, logits, limit)
+}
+
+func (m *modelSubject) parse(s string) (cell.Input, []string, error) {
+	if m.m.Embedding == nil {
+		return m.parseDense(s, m.m.Input())
+	}
+	ids, fields, err := m.ids(s)
+	if err != nil {
+		return cell.Input{}, nil, err
+	}
+	x, err := m.m.Embed(ids)
+	if err != nil {
+		return cell.Input{}, nil, err
+	}
+	return x, fields, nil
+}
+
+// ids reads the token ids of a model with an embedding, and the tokens.
+func (m *modelSubject) ids(s string) ([]int, []string, error) {
 	fields := strings.Fields(s)
 	if len(fields) == 0 {
-		return cell.Input{}, nil, cell.ErrEmptyInput
+		return nil, nil, cell.ErrEmptyInput
 	}
 	ids := make([]int, len(fields))
 	for t, f := range fields {
@@ -164,7 +201,7 @@ func (m *modelSubject) parse(s string) (cell.Input, []string, error) {
 			id, ok := m.vocab[f]
 			if !ok {
 				if m.unk < 0 {
-					return cell.Input{}, nil, fmt.Errorf("unknown token %q at position %d (not in the -vocab file; -unk TOKEN maps unknown tokens)", f, t)
+					return nil, nil, fmt.Errorf("unknown token %q at position %d (not in the -vocab file; -unk TOKEN maps unknown tokens)", f, t)
 				}
 				id = m.unk
 			}
@@ -173,18 +210,14 @@ func (m *modelSubject) parse(s string) (cell.Input, []string, error) {
 		}
 		id, err := strconv.Atoi(f)
 		if errors.Is(err, strconv.ErrRange) {
-			return cell.Input{}, nil, fmt.Errorf("token id %s at position %d is out of range [0, %d)", quoteWindow(f), t, m.m.Vocab)
+			return nil, nil, fmt.Errorf("token id %s at position %d is out of range [0, %d)", quoteWindow(f), t, m.m.Vocab)
 		}
 		if err != nil {
-			return cell.Input{}, nil, fmt.Errorf("token %q at position %d is not an integer id (give -vocab FILE to read words)", quoteWindow(f), t)
+			return nil, nil, fmt.Errorf("token %q at position %d is not an integer id (give -vocab FILE to read words)", quoteWindow(f), t)
 		}
 		ids[t] = id
 	}
-	x, err := m.m.Embed(ids)
-	if err != nil {
-		return cell.Input{}, nil, err
-	}
-	return x, fields, nil
+	return ids, fields, nil
 }
 
 // parseDense reads [[x_11, …, x_1E], …]: T rows of E features.
@@ -210,6 +243,9 @@ func (m *modelSubject) parseDense(s string, e int) (cell.Input, []string, error)
 	}
 	if len(rows) == 0 {
 		return cell.Input{}, nil, cell.ErrEmptyInput
+	}
+	if err := m.m.CheckLength(len(rows)); err != nil {
+		return cell.Input{}, nil, err
 	}
 	x := make([]float64, 0, len(rows)*e)
 	tokens := make([]string, len(rows))
@@ -252,6 +288,7 @@ type modelFlags struct {
 	embedding, lstm, decoder string
 	vocab, unk, classes      string
 	head, act, verify        string
+	budget                   int64 // -budget: what one -verify line may take
 }
 
 func (f modelFlags) names() model.Names {
@@ -268,7 +305,7 @@ func newModelSubject(f modelFlags) (*modelSubject, error) {
 			}
 		}
 	}
-	m, err := LoadModel(f.path, f.names(), f.head, f.act, f.verify)
+	m, err := LoadModel(f.path, f.names(), f.head, f.act, f.verify, f.budget)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/whitebox-lstm/whitebox/internal/visible"
 )
 
 // The values of the restricted pickle machine. Python's None is nil, int
@@ -121,7 +123,7 @@ func (vm *pvm) checkGlobal(g pglobal) error {
 	default:
 		why = "only state_dicts of tensors are read, and reading never constructs arbitrary objects"
 	}
-	return vm.fail(ErrUnsupported, "the pickle refers to %s: %s", full, why)
+	return vm.fail(ErrUnsupported, "the pickle refers to %s: %s", visible.String(full), why) // the file's names, escaped
 }
 
 // pvm is the restricted pickle machine: a stack machine over the opcodes
@@ -850,7 +852,7 @@ func describe(v any) string {
 	case *pdict:
 		return fmt.Sprintf("a dict of %d", len(v.keys))
 	case pglobal:
-		return v.String()
+		return visible.String(v.String())
 	case *pstorage:
 		return "a storage"
 	case *ptensor:
@@ -873,7 +875,7 @@ func (vm *pvm) persistentLoad(pid any) (*pstorage, error) {
 	}
 	dt, ok := storageDType(g)
 	if !ok {
-		return nil, vm.fail(ErrUnsupported, "storage type %s is not supported", g)
+		return nil, vm.fail(ErrUnsupported, "storage type %s is not supported", visible.String(g.String()))
 	}
 	key, ok1 := t[2].(string)
 	loc, ok2 := t[3].(string)
@@ -907,7 +909,7 @@ func (vm *pvm) call(fn, args any, newobj bool) (any, error) {
 	}
 	name := g.String()
 	if newobj && name != gOrderedDict {
-		return nil, vm.fail(ErrUnsupported, "NEWOBJ of %s (only collections.OrderedDict is constructed)", g)
+		return nil, vm.fail(ErrUnsupported, "NEWOBJ of %s (only collections.OrderedDict is constructed)", visible.String(g.String()))
 	}
 	switch name {
 	case gOrderedDict:
@@ -965,7 +967,7 @@ func (vm *pvm) call(fn, args any, newobj bool) (any, error) {
 		}
 		return nil, vm.fail(ErrFormat, "torch.Size of %s", describe(args))
 	}
-	return nil, vm.fail(ErrUnsupported, "the pickle calls %s, which builds no tensor or dict", g)
+	return nil, vm.fail(ErrUnsupported, "the pickle calls %s, which builds no tensor or dict", visible.String(g.String()))
 }
 
 // rebuildTensor builds a tensor from (storage, storage_offset, size,

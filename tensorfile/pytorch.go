@@ -7,6 +7,8 @@ import (
 	"io"
 	"path"
 	"strings"
+
+	"github.com/whitebox-lstm/whitebox/internal/visible"
 )
 
 // readPyTorch reads torch.save's zip format: <prefix>/data.pkl and
@@ -49,7 +51,7 @@ func readPyTorch(c *ctx, r io.ReaderAt, size int64) (*File, error) {
 		case "big":
 			bo = binary.BigEndian
 		default:
-			return nil, c.errf(ErrFormat, "%s is %q, neither \"little\" nor \"big\"", f.Name, truncate(string(b)))
+			return nil, c.errf(ErrFormat, "%s is %q, neither \"little\" nor \"big\"", visible.String(f.Name), truncate(string(b)))
 		}
 	}
 	pb, err := readEntry(c, pkl, size, c.opt.MaxHeaderBytes, "")
@@ -58,13 +60,13 @@ func readPyTorch(c *ctx, r io.ReaderAt, size int64) (*File, error) {
 	}
 	in := newPInput(bytes.NewReader(pb), 0, int64(len(pb)))
 	vm := newPVM(c, in, make(map[string]*pstorage))
-	vm.what = pkl.Name
+	vm.what = visible.String(pkl.Name) // the archive's names are the file's: escaped in messages
 	root, err := vm.run()
 	if err != nil {
 		return nil, err
 	}
 	if in.remaining() != 0 {
-		return nil, c.errf(ErrFormat, "%s has %s after the pickle's STOP", pkl.Name, plural(in.remaining(), "byte"))
+		return nil, c.errf(ErrFormat, "%s has %s after the pickle's STOP", visible.String(pkl.Name), plural(in.remaining(), "byte"))
 	}
 	refs, err := collect(c, root)
 	if err != nil {
@@ -79,12 +81,12 @@ func readPyTorch(c *ctx, r io.ReaderAt, size int64) (*File, error) {
 		rec := prefix + "data/" + st.key
 		f := entries[rec]
 		if f == nil {
-			return nil, c.terrf(ErrFormat, tensor, "storage %q has no record %s in the zip archive", st.key, rec)
+			return nil, c.terrf(ErrFormat, tensor, "storage %q has no record %s in the zip archive", st.key, visible.String(rec))
 		}
 		es := st.dt.size()
 		if f.UncompressedSize64 > 1<<62 || int64(f.UncompressedSize64)/es != st.numel || int64(f.UncompressedSize64)%es != 0 {
 			return nil, c.terrf(ErrFormat, tensor, "storage %q has %d bytes (%s), the pickle declares %d %s elements (%d bytes)",
-				st.key, f.UncompressedSize64, rec, st.numel, st.dt, mul(st.numel, es))
+				st.key, f.UncompressedSize64, visible.String(rec), st.numel, st.dt, mul(st.numel, es))
 		}
 		n := int64(f.UncompressedSize64)
 		if f.Method != zip.Store {

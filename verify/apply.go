@@ -25,22 +25,27 @@ func Flags(spec string) string {
 // With fixAct (an activation given), auto tries m's activation only.
 // name is the verify file, for messages.
 func Apply(m *model.Model, cases []Case, name string, auto, fixAct bool) (*model.Model, error) {
+	return apply(m, caseList(cases), name, auto, fixAct)
+}
+
+// apply is Apply on any source.
+func apply(m *model.Model, src source, name string, auto, fixAct bool) (*model.Model, error) {
 	if !auto {
-		v, err := Check(m, cases)
+		v, err := check(m, src)
 		if err != nil {
 			return nil, fmt.Errorf("-verify %s: %v", name, err)
 		}
 		if v.Match() {
 			return m, nil
 		}
-		all, err := All(m, cases)
+		all, err := verdicts(m, src)
 		if err != nil {
 			return nil, fmt.Errorf("-verify %s: %v", name, err)
 		}
 		return nil, fmt.Errorf("-verify %s: the logits do not match %s: line %d differs by %.3g (relative; at most %g allowed); %s",
 			name, Flags(v.Spec()), v.WorstLine, v.Worst, Tolerance, Hint(all))
 	}
-	all, err := All(m, cases)
+	all, err := verdicts(m, src)
 	if err != nil {
 		return nil, fmt.Errorf("-verify %s: %v", name, err)
 	}
@@ -82,13 +87,16 @@ func Hint(all []Verdict) string {
 }
 
 // Report writes the verdict of every head, one per line, for inspect.
-func Report(m *model.Model, cases []Case) (string, error) {
-	all, err := All(m, cases)
+func Report(m *model.Model, cases []Case) (string, error) { return report(m, caseList(cases)) }
+
+// report is Report on any source.
+func report(m *model.Model, src source) (string, error) {
+	all, err := verdicts(m, src)
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "verify (%d lines, relative tolerance %g):\n", len(cases), Tolerance)
+	fmt.Fprintf(&b, "verify (%d lines, relative tolerance %g):\n", src.len(), Tolerance)
 	for _, v := range all {
 		same := ""
 		if strings.Contains(v.Class, "=") {

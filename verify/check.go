@@ -46,7 +46,11 @@ func (v Verdict) String() string {
 
 // Check runs the cases through m (its own head) and compares the logits.
 // An error is an input the model cannot run (wrong vocabulary size, …).
-func Check(m *model.Model, cases []Case) (Verdict, error) {
+func Check(m *model.Model, cases []Case) (Verdict, error) { return check(m, caseList(cases)) }
+
+// check is Check on any source: a case whose forward pass would take more
+// than the source's budget is an error before it runs.
+func check(m *model.Model, src source) (Verdict, error) {
 	if m == nil || m.Net == nil {
 		return Verdict{}, fmt.Errorf("verify: no model")
 	}
@@ -57,24 +61,40 @@ func Check(m *model.Model, cases []Case) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, err
 	}
+	defer r.Close() // its trace goes with the pass, not when collected
 	v := Verdict{Head: m.Head, Act: m.Act, Class: className(m.Head, m.Net.Directions())}
-	for _, c := range cases {
+	budget := src.budget()
+	err = src.each(func(c *Case) error {
 		if len(c.Logits) != m.Net.Classes() {
-			return Verdict{}, fmt.Errorf("line %d: %d logits; the model has %d classes", c.Line, len(c.Logits), m.Net.Classes())
+			return fmt.Errorf("line %d: %d logits; the model has %d classes", c.Line, len(c.Logits), m.Net.Classes())
+		}
+		if need := forwardBytes(m, len(c.IDs)); budget > 0 && need > budget {
+			return fmt.Errorf("line %d: its %d tokens need about %d bytes for their rows and the forward pass, more than -budget %d allows: raise -budget, or record shorter lines", c.Line, len(c.IDs), need, budget)
 		}
 		x, err := m.Embed(c.IDs)
 		if err != nil {
-			return Verdict{}, fmt.Errorf("line %d: %v", c.Line, err)
+			return fmt.Errorf("line %d: %v", c.Line, err)
 		}
 		y, err := r.Forward(x)
 		if err != nil {
-			return Verdict{}, fmt.Errorf("line %d: %v", c.Line, err)
+			return fmt.Errorf("line %d: %v", c.Line, err)
 		}
 		if d := difference(y, c.Logits); d > v.Worst || v.WorstLine == 0 {
 			v.Worst, v.WorstLine = d, c.Line
 		}
+		return nil
+	})
+	if err != nil {
+		return Verdict{}, err
 	}
 	return v, nil
+}
+
+// forwardBytes is the memory of a line of steps tokens run through m: its
+// ids and embedded rows, and the forward pass's trace (kept by the runner
+// for the longest line).
+func forwardBytes(m *model.Model, steps int) int64 {
+	return 8*int64(steps)*int64(1+m.Input()) + m.Net.TraceBytes(steps)
 }
 
 // difference is max_k |y_k − ref_k| / max(1, max_k |ref_k|); NaN logits of
@@ -118,14 +138,18 @@ func Candidates(m *model.Model) []Candidate {
 }
 
 // All checks every candidate head and activation (Candidates), in order.
-func All(m *model.Model, cases []Case) ([]Verdict, error) {
+func All(m *model.Model, cases []Case) ([]Verdict, error) { return verdicts(m, caseList(cases)) }
+
+// verdicts is All on any source: one pass over it per candidate, one
+// candidate's model at a time.
+func verdicts(m *model.Model, src source) ([]Verdict, error) {
 	var out []Verdict
 	for _, c := range Candidates(m) {
 		mh, err := m.WithHead(c.Head, c.Act)
 		if err != nil {
 			return nil, err
 		}
-		v, err := Check(mh, cases)
+		v, err := check(mh, src)
 		if err != nil {
 			return nil, err
 		}

@@ -10,16 +10,20 @@
 // relative to the line's largest logit, absolute below 1, as the user's
 // float32 logits carry about 1e-7 of that scale in rounding and float32
 // arithmetic.
+//
+// Open reads a file one line at a time, once for each head tried, each
+// line within a memory budget (File); Parse and ReadFile keep every case
+// in memory, for small files.
 package verify
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 )
 
 // The bounds of a verify file: it is untrusted input.
@@ -40,67 +44,21 @@ type Case struct {
 // ids in [0, vocab)) and "logits" (classes finite numbers); other fields
 // are ignored and blank lines skipped. name is used in errors, which name
 // the line. Nothing the file says sizes an allocation beyond its own bytes.
+// It keeps every case in memory: Open reads a file one line at a time.
 func Parse(r io.Reader, name string, vocab, classes int) ([]Case, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
 	var cases []Case
-	tokens := 0
-	for line := 1; ; line++ {
-		b, err := readLine(br)
-		if errors.Is(err, errLong) {
-			return nil, fmt.Errorf("%s:%d: the line is longer than %d bytes", name, line, MaxLineBytes)
-		}
-		if err != nil && err != io.EOF {
-			return nil, fmt.Errorf("%s: %v", name, err)
-		}
-		if len(bytes.TrimSpace(b)) > 0 {
-			if len(cases) == MaxLines {
-				return nil, fmt.Errorf("%s:%d: more than %d lines", name, line, MaxLines)
-			}
-			c, perr := parseLine(b, vocab, classes)
-			if perr != nil {
-				return nil, fmt.Errorf("%s:%d: %v", name, line, perr)
-			}
-			if tokens += len(c.IDs); tokens > MaxTokens {
-				return nil, fmt.Errorf("%s:%d: more than %d token ids in all", name, line, MaxTokens)
-			}
-			c.Line = line
-			cases = append(cases, c)
-		}
-		if err == io.EOF {
-			break
-		}
-	}
-	if len(cases) == 0 {
-		return nil, fmt.Errorf("%s: no lines: each line is {\"ids\": [...], \"logits\": [...]}", name)
+	s := scanner{name: name, vocab: vocab, classes: classes, lineMax: MaxLineBytes}
+	_, err := s.scan(r, func(c *Case) error {
+		cases = append(cases, Case{Line: c.Line, IDs: slices.Clone(c.IDs), Logits: slices.Clone(c.Logits)})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return cases, nil
 }
 
 var errLong = errors.New("line too long")
-
-// readLine returns the next line without its newline, at most
-// MaxLineBytes; io.EOF with the last line.
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var b []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(b)+len(chunk) > MaxLineBytes+1 {
-			return nil, errLong
-		}
-		b = append(b, chunk...)
-		switch err {
-		case nil:
-			return bytes.TrimRight(b, "\r\n"), nil
-		case bufio.ErrBufferFull:
-			continue
-		default:
-			if len(b) > MaxLineBytes {
-				return nil, errLong
-			}
-			return b, err
-		}
-	}
-}
 
 // lineJSON is one line; pointers tell null and absence from values.
 type lineJSON struct {
@@ -165,7 +123,8 @@ func quote(raw json.RawMessage) string {
 }
 
 // ReadFile parses the verify file at path for a model of vocab tokens and
-// classes classes.
+// classes classes, every case in memory (Open reads it one line at a
+// time).
 func ReadFile(path string, vocab, classes int) ([]Case, error) {
 	f, err := os.Open(path)
 	if err != nil {

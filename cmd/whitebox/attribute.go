@@ -10,12 +10,11 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
-	"strconv"
-	"unicode/utf8"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
 	"github.com/whitebox-lstm/whitebox/corpus"
 	"github.com/whitebox-lstm/whitebox/heatmap"
+	"github.com/whitebox-lstm/whitebox/internal/visible"
 	"github.com/whitebox-lstm/whitebox/score"
 )
 
@@ -76,12 +75,12 @@ Flags:
 	if len(inputs) > 0 {
 		f.cfg.Workers = min(f.cfg.Workers, len(inputs))
 	}
+	limitMemory(f.cfg.Budget) // from the start: -verify's lines run while the job is made
 	job, err := newAttributeJob(f, stdout)
 	if err != nil {
-		fmt.Fprintf(stderr, "whitebox attribute: %v\n", err)
+		fmt.Fprintf(stderr, "whitebox attribute: %s\n", errText(err))
 		return 2
 	}
-	limitMemory(f.cfg.Budget)
 	if note := job.sc.Note(); note != "" {
 		fmt.Fprintln(stderr, note)
 	}
@@ -225,7 +224,7 @@ func (j *attributeJob) read(args []string, stdin io.Reader, yield func(*item) bo
 // warnings to stderr. It reports whether the item succeeded.
 func (j *attributeJob) write(it *item, err error, bar *corpus.Progress, stderr io.Writer) bool {
 	if err != nil {
-		bar.Printf(stderr, "whitebox attribute: %s%s: %v\n", it.where, quoteInput(it.input), err)
+		bar.Printf(stderr, "whitebox attribute: %s%s: %s\n", it.where, quoteInput(it.input), errText(err))
 		return false
 	}
 	if line := j.warns.add(it); line != "" {
@@ -236,7 +235,7 @@ func (j *attributeJob) write(it *item, err error, bar *corpus.Progress, stderr i
 		return true
 	}
 	if _, err := j.out.Write(it.out.Bytes()); err != nil {
-		bar.Printf(stderr, "whitebox attribute: %s%s: %v\n", it.where, quoteInput(it.input), err)
+		bar.Printf(stderr, "whitebox attribute: %s%s: %s\n", it.where, quoteInput(it.input), errText(err))
 		return false
 	}
 	return true
@@ -355,14 +354,4 @@ func (j *attributeJob) finish() error {
 // quoteInput quotes an input for a message: whole when short, else its
 // start and its length, so that a long bad line does not flood the
 // terminal (the error itself names the position).
-func quoteInput(s string) string {
-	const most = 80
-	if len(s) <= most {
-		return strconv.Quote(s)
-	}
-	cut := most
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:cut]), len(s))
-}
+func quoteInput(s string) string { return visible.QuoteN(s, 80) }

@@ -81,7 +81,7 @@ Flags:
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	job, err := newEvalJob(&f, fs)
 	if err != nil {
-		fmt.Fprintf(stderr, "whitebox evaluate: %v\n", err)
+		fmt.Fprintf(stderr, "whitebox evaluate: %s\n", errText(err))
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -283,7 +283,7 @@ func (j *evalJob) scoresFile(ctx context.Context, in io.Reader, stderr io.Writer
 	last := "" // the source of the previous line, which an unreadable line is counted against
 	n := 0     // the line being gathered
 	bad := func(c *evaluate.Collector, err error) {
-		j.bar.Printf(stderr, "whitebox evaluate: %s:%d: %v\n", name, n, err)
+		j.bar.Printf(stderr, "whitebox evaluate: %s:%d: %s\n", name, n, errText(err))
 		c.Skip(1)
 		failed = true
 	}

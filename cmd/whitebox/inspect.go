@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/whitebox-lstm/whitebox/attrib"
 	"github.com/whitebox-lstm/whitebox/internal/regfile"
 	"github.com/whitebox-lstm/whitebox/model"
 	"github.com/whitebox-lstm/whitebox/score"
@@ -55,7 +56,7 @@ Flags:
 			continue
 		}
 		if err := regfile.Flag(file.flag, file.path); err != nil {
-			fmt.Fprintf(stderr, "whitebox inspect: %v\n", err)
+			fmt.Fprintf(stderr, "whitebox inspect: %s\n", errText(err))
 			return 2 // as for a file that does not read as a model
 		}
 	}
@@ -66,15 +67,15 @@ Flags:
 	// The model as given (its head is not checked here: -verify's report
 	// says which heads match).
 	names := model.Names{Embedding: mf.embedding, LSTM: mf.lstm, Decoder: mf.decoder}
-	m, err := score.LoadModel(mf.path, names, mf.head, mf.act, "")
+	m, err := score.LoadModel(mf.path, names, mf.head, mf.act, "", 0)
 	if err != nil && mf.verify != "" && mf.act == "" {
 		// Two Linear layers without -act: the verdicts try both.
-		if m2, err2 := score.LoadModel(mf.path, names, mf.head, "relu", ""); err2 == nil {
+		if m2, err2 := score.LoadModel(mf.path, names, mf.head, "relu", "", 0); err2 == nil {
 			m, err = m2, nil
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "whitebox inspect: %v\n", err)
+		fmt.Fprintf(stderr, "whitebox inspect: %s\n", errText(err))
 		return 2
 	}
 	fmt.Fprint(stdout, m.Summary())
@@ -85,14 +86,16 @@ Flags:
 		fmt.Fprintln(stderr, "whitebox inspect: -verify: the model reads features, not token ids; -verify needs a model with an embedding")
 		return 2
 	}
-	cases, err := verify.ReadFile(mf.verify, m.Vocab, m.Net.Classes())
+	// One line at a time, each within attribute's default -budget.
+	vf, err := verify.Open(mf.verify, m.Vocab, m.Net.Classes(), attrib.DefaultBudget)
 	if err == nil {
+		defer vf.Close()
 		var report string
-		if report, err = verify.Report(m, cases); err == nil {
+		if report, err = vf.Report(m); err == nil {
 			fmt.Fprint(stdout, report)
 			return 0
 		}
 	}
-	fmt.Fprintf(stderr, "whitebox inspect: %v\n", err)
+	fmt.Fprintf(stderr, "whitebox inspect: %s\n", errText(err))
 	return 2
 }

@@ -27,6 +27,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/whitebox-lstm/whitebox/internal/visible"
 )
 
 func main() {
@@ -109,6 +111,10 @@ Examples:
 `)
 }
 
+// errText is err's message for the terminal: whatever package wrote it,
+// names from files and inputs cannot send escape sequences to it.
+func errText(err error) string { return visible.String(err.Error()) }
+
 // parseFlags parses a command's flags. When it returns ok = false the
 // command ends with status: 0 after -h, 2 for a bad flag (already reported).
 func parseFlags(fs *flag.FlagSet, args []string) (status int, ok bool) {
@@ -116,6 +122,10 @@ func parseFlags(fs *flag.FlagSet, args []string) (status int, ok bool) {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, false
 		}
+		return 2, false
+	}
+	if err := emptyFlag(fs); err != nil {
+		fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
 		return 2, false
 	}
 	return 0, true

@@ -69,3 +69,35 @@ func TestONNXRefusedCLI(t *testing.T) {
 		}
 	}
 }
+
+// A graph that depends on the length (testdata/onnx/length, gen_length.py)
+// is refused at load (exit 2) where it cuts the time axis; else it is
+// attributed where it is the model read from it and refused, exit 1,
+// naming the cause, where it is not: every method, every class, every
+// line. A graph of fixed length is refused at another length.
+func TestONNXLengthDependentCLI(t *testing.T) {
+	dir := "../../model/testdata/onnx/length/"
+	short, long := "3 1 4 1 5", "3 1 4 1 5 9 2 6 5 3 5 8"
+	for _, name := range []string{"trunc8", "window_mean8", "tail_max8"} {
+		status, out, errOut := runCLI(t, short+"\n", "attribute", "-model", dir+name+".onnx", "-method", "ig")
+		if status != 2 || out != "" || !strings.Contains(errOut, `Slice node "/Slice" keeps time steps`) {
+			t.Errorf("%s: status %d, stdout %q, stderr %q; want 2 and the Slice named", name, status, out, errOut)
+		}
+	}
+	for _, name := range []string{"h0_from8"} {
+		for _, args := range [][]string{{"-method", "saliency"}, {"-method", "ig"}, {"-method", "occlusion"}, {"-method", "lrp"}, {"-method", "deeplift"}, {"-method", "gxi", "-class", "all"}} {
+			cmd := append([]string{"attribute", "-model", dir + name + ".onnx"}, args...)
+			status, out, errOut := runCLI(t, short+"\n"+long+"\n", cmd...)
+			if status != 1 || !strings.Contains(errOut, "differ on this input of 12 tokens") || strings.Count(out, "\n") != 1 || !strings.Contains(out, `"input":"`+short+`"`) {
+				t.Errorf("%s %v: status %d, stdout %q, stderr %q; want 1, the short line's record and the long line refused", name, args, status, out, errOut)
+			}
+		}
+	}
+	status, _, errOut := runCLI(t, "", "attribute", "-model", dir+"fixed5_pick4.onnx", "-method", "ig", long)
+	if status != 1 || !strings.Contains(errOut, "fixed sequence length of 5; this input has 12 tokens") {
+		t.Errorf("fixed length: status %d, stderr %q", status, errOut)
+	}
+	if status, _, errOut := runCLI(t, "", "attribute", "-model", dir+"fixed5_pick4.onnx", "-method", "ig", short); status != 0 {
+		t.Errorf("fixed length, at that length: status %d, stderr %q", status, errOut)
+	}
+}

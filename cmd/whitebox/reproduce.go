@@ -23,8 +23,14 @@ import (
 // lines) or Table 5's (one string per line), told apart by its commas.
 type dataFiles []string
 
-func (d *dataFiles) String() string     { return strings.Join(*d, ",") }
-func (d *dataFiles) Set(v string) error { *d = append(*d, v); return nil }
+func (d *dataFiles) String() string { return strings.Join(*d, ",") }
+func (d *dataFiles) Set(v string) error {
+	if v == "" { // here: String joins the files, so emptyFlag would miss an empty one among others
+		return errors.New("empty; give a data file")
+	}
+	*d = append(*d, v)
+	return nil
+}
 
 // reproduceCmd runs "whitebox reproduce". Its exit status: 0 success; 1 a
 // failure while computing or writing the tables; 2 a usage error, found

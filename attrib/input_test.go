@@ -20,7 +20,10 @@ func TestMalformedInput(t *testing.T) {
 	net := mustNet(t, "sp-counter", whitebox.Config{})
 	s := randomStackedModel(t, rand.New(rand.NewPCG(39, 3)), 4, 6, 1, true, 3, cell.HeadHN, cell.ActNone)
 	var inputs []cell.Input
-	for _, steps := range []int{1 << 62, 1 << 40, math.MaxInt, math.MaxInt / 4, -1, math.MinInt} {
+	// 2⁶² and 2⁴⁰ where an int holds them (a shift by a variable: on a
+	// 32-bit int they are 0, an empty length, refused too).
+	var s62, s40 uint = 62, 40
+	for _, steps := range []int{1 << s62, 1 << s40, math.MaxInt, math.MaxInt / 4, -1, math.MinInt} {
 		inputs = append(inputs, cell.Dense([]float64{}, steps), cell.Dense(nil, steps), cell.Dense(make([]float64, 4), steps))
 	}
 	inputs = append(inputs, cell.Dense(make([]float64, 5), 2), cell.Dense(make([]float64, 7), 1), cell.Dense(make([]float64, 3), 4))

@@ -154,3 +154,30 @@ func maxRel(a, b []float64) float64 {
 	}
 	return d / scale
 }
+
+// A graph of fixed length counts all its values per token (its one length).
+func TestGraphBytesFixedLength(t *testing.T) {
+	m, err := Load("testdata/onnx/hn_bi2_fixed_o17.onnx", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	per, fixed := m.GraphBytes()
+	ids := []int{4, 11, 0, 7, 7, 13, 2}
+	x, err := m.Embed(ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := cell.NewStackedRunner(m.Net)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	y, err := run.Forward(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	need := per*int64(len(ids)) + fixed
+	if per <= 0 || m.CheckGraph(ids, x, y, need) != nil {
+		t.Fatalf("GraphBytes %d per token, %d fixed: not enough for the check (%v)", per, fixed, m.CheckGraph(ids, x, y, need))
+	}
+}

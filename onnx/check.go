@@ -198,12 +198,15 @@ func (r *Recognized) ValuesPerToken() (perToken, fixed int64) {
 			return env.elements
 		}
 		a, b := at(8), at(16)
-		if a < 0 || b < 0 {
+		switch {
+		case a < 0 || b < 0:
 			r.perToken, r.fixed = 0, 0
-			return
+		case r.SeqLen > 0: // one length: all of it per token
+			r.perToken, r.fixed = (a+int64(r.SeqLen)-1)/int64(r.SeqLen), 0
+		default:
+			r.perToken = max(0, (b-a+7)/8)
+			r.fixed = max(0, a-8*r.perToken)
 		}
-		r.perToken = max(0, (b-a+7)/8)
-		r.fixed = max(0, a-8*r.perToken)
 	})
 	return r.perToken, r.fixed
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -96,16 +97,33 @@ func (m *Model) WithHead(h cell.Head, a cell.Activation) (*Model, error) {
 	return &c, nil
 }
 
+// ErrNoActivation is wrapped by the error of a classifier of two Linear
+// layers whose activation neither Options.Act nor the file's metadata
+// gives: the file was read, but the model cannot be built without it.
+var ErrNoActivation = errors.New("give the activation between them with Options.Act (activations: relu, tanh)")
+
 // checkAct checks an activation against the classifier: required for two
 // Linear layers (first, second), refused for one.
 func checkAct(a cell.Activation, two bool, first, second string) error {
 	if two && a == cell.ActNone {
-		return fmt.Errorf("the classifier has two Linear layers (%s → %s): give the activation between them with -act (activations: relu, tanh)", visible.String(first), visible.String(second))
+		return fmt.Errorf("the classifier has two Linear layers (%s → %s): %w", visible.String(first), visible.String(second), ErrNoActivation)
 	}
 	if !two && a != cell.ActNone {
 		return fmt.Errorf("activation %v given, but the classifier is one Linear layer (%s) with no activation", a, visible.String(first))
 	}
 	return nil
+}
+
+// actName is the hidden layer's activation as Summary writes it. A
+// classifier of two Linear layers with ActNone, which Load never returns,
+// is a copy made to show a file whose activation nothing gives (whitebox
+// inspect builds it with one to read it at all): it reads "activation
+// unknown".
+func (m *Model) actName() string {
+	if m.Act == cell.ActNone {
+		return "activation unknown"
+	}
+	return m.Act.String()
 }
 
 // HeadExpression is the PyTorch expression of head h for a model of dirs

@@ -25,6 +25,12 @@
 // layers, is refused: a model this package cannot run exactly is an error,
 // never an approximation.
 //
+// A model trained on padded batches with pack_padded_sequence never runs
+// a row's trailing pad tokens. Its pad id, from Options (Pad with PadSet)
+// or a safetensors file's metadata (key PadMetadataKey, "whitebox.pad"),
+// makes Embed remove them likewise (Unpadded); without one every token
+// runs, pads included.
+//
 // A file named *.onnx is an ONNX export (torch.onnx.export), read by
 // package onnx: the graph gives the head and the classifier, and the model
 // is checked against the graph evaluated node by node.
@@ -75,6 +81,15 @@ type Options struct {
 	// required for such a file (unless its metadata gives it) and must be
 	// ActNone for a single Linear layer.
 	Act cell.Activation
+
+	// Pad is the padding token id when PadSet is true (0 is a usual pad
+	// id, so PadSet tells it from none given; NoPad: none, whatever the
+	// metadata says). Without it the pad id is the file's metadata's
+	// (safetensors __metadata__ key "whitebox.pad"), or none. Embed then
+	// removes an input's trailing pad tokens, as pack_padded_sequence
+	// with the true lengths does.
+	Pad    int
+	PadSet bool
 }
 
 // Where a model's head came from (Model.HeadSource).
@@ -83,6 +98,7 @@ const (
 	HeadFromMetadata = "metadata" // the file's whitebox.head
 	HeadDefault      = "default"  // nothing said: HeadHN assumed
 	HeadFromGraph    = "graph"    // an ONNX model's graph
+	HeadFromVerify   = "verified" // the one head whose logits match those recorded from the user's model (package verify)
 )
 
 // Model is a loaded classifier.
@@ -106,10 +122,18 @@ type Model struct {
 
 	// Head and Act are the head and hidden-layer activation the model runs
 	// with (also Net.Head() and Net.Activation()); HeadSource says where
-	// the head came from (HeadFromOptions, HeadFromMetadata, HeadDefault, HeadFromGraph).
+	// the head came from (HeadFromOptions, HeadFromMetadata, HeadDefault,
+	// HeadFromGraph, HeadFromVerify).
 	Head       cell.Head
 	Act        cell.Activation
 	HeadSource string
+
+	// Pad is the padding token id when HasPad (Options.Pad, else the
+	// file's metadata PadMetadataKey): Embed removes an input's trailing
+	// pad tokens, which a model trained with pack_padded_sequence never
+	// runs (Unpadded).
+	Pad    int
+	HasPad bool
 
 	// Tensors lists every tensor of the file with the part it was read as.
 	Tensors []TensorInfo
@@ -177,6 +201,9 @@ func FromFile(f *tensorfile.File, o Options) (*Model, error) {
 		return nil, err
 	}
 	m.Head, m.Act, m.HeadSource = head, act, source
+	if err := m.resolvePad(f, o); err != nil {
+		return nil, err
+	}
 	m.Format = f.Format
 	for _, t := range f.Tensors {
 		m.Tensors = append(m.Tensors, TensorInfo{Name: t.Name, DType: t.DType, Shape: t.Shape, Role: b.used[t.Name]})
@@ -662,7 +689,8 @@ func (m *Model) Stacked() *cell.Stacked {
 
 // Embed returns the embedded input of the token ids: row t is the
 // embedding of ids[t]. An id outside [0, V) is an error naming its
-// position.
+// position. With a pad id (HasPad) the trailing pad tokens are removed
+// first, as pack_padded_sequence does: the input has Unpadded(ids) rows.
 func (m *Model) Embed(ids []int) (cell.Input, error) {
 	if m == nil || m.Net == nil {
 		return cell.Input{}, fmt.Errorf("model: no model (nil or not made by Load)")
@@ -673,6 +701,11 @@ func (m *Model) Embed(ids []int) (cell.Input, error) {
 	if len(ids) == 0 {
 		return cell.Input{}, cell.ErrEmptyInput
 	}
+	n, err := m.Unpadded(ids)
+	if err != nil {
+		return cell.Input{}, err
+	}
+	ids = ids[:n]
 	if err := m.CheckLength(len(ids)); err != nil {
 		return cell.Input{}, err
 	}
@@ -718,10 +751,13 @@ func (m *Model) Summary() string {
 	if m.OutputLayer == "" {
 		fmt.Fprintf(&b, "decoder:    %s: Linear(%d → %d) on %s, %s\n", v(m.Names.Decoder), n.Hidden()*n.Directions(), n.Classes(), head, dbias)
 	} else {
-		fmt.Fprintf(&b, "decoder:    %s: Linear(%d → %d) → %s → %s: Linear(%d → %d) on %s, %s\n", v(m.Names.Decoder), n.Hidden()*n.Directions(), n.Units(), m.Act, v(m.OutputLayer), n.Units(), n.Classes(), head, dbias)
+		fmt.Fprintf(&b, "decoder:    %s: Linear(%d → %d) → %s → %s: Linear(%d → %d) on %s, %s\n", v(m.Names.Decoder), n.Hidden()*n.Directions(), n.Units(), m.actName(), v(m.OutputLayer), n.Units(), n.Classes(), head, dbias)
 	}
 	if m.Graph != "" {
 		fmt.Fprintf(&b, "graph:      %s\n", v(m.Graph)) // the producer's name is the file's
+	}
+	if m.HasPad {
+		fmt.Fprintf(&b, "padding:    token id %d: an input's trailing pad tokens are removed (pack_padded_sequence)\n", m.Pad)
 	}
 	params := n.Weights() + len(m.Embedding)
 	fmt.Fprintf(&b, "classes:    %d\nparameters: %d\n", n.Classes(), params)

@@ -47,7 +47,7 @@ func loadONNX(path string, o Options) (*Model, error) {
 		return nil, fmt.Errorf("this is a safetensors file, not an ONNX model: rename it to .safetensors")
 	}
 	if o.Names != (Names{}) {
-		return nil, fmt.Errorf("the parts of an ONNX model are found from its graph: -embedding, -lstm and -decoder name the tensors of a state_dict and are not for an ONNX file")
+		return nil, fmt.Errorf("the parts of an ONNX model are found from its graph: Names.Embedding, Names.LSTM and Names.Decoder name the tensors of a state_dict and are not for an ONNX file")
 	}
 	dm, err := onnx.Decode(b)
 	if err != nil {
@@ -83,6 +83,9 @@ func loadONNX(path string, o Options) (*Model, error) {
 	}
 	if len(r.Linears) == 2 {
 		m.OutputLayer = r.Linears[1]
+	}
+	if err := m.resolvePad(nil, o); err != nil { // a graph has no metadata: Options alone
+		return nil, err
 	}
 	axis := "dynamic"
 	if r.SeqLen > 0 {

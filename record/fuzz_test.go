@@ -17,7 +17,7 @@ func FuzzMarshal(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, input, token, class string) {
 		d := 0.5
-		r := Record{Model: input, Head: "hn", Method: "ig", Input: input, Tokens: []string{token, input}, Class: class,
+		r := Record{Model: input, Head: "hn", Method: "ig", Input: input, Tokens: []string{token, input}, Padding: 1, Class: class,
 			Prediction: class, Truth: token, Classes: []string{class, token + "!"}, Logits: []float64{1, 2}, Scores: []float64{3, 4}, Delta: &d}
 		b, err := json.Marshal(r)
 		if err != nil {

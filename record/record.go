@@ -3,6 +3,7 @@
 //
 //	{"net":"sp-counter","method":"ig","input":"accb","tokens":["a","c","c","b"],"class":"True","prediction":"True","truth":"True","correct":true,"logits":{"False":0.027,"True":0.532},"scores":[…],"delta":1e-9}
 //	{"model":"m.pt","head":"hn","method":"ig","input":"3 14 15",…}
+//	{"model":"m.pt","head":"hn","method":"ig","input":"3 14 15 0 0","tokens":["3","14","15","0","0"],"padding":2,…}
 //
 // A record of every class (-class all, AllClasses set) has "classes", the
 // class names in logit order, in place of "class", and one list per class,
@@ -31,10 +32,14 @@ type Record struct {
 	Head string
 	// Baseline is IG's or occlusion's baseline when not the zero row
 	// ("id:3"), written after Head; left out when empty.
-	Baseline   string
-	Method     string
-	Input      string
-	Tokens     []string
+	Baseline string
+	Method   string
+	Input    string
+	Tokens   []string
+	// Padding is the number of trailing pad tokens removed before the
+	// model ran (attribute -pad), the last of Tokens, whose scores are 0;
+	// written after the tokens, left out when 0.
+	Padding    int
 	Class      string // the relevance class
 	Prediction string // the predicted class
 	// Truth is the task's true class of the input (the white-box
@@ -122,6 +127,11 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		writeString(&b, t)
 	}
 	b.WriteString("],")
+	if r.Padding != 0 {
+		b.WriteString(`"padding":`)
+		b.WriteString(strconv.Itoa(r.Padding))
+		b.WriteByte(',')
+	}
 	if all := r.AllClasses; all != nil {
 		field("classes")
 		b.WriteByte('[')

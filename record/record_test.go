@@ -73,3 +73,27 @@ func TestMarshalAllClasses(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// TestMarshalPadding: the trailing pads removed (-pad) come right after the
+// tokens, in both layouts; 0 writes nothing, the bytes of a record without
+// -pad.
+func TestMarshalPadding(t *testing.T) {
+	r := Record{Model: "m.pt", Head: "hn", Method: "saliency", Input: "3 14 0 0", Tokens: []string{"3", "14", "0", "0"}, Padding: 2,
+		Class: "1", Prediction: "1", Classes: []string{"0", "1"}, Logits: []float64{0.5, 1}, Scores: []float64{0.25, -0.5, 0, 0}}
+	got, _ := json.Marshal(r)
+	want := `{"model":"m.pt","head":"hn","method":"saliency","input":"3 14 0 0","tokens":["3","14","0","0"],"padding":2,"class":"1","prediction":"1","logits":{"0":0.5,"1":1},"scores":[0.25,-0.5,0,0]}`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	all := r
+	all.AllClasses = &AllClasses{Scores: [][]float64{{1, 2, 0, 0}, {3, 4, 0, 0}}}
+	got, _ = json.Marshal(all)
+	if want := `{"model":"m.pt","head":"hn","method":"saliency","input":"3 14 0 0","tokens":["3","14","0","0"],"padding":2,"classes":["0","1"],"prediction":"1","logits":{"0":0.5,"1":1},"scores":[[1,2,0,0],[3,4,0,0]]}`; string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	r.Padding = 0
+	got, _ = json.Marshal(r)
+	if want := `{"model":"m.pt","head":"hn","method":"saliency","input":"3 14 0 0","tokens":["3","14","0","0"],"class":"1","prediction":"1","logits":{"0":0.5,"1":1},"scores":[0.25,-0.5,0,0]}`; string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

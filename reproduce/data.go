@@ -95,6 +95,16 @@ func GenerateTable5(rng *rand.Rand, n int) ([]string, error) {
 	return out, nil
 }
 
+// The paper's data: its authors published the strings of Tables 4 and 5
+// with the paper's code, in PaperRepository (the address the paper's
+// introduction gives), as the files Table4File and Table5File of its
+// tree. ReadTable4 and ReadTable5 read them as published.
+const (
+	PaperRepository = "https://github.com/yidinghao/whitebox-lstm"
+	Table4File      = "datasets/lrp_saturation_test_data.csv" // 1000 string,label lines: the LRP saturation test
+	Table5File      = "datasets/ablation_test_data.txt"       // 100 strings: the ablation test
+)
+
 // ReadTable4 reads Table 4's data: one "string,label" line each, label True
 // or False, strings over {a, b}. Blank lines are skipped.
 func ReadTable4(r io.Reader) ([]Labeled, error) {

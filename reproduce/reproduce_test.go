@@ -156,6 +156,33 @@ func TestTable5PaperData(t *testing.T) {
 	}
 }
 
+// Issue 44, item 1: the authors' files, as published (the copies in
+// ../shared/data are those of Table4File and Table5File), read whole;
+// PaperRepository is the paper's own address for them.
+func TestPaperDataAsPublished(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		read func(f *os.File) (int, error)
+		want int
+	}{
+		{Table4File, func(f *os.File) (int, error) { d, err := ReadTable4(f); return len(d), err }, 1000},
+		{Table5File, func(f *os.File) (int, error) { d, err := ReadTable5(f); return len(d), err }, 100},
+	} {
+		f, err := os.Open(sharedData + filepath.Base(tc.file))
+		if err != nil {
+			t.Skip("the paper's data are not beside the repository:", err)
+		}
+		n, err := tc.read(f)
+		f.Close()
+		if err != nil || n != tc.want {
+			t.Errorf("%s: %d strings, %v; want the paper's %d", tc.file, n, err, tc.want)
+		}
+	}
+	if tex, err := os.ReadFile(sharedData + "../paper/whitebox-lstms.tex"); err == nil && !strings.Contains(string(tex), `\url{`+PaperRepository+`}`) {
+		t.Errorf("PaperRepository %q is not the address the paper gives", PaperRepository)
+	}
+}
+
 func TestReadErrors(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"ab,True\nabc,False\n", "line 2: counting: unknown symbol 'c'"},

@@ -18,6 +18,14 @@ var flagNames = strings.NewReplacer(
 	"the stack size, Config.K", "-k",
 	"Options.Steps = AutoSteps", "-steps auto",
 	"Options.MaxAutoSteps", "-max-steps",
+	// model's and verify's head and activation ("Options.Head = max with
+	// Options.Act = relu": -head max -act relu), and verify's budget.
+	"Options.Head = ", "-head ",
+	" with Options.Act = ", " -act ",
+	"Options.Head", "-head",
+	"Options.Act", "-act",
+	"verify.Open's budget", "-budget",
+	"Options.Pad", "-pad",
 )
 
 // flagError is a library error whose message names attribute's flags
@@ -64,6 +72,7 @@ var valueHints = map[string]string{
 	"act":        "relu or tanh",
 	"verify":     `a file of JSON lines {"ids": [...], "logits": [...]}`,
 	"baseline":   "zero or id:N (the embedding row of token N)",
+	"pad":        "a token id (the padding id, e.g. 0) or none",
 }
 
 // ValueHint says what attribute's string flag name takes ("" for a name
@@ -85,7 +94,7 @@ func (c *Config) stringFlags() [][2]string {
 	return [][2]string{{"net", c.Net}, {"model", c.Model}, {"method", c.Method}, {"span", c.Span}, {"class", c.Class},
 		{"steps", c.Steps}, {"quadrature", c.Quadrature}, {"budget", c.Budget}, {"embedding", c.Embedding},
 		{"lstm", c.LSTM}, {"decoder", c.Decoder}, {"vocab", c.Vocab}, {"unk", c.Unk}, {"classes", c.Classes},
-		{"head", c.Head}, {"act", c.Act}, {"verify", c.Verify}, {"baseline", c.Baseline}}
+		{"head", c.Head}, {"act", c.Act}, {"verify", c.Verify}, {"baseline", c.Baseline}, {"pad", c.Pad}}
 }
 
 // orList joins names as "a, b or c".

@@ -23,9 +23,29 @@ import (
 // names the worst line and the head that would match; -head auto takes
 // the head that matches. The verify file is read one line at a time, each
 // line within budget (-budget; 0: no bound). The errors are the commands'
-// messages.
-func LoadModel(path string, names model.Names, head, act, verifyFile string, budget int64) (*model.Model, error) {
+// messages. pad is -pad: a token id, none, or "" for the file's
+// metadata's, if any (see loadModel).
+func LoadModel(path string, names model.Names, head, act, pad, verifyFile string, budget int64) (*model.Model, error) {
+	m, err := loadModel(path, names, head, act, pad, verifyFile, budget)
+	return m, withFlags(err)
+}
+
+// loadModel is LoadModel with -pad (a token id, or none; "": the file's
+// metadata, else none), set before -verify runs: a verify line recorded
+// with its pads (scripts/record_logits.py) runs as the model runs inputs.
+func loadModel(path string, names model.Names, head, act, pad, verifyFile string, budget int64) (*model.Model, error) {
 	o := model.Options{Names: names}
+	switch pad {
+	case "":
+	case "none":
+		o.Pad, o.PadSet = model.NoPad, true
+	default:
+		p, err := model.ParsePad(pad)
+		if err != nil {
+			return nil, fmt.Errorf("-pad %s: a token id (an integer ≥ 0; with -vocab, the pad token's line number from 0) or none", visible.Quote(pad))
+		}
+		o.Pad, o.PadSet = p, true
+	}
 	auto := head == "auto"
 	switch {
 	case auto && verifyFile == "":
@@ -90,10 +110,58 @@ func applyVerify(m *model.Model, verifyFile string, auto, fixAct bool, budget in
 	}
 	vf, err := verify.Open(verifyFile, m.Vocab, m.Net.Classes(), budget)
 	if err != nil {
-		return nil, err
+		return nil, verifyFlags(err, verifyFile, false)
 	}
 	defer vf.Close()
-	return vf.Apply(m, auto, fixAct)
+	mv, err := vf.Apply(m, auto, fixAct)
+	if err != nil {
+		return nil, verifyFlags(err, verifyFile, auto)
+	}
+	return mv, nil
+}
+
+// InspectVerify is inspect's -verify: the verdict of every head of m on
+// the verify file (read one line at a time within budget), in the
+// command's terms, and the model they point to (verify.Pick's: the
+// match, when there is one) for the description beside them.
+func InspectVerify(m *model.Model, verifyFile string, budget int64) (*model.Model, string, error) {
+	if m.Embedding == nil {
+		return nil, "", fmt.Errorf("-verify: the model reads features, not token ids; -verify needs a model with an embedding")
+	}
+	vf, err := verify.Open(verifyFile, m.Vocab, m.Net.Classes(), budget)
+	if err != nil {
+		return nil, "", verifyFlags(err, verifyFile, false)
+	}
+	defer vf.Close()
+	all, err := vf.All(m)
+	if err != nil {
+		return nil, "", verifyFlags(fmt.Errorf("verify %s: %w", verifyFile, err), verifyFile, false)
+	}
+	shown, err := verify.Pick(m, all)
+	if err != nil {
+		return nil, "", withFlags(err)
+	}
+	return shown, flagNames.Replace(verify.Render(all, vf.Len(), shown)), nil
+}
+
+// verifyFlags is an error of package verify in the command's terms: its
+// options as flags (flagNames), and its "verify FILE: " as "-verify FILE: "
+// ("-head auto -verify FILE: " when auto was to choose the head).
+func verifyFlags(err error, file string, auto bool) error {
+	msg := flagNames.Replace(err.Error())
+	flag := "-verify "
+	if auto {
+		flag = "-head auto -verify "
+	}
+	if rest, ok := strings.CutPrefix(msg, "verify "+file+": "); ok {
+		msg = flag + file + ": " + rest
+	} else if rest, ok := strings.CutPrefix(msg, "verify: "); ok {
+		msg = "-verify: " + rest
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return &flagError{msg, err}
 }
 
 // verifyHint says which heads the verify file's logits match on m, or ""
@@ -111,7 +179,7 @@ func verifyHint(m *model.Model, verifyFile string, budget int64) string {
 	if err != nil {
 		return ""
 	}
-	return "-verify " + verifyFile + ": " + verify.Hint(all)
+	return "-verify " + verifyFile + ": " + flagNames.Replace(verify.Hint(all))
 }
 
 // baselineRow reads -baseline: "" or zero is nil (the zero row); id:N is

@@ -25,19 +25,41 @@ func FuzzParseInput(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, s := range []string{"abcd", "3 1 4", " 39 0\t7 ", "-1", "40", "99999999999999999999", "[[1,2,3,4,5,6,7]]", "[[1e400]]", "[[],[]]", "a\x00b", "\xff",
+	padded, err := newModelSubject(modelFlags{path: "../model/testdata/padding/bi2.safetensors"}) // pad id 0, from its metadata
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{"3 14 15 0 0", "0 0 0", "0 3 00 4 0", "abcd", "3 1 4", " 39 0\t7 ", "-1", "40", "99999999999999999999", "[[1,2,3,4,5,6,7]]", "[[1e400]]", "[[],[]]", "a\x00b", "\xff",
 		"[[null,1,1,1,1,1,1]]", `[["1",1,1,1,1,1,1]]`, "[[true,1,1,1,1,1,1]]", "[[[1],1,1,1,1,1,1]]", "[null]", "12345678901234567890123"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, subj := range []subject{whiteboxSubject{net}, ms, dense} {
+		for _, subj := range []subject{whiteboxSubject{net}, ms, dense, padded} {
 			n := subj.tokens(s)
-			x, tokens, err := subj.parse(s)
+			x, tokens, warn, err := subj.parse(s)
 			if err != nil {
 				continue
 			}
-			if x.Len() != len(tokens) || x.Len() < 1 {
-				t.Fatalf("%q: %d rows, %d tokens", s, x.Len(), len(tokens))
+			if subj == padded {
+				// The trailing pads are removed, and only they; a pad
+				// left inside is a warning.
+				for _, tok := range tokens[x.Len():] {
+					if id, err := strconv.Atoi(tok); err != nil || id != 0 {
+						t.Fatalf("%q: token %q removed", s, tok)
+					}
+				}
+				inner := false
+				for _, tok := range tokens[:x.Len()] {
+					id, _ := strconv.Atoi(tok)
+					inner = inner || id == 0
+				}
+				if last, _ := strconv.Atoi(tokens[x.Len()-1]); last == 0 || inner != (warn != "") {
+					t.Fatalf("%q: %d rows of %d tokens, warning %q", s, x.Len(), len(tokens), warn)
+				}
+				tokens = tokens[:x.Len()]
+			}
+			if x.Len() != len(tokens) || x.Len() < 1 || warn != "" && subj != padded {
+				t.Fatalf("%q: %d rows, %d tokens, warning %q", s, x.Len(), len(tokens), warn)
 			}
 			if _, isModel := subj.(*modelSubject); !isModel && x.Len() != utf8.RuneCountInString(s) {
 				t.Fatalf("%q: %d symbols", s, x.Len())
@@ -81,7 +103,7 @@ func TestParseInputRefusals(t *testing.T) {
 		{dense, "[null]", "row 0 is null"},
 		{ms, "1 12345678901234567890123", "token id 12345678901234567890123 at position 1 is out of range [0, 40)"},
 	} {
-		_, _, err := c.subj.parse(c.input)
+		_, _, _, err := c.subj.parse(c.input)
 		if err == nil || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%s: %v, want %q", c.input, err, c.msg)
 		}

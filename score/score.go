@@ -65,6 +65,7 @@ type Config struct {
 	Act       string // -act: relu or tanh, for a classifier of two Linear layers ("": the file's metadata)
 	Verify    string // -verify: a file of JSON lines {"ids", "logits"} recorded from the user's model
 	Baseline  string // -baseline: zero (or "" when not given) or id:N, the embedding row of token N (IG, occlusion and DeepLIFT)
+	Pad       string // -pad: the padding token id whose trailing run is removed, or none ("": the file's metadata, else none)
 	// ModelName is the name of the model in the records ("model"); the
 	// default is Model. A program that reads the model from a local copy
 	// sets it to the name the user gave.
@@ -127,6 +128,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.StringVar(&c.Act, p("act"), c.Act, "-"+p("model")+": the activation between a classifier's two Linear layers: relu or tanh")
 	fs.StringVar(&c.Verify, p("verify"), c.Verify, "-"+p("model")+": a file of JSON lines {\"ids\": [...], \"logits\": [...]} from your own model: its logits must match (relative 1e-4), or the run stops naming the head that matches")
 	fs.StringVar(&c.Baseline, p("baseline"), c.Baseline, "-"+p("model")+", IG, occlusion and DeepLIFT: the baseline (DeepLIFT's reference) row at every position: zero (the zero embedding) or id:N (the embedding row of token N, as Captum's LayerIntegratedGradients with baselines=N; its default is id:0)")
+	fs.StringVar(&c.Pad, p("pad"), c.Pad, "-"+p("model")+": the padding token id: an input's trailing pad tokens are removed, as pack_padded_sequence removes them, and the records say \"padding\": their number (their scores are 0); a pad inside an input is a warning; none: no padding (default: the file's metadata whitebox.pad, else none)")
 	fs.BoolVar(&c.Features, p("features"), c.Features, "-"+p("model")+": also write the per-dimension scores (\"features\": T lists of E)")
 	fs.Float64Var(&c.LRPBias, p("lrp-bias"), c.LRPBias, "-"+p("model")+", LRP: Arras et al.'s bias_factor in [0, 1] (0: bias and stabilizer absorb their share; 1: relevance is conserved)")
 	fs.BoolVar(&c.CaptumWeights, p("captum-weights"), c.CaptumWeights, "IG: round the quadrature weights to float32 as Captum does, for Captum's numbers to the last digit (default: true with -"+p("model")+", false with -"+p("net")+")")
@@ -174,6 +176,8 @@ type Scorer struct {
 	// truth is the task's true class of the last input, −1 when the
 	// classifier does not know it.
 	truth int
+	// padWarn is the last input's warning about its pads (PadWarning).
+	padWarn string
 }
 
 // MinBudget is the least Budget per Scorer: an engine's smallest batch of
@@ -209,7 +213,7 @@ func New(cfg Config) (*Scorer, error) {
 	}
 	var subj subject
 	if f.Net != "" {
-		for _, name := range []string{"embedding", "lstm", "decoder", "vocab", "unk", "classes", "features", "lrp-bias", "head", "act", "verify", "baseline"} {
+		for _, name := range []string{"embedding", "lstm", "decoder", "vocab", "unk", "classes", "features", "lrp-bias", "head", "act", "verify", "baseline", "pad"} {
 			if set(name) {
 				return nil, fmt.Errorf("-%s applies to -model only", name)
 			}
@@ -229,7 +233,7 @@ func New(cfg Config) (*Scorer, error) {
 			}
 		}
 		mf := modelFlags{path: f.Model, name: f.ModelName, embedding: f.Embedding, lstm: f.LSTM, decoder: f.Decoder,
-			vocab: f.Vocab, unk: f.Unk, classes: f.Classes, head: f.Head, act: f.Act, verify: f.Verify, budget: budget}
+			vocab: f.Vocab, unk: f.Unk, classes: f.Classes, head: f.Head, act: f.Act, pad: f.Pad, verify: f.Verify, budget: budget}
 		if subj, err = newModelSubject(mf); err != nil {
 			return nil, withFlags(err)
 		}
@@ -363,6 +367,7 @@ func (s *Scorer) Score(ctx context.Context, input string) ([]string, *attrib.Res
 	if err := s.check(input, x, s.res.Logits); err != nil {
 		return nil, nil, err
 	}
+	s.pads(&s.res, len(tokens))
 	if k, ok := s.subj.truth(x); ok {
 		s.truth = k
 	}
@@ -385,6 +390,9 @@ func (s *Scorer) ScoreAll(ctx context.Context, input string) ([]string, *attrib.
 	}
 	if err := s.check(input, x, s.multi.Results[0].Logits); err != nil {
 		return nil, nil, err
+	}
+	for k := range s.multi.Results {
+		s.pads(&s.multi.Results[k], len(tokens))
 	}
 	if k, ok := s.subj.truth(x); ok {
 		s.truth = k
@@ -443,9 +451,11 @@ func parseClass(spec string, subj subject) (k int, all bool, err error) {
 func (s *Scorer) All() bool { return s.all }
 
 // parse checks the input's size against the Scorer's share of the budget
-// (every class's results and output with -class all) and reads it.
+// (every class's results and output with -class all) and reads it: the
+// rows the model runs, the labels of all the tokens (the trailing pads
+// -pad removed included).
 func (s *Scorer) parse(input string) (cell.Input, []string, error) {
-	s.truth = -1
+	s.truth, s.padWarn = -1, ""
 	n := int64(s.subj.tokens(input))
 	if need := s.inputNeed(n); need > float64(s.inputBytes) {
 		what := "their rows, scores and output"
@@ -454,12 +464,36 @@ func (s *Scorer) parse(input string) (cell.Input, []string, error) {
 		}
 		return cell.Input{}, nil, fmt.Errorf("%d tokens need about %.0f bytes for %s, more than the %d bytes an input may use (-budget / workers / 2): raise -budget", n, need, what, s.inputBytes)
 	}
-	x, tokens, err := s.subj.parse(input)
+	x, tokens, warn, err := s.subj.parse(input)
 	if err != nil {
 		return cell.Input{}, nil, withFlags(err)
 	}
+	if sp := s.opt.Span; sp != nil && x.Len() < len(tokens) && sp.Stop >= x.Len() {
+		return cell.Input{}, nil, fmt.Errorf("-span %v reaches the %d trailing pad tokens that -pad removed: the model runs on tokens 0 to %d", *sp, len(tokens)-x.Len(), x.Len()-1)
+	}
+	s.padWarn = warn
 	return x, tokens, nil
 }
+
+// pads gives the trailing pad tokens that -pad removed, the last of the
+// input's tokens, the score 0 (and 0 features): the packed model never
+// reads them, and Captum's attributions of a padded batch are 0 there.
+// res.Len stays the length the model ran on.
+func (s *Scorer) pads(res *attrib.Result, tokens int) {
+	n := res.Len
+	if tokens <= n || len(res.Scores) != n {
+		return
+	}
+	d := s.subj.model().Input()
+	res.Scores = append(res.Scores, make([]float64, tokens-n)...)
+	if len(res.Features) == n*d && n > 0 {
+		res.Features = append(res.Features, make([]float64, (tokens-n)*d)...)
+	}
+}
+
+// PadWarning is the last input's warning about its pads (-pad): a pad id
+// inside it, which is not removed; "" when none.
+func (s *Scorer) PadWarning() string { return s.padWarn }
 
 // inputNeed is the memory of an input of n tokens besides the engine's
 // scratch: its rows, scores and output (tokenBytes), and with -class all
@@ -544,7 +578,7 @@ func (s *Scorer) Truth() (truth string, correct, known bool) {
 // line.
 func (s *Scorer) WriteJSON(b *bytes.Buffer, res *attrib.Result, input string, tokens []string) {
 	classes := s.subj.classes()
-	rec := record.Record{Method: s.method.String(), Input: input, Tokens: tokens,
+	rec := record.Record{Method: s.method.String(), Input: input, Tokens: tokens, Padding: max(0, len(tokens)-res.Len),
 		Class: classes[res.Class], Prediction: classes[res.Prediction], Classes: classes,
 		Logits: res.Logits, Scores: res.Scores}
 	if res == &s.res && s.truth >= 0 {
@@ -586,7 +620,7 @@ func (s *Scorer) WriteJSONAll(b *bytes.Buffer, multi *attrib.MultiResult, input 
 	}
 	first := &multi.Results[0]
 	all := &record.AllClasses{}
-	rec := record.Record{Method: s.method.String(), Input: input, Tokens: tokens,
+	rec := record.Record{Method: s.method.String(), Input: input, Tokens: tokens, Padding: max(0, len(tokens)-first.Len),
 		Prediction: classes[first.Prediction], Classes: classes, Logits: first.Logits, AllClasses: all}
 	if multi == &s.multi && s.truth >= 0 {
 		rec.Truth = classes[s.truth]

@@ -26,8 +26,10 @@ import (
 // classes; everything else is the same for both.
 type subject interface {
 	model() attrib.Model
-	// parse reads one input: the classifier's input and a label per token.
-	parse(s string) (cell.Input, []string, error)
+	// parse reads one input: the classifier's input, a label per token
+	// and a warning about the input ("": none). The labels may end with
+	// tokens that x lacks: the trailing pad tokens removed (-pad).
+	parse(s string) (x cell.Input, tokens []string, warn string, err error)
 	classes() []string
 	class(name string) (int, error) // -class
 	label() string                  // for titles
@@ -76,16 +78,16 @@ func (w whiteboxSubject) tokenBytes(features bool) int64 {
 	return 8 + 16 + 8*int64(w.net.Network.Input()) + 8 + 48
 }
 
-func (w whiteboxSubject) parse(s string) (cell.Input, []string, error) {
+func (w whiteboxSubject) parse(s string) (cell.Input, []string, string, error) {
 	sym, err := w.net.Task.Encode(s)
 	if err != nil {
-		return cell.Input{}, nil, err
+		return cell.Input{}, nil, "", err
 	}
 	tokens := make([]string, len(sym))
 	for i, k := range sym {
 		tokens[i] = w.net.Task.Alphabet[k]
 	}
-	return cell.OneHot(sym), tokens, nil
+	return cell.OneHot(sym), tokens, "", nil
 }
 
 // modelSubject is an imported model. Its inputs are whitespace-separated
@@ -170,23 +172,39 @@ func (m *modelSubject) check(s string, x cell.Input, logits []float64, limit int
 		if ids, _, err = m.ids(s); err != nil {
 			return err
 		}
+		ids = ids[:min(len(ids), x.Len())] // without the trailing pads, as the engine ran it
 	}
 	return m.m.CheckGraph(ids, x, logits, limit)
 }
 
-func (m *modelSubject) parse(s string) (cell.Input, []string, error) {
+func (m *modelSubject) parse(s string) (cell.Input, []string, string, error) {
 	if m.m.Embedding == nil {
-		return m.parseDense(s, m.m.Input())
+		x, tokens, err := m.parseDense(s, m.m.Input())
+		return x, tokens, "", err
 	}
 	ids, fields, err := m.ids(s)
 	if err != nil {
-		return cell.Input{}, nil, err
+		return cell.Input{}, nil, "", err
 	}
-	x, err := m.m.Embed(ids)
+	x, err := m.m.Embed(ids) // without the trailing pads (-pad)
 	if err != nil {
-		return cell.Input{}, nil, err
+		return cell.Input{}, nil, "", err
 	}
-	return x, fields, nil
+	return x, fields, m.padWarning(ids), nil
+}
+
+// padWarning says that ids hold pad tokens that -pad does not remove,
+// being followed by other tokens; "" when none.
+func (m *modelSubject) padWarning(ids []int) string {
+	n, first := m.m.InnerPads(ids)
+	if n == 0 {
+		return ""
+	}
+	more := ""
+	if n > 1 {
+		more = fmt.Sprintf(" (and %d more)", n-1)
+	}
+	return fmt.Sprintf("the pad id %d at position %d%s is followed by other tokens: it runs as a token (its embedding row), as pack_padded_sequence runs it; -pad removes trailing pads only", m.m.Pad, first, more)
 }
 
 // ids reads the token ids of a model with an embedding, and the tokens.
@@ -287,7 +305,7 @@ type modelFlags struct {
 	path, name               string // name: in records (default: path)
 	embedding, lstm, decoder string
 	vocab, unk, classes      string
-	head, act, verify        string
+	head, act, pad, verify   string
 	budget                   int64 // -budget: what one -verify line may take
 }
 
@@ -305,7 +323,7 @@ func newModelSubject(f modelFlags) (*modelSubject, error) {
 			}
 		}
 	}
-	m, err := LoadModel(f.path, f.names(), f.head, f.act, f.verify, f.budget)
+	m, err := loadModel(f.path, f.names(), f.head, f.act, f.pad, f.verify, f.budget)
 	if err != nil {
 		return nil, err
 	}

@@ -55,7 +55,7 @@ func check(m *model.Model, src source) (Verdict, error) {
 		return Verdict{}, fmt.Errorf("verify: no model")
 	}
 	if m.Embedding == nil {
-		return Verdict{}, fmt.Errorf("verify: the model reads features, not token ids: -verify needs a model with an embedding")
+		return Verdict{}, fmt.Errorf("verify: the model reads features, not token ids: verification needs a model with an embedding")
 	}
 	r, err := cell.NewStackedRunner(m.Net)
 	if err != nil {
@@ -69,7 +69,7 @@ func check(m *model.Model, src source) (Verdict, error) {
 			return fmt.Errorf("line %d: %d logits; the model has %d classes", c.Line, len(c.Logits), m.Net.Classes())
 		}
 		if need := forwardBytes(m, len(c.IDs)); budget > 0 && need > budget {
-			return fmt.Errorf("line %d: its %d tokens need about %d bytes for their rows and the forward pass, more than -budget %d allows: raise -budget, or record shorter lines", c.Line, len(c.IDs), need, budget)
+			return fmt.Errorf("line %d: its %d tokens need about %d bytes for their rows and the forward pass, more than verify.Open's budget %d allows: raise verify.Open's budget, or record shorter lines", c.Line, len(c.IDs), need, budget)
 		}
 		x, err := m.Embed(c.IDs)
 		if err != nil {

@@ -14,6 +14,10 @@
 // Open reads a file one line at a time, once for each head tried, each
 // line within a memory budget (File); Parse and ReadFile keep every case
 // in memory, for small files.
+//
+// The messages name the model.Options that give a head (Options.Head,
+// Options.Act) and Open's budget; package score writes them as the
+// command's flags.
 package verify
 
 import (
@@ -128,11 +132,11 @@ func quote(raw json.RawMessage) string {
 func ReadFile(path string, vocab, classes int) ([]Case, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("-verify: %v", err)
+		return nil, fmt.Errorf("verify: %v", err)
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("-verify %s: not a regular file", path)
+		return nil, fmt.Errorf("verify %s: not a regular file", path)
 	}
 	return Parse(f, path, vocab, classes)
 }

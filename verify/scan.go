@@ -106,7 +106,7 @@ func (s *scanner) readLine(br *bufio.Reader) ([]byte, error) {
 // budget's bound, or past MaxLineBytes the file's.
 func (s *scanner) longError(line int) error {
 	if s.long <= MaxLineBytes {
-		return fmt.Errorf("%s:%d: the line has %d bytes, more than the %d that -budget %d allows a line (reading one takes up to %d times its size): raise -budget", s.name, line, s.long, s.lineMax, s.budget, lineCost)
+		return fmt.Errorf("%s:%d: the line has %d bytes, more than the %d that verify.Open's budget %d allows a line (reading one takes up to %d times its size): raise verify.Open's budget", s.name, line, s.long, s.lineMax, s.budget, lineCost)
 	}
 	return fmt.Errorf("%s:%d: the line is longer than %d bytes", s.name, line, MaxLineBytes)
 }

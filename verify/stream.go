@@ -52,15 +52,15 @@ type File struct {
 // none. budget bounds what one line may take (0: no bound): reading it
 // (a line longer than budget/40 bytes is refused) and running it through
 // the model (its rows and the forward pass's trace, checked before each
-// pass over it); either refusal names -budget. Close the File when done.
+// pass over it); either refusal names the budget. Close the File when done.
 func Open(path string, vocab, classes int, budget int64) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("-verify: %v", err)
+		return nil, fmt.Errorf("verify: %v", err)
 	}
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("-verify %s: not a regular file", path)
+		return nil, fmt.Errorf("verify %s: not a regular file", path)
 	}
 	vf := &File{f: f, limit: max(budget, 0),
 		s: scanner{name: path, vocab: vocab, classes: classes, lineMax: lineLimit(budget), budget: budget}}

@@ -213,7 +213,7 @@ func TestFileSameAsCases(t *testing.T) {
 }
 
 // A line longer than the budget allows reading, or one whose forward pass
-// takes more than the budget, is an error naming -budget; a line past
+// takes more than the budget, is an error naming the budget; a line past
 // MaxLineBytes is the file's error whatever the budget; the others read
 // as Parse reads them.
 func TestOpenBudget(t *testing.T) {
@@ -233,7 +233,7 @@ func TestOpenBudget(t *testing.T) {
 	good := `{"ids":[1,2],"logits":[0.1,0.2,0.3]}` + "\n"
 
 	long := write(good + `{"ids":` + ids(3000) + `,"logits":[0.1,0.2,0.3]}` + "\n")
-	if _, err := Open(long, m.Vocab, 3, 100<<10); err == nil || !strings.Contains(err.Error(), long+":2: the line has 6032 bytes, more than the 2560 that -budget 102400 allows a line") || !strings.Contains(err.Error(), "raise -budget") {
+	if _, err := Open(long, m.Vocab, 3, 100<<10); err == nil || !strings.Contains(err.Error(), long+":2: the line has 6032 bytes, more than the 2560 that verify.Open's budget 102400 allows a line") || !strings.Contains(err.Error(), "raise verify.Open's budget") {
 		t.Errorf("a line over the budget: %v", err)
 	}
 	vf, err := Open(long, m.Vocab, 3, 8<<20)
@@ -251,7 +251,7 @@ func TestOpenBudget(t *testing.T) {
 	}
 	defer vf2.Close()
 	_, err = vf2.Apply(m, false, false)
-	if err == nil || !strings.Contains(err.Error(), "-verify "+huge+": line 2: its 30000 tokens need about") || !strings.Contains(err.Error(), "more than -budget 8388608 allows: raise -budget") {
+	if err == nil || !strings.Contains(err.Error(), "verify "+huge+": line 2: its 30000 tokens need about") || !strings.Contains(err.Error(), "more than verify.Open's budget 8388608 allows: raise verify.Open's budget") {
 		t.Errorf("a forward pass over the budget: %v", err)
 	}
 	past := write(good + strings.Repeat(" ", MaxLineBytes+1) + "\n" + good)

@@ -474,8 +474,9 @@ func ShardOf(file string, line, blockLines, shards int) int {
 // (package corpus: the same bytes for any number): each good line is
 // `whitebox attribute`'s JSON line with "file" and "line" added at the
 // end, each bad one an error line {"file","line","input","error"}, and a
-// line whose result carries a warning (IG's completeness gap) also has a
-// {"file","line","warning"} line among the errors. The error returned is
+// line whose result carries warnings (a pad inside the input with -pad,
+// IG's completeness gap) also has a {"file","line","warning"} line for
+// each among the errors. The error returned is
 // ctx's: a bad line is data, not a failure.
 func ScoreChunk(ctx context.Context, scs []*score.Scorer, c Chunk) (Scored, error) {
 	if len(scs) == 0 {
@@ -546,7 +547,10 @@ func scoreLine(ctx context.Context, sc *score.Scorer, file []byte, line int, inp
 	out.WriteByte(',')
 	where(&out)
 	out.WriteString("}\n")
-	if w := sc.Warning(); w != "" {
+	for _, w := range []string{sc.PadWarning(), sc.Warning()} { // a pad inside the input (-pad), IG's gap
+		if w == "" {
+			continue
+		}
 		errs.WriteByte('{')
 		where(&errs)
 		errs.WriteString(`,"warning":`)

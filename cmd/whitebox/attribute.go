@@ -55,7 +55,9 @@ model without an embedding reads a JSON array of rows of features.
 "whitebox inspect -model FILE" shows what was read. -head says how the
 LSTM's outputs reach the classifier (else the file's metadata, else hn,
 said on standard error); -verify FILE checks it against your model's
-logits, and -head auto with -verify finds it.
+logits, and -head auto with -verify finds it. -pad ID removes an input's
+trailing pad tokens, as pack_padded_sequence does for a model trained on
+padded batches ("padding" in the records).
 
 Exit status: 0 success; 1 some input failed; 2 a usage error (bad flag or
 value, unreadable model); 130 interrupted.
@@ -159,6 +161,7 @@ type item struct {
 	out          bytes.Buffer  // the formatted result
 	rows         []heatmap.Row // html: one, or one per class with -class all
 	warn         string        // a result's warning (IG's completeness gap)
+	padWarn      string        // a pad inside the input (-pad)
 	wrong        string        // a white-box network's wrong prediction, in words
 }
 
@@ -267,7 +270,7 @@ func (w *worker) do(ctx context.Context, it *item) error {
 	if err != nil {
 		return err
 	}
-	it.warn = w.sc.Warning()
+	it.warn, it.padWarn = w.sc.Warning(), w.sc.PadWarning()
 	classes := w.sc.Classes()
 	if truth, correct, known := w.sc.Truth(); known && !correct {
 		it.wrong = fmt.Sprintf("the network predicts %q, the task's true answer is %q", classes[res.Prediction], truth)
@@ -288,7 +291,7 @@ func (w *worker) doAll(ctx context.Context, it *item) error {
 	if err != nil {
 		return err
 	}
-	it.warn = w.sc.Warning()
+	it.warn, it.padWarn = w.sc.Warning(), w.sc.PadWarning()
 	classes := w.sc.Classes()
 	pred := multi.Results[0].Prediction
 	if truth, correct, known := w.sc.Truth(); known && !correct {

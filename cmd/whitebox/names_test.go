@@ -103,18 +103,27 @@ func TestInspectHostileNames(t *testing.T) {
 		}
 	}
 	// Refused: the names in the errors, of inspect and of attribute (a
-	// second decoder candidate; two Linear layers without -act).
+	// second decoder candidate; two Linear layers without -act, which
+	// inspect shows, the activation unknown).
 	for _, c := range []struct {
 		fc, extra string
 		rows      int
 		want      string
+		shown     string // inspect's listing, when it reads the file
 	}{
-		{"fc" + clearScreen, oscTitle + "dec", 3, `several decoder candidates of shape [C, 2]: "\x1b]0;pwned\adec", "fc\x1b[2J"`},
-		{"fc2" + clearScreen, "fc1" + oscTitle, 2, `two Linear layers (fc1\x1b]0;pwned\a → fc2\x1b[2J)`},
+		{"fc" + clearScreen, oscTitle + "dec", 3, `several decoder candidates of shape [C, 2]: "\x1b]0;pwned\adec", "fc\x1b[2J"`, ""},
+		{"fc2" + clearScreen, "fc1" + oscTitle, 2, `two Linear layers (fc1\x1b]0;pwned\a → fc2\x1b[2J)`, `between fc1\x1b]0;pwned\a and fc2\x1b[2J)`},
 	} {
 		path, _ := namedModel(t, "emb", "lstm", c.fc, c.extra, c.rows)
 		for _, args := range [][]string{{"inspect", "-model", path}, {"attribute", "-model", path, "-method", "saliency", "1 2"}} {
 			status, out, errOut := runCLI(t, "", args...)
+			if args[0] == "inspect" && c.shown != "" {
+				if status != 0 || !strings.Contains(out, c.shown) {
+					t.Errorf("inspect: status %d, stdout %q, stderr %q; want 0 and %q", status, out, errOut, c.shown)
+				}
+				checkTerminal(t, "inspect", out)
+				continue
+			}
 			if status != 2 || out != "" || !strings.Contains(errOut, c.want) {
 				t.Errorf("%s: status %d, stdout %q, stderr %q; want 2 and %q", args[0], status, out, errOut, c.want)
 			}

@@ -46,6 +46,14 @@ var readmeSubstituted = map[string]string{
 	"python3 my_tool.py": "whitebox attribute -net sp-fsa -method ig < inputs.txt > scores.jsonl",
 }
 
+// readmeClone is the README's command that fetches the authors' data;
+// the test, offline, puts the same files (../shared/data, beside the
+// repository) where it would, or skips the commands that read them.
+const (
+	readmeClone    = "git clone https://github.com/yidinghao/whitebox-lstm"
+	readmeDatasets = "whitebox-lstm/datasets/"
+)
+
 // A readmeCommand is one command of a fenced block and the output the
 // README shows after it (nil when none).
 type readmeCommand struct {
@@ -108,10 +116,10 @@ func commands(block []string) []readmeCommand {
 }
 
 // TestREADME runs the README as a newcomer would, from a checkout: every
-// command of its shell blocks, as written (but those in readmeSkipped, and
-// the placeholders of readmeSubstituted), in the repository root for "go"
-// commands and in a scratch directory for the others, with the installed
-// whitebox on PATH; the output it shows, where it shows one in full, must
+// command of its shell blocks, as written (but those in readmeSkipped, the
+// placeholders of readmeSubstituted and readmeClone), in the repository
+// root for "go" commands and in a scratch directory for the others, with
+// the installed whitebox on PATH; the output it shows, where it shows one in full, must
 // be what the command prints. Every Go block is a complete program: it is
 // built against this checkout and run, and its "// Output:" comment must
 // be what it prints. The report that "whitebox reproduce -out" writes is
@@ -155,7 +163,7 @@ func TestREADME(t *testing.T) {
 	}
 	langs, blocks := readmeBlocks(string(text))
 	ran, snippets := 0, 0
-	installed := false
+	installed, paperData := false, false
 	for b, block := range blocks {
 		switch langs[b] {
 		case "":
@@ -169,6 +177,14 @@ func TestREADME(t *testing.T) {
 		for _, c := range commands(block) {
 			if reason := skipped(c.line); reason != "" {
 				t.Logf("not run (%s): %s", reason, c.line)
+				continue
+			}
+			if strings.HasPrefix(c.line, readmeClone) {
+				paperData = copyPaperData(t, filepath.Join(root, "../shared/data"), filepath.Join(work, readmeDatasets))
+				continue
+			}
+			if strings.Contains(c.line, readmeDatasets) && !paperData {
+				t.Logf("not run (the paper's data are not beside the repository): %s", c.line)
 				continue
 			}
 			line := c.line
@@ -206,6 +222,27 @@ func TestREADME(t *testing.T) {
 		t.Fatalf("whitebox reproduce -out report: %v", err)
 	}
 	openInChromium(t, report)
+}
+
+// copyPaperData copies the authors' two data files from shared to dir, as
+// the README's git clone would place them; false when they are absent.
+func copyPaperData(t *testing.T, shared, dir string) bool {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"lrp_saturation_test_data.csv", "ablation_test_data.txt"} {
+		b, err := os.ReadFile(filepath.Join(shared, name))
+		if err != nil {
+			t.Logf("instead of %q: the paper's data are not beside the repository (%v)", readmeClone, err)
+			return false
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("instead of %q: the same files from %s", readmeClone, shared)
+	return true
 }
 
 // skipped returns why the README's command line is not run, or "".

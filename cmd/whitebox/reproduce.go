@@ -7,8 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -45,7 +47,7 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "write every table in every format and report.html to this directory")
 	seed := fs.Uint64("seed", reproduce.DefaultSeed, "seed of the generated data sets and of the Random baseline (any value, 0 included)")
 	var data dataFiles
-	fs.Var(&data, "data", "use this data file: Table 4's CSV (string,label) or Table 5's strings, one per line; may be repeated, and the strings of every file of a table are used, in order")
+	fs.Var(&data, "data", "use this data file: Table 4's CSV (string,label) or Table 5's strings, one per line; may be repeated, and the strings of every file of a table are used, in order. The paper's are in "+reproduce.PaperRepository+": "+reproduce.Table4File+" and "+reproduce.Table5File)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: whitebox reproduce [-table N] [-format F] [-out DIR] [-data FILE]... [-seed S]
 
@@ -128,6 +130,9 @@ Flags:
 // naming the file and its kind, as is a file with no strings.
 func readData(name string, tables []int, cfg *reproduce.Config) error {
 	if err := regfile.Flag("-data", name); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w; %s", err, paperDataHint(name))
+		}
 		return err
 	}
 	b, err := os.ReadFile(name)
@@ -166,6 +171,25 @@ func readData(name string, tables []int, cfg *reproduce.Config) error {
 	}
 	cfg.Table5Data = append(cfg.Table5Data, rows...)
 	return nil
+}
+
+// paperDataHint says where the authors' data are published, for a -data
+// file that is not there: the table the file name is for, or both files.
+func paperDataHint(name string) string {
+	clone := "git clone " + reproduce.PaperRepository
+	dir := path.Base(reproduce.PaperRepository)
+	for _, d := range []struct {
+		table int
+		test  string
+		file  string
+	}{{4, "the LRP saturation test", reproduce.Table4File}, {5, "the ablation test", reproduce.Table5File}} {
+		if filepath.Base(name) == path.Base(d.file) {
+			return fmt.Sprintf("%s is Table %d's data (%s), published by the paper's authors with their code: get it with %s and give -data %s",
+				path.Base(d.file), d.table, d.test, clone, path.Join(dir, d.file))
+		}
+	}
+	return fmt.Sprintf("-data takes the paper's data, published by its authors with their code (%s: %s for Table 4, %s for Table 5), or a file of the same form",
+		clone, path.Join(dir, reproduce.Table4File), path.Join(dir, reproduce.Table5File))
 }
 
 var extensions = map[string]string{"text": "txt", "json": "json", "markdown": "md", "html": "html", "latex": "tex"}

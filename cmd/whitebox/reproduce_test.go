@@ -69,6 +69,30 @@ func TestReproduceData(t *testing.T) {
 	}
 }
 
+// Issue 44, item 1: a -data file that is not there says what the file is
+// for and where the authors published it, not only "no such file".
+func TestReproduceDataMissing(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		file string
+		want []string
+	}{
+		{"lrp_saturation_test_data.csv", []string{"no such file", "Table 4's data (the LRP saturation test)",
+			"git clone https://github.com/yidinghao/whitebox-lstm", "-data whitebox-lstm/datasets/lrp_saturation_test_data.csv"}},
+		{"ablation_test_data.txt", []string{"Table 5's data (the ablation test)", "-data whitebox-lstm/datasets/ablation_test_data.txt"}},
+		{"mine.txt", []string{"no such file", "https://github.com/yidinghao/whitebox-lstm",
+			"whitebox-lstm/datasets/lrp_saturation_test_data.csv for Table 4", "whitebox-lstm/datasets/ablation_test_data.txt for Table 5"}},
+	} {
+		path := filepath.Join(dir, "data", tc.file)
+		status, out, errOut := runCLI(t, "", "reproduce", "-data", path)
+		for _, want := range tc.want {
+			if status != 2 || out != "" || !strings.Contains(errOut, want) {
+				t.Errorf("-data %s: status %d, stderr %q; want 2 and %q", tc.file, status, errOut, want)
+			}
+		}
+	}
+}
+
 // Issue 14, item 3: usage errors exit 2, whatever the flag; the help text
 // says so.
 func TestReproduceExitCodes(t *testing.T) {

@@ -67,6 +67,14 @@ func TestAssumedHeadNote(t *testing.T) {
 	}
 }
 
+// Issue 44, item 2: a default head that -verify checked is not "assumed".
+func TestVerifiedHeadNoNote(t *testing.T) {
+	status, out, errOut := runCLI(t, "1 2\n", "attribute", "-model", headsDir+"hnbf_uni2.pt", "-verify", headsDir+"hnbf_uni2.verify.jsonl", "-method", "saliency")
+	if status != 0 || errOut != "" || !strings.Contains(out, `"head":"hn"`) {
+		t.Errorf("status %d, stdout %q, stderr %q", status, out, errOut)
+	}
+}
+
 func TestHeadFlagErrors(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -93,7 +101,9 @@ func TestInspectVerify(t *testing.T) {
 	if status != 0 {
 		t.Fatalf("status %d: %s", status, errOut)
 	}
-	for _, want := range []string{"verify (", "* hn         no match", "  last       match    worst relative difference", "  mean       no match", "the logits match -head last\n"} {
+	// Issue 44, item 2: the decoder shown, and the *, are the match's.
+	for _, want := range []string{"verify (", "  hn         no match", "* last       match    worst relative difference", "  mean       no match", "the logits match -head last\n",
+		"on output[:, -1, :] (head last, verified)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("inspect -verify lacks %q:\n%s", want, out)
 		}
@@ -138,10 +148,45 @@ func TestBaselineFlag(t *testing.T) {
 	}
 }
 
-// inspect -verify on two Linear layers without -act: both activations.
+// inspect -verify on two Linear layers without -act: both activations;
+// the decoder shown is the match's (issue 44, item 2).
 func TestInspectVerifyActivation(t *testing.T) {
 	status, out, errOut := runCLI(t, "", "inspect", "-model", headsDir+"max_bi2_seqrelu.pt", "-verify", headsDir+"max_bi2_seqrelu.verify.jsonl")
-	if status != 0 || !strings.Contains(out, "max+tanh   no match") || !strings.Contains(out, "the logits match -head max -act relu\n") {
+	if status != 0 || !strings.Contains(out, "  max+tanh   no match") || !strings.Contains(out, "* max+relu   match") || !strings.Contains(out, "the logits match -head max -act relu\n") ||
+		!strings.Contains(out, "→ relu → ") || !strings.Contains(out, "(head max, verified)") || strings.Count(out, "* ") != 1 {
 		t.Errorf("status %d, stderr %q\n%s", status, errOut, out)
+	}
+}
+
+// Issue 44, item 2: inspect on two Linear layers with no -act (and no
+// metadata) shows the file as read, the activation unknown, and how to
+// choose it; exit 0. A wrong name is still an error.
+func TestInspectUnknownActivation(t *testing.T) {
+	status, out, errOut := runCLI(t, "", "inspect", "-model", headsDir+"last_uni1_fc12relu.pt")
+	for _, want := range []string{"fc1: Linear(6 → 5) → activation unknown → fc2: Linear(5 → 3) on h_n[-1] (head hn, default)",
+		"fc1.weight                       F32   [5 6]          hidden layer weight", "lstm.weight_ih_l0", "embedding.weight",
+		"activation: unknown (nothing in the file says what is between fc1 and fc2)", "-act relu or -act tanh", "-head auto -verify FILE"} {
+		if status != 0 || errOut != "" || !strings.Contains(out, want) {
+			t.Errorf("status %d, stderr %q: lacks %q\n%s", status, errOut, want, out)
+		}
+	}
+	if strings.Contains(out, "relu →") {
+		t.Errorf("the activation shown as relu:\n%s", out)
+	}
+	status, out, _ = runCLI(t, "", "inspect", "-model", headsDir+"last_uni1_fc12relu.pt", "-act", "tanh")
+	if status != 0 || !strings.Contains(out, "→ tanh → ") || strings.Contains(out, "unknown") {
+		t.Errorf("-act tanh: status %d\n%s", status, out)
+	}
+	status, _, errOut = runCLI(t, "", "inspect", "-model", headsDir+"last_uni1_fc12relu.pt", "-decoder", "nope")
+	if status != 2 || !strings.Contains(errOut, "nope") {
+		t.Errorf("-decoder nope: status %d, stderr %q", status, errOut)
+	}
+}
+
+// Issue 44, item 3: the library names Options.Act, the command -act.
+func TestActivationFlagName(t *testing.T) {
+	status, _, errOut := runCLI(t, "1 2\n", "attribute", "-model", headsDir+"last_uni1_fc12relu.pt", "-method", "gxi")
+	if status != 2 || !strings.Contains(errOut, "give the activation between them with -act (activations: relu, tanh)") || strings.Contains(errOut, "Options.") {
+		t.Errorf("status %d, stderr %q", status, errOut)
 	}
 }

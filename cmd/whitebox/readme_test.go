@@ -7,22 +7,24 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 )
 
-// The README's commands that TestREADME does not run as written, each with
+// The commands of README.md and docs/*.md that TestREADME does not run as written, each with
 // the reason; a command is matched by its start.
 var readmeSkipped = map[string]string{
 	// The command that runs this test.
 	"go test ./...": "it runs this test (CI runs it)",
-	// "Beyond one machine": the nested module beam/ brings Apache Beam
+	// docs/beam.md ("Beyond one machine"): the nested module beam/ brings Apache Beam
 	// (about 90 modules and minutes of cold build); its own go test runs
 	// the same pipeline on prism and compares it with whitebox attribute,
 	// byte for byte (CI's beam/ step). Flink and Dataflow are marked
-	// untested in the README.
+	// untested in docs/beam.md.
 	"cd beam":                              "beam/ is a module of its own, tested by its go test",
 	"go build -o whitebox-beam":            "beam/",
 	"./whitebox-beam":                      "beam/",
@@ -30,10 +32,11 @@ var readmeSkipped = map[string]string{
 	"head -1 out/":                         "beam/'s output",
 	"cat out/":                             "beam/'s output",
 	"go run github.com/apache/beam":        "beam/: prism as a job server",
-	"docker run":                           "Flink (untested, as the README says)",
+	"docker run":                           "Flink (untested, as docs/beam.md says)",
 	"python3 -c 'import torch; torch.save": "the reader's own PyTorch model; the test puts model/testdata/uni1.pt (saved the same way by gen.py) at model.pt",
 	"python3 -c 'import torch; torch.onnx.export": "the reader's own PyTorch model; the test puts model/testdata/onnx/mean_bi2_o17.onnx (exported the same way by gen_onnx.py) at model.onnx",
-	// "Check the head against your model": the reader's own logits.
+	// The README's "Your own model" and docs/models.md's "Check the head
+	// against your model": the reader's own logits.
 	"whitebox inspect -model model.pt -verify":      "the reader's verify.jsonl; verify_test.go runs -verify, -head auto and inspect -verify on model/testdata/heads",
 	"whitebox attribute -model model.pt -verify":    "the reader's verify.jsonl (verify_test.go)",
 	"whitebox attribute -model model.pt -head auto": "the reader's verify.jsonl (verify_test.go)",
@@ -115,8 +118,28 @@ func commands(block []string) []readmeCommand {
 	return cmds
 }
 
-// TestREADME runs the README as a newcomer would, from a checkout: every
-// command of its shell blocks, as written (but those in readmeSkipped, the
+// readmeFiles are the documents whose commands and programs TestREADME
+// runs, in its order: README.md, then docs/*.md by name.
+func readmeFiles(root string) ([]string, error) {
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		return nil, err
+	}
+	files := []string{"README.md"}
+	for _, d := range docs {
+		rel, err := filepath.Rel(root, d)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, filepath.ToSlash(rel))
+	}
+	return files, nil
+}
+
+// TestREADME runs the README and every docs/*.md (one subtest each, in
+// that order, sharing one scratch directory, as a reader who follows the
+// README into docs/ would) as a newcomer would, from a checkout: every
+// command of their shell blocks, as written (but those in readmeSkipped, the
 // placeholders of readmeSubstituted and readmeClone), in the repository
 // root for "go" commands and in a scratch directory for the others, with
 // the installed whitebox on PATH; the output it shows, where it shows one in full, must
@@ -133,7 +156,7 @@ func TestREADME(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text, err := os.ReadFile(filepath.Join(root, "README.md"))
+	files, err := readmeFiles(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +171,7 @@ func TestREADME(t *testing.T) {
 		}
 	}
 	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "GOBIN="+bin)
-	run := func(dir, line string) (string, error) {
+	run := func(t *testing.T, dir, line string) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, "bash", "-c", "set -eo pipefail\n"+line)
@@ -161,61 +184,86 @@ func TestREADME(t *testing.T) {
 		}
 		return out.String(), err
 	}
-	langs, blocks := readmeBlocks(string(text))
 	ran, snippets := 0, 0
 	installed, paperData := false, false
-	for b, block := range blocks {
-		switch langs[b] {
-		case "":
-		case "go":
-			snippets++
-			runSnippet(t, root, work, env, snippets, block)
-			continue
-		default: // python: the export's loader, shown for PyTorch users (evaluate/testdata/pytorch_ig.py is it, tested)
-			continue
-		}
-		for _, c := range commands(block) {
-			if reason := skipped(c.line); reason != "" {
-				t.Logf("not run (%s): %s", reason, c.line)
-				continue
-			}
-			if strings.HasPrefix(c.line, readmeClone) {
-				paperData = copyPaperData(t, filepath.Join(root, "../shared/data"), filepath.Join(work, readmeDatasets))
-				continue
-			}
-			if strings.Contains(c.line, readmeDatasets) && !paperData {
-				t.Logf("not run (the paper's data are not beside the repository): %s", c.line)
-				continue
-			}
-			line := c.line
-			for prefix, sub := range readmeSubstituted {
-				if strings.HasPrefix(line, prefix) {
-					t.Logf("instead of %q: %s", line, sub)
-					line = sub
-				}
-			}
-			dir := work
-			if strings.HasPrefix(line, "go ") {
-				dir = root
-			}
-			if strings.HasPrefix(line, "whitebox ") && !installed {
-				t.Fatalf("%q comes before the README installs whitebox", line)
-			}
-			out, err := run(dir, line)
+	done := 0
+	for _, file := range files {
+		t.Run(file, func(t *testing.T) {
+			done++
+			text, err := os.ReadFile(filepath.Join(root, file))
 			if err != nil {
-				t.Fatalf("%s: %v", c.line, err)
+				t.Fatal(err)
 			}
-			ran++
-			installed = installed || strings.HasPrefix(line, "go install ./cmd/whitebox")
-			if c.output != nil && !strings.Contains(strings.Join(c.output, "\n"), "…") {
-				if want := strings.Join(c.output, "\n") + "\n"; out != want {
-					t.Errorf("%s:\ngot  %s\nwant %s", c.line, out, want)
+			langs, blocks := readmeBlocks(string(text))
+			for b, block := range blocks {
+				switch langs[b] {
+				case "":
+				case "go":
+					snippets++
+					runSnippet(t, root, work, env, snippets, block)
+					continue
+				default: // python: the export's loader, shown for PyTorch users (evaluate/testdata/pytorch_ig.py is it, tested)
+					continue
+				}
+				for _, c := range commands(block) {
+					if reason := skipped(c.line); reason != "" {
+						t.Logf("not run (%s): %s", reason, c.line)
+						continue
+					}
+					if strings.HasPrefix(c.line, readmeClone) {
+						paperData = copyPaperData(t, filepath.Join(root, "../shared/data"), filepath.Join(work, readmeDatasets))
+						continue
+					}
+					if strings.Contains(c.line, readmeDatasets) && !paperData {
+						t.Logf("not run (the paper's data are not beside the repository): %s", c.line)
+						continue
+					}
+					line := c.line
+					for prefix, sub := range readmeSubstituted {
+						if strings.HasPrefix(line, prefix) {
+							t.Logf("instead of %q: %s", line, sub)
+							line = sub
+						}
+					}
+					dir := work
+					if strings.HasPrefix(line, "go ") {
+						dir = root
+					}
+					if strings.HasPrefix(line, "whitebox ") && !installed {
+						if file == "README.md" {
+							t.Fatalf("%q comes before the README installs whitebox", line)
+						}
+						// This document run alone (go test -run TestREADME/docs/...):
+						// install whitebox as the README does.
+						if _, err := run(t, root, "go install ./cmd/whitebox"); err != nil {
+							t.Fatalf("go install ./cmd/whitebox: %v", err)
+						}
+						installed = true
+					}
+					out, err := run(t, dir, line)
+					if err != nil {
+						t.Fatalf("%s: %s: %v", file, c.line, err)
+					}
+					ran++
+					installed = installed || strings.HasPrefix(line, "go install ./cmd/whitebox")
+					if c.output != nil && !strings.Contains(strings.Join(c.output, "\n"), "…") {
+						if want := strings.Join(c.output, "\n") + "\n"; out != want {
+							t.Errorf("%s: %s:\ngot  %s\nwant %s", file, c.line, out, want)
+						}
+					}
 				}
 			}
-		}
+		})
+	}
+	if t.Failed() {
+		return
+	}
+	if done < len(files) {
+		t.Logf("%d of %d documents run (-run chose them): the totals and the report are not checked", done, len(files))
+		return
 	}
 	if ran < 10 || snippets != 2 {
-		t.Fatalf("ran %d commands and %d Go programs: the README's blocks were not found", ran, snippets)
+		t.Fatalf("ran %d commands and %d Go programs: the documents' blocks were not found", ran, snippets)
 	}
 	report := filepath.Join(work, "report", "report.html")
 	if _, err := os.Stat(report); err != nil {
@@ -350,4 +398,103 @@ func openInChromium(t *testing.T, page string) {
 	if red < 100 || blue < 100 {
 		t.Errorf("report.html in Chromium: %d red and %d blue pixels; the heatmaps did not render", red, blue)
 	}
+}
+
+// TestDocLinks checks that every relative link of README.md and docs/*.md
+// names a file of the repository and, where it names a heading of a
+// Markdown file (#anchor), that the heading is there.
+func TestDocLinks(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := readmeFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	links := 0
+	for _, file := range files {
+		text, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(outsideCode(string(text)), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			links++
+			path, anchor, _ := strings.Cut(target, "#")
+			full := filepath.Join(root, file)
+			if path != "" {
+				full = filepath.Join(filepath.Dir(full), filepath.FromSlash(path))
+			}
+			if _, err := os.Stat(full); err != nil {
+				t.Errorf("%s: link %s: %v", file, target, err)
+				continue
+			}
+			if anchor != "" && strings.HasSuffix(full, ".md") && !hasAnchor(t, full, anchor) {
+				t.Errorf("%s: link %s: no heading %q in %s", file, target, anchor, filepath.Base(full))
+			}
+		}
+	}
+	if links == 0 {
+		t.Fatal("no relative links found")
+	}
+}
+
+// outsideCode returns the Markdown text without its fenced blocks and
+// inline code spans, where "](" is code, not a link.
+func outsideCode(text string) string {
+	var b strings.Builder
+	in := false
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "```") {
+			in = !in
+			continue
+		}
+		if in {
+			continue
+		}
+		parts := strings.Split(line, "`")
+		for i := 0; i < len(parts); i += 2 {
+			b.WriteString(parts[i])
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// hasAnchor reports whether the Markdown file has a heading whose GitHub
+// anchor is anchor.
+func hasAnchor(t *testing.T, file, anchor string) bool {
+	t.Helper()
+	text, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := false
+	for _, line := range strings.Split(string(text), "\n") {
+		if strings.HasPrefix(line, "```") {
+			in = !in
+		}
+		heading := strings.TrimLeft(line, "#")
+		if in || heading == line || !strings.HasPrefix(heading, " ") {
+			continue
+		}
+		var slug strings.Builder
+		for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+			switch {
+			case r == ' ':
+				slug.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				slug.WriteRune(r)
+			}
+		}
+		if slug.String() == anchor {
+			return true
+		}
+	}
+	return false
 }

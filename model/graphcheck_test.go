@@ -112,19 +112,7 @@ func TestCheckGraphBudget(t *testing.T) {
 	for i := range ids {
 		ids[i] = (7 * i) % m.Vocab
 	}
-	x, err := m.Embed(ids)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := cell.NewStackedRunner(m.Net)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
-	y, err := run.Forward(x)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x, y := embedForward(t, m, ids)
 	need := per*int64(len(ids)) + fixed
 	if err := m.CheckGraph(ids, x, y, need+need/4); err != nil {
 		t.Fatalf("with the estimate (%d bytes) and a quarter more: %v", need, err)
@@ -141,6 +129,26 @@ func TestCheckGraphBudget(t *testing.T) {
 	if p, f := st.GraphBytes(); p != 0 || f != 0 || st.CheckGraph([]int{1}, cell.Input{}, nil, 0) != nil {
 		t.Fatal("a safetensors model has a graph to check")
 	}
+}
+
+// embedForward embeds ids and runs the engine on them: the input and the
+// engine's logits.
+func embedForward(t *testing.T, m *Model, ids []int) (cell.Input, []float64) {
+	t.Helper()
+	x, err := m.Embed(ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := cell.NewStackedRunner(m.Net)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	y, err := run.Forward(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x, y
 }
 
 func maxRel(a, b []float64) float64 {
@@ -163,19 +171,7 @@ func TestGraphBytesFixedLength(t *testing.T) {
 	}
 	per, fixed := m.GraphBytes()
 	ids := []int{4, 11, 0, 7, 7, 13, 2}
-	x, err := m.Embed(ids)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := cell.NewStackedRunner(m.Net)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
-	y, err := run.Forward(x)
-	if err != nil {
-		t.Fatal(err)
-	}
+	x, y := embedForward(t, m, ids)
 	need := per*int64(len(ids)) + fixed
 	if per <= 0 || m.CheckGraph(ids, x, y, need) != nil {
 		t.Fatalf("GraphBytes %d per token, %d fixed: not enough for the check (%v)", per, fixed, m.CheckGraph(ids, x, y, need))

@@ -86,15 +86,15 @@ type Evaluator struct {
 }
 
 // New returns an Evaluator of method m on net. It returns an error for a
-// nil network, a method that is not one of attrib.AllMethods, an invalid stop
+// nil network, a method that is not one of attrib.AllMethods(), an invalid stop
 // condition (no automaton, an invalid one, a class out of range) and an
 // automaton whose alphabet is not the network's input.
 func New(net *cell.Network, m attrib.Method, opt attrib.Options, stop Stop) (*Evaluator, error) {
 	if net == nil {
 		return nil, errors.New("ablation: nil network")
 	}
-	if !slices.Contains(attrib.AllMethods, m) {
-		return nil, fmt.Errorf("ablation: unknown method %v (methods: %v)", m, attrib.AllMethods)
+	if !slices.Contains(attrib.AllMethods(), m) {
+		return nil, fmt.Errorf("ablation: unknown method %v (methods: %v)", m, attrib.AllMethods())
 	}
 	if err := stop.check(); err != nil {
 		return nil, err
@@ -103,7 +103,11 @@ func New(net *cell.Network, m attrib.Method, opt attrib.Options, stop Stop) (*Ev
 		return nil, fmt.Errorf("ablation: the automaton reads %d symbols, the network %d", len(stop.DFA.Alphabet), net.Input())
 	}
 	opt.Class = attrib.Predicted
-	return &Evaluator{Method: m, Options: opt, Stop: stop, ex: attrib.NewExplainer(net)}, nil
+	ex, err := attrib.NewExplainer(net)
+	if err != nil {
+		return nil, err
+	}
+	return &Evaluator{Method: m, Options: opt, Stop: stop, ex: ex}, nil
 }
 
 // Run ablates symbols and returns the number of symbols deleted: while more
@@ -136,7 +140,7 @@ func (e *Evaluator) Run(ctx context.Context, symbols []int) (int, error) {
 		if err := ctx.Err(); err != nil {
 			return deleted, err
 		}
-		if err := e.ex.Attribute(e.Method, cell.OneHot(s), e.Options, &e.res); err != nil {
+		if err := e.ex.Attribute(ctx, e.Method, cell.OneHot(s), e.Options, &e.res); err != nil {
 			return deleted, err
 		}
 		best := cell.Predict(e.res.Scores)

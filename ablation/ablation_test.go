@@ -206,7 +206,7 @@ func FuzzAblation(f *testing.F) {
 			t.Fatalf("%v class %d: errors %v, %v, %v", sym, class, errDone, errOpt, errRnd)
 		}
 		ev, err := New(net.Network, attrib.Method(method), attrib.DefaultOptions(), stop)
-		if methodOK := method >= 0 && int(method) < len(attrib.Methods); (err == nil) != (methodOK && stopOK) {
+		if methodOK := method >= 0 && int(method) < len(attrib.Methods()); (err == nil) != (methodOK && stopOK) {
 			t.Fatalf("New(method %d, class %d): %v", method, class, err)
 		}
 		if err != nil {

@@ -2,8 +2,6 @@ package attrib
 
 import (
 	"context"
-	"fmt"
-	"math"
 	"slices"
 
 	"github.com/whitebox-lstm/whitebox/cell"
@@ -32,7 +30,7 @@ func (e *Explainer) withBaseline(ctx context.Context, m Method, x cell.Input, op
 		return err
 	}
 	opt.Baseline = nil
-	return e.base.ex.AttributeContext(ctx, m, shifted, opt, res)
+	return e.base.ex.Attribute(ctx, m, shifted, opt, res)
 }
 
 // withBaselineAll is withBaseline for AttributeAll.
@@ -49,33 +47,39 @@ func (e *Explainer) withBaselineAll(ctx context.Context, m Method, x cell.Input,
 // e.base for it (unless it is the last one's) and returns x − row.
 func (e *Explainer) shifted(m Method, x cell.Input, row []float64) (cell.Input, error) {
 	if m != IntegratedGradients && m != Occlusion {
-		return cell.Input{}, fmt.Errorf("attrib: a Baseline is for IG, Occlusion and DeepLIFT, not %v", m)
+		return cell.Input{}, unsupported(e.model, m, "a Baseline is for IG, Occlusion and DeepLIFT, not %v", m)
 	}
 	if e.net != nil {
-		return cell.Input{}, fmt.Errorf("attrib: a Baseline is for Stacked models (a Network reads one-hot symbols, whose baseline is zero)")
+		return cell.Input{}, unsupported(e.model, m, "a Baseline is for Stacked models (a Network reads one-hot symbols, whose baseline is zero)")
 	}
 	s, ok := e.model.(*cell.Stacked)
 	if !ok || s == nil {
-		return cell.Input{}, fmt.Errorf("attrib: a Baseline needs a *cell.Stacked model")
+		return cell.Input{}, unsupported(e.model, m, "a Baseline needs a *cell.Stacked model")
 	}
 	d := s.Input()
-	if len(row) != d {
-		return cell.Input{}, fmt.Errorf("attrib: the Baseline has %d values; the model's input rows have %d", len(row), d)
-	}
-	for i, v := range row {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return cell.Input{}, fmt.Errorf("attrib: Baseline[%d] = %v is not finite", i, v)
-		}
+	if err := checkBaselineRow(row, d); err != nil {
+		return cell.Input{}, err
 	}
 	if e.base == nil || !slices.Equal(e.base.row, row) {
 		shifted, err := shift(s, row)
 		if err != nil {
 			return cell.Input{}, err
 		}
-		e.base = &baseline{row: slices.Clone(row), ex: NewExplainer(shifted)}
+		ex, err := NewExplainer(shifted)
+		if err != nil {
+			return cell.Input{}, err
+		}
+		if e.base != nil {
+			// The last baseline's engine goes now: its goroutines and
+			// scratch, not when the collector finds them.
+			if err := e.base.ex.Release(); err != nil {
+				return cell.Input{}, err
+			}
+		}
+		e.base = &baseline{row: slices.Clone(row), ex: ex}
 	}
-	if err := x.Check(d); err != nil { // before steps·d sizes x − row
-		return cell.Input{}, fmt.Errorf("attrib: %w", err)
+	if err := checkInput(x, d); err != nil { // before steps·d sizes x − row
+		return cell.Input{}, err
 	}
 	steps := x.Len()
 	e.base.x = grow(e.base.x, steps*d)

@@ -11,7 +11,7 @@ import (
 // A white-box Network's inputs are one-hot: a Baseline is refused, named.
 func TestBaselineNetworkRefused(t *testing.T) {
 	net := randomNetwork(t, rand.New(rand.NewPCG(1, 2)), 3, 2, 2)
-	_, err := Attribute(net, IntegratedGradients, cell.OneHot([]int{0, 1}), Options{Baseline: []float64{0, 0}})
+	_, err := Attribute(t.Context(), net, IntegratedGradients, cell.OneHot([]int{0, 1}), Options{Baseline: []float64{0, 0}})
 	if err == nil || !strings.Contains(err.Error(), "Baseline is for Stacked models") {
 		t.Fatalf("%v", err)
 	}

@@ -45,14 +45,14 @@ func BenchmarkIGWhitebox(b *testing.B) {
 		x := benchInput(b, net, tc.steps)
 		for _, th := range tc.threads {
 			b.Run(fmt.Sprintf("net=%s/t=%d/steps=%d/threads=%d", tc.net, tc.steps, tc.igSteps, th), func(b *testing.B) {
-				e := NewExplainer(net.Network)
+				e := mustExplainer(b, net.Network)
 				var res Result
 				opt := DefaultOptions()
 				opt.Steps, opt.Workers = tc.igSteps, th
-				e.Attribute(IntegratedGradients, x, opt, &res) // grow the buffers
+				e.Attribute(b.Context(), IntegratedGradients, x, opt, &res) // grow the buffers
 				b.ReportAllocs()
 				for b.Loop() {
-					if err := e.Attribute(IntegratedGradients, x, opt, &res); err != nil {
+					if err := e.Attribute(b.Context(), IntegratedGradients, x, opt, &res); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -68,14 +68,14 @@ func BenchmarkOcclusionWhitebox(b *testing.B) {
 		x := benchInput(b, net, 4096)
 		for _, th := range []int{1, 2} {
 			b.Run(fmt.Sprintf("net=%s/t=4096/threads=%d", name, th), func(b *testing.B) {
-				e := NewExplainer(net.Network)
+				e := mustExplainer(b, net.Network)
 				var res Result
 				opt := DefaultOptions()
 				opt.Workers = th
-				e.Attribute(Occlusion, x, opt, &res) // grow the buffers
+				e.Attribute(b.Context(), Occlusion, x, opt, &res) // grow the buffers
 				b.ReportAllocs()
 				for b.Loop() {
-					if err := e.Attribute(Occlusion, x, opt, &res); err != nil {
+					if err := e.Attribute(b.Context(), Occlusion, x, opt, &res); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -108,14 +108,14 @@ func BenchmarkIGDense(b *testing.B) {
 	}{{1, 0}, {1, 1 << 30}, {2, 0}} {
 		th := bc.th
 		b.Run(fmt.Sprintf("h=%d/d=%d/t=%d/steps=%d/threads=%d/budget=%dMiB", h, d, steps, igSteps, th, max(bc.budget, DefaultBudget)>>20), func(b *testing.B) {
-			e := NewExplainer(net)
+			e := mustExplainer(b, net)
 			var res Result
 			opt := DefaultOptions()
 			opt.Steps, opt.Workers, opt.Budget = igSteps, th, bc.budget
-			e.Attribute(IntegratedGradients, cell.Dense(x, steps), opt, &res) // grow the buffers
+			e.Attribute(b.Context(), IntegratedGradients, cell.Dense(x, steps), opt, &res) // grow the buffers
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := e.Attribute(IntegratedGradients, cell.Dense(x, steps), opt, &res); err != nil {
+				if err := e.Attribute(b.Context(), IntegratedGradients, cell.Dense(x, steps), opt, &res); err != nil {
 					b.Fatal(err)
 				}
 			}

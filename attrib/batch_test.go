@@ -84,7 +84,7 @@ func TestBatchedMethodsBits(t *testing.T) {
 		class int
 	}
 	var cases []tcase
-	for _, name := range whitebox.Names {
+	for _, name := range whitebox.Names() {
 		net := mustNet(t, name, whitebox.Config{})
 		s := "aabcdbca"
 		if name == "bracket" {
@@ -125,20 +125,20 @@ func TestBatchedMethodsBits(t *testing.T) {
 			for _, procs := range []int{1, 2} {
 				runtime.GOMAXPROCS(procs)
 				for _, budget := range []int64{16 << 20, 1 << 30, 1} {
-					e := NewExplainer(tc.net)
+					e := mustExplainer(t, tc.net)
 					var res Result
 					opt := Options{Class: ClassIndex(tc.class), Steps: steps, Budget: budget}
 					if budget == 1 { // the smallest power of two that fits: tight plans, checkpoints
 						opt.Budget = smallestBudget(t, e, tc.x, opt)
 					}
 					where := fmt.Sprintf("%s steps=%d GOMAXPROCS=%d budget=%d", tc.name, steps, procs, opt.Budget)
-					if err := e.Attribute(IntegratedGradients, tc.x, opt, &res); err != nil {
+					if err := e.Attribute(t.Context(), IntegratedGradients, tc.x, opt, &res); err != nil {
 						t.Fatal(err)
 					}
 					if !sameBits(res.Features, want) {
 						t.Errorf("%s: IG features differ from the single path", where)
 					}
-					if err := e.Attribute(Occlusion, tc.x, opt, &res); err != nil {
+					if err := e.Attribute(t.Context(), Occlusion, tc.x, opt, &res); err != nil {
 						t.Fatal(err)
 					}
 					if !sameBits(res.Scores, wantOcc) {
@@ -150,10 +150,10 @@ func TestBatchedMethodsBits(t *testing.T) {
 	}
 }
 
-func TestAttributeContextCancel(t *testing.T) {
+func TestAttributeCancel(t *testing.T) {
 	net := mustNet(t, "sp-counter", whitebox.Config{})
 	sym, _ := net.Task.Encode("abcdabcdabcdabcdabcdabcdabcdabcd")
-	e := NewExplainer(net.Network)
+	e := mustExplainer(t, net.Network)
 	var res Result
 	ctx, cancel := context.WithCancel(context.Background())
 	opt := DefaultOptions()
@@ -167,7 +167,7 @@ func TestAttributeContextCancel(t *testing.T) {
 		cancel()
 	}
 	for _, m := range []Method{IntegratedGradients, Occlusion} {
-		err := e.AttributeContext(ctx, m, cell.OneHot(sym), opt, &res)
+		err := e.Attribute(ctx, m, cell.OneHot(sym), opt, &res)
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("%v: error %v, want context.Canceled", m, err)
 		}
@@ -177,7 +177,7 @@ func TestAttributeContextCancel(t *testing.T) {
 	}
 	// The Explainer works afterwards.
 	opt.Progress = nil
-	if err := e.Attribute(IntegratedGradients, cell.OneHot(sym), opt, &res); err != nil || math.Abs(res.Delta) > 1e-3 {
+	if err := e.Attribute(t.Context(), IntegratedGradients, cell.OneHot(sym), opt, &res); err != nil || math.Abs(res.Delta) > 1e-3 {
 		t.Errorf("after cancellation: %v, delta %v", err, res.Delta)
 	}
 }
@@ -189,8 +189,8 @@ func smallestBudget(t *testing.T, e *Explainer, x cell.Input, opt Options) int64
 	var res Result
 	for b := int64(1); b < 1<<40; b *= 2 {
 		opt.Budget = b
-		errIG := e.Attribute(IntegratedGradients, x, opt, &res)
-		errOcc := e.Attribute(Occlusion, x, opt, &res)
+		errIG := e.Attribute(t.Context(), IntegratedGradients, x, opt, &res)
+		errOcc := e.Attribute(t.Context(), Occlusion, x, opt, &res)
 		if errIG == nil && errOcc == nil {
 			return b
 		}

@@ -43,11 +43,11 @@ func TestCancelSinglePass(t *testing.T) {
 		m attrib.Model
 		x cell.Input
 	}{{m, x}, {net.Network, cell.OneHot(sym)}} {
-		e := attrib.NewExplainer(c.m)
+		e := mustExplainer(t, c.m)
 		for _, method := range []attrib.Method{attrib.Saliency, attrib.GradientXInput, attrib.LRP} {
 			var res attrib.Result
 			start := time.Now()
-			if err := e.Attribute(method, c.x, attrib.Options{}, &res); err != nil {
+			if err := e.Attribute(t.Context(), method, c.x, attrib.Options{}, &res); err != nil {
 				t.Fatal(err)
 			}
 			full := time.Since(start)
@@ -56,7 +56,7 @@ func TestCancelSinglePass(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 			start = time.Now()
-			err := e.AttributeContext(ctx, method, c.x, attrib.Options{}, &res)
+			err := e.Attribute(ctx, method, c.x, attrib.Options{}, &res)
 			took := time.Since(start)
 			cancel()
 			if !errors.Is(err, context.DeadlineExceeded) {
@@ -64,7 +64,7 @@ func TestCancelSinglePass(t *testing.T) {
 			}
 			t.Logf("%T %v: %v in full, %v with a 1 ms deadline", c.m, method, full, took)
 			// The Explainer still works after a cut pass.
-			if err := e.Attribute(method, c.x, attrib.Options{}, &res); err != nil {
+			if err := e.Attribute(t.Context(), method, c.x, attrib.Options{}, &res); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -51,7 +51,7 @@ func (e *Explainer) cdEngine() (*cdEngine, error) {
 	s := e.stacked.Model()
 	r, err := cell.NewCDRunner(s)
 	if err != nil {
-		return nil, fmt.Errorf("attrib: %w", err)
+		return nil, &UnsupportedError{Model: fmt.Sprintf("%T", e.model), Method: ContextualDecomposition, Reason: err.Error(), Err: err}
 	}
 	c := s.Classes()
 	e.cd = &cdEngine{s: s, r: r, rel: make([]float64, c), irrel: make([]float64, c)}
@@ -82,7 +82,7 @@ func (e *Explainer) contextualDecomposition(ctx context.Context, x cell.Input, o
 	}
 	steps := x.Len()
 	if sp := opt.Span; sp != nil && (sp.Start < 0 || sp.Stop < sp.Start || sp.Stop >= steps) {
-		return fmt.Errorf("attrib: span %v is not within the input's %d tokens (0 ≤ start ≤ stop ≤ %d)", *sp, steps, steps-1)
+		return optionError("Span", *sp, "span %v is not within the input's %d tokens (0 ≤ start ≤ stop ≤ %d)", *sp, steps, steps-1)
 	}
 	e.y = grow(e.y, e.model.Classes())
 	if err := e.logits(x, e.y); err != nil {
@@ -99,14 +99,14 @@ func (e *Explainer) contextualDecomposition(ctx context.Context, x cell.Input, o
 		}
 		in = cell.Dense(cd.dense, steps)
 	}
-	if err := cd.r.Tokens(ctx, in, res.Class, res.Scores); err != nil {
+	if err := cd.r.Tokens(ctx, in, res.Class.k, res.Scores); err != nil {
 		return fmt.Errorf("attrib: %w", err)
 	}
 	if sp := opt.Span; sp != nil {
 		if err := cd.r.Span(ctx, in, sp.Start, sp.Stop, cd.rel, cd.irrel); err != nil {
 			return fmt.Errorf("attrib: %w", err)
 		}
-		res.SpanScore = cd.rel[res.Class]
+		res.SpanScore = cd.rel[res.Class.k]
 	}
 	return nil
 }

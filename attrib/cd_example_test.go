@@ -1,6 +1,7 @@
 package attrib_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
@@ -21,10 +22,10 @@ func ExampleSpan() {
 		panic(err)
 	}
 	opt := attrib.Options{Span: &attrib.Span{Start: 0, Stop: 1}}
-	res, err := attrib.Attribute(net.Network, attrib.ContextualDecomposition, cell.OneHot(sym), opt)
+	res, err := attrib.Attribute(context.Background(), net.Network, attrib.ContextualDecomposition, cell.OneHot(sym), opt)
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("class %s: tokens %.3f, span %v: %.3f\n", net.Task.Classes[res.Class], res.Scores, *opt.Span, res.SpanScore)
+	fmt.Printf("class %s: tokens %.3f, span %v: %.3f\n", net.Task.Classes[res.Class.Int()], res.Scores, *opt.Span, res.SpanScore)
 	// Output: class True: tokens [0.000 0.000 0.000 0.000], span 0:1: 0.533
 }

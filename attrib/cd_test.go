@@ -52,10 +52,10 @@ func checkCD(t *testing.T, e *attrib.Explainer, name string, x cell.Input, fxCas
 	for k := range classes {
 		for _, sp := range c.Spans {
 			opt := attrib.Options{Class: attrib.ClassIndex(k), Span: &attrib.Span{Start: sp.Start, Stop: sp.Stop}}
-			if err := e.Attribute(attrib.ContextualDecomposition, x, opt, &res); err != nil {
+			if err := e.Attribute(t.Context(), attrib.ContextualDecomposition, x, opt, &res); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			if res.Features != nil || res.Class != k || len(res.Scores) != c.Steps {
+			if res.Features != nil || res.Class != attrib.ClassIndex(k) || len(res.Scores) != c.Steps {
 				t.Fatalf("%s: result %+v", name, res)
 			}
 			for tt, got := range res.Scores {
@@ -80,7 +80,7 @@ func TestCDWhiteBox(t *testing.T) {
 			t.Fatal(err)
 		}
 		fx := readCDFixture(t, name)
-		e := attrib.NewExplainer(net.Network)
+		e := mustExplainer(t, net.Network)
 		for i, s := range fx.Strings {
 			sym, err := net.Task.Encode(s)
 			if err != nil {
@@ -99,7 +99,7 @@ func TestCDImported(t *testing.T) {
 		t.Fatal(err)
 	}
 	fx := readCDFixture(t, "uni1")
-	e := attrib.NewExplainer(m)
+	e := mustExplainer(t, m)
 	for i, ids := range fx.IDs {
 		x, err := m.Embed(ids)
 		if err != nil {
@@ -143,12 +143,12 @@ func TestCDWhiteBoxDecomposes(t *testing.T) {
 		xd := cell.Dense(dense, len(sym))
 		by := s.Params().By
 		rel, irrel := make([]float64, n.Classes()), make([]float64, n.Classes())
-		res, err := attrib.Attribute(n, attrib.ContextualDecomposition, x, attrib.Options{})
+		res, err := attrib.Attribute(t.Context(), n, attrib.ContextualDecomposition, x, attrib.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Class != cell.Predict(y) || res.Logits[res.Class] != y[res.Class] {
-			t.Errorf("%s: class %d, logits %v; the network's %v", c.net, res.Class, res.Logits, y)
+		if res.Class != attrib.ClassIndex(cell.Predict(y)) || res.Logits[res.Class.Int()] != y[res.Class.Int()] {
+			t.Errorf("%s: class %v, logits %v; the network's %v", c.net, res.Class, res.Logits, y)
 		}
 		for start := range sym {
 			for stop := start; stop < len(sym); stop++ {
@@ -160,8 +160,8 @@ func TestCDWhiteBoxDecomposes(t *testing.T) {
 						t.Errorf("%s %s span %d:%d class %d: β+γ+b = %v, the logit %v", c.net, c.input, start, stop, k, got, y[k])
 					}
 				}
-				if start == stop && math.Float64bits(rel[res.Class]) != math.Float64bits(res.Scores[start]) {
-					t.Errorf("%s token %d: Attribute %v, Span %v", c.net, start, res.Scores[start], rel[res.Class])
+				if start == stop && math.Float64bits(rel[res.Class.Int()]) != math.Float64bits(res.Scores[start]) {
+					t.Errorf("%s token %d: Attribute %v, Span %v", c.net, start, res.Scores[start], rel[res.Class.Int()])
 				}
 			}
 		}
@@ -191,7 +191,7 @@ func TestCDRefusals(t *testing.T) {
 		{net.Network, cd, cell.OneHot([]int{0, 7}), attrib.Options{}, "symbol 7"},
 		{net.Network, cd, cell.OneHot(nil), attrib.Options{}, "empty input"},
 	} {
-		_, err := attrib.Attribute(c.m, c.meth, c.x, c.opt)
+		_, err := attrib.Attribute(t.Context(), c.m, c.meth, c.x, c.opt)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v %v: %v; want an error with %q", c.meth, c.opt.Span, err, c.want)
 		}
@@ -203,9 +203,9 @@ func TestCDRefusals(t *testing.T) {
 	}{
 		{"heads/hnbf_bi1.safetensors", model.Options{}, "bidirectional"},
 		{"uni3nobias.safetensors", model.Options{}, "3 layers"},
-		{"heads/max_uni1.safetensors", model.Options{Head: cell.HeadMax}, "head max"},
-		{"heads/mean_uni2.safetensors", model.Options{Head: cell.HeadMean}, "2 layers"},
-		{"heads/last_uni1_fc12relu.safetensors", model.Options{Head: cell.HeadLast, Act: cell.ActReLU}, "hidden layer (relu)"},
+		{"heads/max_uni1.safetensors", model.Options{Head: new(cell.HeadMax)}, "head max"},
+		{"heads/mean_uni2.safetensors", model.Options{Head: new(cell.HeadMean)}, "2 layers"},
+		{"heads/last_uni1_fc12relu.safetensors", model.Options{Head: new(cell.HeadLast), Act: cell.ActReLU}, "hidden layer (relu)"},
 	} {
 		file, want := c.file, c.want
 		m, err := model.Load("../model/testdata/"+file, c.opt)
@@ -216,7 +216,7 @@ func TestCDRefusals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = attrib.Attribute(m, cd, x, attrib.Options{})
+		_, err = attrib.Attribute(t.Context(), m, cd, x, attrib.Options{})
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "contextual decomposition is for one-layer") {
 			t.Errorf("%s: %v; want a refusal naming %q", file, err, want)
 		}
@@ -229,19 +229,19 @@ func TestCDRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := attrib.Attribute(m, cd, emb, attrib.Options{Baseline: make([]float64, m.Input())}); err == nil || !strings.Contains(err.Error(), "not cd") {
+	if _, err := attrib.Attribute(t.Context(), m, cd, emb, attrib.Options{Baseline: make([]float64, m.Input())}); err == nil || !strings.Contains(err.Error(), "not cd") {
 		t.Errorf("CD with a Baseline: %v", err)
 	}
-	if _, err := attrib.Attribute(m, cd, cell.OneHot([]int{1, 2}), attrib.Options{}); err == nil || !strings.Contains(err.Error(), "dense") {
+	if _, err := attrib.Attribute(t.Context(), m, cd, cell.OneHot([]int{1, 2}), attrib.Options{}); err == nil || !strings.Contains(err.Error(), "dense") {
 		t.Errorf("CD of one-hot input on a Stacked model: %v", err)
 	}
-	if _, err := attrib.Attribute(m, cd, emb, attrib.Options{Budget: 64}); err == nil || !strings.Contains(err.Error(), "budget") {
+	if _, err := attrib.Attribute(t.Context(), m, cd, emb, attrib.Options{Budget: 64}); err == nil || !strings.Contains(err.Error(), "budget") {
 		t.Errorf("CD within 64 bytes: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var res attrib.Result
-	if err := attrib.NewExplainer(m).AttributeContext(ctx, cd, emb, attrib.Options{}, &res); err == nil || !strings.Contains(err.Error(), "canceled") {
+	if err := mustExplainer(t, m).Attribute(ctx, cd, emb, attrib.Options{}, &res); err == nil || !strings.Contains(err.Error(), "canceled") {
 		t.Errorf("CD with a cancelled context: %v", err)
 	}
 }
@@ -261,10 +261,10 @@ func BenchmarkCD(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := attrib.NewExplainer(m)
+	e := mustExplainer(b, m)
 	var res attrib.Result
 	for b.Loop() {
-		if err := e.Attribute(attrib.ContextualDecomposition, x, attrib.Options{}, &res); err != nil {
+		if err := e.Attribute(b.Context(), attrib.ContextualDecomposition, x, attrib.Options{}, &res); err != nil {
 			b.Fatal(err)
 		}
 	}

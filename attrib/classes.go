@@ -37,13 +37,16 @@ type MultiResult struct {
 	logits  []float64 // the Results' Logits
 }
 
-// AttributeAll is NewExplainer(net).AttributeAll with a new MultiResult,
-// the Explainer released at the end.
-func AttributeAll(net Model, m Method, x cell.Input, opt Options) (*MultiResult, error) {
-	res := new(MultiResult)
-	e := NewExplainer(net)
+// AttributeAll is NewExplainer(net) and its AttributeAll with a new
+// MultiResult, the Explainer released at the end.
+func AttributeAll(ctx context.Context, net Model, m Method, x cell.Input, opt Options) (*MultiResult, error) {
+	e, err := NewExplainer(net)
+	if err != nil {
+		return nil, err
+	}
 	defer e.Release()
-	if err := e.AttributeAll(context.Background(), m, x, opt, res); err != nil {
+	res := new(MultiResult)
+	if err := e.AttributeAll(ctx, m, x, opt, res); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -56,21 +59,22 @@ func AttributeAll(net Model, m Method, x cell.Input, opt Options) (*MultiResult,
 // gap). opt.Class must be left zero (Predicted): every class is computed.
 // The results (AllBytes) are bounded by opt.Budget as the engine's
 // scratch is, each on its own: an input whose C results need more is
-// refused with a *cell.BudgetError before they are allocated.
+// refused with a *BudgetError before they are allocated.
 // When ctx is done the call stops soon after and returns an error wrapping
-// ctx.Err(); res then holds no valid result.
+// ctx.Err(); res then holds no valid result. A nil ctx is
+// context.Background().
 func (e *Explainer) AttributeAll(ctx context.Context, m Method, x cell.Input, opt Options, res *MultiResult) (err error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	if e == nil || e.stacked == nil {
-		return fmt.Errorf("attrib: no model (a nil or unsupported Model %T)", e.modelOrNil())
+		return unsupported(e.modelOrNil(), m, "no model (an Explainer not made by NewExplainer)")
 	}
 	if res == nil {
 		return fmt.Errorf("attrib: nil MultiResult")
 	}
 	if opt.Class != Predicted {
-		return fmt.Errorf("attrib: AttributeAll computes every class; Options.Class %v must be left zero", opt.Class)
+		return optionError("Class", opt.Class, "AttributeAll computes every class; Options.Class %v must be left zero", opt.Class)
 	}
 	if !e.inUse.CompareAndSwap(false, true) {
 		return fmt.Errorf("attrib: Explainer used by two goroutines at once; make one per goroutine")
@@ -170,7 +174,7 @@ func (e *Explainer) shareLogits(all []Result, y []float64) {
 }
 
 // attributeAll is AttributeAll on the model itself (the baseline, if any,
-// already shifted into it): AttributeContext's checks, then the method.
+// already shifted into it): Attribute's checks, then the method.
 func (e *Explainer) attributeAll(ctx context.Context, m Method, x cell.Input, opt Options, all []Result) error {
 	opt, err := e.prepare(ctx, m, x, opt)
 	if err != nil {
@@ -237,7 +241,7 @@ func (e *Explainer) tracedAll(ctx context.Context, m Method, x cell.Input, opt O
 			e.rels = make([]cell.Relevance, len(all))
 		}
 		rels := e.rels[:len(all)]
-		logits, err = e.stacked.LRPAll(ctx, x, opt.Epsilon, opt.LRPBias, e.all, rels)
+		logits, err = e.stacked.LRPAll(ctx, x, opt.eps, opt.LRPBias, e.all, rels)
 		if err == nil {
 			for k := range all {
 				all[k].Relevance = rels[k]

@@ -39,7 +39,7 @@ func BenchmarkAllClasses(b *testing.B) {
 func benchAllClasses(b *testing.B, name string, model Model, m Method, x cell.Input, opt Options) {
 	for _, mode := range []string{"all", "separate"} {
 		b.Run(fmt.Sprintf("model=%s/method=%v/classes=%d/mode=%s", name, m, model.Classes(), mode), func(b *testing.B) {
-			e := NewExplainer(model)
+			e := mustExplainer(b, model)
 			defer e.Release()
 			var multi MultiResult
 			var res Result
@@ -53,7 +53,7 @@ func benchAllClasses(b *testing.B, name string, model Model, m Method, x cell.In
 				for k := range model.Classes() {
 					one := opt
 					one.Class = ClassIndex(k)
-					if err := e.Attribute(m, x, one, &res); err != nil {
+					if err := e.Attribute(b.Context(), m, x, one, &res); err != nil {
 						b.Fatal(err)
 					}
 				}

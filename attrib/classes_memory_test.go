@@ -31,13 +31,13 @@ func TestAttributeAllMemory(t *testing.T) {
 	const classes = 10000
 	s := randomStackedModel(t, rand.New(rand.NewPCG(39, 1)), 2, 2, 1, false, classes, cell.HeadHN, cell.ActNone)
 	x := cell.Dense([]float64{0.5, -1}, 1)
-	for _, m := range AllMethods {
+	for _, m := range AllMethods() {
 		for _, steps := range []int{0, AutoSteps} {
 			if steps == AutoSteps && m != IntegratedGradients {
 				continue
 			}
 			opt := Options{Steps: steps}
-			e := NewExplainer(s)
+			e := mustExplainer(t, s)
 			need := e.AllBytes(m, x.Len(), false, opt)
 			if need < classes*8 || need > 64<<20 {
 				t.Fatalf("%v: AllBytes %d for %d classes", m, need, classes)

@@ -17,7 +17,7 @@ import (
 func sameResult(got, want *Result) string {
 	switch {
 	case got.Method != want.Method, got.Class != want.Class, got.Prediction != want.Prediction, got.Len != want.Len:
-		return fmt.Sprintf("header %v/%d/%d/%d, want %v/%d/%d/%d", got.Method, got.Class, got.Prediction, got.Len, want.Method, want.Class, want.Prediction, want.Len)
+		return fmt.Sprintf("header %v/%v/%d/%d, want %v/%v/%d/%d", got.Method, got.Class, got.Prediction, got.Len, want.Method, want.Class, want.Prediction, want.Len)
 	case !sameBits(got.Logits, want.Logits):
 		return "logits"
 	case !sameBits(got.Features, want.Features) || (got.Features == nil) != (want.Features == nil):
@@ -83,7 +83,7 @@ type allClassesCase struct {
 func allClassesCases(t *testing.T) []allClassesCase {
 	rng := rand.New(rand.NewPCG(71, 72))
 	var cases []allClassesCase
-	for _, name := range whitebox.Names {
+	for _, name := range whitebox.Names() {
 		net := mustNet(t, name, whitebox.Config{})
 		str, err := net.Task.Generate(rng, 9, 14)
 		if err != nil {
@@ -126,7 +126,7 @@ func TestAttributeAllBits(t *testing.T) {
 	methods := []Method{Occlusion, Saliency, GradientXInput, IntegratedGradients, LRP, DeepLIFT}
 	for _, tc := range allClassesCases(t) {
 		c := tc.model.Classes()
-		single, all := NewExplainer(tc.model), NewExplainer(tc.model)
+		single, all := mustExplainer(t, tc.model), mustExplainer(t, tc.model)
 		var multi MultiResult
 		_, stacked := tc.model.(*cell.Stacked)
 		for _, m := range methods {
@@ -154,7 +154,7 @@ func TestAttributeAllBits(t *testing.T) {
 				opts = []Options{{}, {Baseline: base}, {Budget: all.deepLIFTBytes(tc.x.Len())}}
 			}
 			if m == LRP && stacked {
-				opts = append(opts, Options{LRPBias: 1, Epsilon: 0.01})
+				opts = append(opts, Options{LRPBias: 1, Epsilon: new(float64(0.01))})
 			}
 			for _, opt := range opts {
 				where := fmt.Sprintf("%s %v steps=%d workers=%d budget=%d baseline=%v", tc.name, m, opt.Steps, opt.Workers, opt.Budget, opt.Baseline != nil)
@@ -168,7 +168,7 @@ func TestAttributeAllBits(t *testing.T) {
 					one := opt
 					one.Class = ClassIndex(k)
 					var want Result
-					if err := single.Attribute(m, tc.x, one, &want); err != nil {
+					if err := single.Attribute(t.Context(), m, tc.x, one, &want); err != nil {
 						t.Fatalf("%s class %d: %v", where, k, err)
 					}
 					if diff := sameResult(&multi.Results[k], &want); diff != "" {
@@ -214,9 +214,9 @@ func TestAttributeAllAllocations(t *testing.T) {
 		model Model
 		x     cell.Input
 	}{{net.Network, cell.OneHot(sym)}, {s, cell.Dense(v, 9)}} {
-		e := NewExplainer(tc.model)
+		e := mustExplainer(t, tc.model)
 		var res MultiResult
-		for _, m := range append(Methods[:len(Methods):len(Methods)], DeepLIFT) {
+		for _, m := range append(Methods()[:len(Methods()):len(Methods())], DeepLIFT) {
 			for _, opt := range []Options{{}, {Steps: AutoSteps}} {
 				f := func() {
 					if err := e.AttributeAll(context.Background(), m, tc.x, opt, &res); err != nil {
@@ -239,7 +239,7 @@ func TestAttributeAllErrors(t *testing.T) {
 	net := mustNet(t, "counting", whitebox.Config{})
 	sym, _ := net.Task.Encode("aab")
 	x := cell.OneHot(sym)
-	e := NewExplainer(net.Network)
+	e := mustExplainer(t, net.Network)
 	var res MultiResult
 	if err := e.AttributeAll(context.Background(), Saliency, x, Options{Class: ClassIndex(0)}, &res); err == nil || !strings.Contains(err.Error(), "Options.Class") {
 		t.Errorf("a class in the options: %v", err)
@@ -247,22 +247,22 @@ func TestAttributeAllErrors(t *testing.T) {
 	if err := e.AttributeAll(context.Background(), Saliency, x, Options{}, nil); err == nil {
 		t.Error("a nil MultiResult: no error")
 	}
-	if err := NewExplainer(nil).AttributeAll(context.Background(), Saliency, x, Options{}, &res); err == nil {
-		t.Error("a nil model: no error")
+	if _, err := NewExplainer(nil); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("a nil model: %v", err)
 	}
 	if err := e.AttributeAll(context.Background(), LRP, x, Options{Budget: 8}, &res); err == nil || !strings.Contains(err.Error(), "budget") {
 		t.Errorf("a trace over the budget: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	for _, m := range Methods {
+	for _, m := range Methods() {
 		if err := e.AttributeAll(ctx, m, x, Options{}, &res); err == nil {
 			t.Errorf("%v: a cancelled context: no error", m)
 		}
 	}
 	for _, m := range []Method{DeepLIFT, ContextualDecomposition} {
 		errAll := e.AttributeAll(context.Background(), m, x, Options{}, &res)
-		_, errOne := Attribute(net.Network, m, x, Options{Class: ClassIndex(0)})
+		_, errOne := Attribute(t.Context(), net.Network, m, x, Options{Class: ClassIndex(0)})
 		if (errAll == nil) != (errOne == nil) {
 			t.Errorf("%v: AttributeAll error %v, single-class error %v", m, errAll, errOne)
 		}
@@ -287,7 +287,7 @@ func TestAttributeAllCancel(t *testing.T) {
 		model Model
 		x     cell.Input
 	}{{net.Network, x}, {s, cell.Dense(v, 40)}} {
-		e := NewExplainer(tc.model)
+		e := mustExplainer(t, tc.model)
 		var res MultiResult
 		for _, m := range []Method{IntegratedGradients, Occlusion} {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -319,7 +319,7 @@ func TestAttributeAllCancel(t *testing.T) {
 				one := opt
 				one.Class = ClassIndex(k)
 				var want Result
-				if err := e.Attribute(m, tc.x, one, &want); err != nil {
+				if err := e.Attribute(t.Context(), m, tc.x, one, &want); err != nil {
 					t.Fatal(err)
 				}
 				if diff := sameResult(&res.Results[k], &want); diff != "" {
@@ -341,10 +341,10 @@ func TestAttributeAllBadInput(t *testing.T) {
 		model Model
 		x     cell.Input
 	}{{net.Network, cell.OneHot(nil)}, {s, cell.Dense(nil, 0)}, {net.Network, cell.OneHot([]int{0, 99})}, {s, cell.Dense([]float64{1, 2, 3}, 1)}} {
-		for _, m := range AllMethods {
+		for _, m := range AllMethods() {
 			var res MultiResult
-			errAll := NewExplainer(tc.model).AttributeAll(context.Background(), m, tc.x, Options{}, &res)
-			_, errOne := Attribute(tc.model, m, tc.x, Options{Class: ClassIndex(0)})
+			errAll := mustExplainer(t, tc.model).AttributeAll(context.Background(), m, tc.x, Options{}, &res)
+			_, errOne := Attribute(t.Context(), tc.model, m, tc.x, Options{Class: ClassIndex(0)})
 			if errAll == nil || errOne == nil || errAll.Error() != errOne.Error() {
 				t.Errorf("%T %v: AttributeAll error %v, single-class error %v", tc.model, m, errAll, errOne)
 			}

@@ -29,11 +29,11 @@ func (e *Explainer) deepLIFTBytes(steps int) int64 {
 // checkBaselineRow checks a reference row of d values.
 func checkBaselineRow(row []float64, d int) error {
 	if len(row) != d {
-		return fmt.Errorf("attrib: the Baseline has %d values; the model's input rows have %d", len(row), d)
+		return optionError("Baseline", len(row), "the Baseline has %d values; the model's input rows have %d", len(row), d)
 	}
 	for i, v := range row {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("attrib: Baseline[%d] = %v is not finite", i, v)
+			return optionError("Baseline", v, "Baseline[%d] = %v is not finite", i, v)
 		}
 	}
 	return nil
@@ -114,7 +114,7 @@ func (e *Explainer) deepLIFTInputs(x cell.Input, opt Options) (r *cell.StackedRu
 	r = e.stacked
 	d, steps := e.model.Input(), x.Len()
 	if steps < 1 {
-		return nil, in, ref, fmt.Errorf("attrib: %w", cell.ErrEmptyInput)
+		return nil, in, ref, emptyInput()
 	}
 	if opt.Baseline != nil {
 		if err := checkBaselineRow(opt.Baseline, d); err != nil {
@@ -144,7 +144,7 @@ func (e *Explainer) deepLIFTInputs(x cell.Input, opt Options) (r *cell.StackedRu
 // its summation-to-delta residual, y0 being the reference's logits.
 func deepLIFTDelta(res *Result, d int, y0 []float64) {
 	sumTokens(res.Scores, res.Features, d)
-	res.Delta = sum(res.Scores) - (res.Logits[res.Class] - y0[res.Class])
+	res.Delta = sum(res.Scores) - (res.Logits[res.Class.k] - y0[res.Class.k])
 }
 
 // chooseDeepLIFT starts DeepLIFT's result from the logits of x and returns
@@ -155,5 +155,5 @@ func (e *Explainer) chooseDeepLIFT(y []float64) (int, error) {
 		e.classErr = err
 		return 0, err
 	}
-	return res.Class, nil
+	return res.Class.k, nil
 }

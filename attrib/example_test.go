@@ -1,6 +1,7 @@
 package attrib_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
@@ -18,10 +19,10 @@ func ExampleAttribute() {
 	if err != nil {
 		panic(err)
 	}
-	res, err := attrib.Attribute(net.Network, attrib.LRP, cell.OneHot(sym), attrib.DefaultOptions())
+	res, err := attrib.Attribute(context.Background(), net.Network, attrib.LRP, cell.OneHot(sym), attrib.DefaultOptions())
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("class %s: %.3f\n", net.Task.Classes[res.Class], res.Scores)
+	fmt.Printf("class %s: %.3f\n", net.Task.Classes[res.Class.Int()], res.Scores)
 	// Output: class True: [0.000 0.000 0.000 0.640]
 }

@@ -126,7 +126,7 @@ func (e *Explainer) nonFiniteLogit(m Method, x cell.Input, y []float64) *NonFini
 func nonFiniteResult(m Method, res *Result) *NonFiniteError {
 	for t, s := range res.Scores {
 		if !isFinite(s) {
-			return &NonFiniteError{Method: m, What: "score", Class: res.Class, Position: t, Value: s}
+			return &NonFiniteError{Method: m, What: "score", Class: res.Class.k, Position: t, Value: s}
 		}
 	}
 	for _, v := range []struct {
@@ -134,7 +134,7 @@ func nonFiniteResult(m Method, res *Result) *NonFiniteError {
 		v    float64
 	}{{"span score", res.SpanScore}, {"delta", res.Delta}} {
 		if !isFinite(v.v) {
-			return &NonFiniteError{Method: m, What: v.what, Class: res.Class, Position: -1, Value: v.v}
+			return &NonFiniteError{Method: m, What: v.what, Class: res.Class.k, Position: -1, Value: v.v}
 		}
 	}
 	return nil

@@ -60,7 +60,7 @@ func TestNonFiniteLogits(t *testing.T) {
 			t.Errorf("%s: %+v: %v", what, nf, err)
 		}
 	}
-	for _, m := range AllMethods {
+	for _, m := range AllMethods() {
 		check("stacked "+m.String(), attr(s, m, x, Options{}))
 		check("stacked all "+m.String(), attrAll(s, m, x, Options{}))
 		check("network "+m.String(), attr(net, m, cell.OneHot([]int{0, 1, 1}), Options{}))
@@ -116,7 +116,7 @@ func TestNonFiniteResult(t *testing.T) {
 		res  Result
 		want string
 	}{
-		{Result{Method: Occlusion, Class: 1, Scores: []float64{0, math.NaN(), math.Inf(1)}}, "attrib: the scores of occlusion for class 1 are not finite: NaN at position 1"},
+		{Result{Method: Occlusion, Class: ClassIndex(1), Scores: []float64{0, math.NaN(), math.Inf(1)}}, "attrib: the scores of occlusion for class 1 are not finite: NaN at position 1"},
 		{Result{Method: ContextualDecomposition, Scores: []float64{1}, SpanScore: math.Inf(-1)}, "attrib: the span score of cd for class 0 is -Inf, not finite"},
 		{Result{Method: IntegratedGradients, Scores: []float64{1}, Delta: math.NaN()}, "attrib: the delta of ig for class 0 is NaN, not finite"},
 	} {
@@ -147,12 +147,15 @@ func TestNonFiniteResult(t *testing.T) {
 }
 
 func attr(m Model, method Method, x cell.Input, opt Options) error {
-	_, err := Attribute(m, method, x, opt)
+	_, err := Attribute(context.Background(), m, method, x, opt)
 	return err
 }
 
 func attrAll(m Model, method Method, x cell.Input, opt Options) error {
-	e := NewExplainer(m)
+	e, err := NewExplainer(m)
+	if err != nil {
+		return err
+	}
 	defer e.Release()
 	return e.AttributeAll(context.Background(), method, x, opt, new(MultiResult))
 }

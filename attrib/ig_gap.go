@@ -47,7 +47,7 @@ func (e *Explainer) integratedGradientsChecked(ctx context.Context, x cell.Input
 func gapWithin(tol float64, res *Result) bool {
 	total := sum(res.Scores)
 	diff := total - res.Delta
-	yc := res.Logits[res.Class]
+	yc := res.Logits[res.Class.k]
 	floor := 1e-12 * max(1, math.Abs(yc), math.Abs(yc-diff))
 	return math.Abs(res.Delta) <= max(tol*math.Abs(diff), floor)
 }

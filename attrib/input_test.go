@@ -31,8 +31,8 @@ func TestMalformedInput(t *testing.T) {
 		name  string
 		model Model
 	}{{"sp-counter", net.Network}, {"stacked", s}, {"wrapper", wrapped{s}}} {
-		e := NewExplainer(tc.model)
-		for _, m := range AllMethods {
+		e := mustExplainer(t, tc.model)
+		for _, m := range AllMethods() {
 			for _, base := range []bool{false, true} {
 				opt := DefaultOptions()
 				if base {
@@ -44,10 +44,10 @@ func TestMalformedInput(t *testing.T) {
 				for i, x := range inputs {
 					where := fmt.Sprintf("%s %v baseline=%v input %d (T=%d, %d values)", tc.name, m, base, i, x.Len(), len(x.DenseValues()))
 					calls := map[string]func() error{
-						"Attribute": func() error { _, err := Attribute(tc.model, m, x, opt); return err },
-						"Explainer": func() error { return e.AttributeContext(context.Background(), m, x, opt, new(Result)) },
+						"Attribute": func() error { _, err := Attribute(t.Context(), tc.model, m, x, opt); return err },
+						"Explainer": func() error { return e.Attribute(context.Background(), m, x, opt, new(Result)) },
 						"AttributeAll": func() error {
-							_, err := AttributeAll(tc.model, m, x, opt)
+							_, err := AttributeAll(t.Context(), tc.model, m, x, opt)
 							return err
 						},
 						"Explainer.AttributeAll": func() error {

@@ -28,8 +28,8 @@
 // Integrated Gradients and Occlusion run their many forward (and backward)
 // passes as batches on several goroutines within a memory budget
 // (Options.Budget, Options.Workers), with the same bits for every setting;
-// Explainer.AttributeContext adds cancellation, Options.Progress progress
-// reports. Explainer.AttributeAll gives the scores of every class at once,
+// every call takes a context (cancellation), Options.Progress reports
+// progress. Explainer.AttributeAll gives the scores of every class at once,
 // the bits of one call per class, from one forward pass of the input
 // (classes.go).
 package attrib
@@ -37,6 +37,7 @@ package attrib
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync/atomic"
 
@@ -58,12 +59,17 @@ const (
 	ContextualDecomposition // contextual decomposition (Murdoch, Liu and Yu 2018); see cd.go
 )
 
-// Methods lists the methods the paper evaluates, in its order.
-var Methods = []Method{Occlusion, Saliency, GradientXInput, IntegratedGradients, LRP}
+// Methods returns the methods the paper evaluates, in its order (a new
+// slice each call).
+func Methods() []Method {
+	return []Method{Occlusion, Saliency, GradientXInput, IntegratedGradients, LRP}
+}
 
-// AllMethods lists every method: the paper's, then DeepLIFT and
-// contextual decomposition.
-var AllMethods = []Method{Occlusion, Saliency, GradientXInput, IntegratedGradients, LRP, DeepLIFT, ContextualDecomposition}
+// AllMethods returns every method: the paper's, then DeepLIFT and
+// contextual decomposition (a new slice each call).
+func AllMethods() []Method {
+	return []Method{Occlusion, Saliency, GradientXInput, IntegratedGradients, LRP, DeepLIFT, ContextualDecomposition}
+}
 
 var methodNames = [...]string{"occlusion", "saliency", "gxi", "ig", "lrp", "deeplift", "cd"}
 
@@ -101,16 +107,28 @@ func ParseMethod(s string) (Method, error) {
 	return 0, fmt.Errorf("unknown method %q (methods: %s, or Captum's names: IntegratedGradients, InputXGradient, Saliency, Occlusion, LRP, DeepLift)", s, strings.Join(methodNames[:], ", "))
 }
 
-// Model is a classifier the methods run on: a *cell.Network or a
-// *cell.Stacked. The methods are the same for both; only the engine
-// underneath differs.
+// Model is a classifier the methods run on. The set is closed: the
+// engine runs exactly three kinds, and NewExplainer refuses any other
+// type (nil included) with an *UnsupportedError:
+//
+//   - *cell.Network: a one-layer LSTM read on one-hot (or dense) input,
+//     the white-box networks (package whitebox); it runs as its Stacked
+//     form (cell.Network.AsStacked), with the Network's bits;
+//   - *cell.Stacked: layers, directions, heads and classifiers of a
+//     trained model;
+//   - a Wrapper whose Stacked method returns a non-nil *cell.Stacked,
+//     such as package model's *model.Model.
+//
+// The interface's two methods only describe the model's shape.
 type Model interface {
 	Input() int   // features per time step
 	Classes() int // logits
 }
 
-// Class chooses the relevance class: the zero value (Predicted) is the
-// class the model predicts, ClassIndex(k) is class k.
+// Class is a relevance class: the zero value (Predicted) is the class the
+// model predicts, ClassIndex(k) is class k. Options.Class chooses one;
+// Result.Class says which one was explained, always ClassIndex(k) (never
+// Predicted): compare it with ClassIndex, read k with Int.
 type Class struct {
 	k   int
 	set bool
@@ -124,6 +142,14 @@ func ClassIndex(k int) Class { return Class{k: k, set: true} }
 
 // Index returns k for ClassIndex(k), and ok = false for Predicted.
 func (c Class) Index() (k int, ok bool) { return c.k, c.set }
+
+// Int returns k for ClassIndex(k), and −1 for Predicted.
+func (c Class) Int() int {
+	if !c.set {
+		return -1
+	}
+	return c.k
+}
 
 // String returns "predicted" or the index.
 func (c Class) String() string {
@@ -176,22 +202,16 @@ type Options struct {
 	Quadrature   Quadrature // IG: the rule (the zero value is Gauss–Legendre)
 	// Float32Weights rounds IG's quadrature weights to float32, as Captum's
 	// IntegratedGradients does (it multiplies the gradients by
-	// torch.tensor(step_sizes).float(), even in float64); false keeps the
-	// float64 weights (relative differences of about 1e-8 from Captum).
-	// Unless Float32WeightsSet, false means the default, the same as
-	// `whitebox attribute`'s -captum-weights: true for a *cell.Stacked
-	// (an imported PyTorch model, whose users compare with Captum: its
-	// numbers to the last digit), false for a *cell.Network (the white-box
-	// networks, checked against exact float64 arithmetic).
+	// torch.tensor(step_sizes).float(), even in float64), for Captum's
+	// numbers to the last digit; false (the default, for every model)
+	// keeps the float64 weights (relative differences of about 1e-8 from
+	// Captum). `whitebox attribute` has its own default (-captum-weights:
+	// true for an imported model) and sets it explicitly.
 	Float32Weights bool
-	// Float32WeightsSet makes Float32Weights count as given, false
-	// included.
-	Float32WeightsSet bool
-	// Epsilon is LRP's stabilizer ε, finite and ≥ 0 (zero: DefaultEpsilon,
-	// unless EpsilonSet). With ε = 0 a zero denominator is an error.
-	Epsilon float64
-	// EpsilonSet makes Epsilon count as given, 0 included.
-	EpsilonSet bool
+	// Epsilon is LRP's stabilizer ε, finite and ≥ 0: nil is
+	// DefaultEpsilon; new(0.0) is ε = 0, with which a zero denominator is
+	// an error. The call reads it once, at its start.
+	Epsilon *float64
 	// LRPBias is LRP's bias factor, Arras et al.'s bias_factor in [0, 1]:
 	// 0 (the default, theirs too) lets the biases and the stabilizer
 	// absorb their share of relevance, 1 redistributes it over the inputs
@@ -225,20 +245,30 @@ type Options struct {
 	// finish, with the number done and the total (from the worker
 	// goroutines, one call at a time, done increasing).
 	Progress func(done, total int)
+
+	eps float64 // Epsilon's value, set by resolve
 }
 
 // DefaultOptions: the predicted class, 50 Gauss–Legendre steps, ε = 0.001;
 // the zero Options with every default written out.
 func DefaultOptions() Options {
 	return Options{Steps: DefaultSteps, Tolerance: DefaultTolerance, MaxAutoSteps: DefaultMaxAutoSteps,
-		Quadrature: GaussLegendre, Epsilon: DefaultEpsilon}
+		Quadrature: GaussLegendre, Epsilon: new(float64(DefaultEpsilon))}
+}
+
+// epsilon is opt.Epsilon's value: DefaultEpsilon for nil.
+func (opt Options) epsilon() float64 {
+	if opt.Epsilon == nil {
+		return DefaultEpsilon
+	}
+	return *opt.Epsilon
 }
 
 // resolve checks opt and fills in the defaults of its zero fields: the one
-// place where Options are read.
+// place where Options are read. Its errors are *OptionErrors.
 func (opt Options) resolve(m Method) (Options, error) {
 	if m < 0 || int(m) >= len(methodNames) {
-		return opt, fmt.Errorf("attrib: unknown method %d", int(m))
+		return opt, optionError("Method", m, "unknown method %d", int(m))
 	}
 	if opt.Steps == 0 {
 		opt.Steps = DefaultSteps
@@ -249,32 +279,34 @@ func (opt Options) resolve(m Method) (Options, error) {
 	if opt.MaxAutoSteps == 0 {
 		opt.MaxAutoSteps = DefaultMaxAutoSteps
 	}
-	if opt.Epsilon == 0 && !opt.EpsilonSet {
-		opt.Epsilon = DefaultEpsilon
-	}
+	eps := opt.epsilon()
+	opt.eps = eps // the value read once: the caller's may change after
 	if k, ok := opt.Class.Index(); ok && k < 0 {
-		return opt, fmt.Errorf("attrib: class %d is negative", k)
+		return opt, optionError("Class", opt.Class, "class %d is negative", k)
 	}
 	if opt.Steps != AutoSteps && (opt.Steps < 1 || opt.Steps > MaxSteps) {
-		return opt, fmt.Errorf("attrib: IG steps %d must be in 1..%d, or AutoSteps", opt.Steps, MaxSteps)
+		return opt, optionError("Steps", opt.Steps, "IG steps %d must be in 1..%d, or AutoSteps", opt.Steps, MaxSteps)
 	}
 	if !(opt.Tolerance > 0 && opt.Tolerance <= 1) {
-		return opt, fmt.Errorf("attrib: IG tolerance %v must be in (0, 1]", opt.Tolerance)
+		return opt, optionError("Tolerance", opt.Tolerance, "IG tolerance %v must be in (0, 1]", opt.Tolerance)
 	}
 	if opt.MaxAutoSteps < firstAutoSteps || opt.MaxAutoSteps > MaxSteps {
-		return opt, fmt.Errorf("attrib: MaxAutoSteps %d must be in %d..%d", opt.MaxAutoSteps, firstAutoSteps, MaxSteps)
+		return opt, optionError("MaxAutoSteps", opt.MaxAutoSteps, "MaxAutoSteps %d must be in %d..%d", opt.MaxAutoSteps, firstAutoSteps, MaxSteps)
 	}
-	if !(opt.Epsilon >= 0 && opt.Epsilon <= cell.MaxEpsilon) {
-		return opt, fmt.Errorf("attrib: LRP epsilon %v must be in [0, %g]", opt.Epsilon, cell.MaxEpsilon)
+	if !(eps >= 0 && eps <= cell.MaxEpsilon) {
+		return opt, optionError("Epsilon", eps, "LRP epsilon %v must be in [0, %g]", eps, cell.MaxEpsilon)
 	}
 	if !(opt.LRPBias >= 0 && opt.LRPBias <= 1) {
-		return opt, fmt.Errorf("attrib: LRP bias factor %v must be in [0, 1]", opt.LRPBias)
+		return opt, optionError("LRPBias", opt.LRPBias, "LRP bias factor %v must be in [0, 1]", opt.LRPBias)
 	}
 	if opt.Span != nil && m != ContextualDecomposition {
-		return opt, fmt.Errorf("attrib: a Span is for contextual decomposition (cd), not %v", m)
+		return opt, optionError("Span", *opt.Span, "a Span is for contextual decomposition (cd), not %v", m)
 	}
-	if opt.Budget < 0 || opt.Workers < 0 {
-		return opt, fmt.Errorf("attrib: Budget %d and Workers %d must not be negative (0: the defaults)", opt.Budget, opt.Workers)
+	if opt.Budget < 0 {
+		return opt, optionError("Budget", opt.Budget, "Budget %d and Workers %d must not be negative (0: the defaults)", opt.Budget, opt.Workers)
+	}
+	if opt.Workers < 0 {
+		return opt, optionError("Workers", opt.Workers, "Budget %d and Workers %d must not be negative (0: the defaults)", opt.Budget, opt.Workers)
 	}
 	return opt, nil
 }
@@ -282,7 +314,7 @@ func (opt Options) resolve(m Method) (Options, error) {
 // Result is an attribution of one input.
 type Result struct {
 	Method     Method
-	Class      int       // the relevance class c
+	Class      Class     // the relevance class c: ClassIndex(c), never Predicted
 	Prediction int       // the network's predicted class (argmax, first on ties)
 	Logits     []float64 // ŷ(X)
 	Len        int       // T, the number of time steps (tokens) of the input
@@ -315,8 +347,8 @@ type Result struct {
 // Explainer computes attributions on one network, reusing its buffers from
 // call to call. It is not safe for concurrent use; make one per goroutine
 // (IG and Occlusion use several goroutines inside one call; see Options).
-// Between calls it holds its scratch, up to Options.Budget; Release gives
-// it back.
+// Between calls it holds its scratch, up to Options.Budget, and its
+// worker goroutines; Release gives them all back.
 type Explainer struct {
 	inUse atomic.Bool
 	model Model
@@ -402,46 +434,75 @@ type Wrapper interface {
 	Stacked() *cell.Stacked
 }
 
-// NewExplainer returns an Explainer for m, a *cell.Network, a
-// *cell.Stacked or a Wrapper of one (a *model.Model); anything else, nil
-// too, makes every call fail with an error.
-func NewExplainer(m Model) *Explainer {
-	if w, ok := m.(Wrapper); ok && w != nil {
-		if s := w.Stacked(); s != nil {
-			m = s
+// NewExplainer returns an Explainer for m, one of the types Model lists:
+// a *cell.Network, a *cell.Stacked or a Wrapper of one (a *model.Model).
+// Anything else, a nil model included, is an *UnsupportedError
+// (errors.Is(err, ErrUnsupported)); an engine that cannot be built (a
+// Network without a Stacked form) is an error wrapping the engine's.
+func NewExplainer(m Model) (*Explainer, error) {
+	if w, ok := m.(Wrapper); ok {
+		if isNilPointer(w) {
+			return nil, unsupported(m, -1, "a nil %T", m)
 		}
+		s := w.Stacked()
+		if s == nil {
+			return nil, unsupported(m, -1, "a %T without a model (nil Stacked): load it first", m)
+		}
+		m = s
 	}
 	e := &Explainer{model: m}
 	switch m := m.(type) {
 	case *cell.Network:
-		if m != nil {
-			if s, err := m.AsStacked(); err == nil {
-				e.net = m
-				e.stacked, _ = cell.NewStackedRunner(s)
-			}
+		if m == nil {
+			return nil, unsupported(m, -1, "a nil %T", m)
+		}
+		s, err := m.AsStacked()
+		if err != nil {
+			return nil, fmt.Errorf("attrib: the Network's engine: %w", err)
+		}
+		e.net = m
+		if e.stacked, err = cell.NewStackedRunner(s); err != nil {
+			return nil, fmt.Errorf("attrib: %w", err)
 		}
 	case *cell.Stacked:
-		if m != nil {
-			e.stacked, _ = cell.NewStackedRunner(m)
+		if m == nil {
+			return nil, unsupported(m, -1, "a nil %T", m)
 		}
+		var err error
+		if e.stacked, err = cell.NewStackedRunner(m); err != nil {
+			return nil, fmt.Errorf("attrib: %w", err)
+		}
+	case nil:
+		return nil, unsupported(m, -1, "a nil Model")
+	default:
+		return nil, unsupported(m, -1, "a Model of type %T: the engine runs a *cell.Network, a *cell.Stacked or a Wrapper of one (such as *model.Model)", m)
 	}
-	return e
+	return e, nil
 }
 
-// Release gives back the scratch memory the Explainer keeps from call to
-// call and ends its worker goroutines. Between calls an Explainer holds
-// the batch lanes of IG and Occlusion (up to Options.Budget, 256 MiB by
-// default; a Stacked model's lanes keep the whole trace when it fits and
-// checkpoints otherwise: IG 50 steps on 2,000 tokens of a 2-layer
-// bidirectional H = 64 model keeps about 52 MB, where the whole trace
-// would be 1.6 GB) and the trace of the single passes on its longest
-// input (Saliency, G×I and LRP: a few floats per token, unit and layer,
-// refused past the budget); after Release it holds a few kilobytes besides
-// the model, which is shared and never copied. The Explainer stays usable:
-// its next call allocates its scratch again. A long-lived Explainer (a
-// pool of them in a service) should be released after a long input, or
-// given a smaller Options.Budget. Release returns an error while a call is
-// running.
+// isNilPointer reports whether w is a typed nil pointer (a nil
+// *model.Model), whose Stacked method might not expect it.
+func isNilPointer(w Wrapper) bool {
+	v := reflect.ValueOf(w)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// Release gives back everything the Explainer keeps from call to call and
+// ends its worker goroutines: the batch lanes of IG and Occlusion (up to
+// Options.Budget, 256 MiB by default; a Stacked model's lanes keep the
+// whole trace when it fits and checkpoints otherwise: IG 50 steps on
+// 2,000 tokens of a 2-layer bidirectional H = 64 model keeps about 52
+// MB, where the whole trace would be 1.6 GB), the trace of the single
+// passes on its longest input (Saliency, G×I and LRP), DeepLIFT's
+// reference rows, contextual decomposition's engine, AttributeAll's
+// per-class scratch and the shifted model of the last Options.Baseline
+// (a copy of the model with its own engine and scratch). Afterwards it
+// holds a few kilobytes besides the model, which is shared and never
+// copied, and no goroutine. The Explainer stays usable: its next call
+// allocates its scratch again (and shifts the model again for a
+// Baseline). A long-lived Explainer (a pool of them in a service) should
+// be released after a long input, or given a smaller Options.Budget.
+// Release returns an error while a call is running.
 func (e *Explainer) Release() error {
 	if e == nil {
 		return nil
@@ -455,42 +516,53 @@ func (e *Explainer) Release() error {
 			return fmt.Errorf("attrib: %w", err)
 		}
 	}
+	if e.base != nil {
+		if err := e.base.ex.Release(); err != nil {
+			return err
+		}
+		e.base = nil // the shifted model and its engine go with it
+	}
+	if e.cd != nil {
+		e.cd.r.Release()
+		e.cd = nil
+	}
 	e.dlX, e.dlRef = nil, nil
 	e.grad, e.alphas, e.weights, e.rule = nil, nil, nil, ruleKey{}
 	e.occluded, e.y, e.y0 = nil, nil, nil
-	e.cd = nil
-	e.all, e.rels, e.occludedAll, e.tryAll, e.doneAll = nil, nil, nil, nil, nil
+	e.all, e.logitsAll, e.rels, e.occludedAll, e.tryAll, e.doneAll = nil, nil, nil, nil, nil, nil
+	e.choiceRes, e.choiceFeat, e.choiceOpt = nil, nil, Options{}
+	e.dlRes, e.dlFeat, e.dlOpt, e.classErr = nil, nil, Options{}, nil
 	return nil
 }
 
-// Attribute is NewExplainer(m).Attribute with a new Result, the
+// Attribute is NewExplainer(m) and its Attribute with a new Result, the
 // Explainer released at the end. Each call builds the engine's scratch
 // anew (a few MB for IG on a short input): for repeated calls keep an
 // Explainer, which reuses it.
-func Attribute(net Model, m Method, x cell.Input, opt Options) (*Result, error) {
-	res := new(Result)
-	e := NewExplainer(net)
+func Attribute(ctx context.Context, net Model, m Method, x cell.Input, opt Options) (*Result, error) {
+	e, err := NewExplainer(net)
+	if err != nil {
+		return nil, err
+	}
 	defer e.Release() // its scratch and goroutines go now, not when collected
-	if err := e.Attribute(m, x, opt, res); err != nil {
+	res := new(Result)
+	if err := e.Attribute(ctx, m, x, opt, res); err != nil {
 		return nil, err
 	}
 	return res, nil
 }
 
-// Attribute computes method m's scores of x into res, reusing res's slices.
-func (e *Explainer) Attribute(m Method, x cell.Input, opt Options, res *Result) error {
-	return e.AttributeContext(context.Background(), m, x, opt, res)
-}
-
-// AttributeContext is Attribute with cancellation: when ctx is done, the
-// call stops soon after and returns an error wrapping ctx.Err() (res then
-// holds no valid result).
-func (e *Explainer) AttributeContext(ctx context.Context, m Method, x cell.Input, opt Options, res *Result) (err error) {
+// Attribute computes method m's scores of x into res, reusing res's
+// slices. When ctx is done, the call stops soon after and returns an
+// error wrapping ctx.Err() (errors.Is(err, context.Canceled) or
+// context.DeadlineExceeded; res then holds no valid result). A nil ctx is
+// context.Background(). Its errors are those errors.go lists.
+func (e *Explainer) Attribute(ctx context.Context, m Method, x cell.Input, opt Options, res *Result) (err error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	if e == nil || e.stacked == nil {
-		return fmt.Errorf("attrib: no model (a nil or unsupported Model %T)", e.modelOrNil())
+		return unsupported(e.modelOrNil(), m, "no model (an Explainer not made by NewExplainer)")
 	}
 	if res == nil {
 		return fmt.Errorf("attrib: nil Result")
@@ -524,16 +596,13 @@ func (e *Explainer) prepare(ctx context.Context, m Method, x cell.Input, opt Opt
 	if err := ctx.Err(); err != nil {
 		return opt, fmt.Errorf("attrib: %w", err)
 	}
-	if !opt.Float32WeightsSet && !opt.Float32Weights {
-		opt.Float32Weights = e.net == nil // see Options.Float32Weights
-	}
 	if opt.LRPBias != 0 && m == LRP && e.net != nil {
-		return opt, fmt.Errorf("attrib: LRP bias factor %v: a Network's LRP has bias factor 0 only", opt.LRPBias)
+		return opt, unsupported(e.net, m, "LRP bias factor %v: a Network's LRP has bias factor 0 only", opt.LRPBias)
 	}
 	// Before anything is sized by x: a length its data does not match
 	// (or whose T×D overflows) would size the buffers below.
-	if err := x.Check(e.model.Input()); err != nil {
-		return opt, fmt.Errorf("attrib: %w", err)
+	if err := checkInput(x, e.model.Input()); err != nil {
+		return opt, err
 	}
 	budget := opt.Budget
 	if budget == 0 {
@@ -603,7 +672,7 @@ func (e *Explainer) occlusion(ctx context.Context, x cell.Input, opt Options, re
 // occludedScores sets res's scores from the logits ŷ_c of the occluded
 // copies: R_t = ŷ_c(X) − occluded[t], and on one-hot input the features.
 func occludedScores(res *Result, x cell.Input, occluded []float64, d int) {
-	yc := res.Logits[res.Class]
+	yc := res.Logits[res.Class.k]
 	for t, y := range occluded {
 		res.Scores[t] = yc - y
 	}
@@ -645,7 +714,7 @@ func (e *Explainer) integratedGradients(ctx context.Context, x cell.Input, opt O
 	}
 	timesInput(res.Features, x, d)
 	sumTokens(res.Scores, res.Features, d)
-	res.Delta = sum(res.Scores) - (res.Logits[res.Class] - e.y0[res.Class])
+	res.Delta = sum(res.Scores) - (res.Logits[res.Class.k] - e.y0[res.Class.k])
 	return nil
 }
 
@@ -658,7 +727,7 @@ func (e *Explainer) singlePass(ctx context.Context, m Method, x cell.Input, opt 
 	choose := e.startChoice(m, res, opt, f)
 	var rel cell.Relevance
 	if m == LRP {
-		_, _, rel, err = e.stacked.LRPChosenContext(ctx, x, choose, opt.Epsilon, opt.LRPBias, f)
+		_, _, rel, err = e.stacked.LRPChosenContext(ctx, x, choose, opt.eps, opt.LRPBias, f)
 	} else {
 		_, _, err = e.stacked.GradientChosenContext(ctx, x, choose, f)
 	}
@@ -707,7 +776,7 @@ func (e *Explainer) chooseClass(y []float64) (int, error) {
 		e.classErr = err
 		return 0, err
 	}
-	return res.Class, nil
+	return res.Class.k, nil
 }
 
 // begin starts res for method m from the logits y of the input (whose
@@ -717,12 +786,13 @@ func (e *Explainer) chooseClass(y []float64) (int, error) {
 func (e *Explainer) begin(m Method, y []float64, opt Options, res *Result, features []float64) error {
 	*res = Result{Method: m, Len: len(res.Scores), Logits: append(res.Logits[:0], y...), Features: features, Scores: res.Scores}
 	res.Prediction = cell.Predict(y)
-	res.Class = res.Prediction
-	if k, ok := opt.Class.Index(); ok {
-		res.Class = k
+	k := res.Prediction
+	if opt.Class.set {
+		k = opt.Class.k
 	}
-	if c := e.model.Classes(); res.Class < 0 || res.Class >= c {
-		return fmt.Errorf("attrib: class %d is out of range [0, %d)", res.Class, c)
+	res.Class = ClassIndex(k)
+	if c := e.model.Classes(); k < 0 || k >= c {
+		return optionError("Class", opt.Class, "class %d is out of range [0, %d)", k, c)
 	}
 	return nil
 }

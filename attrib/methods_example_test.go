@@ -24,11 +24,14 @@ func ExampleMethod() {
 	if err != nil {
 		panic(err)
 	}
-	ex := attrib.NewExplainer(net.Network)
+	ex, err := attrib.NewExplainer(net.Network)
+	if err != nil {
+		panic(err)
+	}
 	defer ex.Release()
 	var res attrib.Result
-	for _, m := range attrib.AllMethods {
-		if err := ex.Attribute(m, cell.OneHot(sym), attrib.Options{}, &res); err != nil {
+	for _, m := range attrib.AllMethods() {
+		if err := ex.Attribute(context.Background(), m, cell.OneHot(sym), attrib.Options{}, &res); err != nil {
 			panic(err)
 		}
 		fmt.Printf("%-9v %.4f\n", m, res.Scores)
@@ -54,7 +57,7 @@ func ExampleAttributeAll() {
 	if err != nil {
 		panic(err)
 	}
-	all, err := attrib.AttributeAll(m, attrib.GradientXInput, x, attrib.Options{})
+	all, err := attrib.AttributeAll(context.Background(), m, attrib.GradientXInput, x, attrib.Options{})
 	if err != nil {
 		panic(err)
 	}
@@ -69,7 +72,7 @@ func ExampleAttributeAll() {
 
 // A call whose context is already cancelled returns at once with an error
 // that wraps context.Canceled; the Explainer stays usable.
-func ExampleExplainer_AttributeContext() {
+func ExampleExplainer_Attribute() {
 	net, err := whitebox.New("sp-fsa", whitebox.Config{})
 	if err != nil {
 		panic(err)
@@ -80,11 +83,14 @@ func ExampleExplainer_AttributeContext() {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	ex := attrib.NewExplainer(net.Network)
+	ex, err := attrib.NewExplainer(net.Network)
+	if err != nil {
+		panic(err)
+	}
 	var res attrib.Result
-	err = ex.AttributeContext(ctx, attrib.IntegratedGradients, cell.OneHot(sym), attrib.Options{}, &res)
+	err = ex.Attribute(ctx, attrib.IntegratedGradients, cell.OneHot(sym), attrib.Options{}, &res)
 	fmt.Println("cancelled:", errors.Is(err, context.Canceled))
-	if err := ex.AttributeContext(context.Background(), attrib.IntegratedGradients, cell.OneHot(sym), attrib.Options{}, &res); err != nil {
+	if err := ex.Attribute(context.Background(), attrib.IntegratedGradients, cell.OneHot(sym), attrib.Options{}, &res); err != nil {
 		panic(err)
 	}
 	fmt.Printf("then: %.4f\n", res.Scores)
@@ -105,18 +111,21 @@ func ExampleExplainer_Release() {
 	if err != nil {
 		panic(err)
 	}
-	ex := attrib.NewExplainer(net.Network)
+	ex, err := attrib.NewExplainer(net.Network)
+	if err != nil {
+		panic(err)
+	}
 	var before, after attrib.Result
-	if err := ex.Attribute(attrib.IntegratedGradients, cell.OneHot(sym), attrib.Options{}, &before); err != nil {
+	if err := ex.Attribute(context.Background(), attrib.IntegratedGradients, cell.OneHot(sym), attrib.Options{}, &before); err != nil {
 		panic(err)
 	}
 	if err := ex.Release(); err != nil {
 		panic(err)
 	}
-	if err := ex.Attribute(attrib.IntegratedGradients, cell.OneHot(sym), attrib.Options{}, &after); err != nil {
+	if err := ex.Attribute(context.Background(), attrib.IntegratedGradients, cell.OneHot(sym), attrib.Options{}, &after); err != nil {
 		panic(err)
 	}
-	fmt.Printf("%s: %.4f\nsame bits after Release: %v\n", net.Task.Classes[after.Class], after.Scores, fmt.Sprint(before.Scores) == fmt.Sprint(after.Scores))
+	fmt.Printf("%s: %.4f\nsame bits after Release: %v\n", net.Task.Classes[after.Class.Int()], after.Scores, fmt.Sprint(before.Scores) == fmt.Sprint(after.Scores))
 	// Output:
 	// True: [0.4318 0.4318 -0.4318 0.4318 -0.4318]
 	// same bits after Release: true

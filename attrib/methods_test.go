@@ -35,7 +35,7 @@ func heatmap(t testing.TB, net *whitebox.Net, m Method, s, class string) *Result
 		}
 		opt.Class = ClassIndex(k)
 	}
-	res, err := Attribute(net.Network, m, cell.OneHot(sym), opt)
+	res, err := Attribute(t.Context(), net.Network, m, cell.OneHot(sym), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestCountingBehaviour(t *testing.T) {
 				}
 			}
 		}
-		for _, m := range Methods {
+		for _, m := range Methods() {
 			if r := heatmap(t, net, m, s, "False"); maxAbs(r.Scores) != 0 {
 				t.Errorf("%v(%s, False) = %v: ŷ_False is a constant, want zeros", m, s, r.Scores)
 			}
@@ -130,7 +130,7 @@ func TestSPFSABehaviour(t *testing.T) {
 			r := heatmap(t, net, m, s, "")
 			last := len(s) - 1
 			if maxAbs(r.Scores[:last]) >= 1e-3*math.Abs(r.Scores[last]) || math.Abs(r.Scores[last]) < blank {
-				t.Errorf("%v(%s, predicted %s) = %v: want only the last symbol nonzero", m, s, net.Task.Classes[r.Class], r.Scores)
+				t.Errorf("%v(%s, predicted %s) = %v: want only the last symbol nonzero", m, s, net.Task.Classes[r.Class.k], r.Scores)
 			}
 		}
 	}
@@ -202,12 +202,12 @@ func TestIGCompleteness(t *testing.T) {
 		}
 		opt := DefaultOptions()
 		opt.Steps = 2000
-		res, err := Attribute(net, IntegratedGradients, cell.Dense(x, steps), opt)
+		res, err := Attribute(t.Context(), net, IntegratedGradients, cell.Dense(x, steps), opt)
 		if err != nil {
 			t.Fatal(err)
 		}
 		y0, _ := net.Forward(cell.NewWorkspace(net), cell.Dense(x, steps).Scaled(0))
-		diff := res.Logits[res.Class] - y0[res.Class]
+		diff := res.Logits[res.Class.k] - y0[res.Class.k]
 		if math.Abs(res.Delta) > 1e-6*math.Abs(diff) {
 			t.Errorf("trial %d: delta %v for ŷ_c(X) − ŷ_c(0) = %v", trial, res.Delta, diff)
 		}
@@ -246,26 +246,26 @@ func TestMethodDefinitions(t *testing.T) {
 	}
 	in := cell.Dense(x, steps)
 	ws := cell.NewWorkspace(net)
-	e := NewExplainer(net)
+	e := mustExplainer(t, net)
 	var res Result
 	opt := DefaultOptions()
 	opt.Class = ClassIndex(2)
 	grad := make([]float64, len(x))
 	net.Gradient(ws, in, 2, grad)
 
-	e.Attribute(Saliency, in, opt, &res)
+	e.Attribute(t.Context(), Saliency, in, opt, &res)
 	for i := range grad {
 		if res.Features[i] != grad[i] {
 			t.Fatalf("saliency feature %d = %v, want ∂ŷ/∂x = %v", i, res.Features[i], grad[i])
 		}
 	}
-	e.Attribute(GradientXInput, in, opt, &res)
+	e.Attribute(t.Context(), GradientXInput, in, opt, &res)
 	for i := range grad {
 		if res.Features[i] != x[i]*grad[i] {
 			t.Fatalf("G×I feature %d = %v, want %v", i, res.Features[i], x[i]*grad[i])
 		}
 	}
-	e.Attribute(Occlusion, in, opt, &res)
+	e.Attribute(t.Context(), Occlusion, in, opt, &res)
 	y, _ := net.Forward(ws, in)
 	yc := y[2]
 	for tt := range steps {
@@ -278,7 +278,7 @@ func TestMethodDefinitions(t *testing.T) {
 	}
 	// IG with the left Riemann rule and 4 steps, by hand.
 	opt.Quadrature, opt.Steps = RiemannLeft, 4
-	e.Attribute(IntegratedGradients, in, opt, &res)
+	e.Attribute(t.Context(), IntegratedGradients, in, opt, &res)
 	want := make([]float64, len(x))
 	for k := range 4 {
 		net.Gradient(ws, in.Scaled(float64(k)/4), 2, grad)
@@ -296,12 +296,12 @@ func TestMethodDefinitions(t *testing.T) {
 func TestExplainerAllocations(t *testing.T) {
 	net := mustNet(t, "sp-counter", whitebox.Config{})
 	sym, _ := net.Task.Encode("abcdabcdacbd")
-	e := NewExplainer(net.Network)
+	e := mustExplainer(t, net.Network)
 	var res Result
-	for _, m := range Methods {
+	for _, m := range Methods() {
 		opt := DefaultOptions()
 		f := func() {
-			if err := e.Attribute(m, cell.OneHot(sym), opt, &res); err != nil {
+			if err := e.Attribute(t.Context(), m, cell.OneHot(sym), opt, &res); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -316,27 +316,27 @@ func TestAttributeErrors(t *testing.T) {
 	net := mustNet(t, "counting", whitebox.Config{})
 	for want, f := range map[string]func() error{
 		"empty input": func() error {
-			_, err := Attribute(net.Network, Saliency, cell.OneHot(nil), DefaultOptions())
+			_, err := Attribute(t.Context(), net.Network, Saliency, cell.OneHot(nil), DefaultOptions())
 			return err
 		},
 		"class 5": func() error {
-			_, err := Attribute(net.Network, LRP, cell.OneHot([]int{0}), Options{Class: ClassIndex(5)})
+			_, err := Attribute(t.Context(), net.Network, LRP, cell.OneHot([]int{0}), Options{Class: ClassIndex(5)})
 			return err
 		},
 		"IG steps -3": func() error {
-			_, err := Attribute(net.Network, IntegratedGradients, cell.OneHot([]int{0}), Options{Steps: -3})
+			_, err := Attribute(t.Context(), net.Network, IntegratedGradients, cell.OneHot([]int{0}), Options{Steps: -3})
 			return err
 		},
 		"epsilon -1": func() error {
-			_, err := Attribute(net.Network, LRP, cell.OneHot([]int{0}), Options{Epsilon: -1})
+			_, err := Attribute(t.Context(), net.Network, LRP, cell.OneHot([]int{0}), Options{Epsilon: new(float64(-1))})
 			return err
 		},
 		"unknown method": func() error {
-			_, err := Attribute(net.Network, Method(9), cell.OneHot([]int{0}), DefaultOptions())
+			_, err := Attribute(t.Context(), net.Network, Method(9), cell.OneHot([]int{0}), DefaultOptions())
 			return err
 		},
 		"symbol 7": func() error {
-			_, err := Attribute(net.Network, Occlusion, cell.OneHot([]int{7}), DefaultOptions())
+			_, err := Attribute(t.Context(), net.Network, Occlusion, cell.OneHot([]int{7}), DefaultOptions())
 			return err
 		},
 	} {
@@ -347,7 +347,7 @@ func TestAttributeErrors(t *testing.T) {
 	if _, err := ParseMethod("shap"); err == nil || !strings.Contains(err.Error(), "occlusion, saliency, gxi, ig, lrp") {
 		t.Errorf("ParseMethod: %v", err)
 	}
-	for _, m := range Methods {
+	for _, m := range Methods() {
 		if p, err := ParseMethod(m.String()); err != nil || p != m {
 			t.Errorf("ParseMethod(%q) = %v, %v", m, p, err)
 		}
@@ -395,16 +395,16 @@ func TestResultAbsentFeatures(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := cell.Dense([]float64{1, 0, 0, 0, 0, 0.5, 0, 0, 0, 1, 0, 0}, 3)
-	fresh, err := Attribute(net.Network, Occlusion, x, Options{})
+	fresh, err := Attribute(t.Context(), net.Network, Occlusion, x, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	reused := new(Result)
-	e := NewExplainer(net.Network)
-	if err := e.Attribute(Saliency, x, Options{}, reused); err != nil {
+	e := mustExplainer(t, net.Network)
+	if err := e.Attribute(t.Context(), Saliency, x, Options{}, reused); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Attribute(Occlusion, x, Options{}, reused); err != nil {
+	if err := e.Attribute(t.Context(), Occlusion, x, Options{}, reused); err != nil {
 		t.Fatal(err)
 	}
 	if fresh.Features != nil || reused.Features != nil || fresh.Len != 3 || reused.Len != 3 || len(reused.Scores) != 3 {
@@ -421,7 +421,7 @@ func (w wrapped) Classes() int           { return w.s.Classes() }
 func (w wrapped) Stacked() *cell.Stacked { return w.s }
 
 func TestWrapper(t *testing.T) {
-	if _, err := Attribute(wrapped{}, Saliency, cell.OneHot([]int{0}), Options{}); err == nil {
+	if _, err := Attribute(t.Context(), wrapped{}, Saliency, cell.OneHot([]int{0}), Options{}); err == nil {
 		t.Error("a Wrapper of nil: no error")
 	}
 }

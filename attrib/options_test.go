@@ -17,17 +17,17 @@ func TestZeroOptions(t *testing.T) {
 	net := mustNet(t, "sp-counter", whitebox.Config{})
 	sym, _ := net.Task.Encode("accb")
 	x := cell.OneHot(sym)
-	for _, m := range Methods {
-		zero, err := Attribute(net.Network, m, x, Options{})
+	for _, m := range Methods() {
+		zero, err := Attribute(t.Context(), net.Network, m, x, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		def, err := Attribute(net.Network, m, x, DefaultOptions())
+		def, err := Attribute(t.Context(), net.Network, m, x, DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if zero.Class != zero.Prediction || zero.Class != 1 {
-			t.Fatalf("%v: zero Options explain class %d, prediction %d", m, zero.Class, zero.Prediction)
+		if zero.Class != ClassIndex(zero.Prediction) || zero.Class != ClassIndex(1) {
+			t.Fatalf("%v: zero Options explain class %v, prediction %d", m, zero.Class, zero.Prediction)
 		}
 		for i := range zero.Scores {
 			if zero.Scores[i] != def.Scores[i] {
@@ -38,9 +38,9 @@ func TestZeroOptions(t *testing.T) {
 			t.Fatalf("IG used %d steps", zero.IGSteps)
 		}
 	}
-	res, err := Attribute(net.Network, Saliency, x, Options{Class: ClassIndex(0)})
-	if err != nil || res.Class != 0 {
-		t.Fatalf("ClassIndex(0): class %d, %v", res.Class, err)
+	res, err := Attribute(t.Context(), net.Network, Saliency, x, Options{Class: ClassIndex(0)})
+	if err != nil || res.Class != ClassIndex(0) {
+		t.Fatalf("ClassIndex(0): class %v, %v", res.Class, err)
 	}
 }
 
@@ -62,9 +62,9 @@ func TestBadOptions(t *testing.T) {
 		{IntegratedGradients, Options{Tolerance: math.NaN()}, "tolerance NaN"},
 		{IntegratedGradients, Options{Tolerance: 2}, "tolerance 2"},
 		{IntegratedGradients, Options{Steps: AutoSteps, MaxAutoSteps: 4}, "MaxAutoSteps 4"},
-		{LRP, Options{Epsilon: -1}, "epsilon -1"},
-		{LRP, Options{Epsilon: math.Inf(1)}, "epsilon +Inf"},
-		{LRP, Options{Epsilon: math.NaN()}, "epsilon NaN"},
+		{LRP, Options{Epsilon: new(float64(-1))}, "epsilon -1"},
+		{LRP, Options{Epsilon: new(float64(math.Inf(1)))}, "epsilon +Inf"},
+		{LRP, Options{Epsilon: new(float64(math.NaN()))}, "epsilon NaN"},
 		{LRP, Options{LRPBias: 0.5}, "bias factor 0.5"},
 		{LRP, Options{LRPBias: math.NaN()}, "bias factor NaN"},
 		{Occlusion, Options{Budget: -1}, "Budget -1"},
@@ -72,30 +72,30 @@ func TestBadOptions(t *testing.T) {
 		{Method(9), Options{}, "unknown method 9"},
 		{Method(-1), Options{}, "unknown method -1"},
 	} {
-		_, err := Attribute(net.Network, c.m, x, c.opt)
+		_, err := Attribute(t.Context(), net.Network, c.m, x, c.opt)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v %+v: %v, want an error containing %q", c.m, c.opt, err, c.want)
 		}
 	}
-	if _, err := Attribute(nil, Saliency, x, Options{}); err == nil {
+	if _, err := Attribute(t.Context(), nil, Saliency, x, Options{}); err == nil {
 		t.Error("nil model accepted")
 	}
 	var nilNet *cell.Network
-	if _, err := Attribute(nilNet, Saliency, x, Options{}); err == nil {
+	if _, err := Attribute(t.Context(), nilNet, Saliency, x, Options{}); err == nil {
 		t.Error("nil *cell.Network accepted")
 	}
-	if err := NewExplainer(net.Network).Attribute(Saliency, x, Options{}, nil); err == nil {
+	if err := mustExplainer(t, net.Network).Attribute(t.Context(), Saliency, x, Options{}, nil); err == nil {
 		t.Error("nil Result accepted")
 	}
 }
 
-// ε = 0 can be asked for (EpsilonSet). A zero denominator is then an
+// ε = 0 can be asked for (Epsilon: new(0.0)). A zero denominator is then an
 // error (sp-fsa has zero pre-activations), else the scores are finite and
 // differ from the default ε's (a random dense network).
 func TestEpsilonZero(t *testing.T) {
 	net := mustNet(t, "sp-fsa", whitebox.Config{})
 	sym, _ := net.Task.Encode("aacb")
-	if _, err := Attribute(net.Network, LRP, cell.OneHot(sym), Options{EpsilonSet: true}); err == nil || !strings.Contains(err.Error(), "zero") {
+	if _, err := Attribute(t.Context(), net.Network, LRP, cell.OneHot(sym), Options{Epsilon: new(0.0)}); err == nil || !strings.Contains(err.Error(), "zero") {
 		t.Fatalf("ε = 0 on sp-fsa: %v", err)
 	}
 	p := cell.Params{Hidden: 3, Input: 2, Classes: 2}
@@ -110,11 +110,11 @@ func TestEpsilonZero(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := cell.Dense([]float64{0.3, -1, 2, 0.5, -0.7, 1.1}, 3)
-	zero, err := Attribute(dense, LRP, x, Options{EpsilonSet: true})
+	zero, err := Attribute(t.Context(), dense, LRP, x, Options{Epsilon: new(0.0)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	def, _ := Attribute(dense, LRP, x, Options{})
+	def, _ := Attribute(t.Context(), dense, LRP, x, Options{})
 	same := true
 	for i := range zero.Scores {
 		if math.IsNaN(zero.Scores[i]) || math.IsInf(zero.Scores[i], 0) {
@@ -133,7 +133,7 @@ func TestAutoSteps(t *testing.T) {
 	net := mustNet(t, "sp-counter", whitebox.Config{})
 	sym, _ := net.Task.Encode(strings.Repeat("ab", 100))
 	x := cell.OneHot(sym)
-	fixed, err := Attribute(net.Network, IntegratedGradients, x, Options{})
+	fixed, err := Attribute(t.Context(), net.Network, IntegratedGradients, x, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestAutoSteps(t *testing.T) {
 		t.Fatalf("50 steps on 200 symbols: gap %v not flagged", fixed.Delta)
 	}
 	var last, total int
-	auto, err := Attribute(net.Network, IntegratedGradients, x, Options{Steps: AutoSteps, Tolerance: 1e-3,
+	auto, err := Attribute(t.Context(), net.Network, IntegratedGradients, x, Options{Steps: AutoSteps, Tolerance: 1e-3,
 		Progress: func(done, tot int) {
 			if done < last {
 				t.Errorf("progress went back from %d to %d", last, done)
@@ -160,17 +160,17 @@ func TestAutoSteps(t *testing.T) {
 	}
 	// The rule before it misses the tolerance, and the result is that
 	// rule's: the same bits as asking for it directly.
-	half, _ := Attribute(net.Network, IntegratedGradients, x, Options{Steps: auto.IGSteps / 2, Tolerance: 1e-3})
+	half, _ := Attribute(t.Context(), net.Network, IntegratedGradients, x, Options{Steps: auto.IGSteps / 2, Tolerance: 1e-3})
 	if !half.GapExceeded {
 		t.Fatalf("%d steps already met the tolerance", auto.IGSteps/2)
 	}
-	direct, _ := Attribute(net.Network, IntegratedGradients, x, Options{Steps: auto.IGSteps})
+	direct, _ := Attribute(t.Context(), net.Network, IntegratedGradients, x, Options{Steps: auto.IGSteps})
 	for i := range direct.Scores {
 		if direct.Scores[i] != auto.Scores[i] {
 			t.Fatal("AutoSteps' result differs from its rule asked directly")
 		}
 	}
-	capped, _ := Attribute(net.Network, IntegratedGradients, x, Options{Steps: AutoSteps, Tolerance: 1e-12, MaxAutoSteps: 16})
+	capped, _ := Attribute(t.Context(), net.Network, IntegratedGradients, x, Options{Steps: AutoSteps, Tolerance: 1e-12, MaxAutoSteps: 16})
 	if capped.IGSteps != 16 || !capped.GapExceeded || !strings.Contains(capped.Warning(), "cap") {
 		t.Fatalf("capped: %d steps, %q", capped.IGSteps, capped.Warning())
 	}
@@ -181,7 +181,7 @@ func TestAutoSteps(t *testing.T) {
 func TestExplainerConcurrentUse(t *testing.T) {
 	net := mustNet(t, "sp-counter", whitebox.Config{})
 	sym, _ := net.Task.Encode(strings.Repeat("abcd", 64))
-	e := NewExplainer(net.Network)
+	e := mustExplainer(t, net.Network)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	busy := 0
@@ -190,7 +190,7 @@ func TestExplainerConcurrentUse(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			var res Result
-			err := e.AttributeContext(context.Background(), IntegratedGradients, cell.OneHot(sym), Options{Steps: 2000}, &res)
+			err := e.Attribute(context.Background(), IntegratedGradients, cell.OneHot(sym), Options{Steps: 2000}, &res)
 			if err != nil && strings.Contains(err.Error(), "two goroutines") {
 				mu.Lock()
 				busy++
@@ -216,9 +216,9 @@ func BenchmarkAutoSteps(b *testing.B) {
 	}
 	sym, _ := net.Task.Encode(strings.Repeat("abcd", 64))
 	x := cell.OneHot(sym)
-	e := NewExplainer(net.Network)
+	e := mustExplainer(b, net.Network)
 	var res Result
-	if err := e.Attribute(IntegratedGradients, x, Options{Steps: AutoSteps}, &res); err != nil {
+	if err := e.Attribute(b.Context(), IntegratedGradients, x, Options{Steps: AutoSteps}, &res); err != nil {
 		b.Fatal(err)
 	}
 	fixed := res.IGSteps
@@ -230,7 +230,7 @@ func BenchmarkAutoSteps(b *testing.B) {
 			opt := Options{Steps: c.steps}
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := e.Attribute(IntegratedGradients, x, opt, &res); err != nil {
+				if err := e.Attribute(b.Context(), IntegratedGradients, x, opt, &res); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -43,10 +43,10 @@ func longIG(tb testing.TB) (before, after uint64) {
 // afterwards, before and after Release.
 func retained(tb testing.TB, m attrib.Model, x cell.Input) (before, after uint64) {
 	base := heapAfter(func() {})
-	e := attrib.NewExplainer(m)
+	e := mustExplainer(tb, m)
 	var res attrib.Result
 	held := heapAfter(func() {
-		if err := e.Attribute(attrib.IntegratedGradients, x, attrib.Options{}, &res); err != nil {
+		if err := e.Attribute(tb.Context(), attrib.IntegratedGradients, x, attrib.Options{}, &res); err != nil {
 			tb.Fatal(err)
 		}
 	})
@@ -56,7 +56,7 @@ func retained(tb testing.TB, m attrib.Model, x cell.Input) (before, after uint64
 		}
 	})
 	// Still usable after Release.
-	if err := e.Attribute(attrib.Saliency, x, attrib.Options{}, &res); err != nil {
+	if err := e.Attribute(tb.Context(), attrib.Saliency, x, attrib.Options{}, &res); err != nil {
 		tb.Fatal(err)
 	}
 	// Release again: an Explainer dropped with its scratch would keep it
@@ -129,17 +129,17 @@ func TestReleaseSameBits(t *testing.T) {
 		m attrib.Model
 		x cell.Input
 	}{{m, x}, {net.Network, cell.OneHot([]int{0, 2, 2, 1, 3, 0, 1})}} {
-		e := attrib.NewExplainer(c.m)
-		for _, method := range attrib.Methods {
+		e := mustExplainer(t, c.m)
+		for _, method := range attrib.Methods() {
 			var a, b attrib.Result
 			opt := attrib.Options{Workers: 2, Budget: 1 << 20}
-			if err := e.Attribute(method, c.x, opt, &a); err != nil {
+			if err := e.Attribute(t.Context(), method, c.x, opt, &a); err != nil {
 				t.Fatal(err)
 			}
 			if err := e.Release(); err != nil {
 				t.Fatal(err)
 			}
-			if err := e.Attribute(method, c.x, opt, &b); err != nil {
+			if err := e.Attribute(t.Context(), method, c.x, opt, &b); err != nil {
 				t.Fatal(err)
 			}
 			for i := range a.Scores {

@@ -126,17 +126,17 @@ func BenchmarkForward(b *testing.B) {
 // predicted class; the Explainer and Result are reused, as a server would.
 func attribute(b *testing.B, w *Workload, m attrib.Method, steps int) {
 	skipLarge(b, w, m.String(), steps)
-	e := attrib.NewExplainer(w.Network)
+	e := mustExplainer(b, w.Network)
 	opt := attrib.DefaultOptions()
 	opt.Steps = steps
 	var res attrib.Result
-	if err := e.Attribute(m, w.Input, opt, &res); err != nil { // the call sizes the buffers
+	if err := e.Attribute(b.Context(), m, w.Input, opt, &res); err != nil { // the call sizes the buffers
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	n := 0
 	for b.Loop() {
-		if err := e.Attribute(m, w.Input, opt, &res); err != nil {
+		if err := e.Attribute(b.Context(), m, w.Input, opt, &res); err != nil {
 			b.Fatal(err)
 		}
 		n++

@@ -31,7 +31,7 @@ func BenchmarkImportedAllClasses(b *testing.B) {
 		for _, method := range []attrib.Method{attrib.Saliency, attrib.LRP, attrib.IntegratedGradients, attrib.DeepLIFT} {
 			for _, mode := range []string{"all", "separate"} {
 				b.Run(fmt.Sprintf("model=%s/T=%d/method=%v/classes=%d/mode=%s", name, steps, method, c, mode), func(b *testing.B) {
-					e := attrib.NewExplainer(m.Net)
+					e := mustExplainer(b, m.Net)
 					defer e.Release()
 					opt := attrib.Options{Steps: 50}
 					var multi attrib.MultiResult
@@ -46,7 +46,7 @@ func BenchmarkImportedAllClasses(b *testing.B) {
 						for k := range c {
 							one := opt
 							one.Class = attrib.ClassIndex(k)
-							if err := e.Attribute(method, x, one, &res); err != nil {
+							if err := e.Attribute(b.Context(), method, x, one, &res); err != nil {
 								b.Fatal(err)
 							}
 						}

@@ -56,16 +56,16 @@ func BenchmarkImportedIG(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				e := attrib.NewExplainer(m.Net)
+				e := mustExplainer(b, m.Net)
 				opt := attrib.Options{Class: attrib.Predicted, Steps: c.steps, Float32Weights: true}
 				var res attrib.Result
-				if err := e.Attribute(attrib.IntegratedGradients, x, opt, &res); err != nil { // sizes the buffers
+				if err := e.Attribute(b.Context(), attrib.IntegratedGradients, x, opt, &res); err != nil { // sizes the buffers
 					b.Fatal(err)
 				}
 				b.ReportAllocs()
 				n := 0
 				for b.Loop() {
-					if err := e.Attribute(attrib.IntegratedGradients, x, opt, &res); err != nil {
+					if err := e.Attribute(b.Context(), attrib.IntegratedGradients, x, opt, &res); err != nil {
 						b.Fatal(err)
 					}
 					n++
@@ -95,10 +95,10 @@ func BenchmarkImportedIGConcurrent(b *testing.B) {
 	}
 	for _, workers := range []int{1, 0} {
 		b.Run(fmt.Sprintf("calls=2/workers=%d", workers), func(b *testing.B) {
-			es := []*attrib.Explainer{attrib.NewExplainer(m.Net), attrib.NewExplainer(m.Net)}
+			es := []*attrib.Explainer{mustExplainer(b, m.Net), mustExplainer(b, m.Net)}
 			opt := attrib.Options{Class: attrib.Predicted, Steps: 50, Float32Weights: true, Workers: workers}
 			var res [2]attrib.Result
-			call := func(i int) error { return es[i].Attribute(attrib.IntegratedGradients, x, opt, &res[i]) }
+			call := func(i int) error { return es[i].Attribute(b.Context(), attrib.IntegratedGradients, x, opt, &res[i]) }
 			for i := range es { // sizes the buffers
 				if err := call(i); err != nil {
 					b.Fatal(err)
@@ -153,15 +153,15 @@ func benchImported(b *testing.B, method attrib.Method, passes func(m *model.Mode
 				if err != nil {
 					b.Fatal(err)
 				}
-				e := attrib.NewExplainer(m.Net)
+				e := mustExplainer(b, m.Net)
 				var res attrib.Result
-				if err := e.Attribute(method, x, attrib.Options{}, &res); err != nil { // sizes the buffers
+				if err := e.Attribute(b.Context(), method, x, attrib.Options{}, &res); err != nil { // sizes the buffers
 					b.Fatal(err)
 				}
 				b.ReportAllocs()
 				n := 0
 				for b.Loop() {
-					if err := e.Attribute(method, x, attrib.Options{}, &res); err != nil {
+					if err := e.Attribute(b.Context(), method, x, attrib.Options{}, &res); err != nil {
 						b.Fatal(err)
 					}
 					n++

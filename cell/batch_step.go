@@ -114,7 +114,7 @@ func (j *job) logits(x Input, logits []float64) error {
 			hPrev, cPrev = j.stepForward(w, 1, t, t&1, hPrev, cPrev)
 		}
 	} else {
-		hPrev, cPrev = j.logitsDense(w, hPrev, cPrev)
+		hPrev, _ = j.logitsDense(w, hPrev, cPrev)
 	}
 	n.decode(logits, logits, hPrev)
 	return nil

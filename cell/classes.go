@@ -81,7 +81,7 @@ func (n *Network) traceAll(ctx context.Context, ws *Workspace, x Input, outs [][
 	if err := checkClasses(outs, n.c, x.Len()*n.d, what); err != nil {
 		return err
 	}
-	ws.stop = newStopper(ctx)
+	ws.stop = ws.stopBuf.start(ctx)
 	n.forward(ws, x)
 	if err := ws.stop.err(); err != nil {
 		ws.stop = nil

@@ -20,12 +20,12 @@ func (n *Network) Forward(ws *Workspace, x Input) ([]float64, error) {
 }
 
 // ForwardContext is Forward that ends soon after ctx is done (it looks
-// every few hundred time steps) with an error wrapping ctx.Err().
+// every fraction of a millisecond of work, stop.go) with an error wrapping ctx.Err().
 func (n *Network) ForwardContext(ctx context.Context, ws *Workspace, x Input) ([]float64, error) {
 	if ws == nil {
 		return n.Forward(ws, x)
 	}
-	ws.stop = newStopper(ctx)
+	ws.stop = ws.stopBuf.start(ctx)
 	defer func() { ws.stop = nil }()
 	logits, err := n.Forward(ws, x)
 	if err := ws.stop.err(); err != nil {
@@ -89,7 +89,7 @@ func (n *Network) forward(ws *Workspace, x Input) {
 		n.inputProducts(ws, x)
 	}
 	for t := range x.Len() {
-		if ws.stop.at(t) {
+		if ws.stop.spend(n.stepWork()) {
 			return
 		}
 		z := ws.gates[t*g : (t+1)*g]

@@ -21,12 +21,12 @@ func (n *Network) Gradient(ws *Workspace, x Input, class int, grad []float64) ([
 }
 
 // GradientContext is Gradient that ends soon after ctx is done (it looks
-// every few hundred time steps) with an error wrapping ctx.Err().
+// every fraction of a millisecond of work, stop.go) with an error wrapping ctx.Err().
 func (n *Network) GradientContext(ctx context.Context, ws *Workspace, x Input, class int, grad []float64) ([]float64, error) {
 	if ws == nil {
 		return n.Gradient(ws, x, class, grad)
 	}
-	ws.stop = newStopper(ctx)
+	ws.stop = ws.stopBuf.start(ctx)
 	defer func() { ws.stop = nil }()
 	logits, err := n.Gradient(ws, x, class, grad)
 	if err := ws.stop.err(); err != nil {
@@ -57,7 +57,7 @@ func (n *Network) backward(ws *Workspace, steps, class int, grad []float64, wt f
 	copy(dh, n.p.Wy[class*h:(class+1)*h]) // ∂ŷ_c/∂h⁽ᵀ⁾
 	clear(dc)
 	for t := steps - 1; t >= 0; t-- {
-		if ws.stop.at(steps - 1 - t) {
+		if ws.stop.spend(n.stepWork()) {
 			return
 		}
 		cPrev, _ := ws.state(t)

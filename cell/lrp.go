@@ -49,13 +49,13 @@ func (n *Network) LRP(ws *Workspace, x Input, class int, eps float64, rel []floa
 	return out, nil
 }
 
-// LRPContext is LRP that ends soon after ctx is done (it looks every few
-// hundred time steps) with an error wrapping ctx.Err().
+// LRPContext is LRP that ends soon after ctx is done (it looks every
+// fraction of a millisecond of work, stop.go) with an error wrapping ctx.Err().
 func (n *Network) LRPContext(ctx context.Context, ws *Workspace, x Input, class int, eps float64, rel []float64) (Relevance, error) {
 	if ws == nil {
 		return n.LRP(ws, x, class, eps, rel)
 	}
-	ws.stop = newStopper(ctx)
+	ws.stop = ws.stopBuf.start(ctx)
 	defer func() { ws.stop = nil }()
 	out, err := n.LRP(ws, x, class, eps, rel)
 	if err := ws.stop.err(); err != nil {
@@ -117,7 +117,7 @@ func (n *Network) lrp(ws *Workspace, x Input, class int, eps float64, rel []floa
 
 	wgx, wgh, bg := n.wx[2*h*d:3*h*d], n.wh[2*h*h:3*h*h], n.p.B[2*h:3*h]
 	for t := steps - 1; t >= 0; t-- {
-		if ws.stop.at(steps - 1 - t) {
+		if ws.stop.spend(n.stepWork()) {
 			return out
 		}
 		cPrev, hPrev := ws.state(t)

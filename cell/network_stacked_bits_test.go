@@ -123,7 +123,7 @@ func TestAsStackedSameBits(t *testing.T) {
 	for i := range m {
 		alphas[i], weights[i] = (float64(i)+0.5)/m, 1.0/m
 	}
-	for _, name := range whitebox.Names {
+	for _, name := range whitebox.Names() {
 		wb, err := whitebox.New(name, whitebox.Config{})
 		if err != nil {
 			t.Fatal(err)

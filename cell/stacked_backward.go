@@ -93,8 +93,10 @@ func (r *lanes) inputGrads(l int) []float64 {
 // addSums adds to dst (m steps of E values) the sum of m steps of d's
 // direction (one width each): W_ihᵀ·sum, or the sum itself when the sums
 // hold input gradients already (perLane). With a team (tm) the steps are
-// shared among its members, each step's row computed as alone.
-func (k *gradSink) addSums(tm *team, s *Stacked, d int, dst, sum []float64, m int) {
+// shared among its members, each step's row computed as alone, a chunk of
+// steps at a time with a stopper (inputProducts). It ends early once stop
+// has.
+func (k *gradSink) addSums(tm *team, s *Stacked, d int, dst, sum []float64, m int, stop *stopper) {
 	e := s.in
 	if k.perLane {
 		kernel.Axpy(1, sum[:m*e], dst[:m*e])
@@ -102,11 +104,24 @@ func (k *gradSink) addSums(tm *team, s *Stacked, d int, dst, sum []float64, m in
 	}
 	g := 4 * s.h
 	if tm != nil && e > 1 && m*g*e >= teamMinWork {
-		tm.mulAdd(dst[:m*e], sum[:m*g], nil, m, g, g, 0, s.cells[d].wih, e)
+		n := m // the steps of a team's product
+		if stop != nil {
+			n = chunkSteps(e*g, max(inputBlock, teamMinWork/(e*g)))
+		}
+		for a := 0; a < m; a += n {
+			c := min(a+n, m)
+			if stop.spend((c - a) * e * g) {
+				return
+			}
+			tm.mulAdd(dst[a*e:c*e], sum[a*g:c*g], nil, c-a, g, g, 0, s.cells[d].wih, e)
+		}
 		return
 	}
 	for a := 0; a < m; a += inputBlock {
 		c := min(a+inputBlock, m)
+		if stop.spend((c - a) * e * g) {
+			return
+		}
 		kernel.MulAddRows(dst[a*e:c*e], e, s.cells[d].wih, e, sum[a*g:], g, g)
 	}
 }
@@ -148,8 +163,9 @@ func (r *lanes) backward(steps, l, class int, sk *gradSink) {
 			if k == top {
 				r.headSeed(dv, dh, d, l)
 			}
+			work := s.stepWork(ci, l)
 			for i := steps - 1; i >= 0; i-- {
-				if r.stop.at(steps - 1 - i) {
+				if r.stop.spend(work) {
 					return
 				}
 				t := order(cl.reverse, i, steps)
@@ -285,8 +301,9 @@ func (r *lanes) lrpCell(run *lrpRun, k, d int, top bool) float64 {
 		r.headSeed(run.relV, rh, d, 1)
 	}
 	wg, whg := cl.wih[2*h*cl.in:3*h*cl.in], cl.whh[2*h*h:3*h*h]
+	work := s.stepWork(k*dirs+d, 1)
 	for i := steps - 1; i >= 0; i-- {
-		if r.stop.at(steps - 1 - i) {
+		if r.stop.spend(work) {
 			return 0
 		}
 		t := order(cl.reverse, i, steps)

@@ -155,9 +155,9 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 	defer setRingIG(pool, false)
 	r.lend(pool, p.team) // first: the team shares the input's products
 	defer r.lend(pool, 0)
-	r.setInput(x, p, pool)
 	watch(ctx, pool)
-	defer watch(nil, pool)
+	defer unwatch(pool)
+	r.setInput(x, p, pool)
 
 	job := &r.ig
 	*job = igJob{r: r.runnerState, ctx: ctx, x: x, alphas: alphas, weights: weights, grad: grad, grads: grads,
@@ -178,9 +178,24 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 		return err
 	}
 	r.start(job, pool)
-	err = job.err
+	err = cutShort(job.err, pool)
 	*job = igJob{}
 	return err
+}
+
+// cutShort is a job's error err, or, where the job ended without one, the
+// context's error if a pass of one of the workers was cut short (the
+// products after the last look of the job at its context).
+func cutShort(err error, pool []*worker) error {
+	if err != nil {
+		return err
+	}
+	for _, wk := range pool {
+		if err := wk.r.stop.err(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // logitsAndClass writes ŷ(x) and ŷ(0) to y and y0, as a two-lane batch on
@@ -192,6 +207,9 @@ func (r *StackedRunner) logitsAndClass(x Input, p stackedPlan, first *lanes, cho
 		first.scale[j], first.occluded[j] = float64(x.scale*a), -1
 	}
 	first.forward(r.u, steps, lanesXY)
+	if err := first.stop.err(); err != nil {
+		return err // the logits are not x's: choose is not called
+	}
 	for k := range s.c {
 		y[k] = first.logitsBuf[k*lanesXY]
 	}
@@ -274,7 +292,7 @@ func batchesPer(p stackedPlan, per, n int) int {
 // read per segment.
 func (r *StackedRunner) setInput(x Input, p stackedPlan, pool []*worker) {
 	if !p.ck {
-		r.prepare(x, pool[0].r.team)
+		r.prepare(x, pool[0].r.team, pool[0].r.stop)
 		return
 	}
 	r.u = nil // the whole input's products: not within a checkpointed plan's budget
@@ -486,7 +504,7 @@ func (j *igJob) chunk(wk *worker, c int) error {
 	for b := range classes * nb {
 		pb := part[b*steps*e : (b+1)*steps*e]
 		for d := range s.dirs {
-			sk.addSums(lr.team, s, d, pb, sums[(b*s.dirs+d)*steps*g:(b*s.dirs+d+1)*steps*g], steps)
+			sk.addSums(lr.team, s, d, pb, sums[(b*s.dirs+d)*steps*g:(b*s.dirs+d+1)*steps*g], steps, lr.stop)
 		}
 	}
 	return nil
@@ -653,12 +671,15 @@ func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out [
 		r.lend(pool, maxWorkers)
 		defer r.lend(pool, 0)
 	}
-	r.setInput(x, p, pool) // after lend: the team shares the input's products
 	watch(ctx, pool)
-	defer watch(nil, pool)
+	defer unwatch(pool)
+	stop := pool[0].r.stop             // the caller's: worker 0's
+	r.setInput(x, p, pool)             // after lend: the team shares the input's products
+	if err := stop.err(); err != nil { // (the products are cut short)
+		return err
+	}
 	var prefix *lanes
 	if !p.ck && s.hasPrefix() && steps > 1 && s.sharedBytes(p, steps)+int64(p.workers)*s.laneCost(p, laneSteps)+s.prefixBytes(steps) <= budget {
-		stop := newStopper(ctx)
 		r.runPrefix(x, steps, stop)
 		if err := stop.err(); err != nil {
 			return err
@@ -671,7 +692,12 @@ func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out [
 		if prefix != nil {
 			copy(ch.y, prefix.logitsBuf[:s.c])
 		} else {
+			r.pass = stop
 			r.logits(x, ch.y)
+			r.pass = nil
+			if err := stop.err(); err != nil {
+				return err
+			}
 		}
 		if class, err = ch.choose(ch.y); err != nil {
 			return err
@@ -684,7 +710,7 @@ func (r *StackedRunner) occlusion(ctx context.Context, x Input, class int, out [
 	job := &r.occ
 	*job = occJob{r: r.runnerState, ctx: ctx, x: x, class: class, out: out, outs: outs, steps: steps, lanes: p.lanes, prefix: prefix, prog: progress{fn: opt.Progress, total: steps}}
 	r.start(job, pool)
-	err = job.err
+	err = cutShort(job.err, pool)
 	*job = occJob{}
 	return err
 }

@@ -89,6 +89,7 @@ type CDRunner struct {
 	row []float64 // E: one input row as the model reads it
 	ab  []float64 // 3H: σ(b_i), σ(b_f), tanh(b_g), the bias parts
 	l   cdLaneState
+	st  stopper // the call's (stop.go)
 }
 
 // cdLaneState holds the decompositions of several spans, one per lane r:
@@ -123,8 +124,9 @@ func NewCDRunner(s *Stacked) (*CDRunner, error) {
 // usable.
 func (r *CDRunner) Release() { r.xz = nil }
 
-// prepare checks x and computes its input products.
-func (r *CDRunner) prepare(x Input) error {
+// prepare checks x and computes its input products, ending early once stop
+// has (its error).
+func (r *CDRunner) prepare(x Input, stop *stopper) error {
 	if x.IsOneHot() && x.Len() > 0 {
 		return errors.New("cell: a Stacked model reads dense input (embed the tokens first)")
 	}
@@ -141,6 +143,9 @@ func (r *CDRunner) prepare(x Input) error {
 	clear(r.xz)
 	c := &s.cells[0]
 	for t := range steps {
+		if stop.spend(g * s.in) {
+			return stop.err()
+		}
 		for i := range r.row {
 			r.row[i] = x.feature(x.dense[t*s.in+i])
 		}
@@ -160,16 +165,19 @@ func (r *CDRunner) Span(ctx context.Context, x Input, start, stop int, rel, irre
 	if len(rel) != r.s.c || len(irrel) != r.s.c {
 		return fmt.Errorf("cell: contextual decomposition: %d and %d outputs for %d classes", len(rel), len(irrel), r.s.c)
 	}
-	if err := r.prepare(x); err != nil {
+	st := r.st.start(ctx)
+	defer r.st.end()
+	if err := r.prepare(x, st); err != nil {
 		return err
 	}
 	l, h := &r.l, r.s.h
 	clear(l.h[:2*h])
 	clear(l.c[:2*h])
 	l.start[0], l.end[0] = start, stop
+	work := r.stepWork(1)
 	for t := range x.Len() {
-		if err := ctx.Err(); err != nil {
-			return err
+		if st.spend(work) {
+			return st.err()
 		}
 		r.step(t, 0, 1)
 	}
@@ -193,7 +201,9 @@ func (r *CDRunner) Tokens(ctx context.Context, x Input, class int, scores []floa
 	if len(scores) != steps {
 		return fmt.Errorf("cell: contextual decomposition: %d scores for %d steps", len(scores), steps)
 	}
-	if err := r.prepare(x); err != nil {
+	st := r.st.start(ctx)
+	defer r.st.end()
+	if err := r.prepare(x, st); err != nil {
 		return err
 	}
 	l, h := &r.l, r.s.h
@@ -205,8 +215,8 @@ func (r *CDRunner) Tokens(ctx context.Context, x Input, class int, scores []floa
 	for t0 := 0; t0 < steps; t0 += cdLanes {
 		n := min(cdLanes, steps-t0) // lanes 1..n: the spans [t0+k-1, t0+k-1]
 		for t := t0; t < steps; t++ {
-			if err := ctx.Err(); err != nil {
-				return err
+			if st.spend(r.stepWork(n + 1)) {
+				return st.err()
 			}
 			hi := min(t-t0+1, n) + 1 // lanes below hi have begun
 			if k := t - t0 + 1; k <= n {
@@ -225,6 +235,14 @@ func (r *CDRunner) Tokens(ctx context.Context, x Input, class int, scores []floa
 		}
 	}
 	return nil
+}
+
+// stepWork is the work of a step of l lanes (step): the products with
+// W_h of β, γ and their sum, 7H² multiply-adds a lane, and the gates'
+// decompositions, some 30 activations a unit.
+func (r *CDRunner) stepWork(l int) int {
+	h := r.s.h
+	return l * h * (7*h + 30*16)
 }
 
 // checkSpan validates the span [start, stop] of an input of steps steps.

@@ -227,7 +227,7 @@ func (r *lanes) saveState(ci, sg, next, l int) {
 // segments it reads) from the checkpoints.
 func (r *lanes) ensure(ci, sg, l int) {
 	s, ck := r.s, r.ck
-	if ck.tag[ci] == sg {
+	if ck.tag[ci] == sg || r.stop.stopped() {
 		return
 	}
 	cl := &s.cells[ci]
@@ -241,7 +241,9 @@ func (r *lanes) ensure(ci, sg, l int) {
 		}
 	}
 	r.runSegment(ci, sg, l)
-	ck.tag[ci] = sg
+	if !r.stop.stopped() { // else the trace is not the segment's
+		ck.tag[ci] = sg
+	}
 }
 
 // ensureInput computes layer 0's input products of segment sg, both
@@ -259,6 +261,9 @@ func (r *lanes) ensureInput(sg int) {
 		clear(ud)
 		for a := t0; a < t1; a += inputBlock {
 			b := min(a+inputBlock, t1)
+			if r.stop.spend((b - a) * e * g) {
+				return // not the segment's products
+			}
 			kernel.MulAddRows(ud[(a-t0)*g:(b-t0)*g], g, s.cells[d].wihT, g, ck.x[a*e:b*e], e, e)
 		}
 	}
@@ -275,8 +280,9 @@ func (r *lanes) runSegment(ci, sg, l int) {
 	t0, t1 := ck.segRange(sg)
 	n := t1 - t0
 	first := sg == ck.segAt(cl.reverse, 0)
+	work := s.stepWork(ci, l)
 	for i := range n {
-		if r.stop.at(t0 + i) {
+		if r.stop.spend(work) {
 			return
 		}
 		j := order(cl.reverse, i, n)
@@ -485,8 +491,9 @@ func (r *lanes) backSegment(ci, sg int, above, dh, dc, dcPrev, below []float64, 
 	t0, t1 := ck.segRange(sg)
 	n := t1 - t0
 	first := sg == ck.segAt(cl.reverse, 0)
+	work := s.stepWork(ci, l)
 	for i := n - 1; i >= 0; i-- {
-		if r.stop.at(t0 + i) {
+		if r.stop.spend(work) {
 			break
 		}
 		j := order(cl.reverse, i, n)
@@ -562,7 +569,7 @@ func (r *lanes) flushSums(sk *gradSink, d, sg, nb int) {
 	for b := range nb {
 		sum := sk.dzSum[b*sk.seg*w:]
 		pb := sk.part[b*size : (b+1)*size]
-		sk.addSums(r.team, s, d, pb[t0*e:t1*e], sum, t1-t0)
+		sk.addSums(r.team, s, d, pb[t0*e:t1*e], sum, t1-t0, r.stop)
 		clear(sum[:(t1-t0)*w])
 	}
 }

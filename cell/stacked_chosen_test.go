@@ -84,7 +84,7 @@ func TestStackedChosen(t *testing.T) {
 			t.Errorf("ε = −1: error %v, choose called %v", err, called)
 		}
 		// A canceled context ends the pass, choose not called.
-		long := randomStackedInput(rng, 3*stopEvery, in)
+		long := randomStackedInput(rng, 768, in)
 		done, cancel := context.WithCancel(ctx)
 		cancel()
 		g := make([]float64, long.Len()*in)

@@ -65,7 +65,7 @@ func (s *Stacked) DeepLIFTBytes(steps int) int64 {
 }
 
 // DeepLIFTContext is DeepLIFT that ends soon after ctx is done (it looks
-// every few hundred time steps) with an error wrapping ctx.Err().
+// every fraction of a millisecond of work, stop.go) with an error wrapping ctx.Err().
 func (r *StackedRunner) DeepLIFTContext(ctx context.Context, x, ref Input, class int, contrib []float64) (logits, refLogits []float64, err error) {
 	return r.DeepLIFTChoose(ctx, x, ref, nil, class, contrib)
 }
@@ -143,8 +143,8 @@ func (r *StackedRunner) deepLIFTInput(x, ref Input) (*deepLIFTState, error) {
 	d.x.stop, d.ref.stop = r.pass, r.pass
 	n := s.dirs * steps * 4 * s.h
 	d.ux, d.uref = d.ux[:n], d.uref[:n]
-	s.inputProducts(nil, d.ux, x.dense, steps)
-	s.inputProducts(nil, d.uref, ref.dense, steps)
+	s.inputProducts(nil, d.ux, x.dense, steps, r.pass)
+	s.inputProducts(nil, d.uref, ref.dense, steps, r.pass)
 	d.x.scale[0], d.x.occluded[0] = x.scale, -1
 	d.ref.scale[0], d.ref.occluded[0] = ref.scale, -1
 	d.x.forward(d.ux, steps, 1)
@@ -219,8 +219,9 @@ func (d *deepLIFTState) backward(steps, class int, mx []float64) {
 			if k == top {
 				x.headSeed(mv, mh, dir, 1)
 			}
+			work := s.stepWork(ci, 1)
 			for i := steps - 1; i >= 0; i-- {
-				if x.stop.at(steps - 1 - i) {
+				if x.stop.spend(work) {
 					return
 				}
 				t := order(cl.reverse, i, steps)

@@ -148,8 +148,9 @@ func (d *deepLIFTState) backwardAll(steps int, b *deepLIFTLanes, mx []float64) {
 			if k == top {
 				x.headSeed(mv, mh, dir, l)
 			}
+			work := s.stepWork(ci, l)
 			for i := steps - 1; i >= 0; i-- {
-				if x.stop.at(steps - 1 - i) {
+				if x.stop.spend(work) {
 					return
 				}
 				t := order(cl.reverse, i, steps)

@@ -207,8 +207,9 @@ func (r *lanes) forward(u []float64, steps, l int) {
 		if from > 0 {
 			r.startFrom(ci, from, l)
 		}
+		work := s.stepWork(ci, l)
 		for i := from; i < steps; i++ {
-			if r.stop.at(i) {
+			if r.stop.spend(work) {
 				return
 			}
 			t := order(cl.reverse, i, steps)
@@ -383,19 +384,33 @@ func mulAddLanes(dst, a, aT []float64, m, k, cols, c0 int, src []float64, l int)
 // layer 0 and every step of the dense input x (T×E), inputBlock steps at a
 // time: the products the lanes scale (z = b + s·u, as Network.forward).
 // With a team (tm) the steps are shared among its members, each step's
-// row computed as alone.
-func (s *Stacked) inputProducts(tm *team, u, x []float64, steps int) {
+// row computed as alone, a chunk of steps at a time with a stopper (the
+// rows do not depend on the chunks). It ends early once stop has.
+func (s *Stacked) inputProducts(tm *team, u, x []float64, steps int, stop *stopper) {
 	g, e := 4*s.h, s.in
 	for d := range s.dirs {
 		cl := &s.cells[d]
 		ud := u[d*steps*g : (d+1)*steps*g]
 		clear(ud)
 		if tm != nil && steps*e*g >= teamMinWork {
-			tm.mulAdd(ud, x[:steps*e], nil, steps, e, e, 0, cl.wihT, g)
+			n := steps // the steps of a team's product
+			if stop != nil {
+				n = chunkSteps(e*g, max(inputBlock, teamMinWork/(e*g)))
+			}
+			for t0 := 0; t0 < steps; t0 += n {
+				t1 := min(t0+n, steps)
+				if stop.spend((t1 - t0) * e * g) {
+					return
+				}
+				tm.mulAdd(ud[t0*g:t1*g], x[t0*e:t1*e], nil, t1-t0, e, e, 0, cl.wihT, g)
+			}
 			continue
 		}
 		for t0 := 0; t0 < steps; t0 += inputBlock {
 			t1 := min(t0+inputBlock, steps)
+			if stop.spend((t1 - t0) * e * g) {
+				return
+			}
 			kernel.MulAddRows(ud[t0*g:t1*g], g, cl.wihT, g, x[t0*e:t1*e], e, e)
 		}
 	}

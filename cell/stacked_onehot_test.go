@@ -39,7 +39,7 @@ func TestStackedOneHotSameBits(t *testing.T) {
 		{Workers: 1, Budget: 3},
 		{Workers: 3, Budget: 8},
 	}
-	for _, name := range whitebox.Names {
+	for _, name := range whitebox.Names() {
 		wb, err := whitebox.New(name, whitebox.Config{})
 		if err != nil {
 			t.Fatal(err)

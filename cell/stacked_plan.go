@@ -32,11 +32,6 @@ type stackedPlan struct {
 // (tests lower it to force checkpoints).
 var fullTraceMax int64 = math.MaxInt64
 
-// stackedCost is the memory of a plan for an input of the given steps: the
-// lanes of every worker and, for IG, their sums and products (perWorker)
-// and the input products the full-trace lanes share.
-type stackedCost func(p stackedPlan) int64
-
 // laneCost is the memory of one worker's lanes under p for T steps.
 func (s *Stacked) laneCost(p stackedPlan, steps int) int64 {
 	if p.ck {

@@ -36,15 +36,16 @@ type StackedRunner struct {
 // not the StackedRunner, so that an abandoned runner can be collected and
 // its goroutines stopped.
 type runnerState struct {
-	s      *Stacked
-	pass   *stopper // the single passes' (set by the methods with a context)
-	inUse  atomic.Bool
-	closed bool
-	one    *lanes    // one lane with z_g kept: the single-input methods
-	light  *lanes    // one checkpointed lane: Logits of long inputs
-	prefix *lanes    // one lane, the whole trace: occlusion's unoccluded pass (stacked_prefix.go)
-	u      []float64 // dirs×T×4H: layer 0's input products of the current input
-	oh     []float64 // T×E: a one-hot input's rows, made dense (input)
+	s        *Stacked
+	pass     *stopper // the single passes' (set by the methods with a context)
+	passStop stopper  // what pass points to (none allocated per call)
+	inUse    atomic.Bool
+	closed   bool
+	one      *lanes    // one lane with z_g kept: the single-input methods
+	light    *lanes    // one checkpointed lane: Logits of long inputs
+	prefix   *lanes    // one lane, the whole trace: occlusion's unoccluded pass (stacked_prefix.go)
+	u        []float64 // dirs×T×4H: layer 0's input products of the current input
+	oh       []float64 // T×E: a one-hot input's rows, made dense (input)
 	// perLane: the current input is one-hot; IG sums each lane's W_ihᵀ·dz
 	// (E wide, the Network engine's order) instead of dz (gradSink.perLane).
 	perLane bool
@@ -141,18 +142,25 @@ func (st *runnerState) start(t task, pool []*worker) {
 }
 
 // watch makes the passes of the workers' lanes end soon after ctx is done
-// (every few hundred time steps: a batch of a long input runs for
-// minutes); the job then returns ctx's error. watch(nil, pool) ends it.
+// (a batch of a long input runs for minutes; stop.go); the job then
+// returns ctx's error. unwatch ends it.
 func watch(ctx context.Context, pool []*worker) {
 	for _, wk := range pool {
-		var stop *stopper
-		if ctx != nil && ctx.Done() != nil {
-			wk.stop = stopper{ctx: ctx}
-			stop = &wk.stop
-		}
+		stop := wk.stop.start(ctx)
 		wk.r.stop = stop
 		for _, b := range wk.sib {
 			b.stop = stop
+		}
+	}
+}
+
+// unwatch ends watch: the workers' passes run unchecked again.
+func unwatch(pool []*worker) {
+	for _, wk := range pool {
+		wk.stop.end()
+		wk.r.stop = nil
+		for _, b := range wk.sib {
+			b.stop = nil
 		}
 	}
 }
@@ -237,15 +245,15 @@ func (r *StackedRunner) input(x *Input) error {
 }
 
 // prepare computes the input products of x's rows, unscaled, on team tm
-// if not nil.
-func (r *StackedRunner) prepare(x Input, tm *team) {
+// if not nil; it ends early once stop has (the products are then not x's).
+func (r *StackedRunner) prepare(x Input, tm *team, stop *stopper) {
 	steps := x.Len()
 	n := r.s.dirs * steps * 4 * r.s.h
 	if cap(r.u) < n {
 		r.u = bigFloats(n)
 	}
 	r.u = r.u[:n]
-	r.s.inputProducts(tm, r.u, x.dense, steps)
+	r.s.inputProducts(tm, r.u, x.dense, steps, stop)
 }
 
 // single runs x on the one-lane buffers, with the trace LRP needs.
@@ -254,7 +262,7 @@ func (r *StackedRunner) single(x Input) {
 	if !r.one.fits(1, steps, true) {
 		r.one = newLanes(r.s, 1, steps, true)
 	}
-	r.prepare(x, nil)
+	r.prepare(x, nil, r.pass)
 	r.one.scale[0], r.one.occluded[0] = x.scale, -1
 	r.one.stop = r.pass
 	r.one.forward(r.u, steps, 1)
@@ -266,7 +274,7 @@ func (r *StackedRunner) withStop(ctx context.Context, f func() error) error {
 	if r == nil || r.runnerState == nil {
 		return f()
 	}
-	r.pass = newStopper(ctx)
+	r.pass = r.passStop.start(ctx)
 	defer func() {
 		if r.one != nil {
 			r.one.stop = nil
@@ -281,7 +289,7 @@ func (r *StackedRunner) withStop(ctx context.Context, f func() error) error {
 }
 
 // ForwardContext is Forward that ends soon after ctx is done (it looks
-// every few hundred time steps) with an error wrapping ctx.Err().
+// every fraction of a millisecond of work, stop.go) with an error wrapping ctx.Err().
 func (r *StackedRunner) ForwardContext(ctx context.Context, x Input) (logits []float64, err error) {
 	err = r.withStop(ctx, func() error {
 		logits, err = r.Forward(x)
@@ -294,7 +302,7 @@ func (r *StackedRunner) ForwardContext(ctx context.Context, x Input) (logits []f
 }
 
 // GradientContext is Gradient that ends soon after ctx is done (it looks
-// every few hundred time steps) with an error wrapping ctx.Err().
+// every fraction of a millisecond of work, stop.go) with an error wrapping ctx.Err().
 func (r *StackedRunner) GradientContext(ctx context.Context, x Input, class int, grad []float64) (logits []float64, err error) {
 	err = r.withStop(ctx, func() error {
 		logits, err = r.Gradient(x, class, grad)
@@ -306,8 +314,8 @@ func (r *StackedRunner) GradientContext(ctx context.Context, x Input, class int,
 	return logits, nil
 }
 
-// LRPContext is LRP that ends soon after ctx is done (it looks every few
-// hundred time steps) with an error wrapping ctx.Err().
+// LRPContext is LRP that ends soon after ctx is done (it looks every
+// fraction of a millisecond of work, stop.go) with an error wrapping ctx.Err().
 func (r *StackedRunner) LRPContext(ctx context.Context, x Input, class int, eps, biasFactor float64, rel []float64) (out Relevance, err error) {
 	err = r.withStop(ctx, func() error {
 		out, err = r.LRP(x, class, eps, biasFactor, rel)
@@ -366,7 +374,9 @@ func (r *StackedRunner) logits(x Input, y []float64) {
 	}
 	r.light.setInput(x.dense, steps, seg)
 	r.light.scale[0], r.light.occluded[0] = x.scale, -1
+	r.light.stop = r.pass
 	r.light.forward(nil, steps, 1)
+	r.light.stop = nil
 	copy(y, r.light.logitsBuf[:r.s.c])
 }
 

@@ -10,6 +10,7 @@ type Workspace struct {
 	h, d, c int
 	steps   int      // capacity in time steps
 	stop    *stopper // ends a pass early: set by the methods with a context
+	stopBuf stopper  // what stop points to (none allocated per call)
 
 	// The trace, one row per time step.
 	gates      []float64 // T×4H activations i, f, g, o

@@ -45,7 +45,7 @@ func FuzzEvaluateLine(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	var evs []*Evaluator
-	for _, name := range whitebox.Names {
+	for _, name := range whitebox.Names() {
 		net, err := whitebox.New(name, whitebox.Config{K: map[bool]int{true: 3}[name == "bracket"]})
 		if err != nil {
 			f.Fatal(err)

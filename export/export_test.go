@@ -36,7 +36,7 @@ func write(t *testing.T, net *whitebox.Net) string {
 // TestRoundTrip: model.Load of the exported file gives the white-box
 // network's logits to the bit on random inputs.
 func TestRoundTrip(t *testing.T) {
-	for _, name := range whitebox.Names {
+	for _, name := range whitebox.Names() {
 		for _, cfg := range []whitebox.Config{{}, {M: 20}} {
 			if name == "bracket" {
 				cfg.K = 5
@@ -135,7 +135,7 @@ func TestSafetensorsLayout(t *testing.T) {
 // TestPyTorchRoundTrip: the .pt file reads back through tensorfile (and
 // model.Load) with the same tensors and logits.
 func TestPyTorchRoundTrip(t *testing.T) {
-	for _, name := range whitebox.Names {
+	for _, name := range whitebox.Names() {
 		net, err := whitebox.New(name, whitebox.Config{})
 		if err != nil {
 			t.Fatal(err)

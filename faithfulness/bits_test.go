@@ -17,7 +17,7 @@ const wantBits = "0ea75b0fa5c6a317a248c5a9f96e625a4b8fd7cbf888fb07a7a3e386ef79d1
 
 func TestRunBits(t *testing.T) {
 	h := sha256.New()
-	for _, name := range whitebox.Names {
+	for _, name := range whitebox.Names() {
 		net, err := whitebox.New(name, whitebox.Config{})
 		if err != nil {
 			t.Fatal(err)

@@ -22,13 +22,13 @@ type Method struct {
 type Explain func(ctx context.Context, x cell.Input, class int) ([]float64, error)
 
 // AttribMethods returns the paper's five methods of package attrib
-// (attrib.Methods: occlusion, saliency, gxi, ig, lrp) with opt:
-// AttribMethodsOf(opt, attrib.Methods).
+// (attrib.Methods(): occlusion, saliency, gxi, ig, lrp) with opt:
+// AttribMethodsOf(opt, attrib.Methods()).
 func AttribMethods(opt attrib.Options) []Method {
-	return AttribMethodsOf(opt, attrib.Methods)
+	return AttribMethodsOf(opt, attrib.Methods())
 }
 
-// AttribMethodsOf returns package attrib's methods ms (attrib.AllMethods
+// AttribMethodsOf returns package attrib's methods ms (attrib.AllMethods()
 // adds DeepLIFT and contextual decomposition) with opt, each call on one
 // goroutine (opt.Workers = 1) for the class asked.
 func AttribMethodsOf(opt attrib.Options, ms []attrib.Method) []Method {
@@ -36,12 +36,15 @@ func AttribMethodsOf(opt attrib.Options, ms []attrib.Method) []Method {
 	out := make([]Method, 0, len(ms))
 	for _, m := range ms {
 		out = append(out, Method{Name: m.String(), New: func(net *cell.Network) Explain {
-			ex := attrib.NewExplainer(net)
+			ex, err := attrib.NewExplainer(net)
 			var res attrib.Result
 			return func(ctx context.Context, x cell.Input, class int) ([]float64, error) {
+				if err != nil {
+					return nil, err
+				}
 				o := opt
 				o.Class = attrib.ClassIndex(class)
-				if err := ex.AttributeContext(ctx, m, x, o, &res); err != nil {
+				if err := ex.Attribute(ctx, m, x, o, &res); err != nil {
 					return nil, err
 				}
 				return slices.Clone(tokenScores(&res)), nil

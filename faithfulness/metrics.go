@@ -20,7 +20,10 @@ const (
 )
 
 // Removals lists both, in table order.
-var Removals = []Removal{Delete, Zero}
+var removalList = []Removal{Delete, Zero}
+
+// Removals returns the list above, a new slice each call.
+func Removals() []Removal { return slices.Clone(removalList) }
 
 func (r Removal) String() string {
 	if r == Delete {
@@ -35,7 +38,10 @@ func (r Removal) String() string {
 type Output func(keep []bool, r Removal) (float64, error)
 
 // Bins are DeYoung et al.'s AOPC bins: 1, 5, 10, 20 and 50 % of the tokens.
-var Bins = []float64{0.01, 0.05, 0.10, 0.20, 0.50}
+var binList = []float64{0.01, 0.05, 0.10, 0.20, 0.50}
+
+// Bins returns the list above, a new slice each call.
+func Bins() []float64 { return slices.Clone(binList) }
 
 // BinSize is the number of tokens a bin b of T tokens holds: ⌈b·T⌉, at least
 // one and at most T.
@@ -96,7 +102,7 @@ func AOPC(scores []float64, f Output, r Removal, sufficient bool) (float64, erro
 	}
 	order := MostRelevantFirst(scores)
 	sum := 0.0
-	for _, b := range Bins {
+	for _, b := range binList {
 		k := BinSize(b, t)
 		for i := range keep {
 			keep[i] = !sufficient
@@ -110,7 +116,7 @@ func AOPC(scores []float64, f Output, r Removal, sufficient bool) (float64, erro
 		}
 		sum += full - v
 	}
-	return sum / float64(len(Bins)), nil
+	return sum / float64(len(binList)), nil
 }
 
 // Curve returns the normalised area under a perturbation curve: the points

@@ -55,7 +55,7 @@ func TestAOPC(t *testing.T) {
 	// the top two 0.7: comprehensiveness (4·0.4 + 0.7)/5, sufficiency
 	// (4·0.6 + 0.3)/5.
 	f := additive(toy)
-	for _, r := range Removals {
+	for _, r := range removalList {
 		comp, err := AOPC(toy, f, r, false)
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -60,7 +61,7 @@ type Metric struct {
 }
 
 // Metrics lists the metrics in table order (the package doc defines them).
-var Metrics = []Metric{
+var metricList = []Metric{
 	{"comp-del", true}, {"comp-zero", true},
 	{"suff-del", false}, {"suff-zero", false},
 	{"morf-del", false}, {"morf-zero", false},
@@ -68,6 +69,9 @@ var Metrics = []Metric{
 	{"ins-del", true}, {"ins-zero", true},
 	{"infidelity", false}, {"max-sens", false},
 }
+
+// Metrics returns the list above, a new slice each call.
+func Metrics() []Metric { return slices.Clone(metricList) }
 
 // Table is the outcome of a Run on one network.
 type Table struct {
@@ -186,8 +190,8 @@ func (t *Table) aggregate(out []perInput) {
 	for j := range t.CriterionTruth {
 		t.CriterionTruth[j] = make([]float64, nm)
 	}
-	t.Means = make([][]float64, len(Metrics))
-	t.Agree = make([]Agreement, len(Metrics))
+	t.Means = make([][]float64, len(metricList))
+	t.Agree = make([]Agreement, len(metricList))
 	for k := range t.Means {
 		t.Means[k] = make([]float64, nm)
 	}
@@ -205,7 +209,7 @@ func (t *Table) aggregate(out []perInput) {
 				}
 			}
 		}
-		for k, mt := range Metrics {
+		for k, mt := range metricList {
 			for m := range nm {
 				t.Means[k][m] += o.values[k][m]
 				oriented[m] = orient(mt, o.values[k][m])
@@ -213,7 +217,7 @@ func (t *Table) aggregate(out []perInput) {
 			t.Agree[k].Add(o.truth, oriented)
 		}
 	}
-	t.Tau = make([]float64, len(Metrics))
+	t.Tau = make([]float64, len(metricList))
 	n := float64(t.Applicable)
 	for m := range nm {
 		t.Truth[m] *= 100 / n
@@ -221,8 +225,8 @@ func (t *Table) aggregate(out []perInput) {
 			t.CriterionTruth[j][m] *= 100 / n
 		}
 	}
-	t.CriterionTau = make([][]float64, len(Metrics))
-	for k, mt := range Metrics {
+	t.CriterionTau = make([][]float64, len(metricList))
+	for k, mt := range metricList {
 		for m := range nm {
 			t.Means[k][m] /= n
 			oriented[m] = orient(mt, t.Means[k][m])
@@ -343,7 +347,7 @@ func (w *worker) input(ctx context.Context, i int, symbols []int) (perInput, err
 	}
 	c := cell.Predict(y)
 	nm := len(w.explain)
-	o := perInput{truth: make([]float64, nm), values: make([][]float64, len(Metrics)), met: make([][]bool, len(w.criteria))}
+	o := perInput{truth: make([]float64, nm), values: make([][]float64, len(metricList)), met: make([][]bool, len(w.criteria))}
 	for j := range o.met {
 		o.met[j] = make([]bool, nm)
 	}
@@ -396,7 +400,7 @@ func (w *worker) metrics(ctx context.Context, values [][]float64, m int, scores 
 		return err
 	}
 	for _, suff := range []bool{false, true} {
-		for _, r := range Removals {
+		for _, r := range removalList {
 			if err := put(AOPC(scores, f, r, suff)); err != nil {
 				return err
 			}
@@ -407,7 +411,7 @@ func (w *worker) metrics(ctx context.Context, values [][]float64, m int, scores 
 		order     []int
 		insertion bool
 	}{{morf, false}, {lerf, false}, {morf, true}} {
-		for _, r := range Removals {
+		for _, r := range removalList {
 			if err := put(Curve(curve.order, f, r, curve.insertion)); err != nil {
 				return err
 			}

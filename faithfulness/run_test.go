@@ -28,7 +28,7 @@ func generated(t *testing.T, net *whitebox.Net, n int) []string {
 
 func TestRunDeterministic(t *testing.T) {
 	methods := AttribMethods(attrib.DefaultOptions())
-	for _, name := range whitebox.Names {
+	for _, name := range whitebox.Names() {
 		net, err := whitebox.New(name, whitebox.Config{})
 		if err != nil {
 			t.Fatal(err)
@@ -47,7 +47,7 @@ func TestRunDeterministic(t *testing.T) {
 			got := fmt.Sprintf("%#v", *tab)
 			if first == "" {
 				first = got
-				if tab.Applicable == 0 || len(tab.Means) != len(Metrics) || len(tab.Truth) != 5 {
+				if tab.Applicable == 0 || len(tab.Means) != len(metricList) || len(tab.Truth) != 5 {
 					t.Fatalf("%s: %+v", name, tab)
 				}
 				for m := range tab.Truth { // every criterion applies to the same inputs
@@ -123,7 +123,7 @@ func TestRunPluggedMethods(t *testing.T) {
 	// beats that of the leftmost token (blank's order), on most inputs (on
 	// some the two remove the same token); its sensitivity to small noise
 	// is 0.
-	for k, m := range Metrics {
+	for k, m := range metricList {
 		switch m.Name {
 		case "comp-del", "comp-zero":
 			if !(tab.Means[k][1] > tab.Means[k][0]) || tab.Tau[k] != 1 || !(tab.Agree[k].Fraction() > 0.7) {
@@ -177,7 +177,7 @@ func TestOutputEmptyAndZero(t *testing.T) {
 // two removals give the same bits (EXPERIMENTS.md reports it); on the
 // others they differ.
 func TestRemovalsOnCounters(t *testing.T) {
-	for _, name := range whitebox.Names {
+	for _, name := range whitebox.Names() {
 		net, _ := whitebox.New(name, whitebox.Config{})
 		ev, _ := evaluate.New(net)
 		w := newWorker(net, ev, nil, nil, Config{})

@@ -17,13 +17,13 @@ func Write(w io.Writer, tables []*Table, markdown bool) error {
 	for _, t := range tables {
 		fmt.Fprintf(&b, "%s: %d inputs, %d with ground truth; truth = mean %% met of %s\n\n", t.Net, t.Inputs, t.Applicable, strings.Join(t.Criteria, ", "))
 		head := []string{"method", "truth %"}
-		for _, m := range Metrics {
+		for _, m := range metricList {
 			head = append(head, m.Name+arrow(m))
 		}
 		rows := [][]string{head}
 		for j, name := range t.Methods {
 			row := []string{name, fmt.Sprintf("%.1f", t.Truth[j])}
-			for k := range Metrics {
+			for k := range metricList {
 				row = append(row, fmt.Sprintf("%.4f", t.Means[k][j]))
 			}
 			rows = append(rows, row)
@@ -39,7 +39,7 @@ func Write(w io.Writer, tables []*Table, markdown bool) error {
 		head = append(head, t.Net+" τ", t.Net+" agree %")
 	}
 	rows := [][]string{head}
-	for k, m := range Metrics {
+	for k, m := range metricList {
 		row := []string{m.Name + arrow(m)}
 		for _, t := range tables {
 			row = append(row, num(t.Tau[k], "%+.2f"), num(100*t.Agree[k].Fraction(), "%.1f"))
@@ -86,7 +86,7 @@ func criteriaRows(tables []*Table) [][]string {
 			rows = append(rows, row)
 		}
 	}
-	for k, mt := range Metrics {
+	for k, mt := range metricList {
 		row := []string{mt.Name + arrow(mt)}
 		for _, t := range tables {
 			if len(t.Criteria) > 1 {

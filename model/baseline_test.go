@@ -55,7 +55,7 @@ func TestBaselineCaptum(t *testing.T) {
 			method attrib.Method
 			want   []float64
 		}{{attrib.IntegratedGradients, c.IG}, {attrib.Occlusion, c.Occlusion}} {
-			res, err := attrib.Attribute(m.Net, k.method, x, opt)
+			res, err := attrib.Attribute(t.Context(), m.Net, k.method, x, opt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,11 +89,11 @@ func TestBaselineZeroAndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, method := range []attrib.Method{attrib.IntegratedGradients, attrib.Occlusion} {
-		a, err := attrib.Attribute(m.Net, method, x, attrib.Options{})
+		a, err := attrib.Attribute(t.Context(), m.Net, method, x, attrib.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := attrib.Attribute(m.Net, method, x, attrib.Options{Baseline: make([]float64, m.Input())})
+		b, err := attrib.Attribute(t.Context(), m.Net, method, x, attrib.Options{Baseline: make([]float64, m.Input())})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +111,7 @@ func TestBaselineZeroAndErrors(t *testing.T) {
 		{attrib.IntegratedGradients, make([]float64, m.Input()+1)},
 		{attrib.Occlusion, append(make([]float64, m.Input()-1), math.NaN())},
 	} {
-		if _, err := attrib.Attribute(m.Net, c.method, x, attrib.Options{Baseline: c.row}); err == nil {
+		if _, err := attrib.Attribute(t.Context(), m.Net, c.method, x, attrib.Options{Baseline: c.row}); err == nil {
 			t.Errorf("%v with a baseline of %d values: no error", c.method, len(c.row))
 		}
 	}

@@ -48,11 +48,11 @@ func TestDeepLIFTFixtures(t *testing.T) {
 			t.Fatal(err)
 		}
 		heads[f.Head] = true
-		m, err := Load(filepath.Join("testdata", f.Model), Options{Head: h, HeadSet: true, Act: a})
+		m, err := Load(filepath.Join("testdata", f.Model), Options{Head: new(h), Act: a})
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := attrib.NewExplainer(m)
+		e := mustExplainer(t, m)
 		var res attrib.Result
 		for ci, c := range f.Cases {
 			what := fmt.Sprintf("%s case %d (baseline %v)", f.Name, ci, c.BaselineID)
@@ -68,7 +68,7 @@ func TestDeepLIFTFixtures(t *testing.T) {
 				}
 				opt.Baseline = row.DenseValues()
 			}
-			if err := e.Attribute(attrib.DeepLIFT, x, opt, &res); err != nil {
+			if err := e.Attribute(t.Context(), attrib.DeepLIFT, x, opt, &res); err != nil {
 				t.Fatalf("%s: %v", what, err)
 			}
 			agreeTo(t, what+" logits", res.Logits, c.Logits, 1e-8)

@@ -20,13 +20,17 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ex := attrib.NewExplainer(m) // the model's engine, m.Net
-	var res attrib.Result
-	opt := attrib.Options{Class: attrib.Predicted} // for a model, IG's weights default to Captum's float32 ones: its numbers to the last digit
-	if err := ex.AttributeContext(context.Background(), attrib.IntegratedGradients, x, opt, &res); err != nil {
+	ex, err := attrib.NewExplainer(m) // the model's engine, m.Net
+	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("class %d, %d layer(s): %.4f (gap %.0e)\n", res.Class, m.Net.Layers(), res.Scores, res.Delta)
+	defer ex.Release()
+	var res attrib.Result
+	opt := attrib.Options{Class: attrib.Predicted, Float32Weights: true} // Captum's float32 IG weights: its numbers to the last digit
+	if err := ex.Attribute(context.Background(), attrib.IntegratedGradients, x, opt, &res); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("class %d, %d layer(s): %.4f (gap %.0e)\n", res.Class.Int(), m.Net.Layers(), res.Scores, res.Delta)
 	// Output:
 	// class 0, 1 layer(s): [0.0795 -0.1600 -0.1411 -0.4219 0.1398] (gap 4e-10)
 }

@@ -168,7 +168,7 @@ func checkCase(t *testing.T, m *Model, name string, c fixtureCase) {
 	} else {
 		x = cell.Dense(flat(c.FeaturesIn), len(c.FeaturesIn))
 	}
-	e := attrib.NewExplainer(m.Net)
+	e := mustExplainer(t, m.Net)
 	var res attrib.Result
 	for _, r := range c.Results {
 		what := fmt.Sprintf("%s %s", name, r.Method)
@@ -191,12 +191,12 @@ func checkCase(t *testing.T, m *Model, name string, c fixtureCase) {
 			what += fmt.Sprintf(" %s %d", r.Quadrature, r.Steps)
 		case "lrp":
 			meth = attrib.LRP
-			opt.Epsilon, opt.LRPBias = r.Eps, r.BiasFactor
+			opt.Epsilon, opt.LRPBias = new(r.Eps), r.BiasFactor
 			what += fmt.Sprintf(" eps %v bias %v", r.Eps, r.BiasFactor)
 		default:
 			t.Fatalf("%s: unknown method", what)
 		}
-		if err := e.Attribute(meth, x, opt, &res); err != nil {
+		if err := e.Attribute(t.Context(), meth, x, opt, &res); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 		agree(t, what+" logits", res.Logits, c.Logits)
@@ -215,8 +215,8 @@ func checkCase(t *testing.T, m *Model, name string, c fixtureCase) {
 				t.Fatalf("%s: delta %v, Captum %v", what, res.Delta, r.Delta)
 			}
 			if r.TokensF64 != nil {
-				opt.Float32Weights, opt.Float32WeightsSet = false, true
-				if err := e.Attribute(meth, x, opt, &res); err != nil {
+				opt.Float32Weights = false
+				if err := e.Attribute(t.Context(), meth, x, opt, &res); err != nil {
 					t.Fatal(err)
 				}
 				agree(t, what+" float64 weights tokens", res.Scores, r.TokensF64)

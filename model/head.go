@@ -60,11 +60,11 @@ func resolveHead(f *tensorfile.File, o Options) (h cell.Head, a cell.Activation,
 		}
 		h, a, source = mh, ma, HeadFromMetadata
 	}
-	if o.HeadSet || o.Head != cell.HeadHN {
+	if o.Head != nil {
 		if _, err := cell.ParseHead(o.Head.String()); err != nil {
 			return 0, 0, "", fmt.Errorf("options: %w", err)
 		}
-		h, source = o.Head, HeadFromOptions
+		h, source = *o.Head, HeadFromOptions
 	}
 	if o.Act != cell.ActNone {
 		if _, err := cell.ParseActivation(o.Act.String()); err != nil {

@@ -118,10 +118,10 @@ func TestHeadPrecedence(t *testing.T) {
 		{nil, Options{}, cell.HeadHN, HeadDefault},
 		{map[string]string{"format": "pt"}, Options{}, cell.HeadHN, HeadDefault},
 		{map[string]string{HeadMetadataKey: "mean"}, Options{}, cell.HeadMean, HeadFromMetadata},
-		{map[string]string{HeadMetadataKey: "mean"}, Options{HeadSet: true}, cell.HeadHN, HeadFromOptions},
-		{map[string]string{HeadMetadataKey: "max"}, Options{Head: cell.HeadLast, HeadSet: true}, cell.HeadLast, HeadFromOptions},
-		{nil, Options{Head: cell.HeadHNBF, HeadSet: true}, cell.HeadHNBF, HeadFromOptions},
-		{map[string]string{HeadMetadataKey: "max"}, Options{Head: cell.HeadMean}, cell.HeadMean, HeadFromOptions}, // not HeadHN: given
+		{map[string]string{HeadMetadataKey: "mean"}, Options{Head: new(cell.HeadHN)}, cell.HeadHN, HeadFromOptions},
+		{map[string]string{HeadMetadataKey: "max"}, Options{Head: new(cell.HeadLast)}, cell.HeadLast, HeadFromOptions},
+		{nil, Options{Head: new(cell.HeadHNBF)}, cell.HeadHNBF, HeadFromOptions},
+		{map[string]string{HeadMetadataKey: "max"}, Options{Head: new(cell.HeadMean)}, cell.HeadMean, HeadFromOptions},
 	} {
 		m, err := load(t, base, c.meta, c.o)
 		if err != nil {
@@ -149,7 +149,7 @@ func TestHeadPrecedence(t *testing.T) {
 	if err != nil || m.Act != cell.ActTanh || m.Head != cell.HeadMax {
 		t.Fatalf("metadata max+relu, option tanh: %v", err)
 	}
-	if _, err := load(t, base, nil, Options{Head: 17, HeadSet: true}); err == nil {
+	if _, err := load(t, base, nil, Options{Head: new(cell.Head(17))}); err == nil {
 		t.Fatal("head 17 accepted")
 	}
 }
@@ -167,7 +167,7 @@ func TestWithHead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		direct, err := load(t, baseModel("emb", "lstm", "fc"), nil, Options{Head: h, HeadSet: true})
+		direct, err := load(t, baseModel("emb", "lstm", "fc"), nil, Options{Head: new(h)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -52,7 +52,7 @@ type referenceCase struct {
 // references to 1e-8 relative, keeping the largest difference per method.
 func (c referenceCase) check(t *testing.T, e *attrib.Explainer, x cell.Input, name string, steps int, worst map[string]float64) {
 	t.Helper()
-	opt := attrib.Options{Class: attrib.ClassIndex(c.Class), Steps: steps, Float32WeightsSet: true}
+	opt := attrib.Options{Class: attrib.ClassIndex(c.Class), Steps: steps}
 	var res attrib.Result
 	for _, mc := range []struct {
 		method attrib.Method
@@ -63,7 +63,7 @@ func (c referenceCase) check(t *testing.T, e *attrib.Explainer, x cell.Input, na
 		{attrib.IntegratedGradients, flat(c.IG)},
 		{attrib.Occlusion, c.Occlusion},
 	} {
-		if err := e.Attribute(mc.method, x, opt, &res); err != nil {
+		if err := e.Attribute(t.Context(), mc.method, x, opt, &res); err != nil {
 			t.Fatal(err)
 		}
 		what := name + " " + mc.method.String()
@@ -117,7 +117,7 @@ func (f headFixture) options(t *testing.T) Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Options{Head: h, HeadSet: true, Act: a}
+	return Options{Head: new(h), Act: a}
 }
 
 // agreeTo checks got against want to tol of want's largest magnitude and
@@ -166,8 +166,8 @@ func TestHeadFixtures(t *testing.T) {
 					t.Fatal(err)
 				}
 				want := f.options(t)
-				if m.Head != want.Head || m.Act != want.Act || m.Net.Head() != want.Head || m.Net.Activation() != want.Act {
-					t.Fatalf("head %v+%v (net %v+%v), want %v+%v", m.Head, m.Act, m.Net.Head(), m.Net.Activation(), want.Head, want.Act)
+				if m.Head != *want.Head || m.Act != want.Act || m.Net.Head() != *want.Head || m.Net.Activation() != want.Act {
+					t.Fatalf("head %v+%v (net %v+%v), want %v+%v", m.Head, m.Act, m.Net.Head(), m.Net.Activation(), *want.Head, want.Act)
 				}
 				if src := map[bool]string{true: HeadFromMetadata, false: HeadFromOptions}[fromMeta]; m.HeadSource != src {
 					t.Fatalf("head source %q, want %q", m.HeadSource, src)
@@ -175,7 +175,7 @@ func TestHeadFixtures(t *testing.T) {
 				if m.Names.Decoder != f.Prefixes["decoder"] || m.OutputLayer != f.Prefixes["output_layer"] || m.Net.Units() != f.Units {
 					t.Fatalf("classifier %q → %q with %d units, want %q → %q with %d", m.Names.Decoder, m.OutputLayer, m.Net.Units(), f.Prefixes["decoder"], f.Prefixes["output_layer"], f.Units)
 				}
-				e := attrib.NewExplainer(m.Net)
+				e := mustExplainer(t, m.Net)
 				var res attrib.Result
 				for ci, c := range f.Cases {
 					x, err := m.Embed(c.IDs)
@@ -184,7 +184,7 @@ func TestHeadFixtures(t *testing.T) {
 					}
 					c.check(t, e, x, fmt.Sprintf("%s case %d", f.Name, ci), f.IGSteps, worst)
 					opt := attrib.Options{Class: attrib.ClassIndex(c.Class), LRPBias: 1}
-					if err := e.Attribute(attrib.LRP, x, opt, &res); err != nil {
+					if err := e.Attribute(t.Context(), attrib.LRP, x, opt, &res); err != nil {
 						t.Fatal(err)
 					}
 					r := res.Relevance

@@ -16,7 +16,7 @@
 //
 // The head — how the LSTM's outputs become the classifier's input — and
 // the activation between two Linear layers are not in a state_dict: they
-// come from Options (Head with HeadSet, Act), else from a safetensors
+// come from Options (Head, Act), else from a safetensors
 // file's metadata (key HeadMetadataKey, "whitebox.head", a head spec such
 // as "mean" or "max+relu", see ParseHeadSpec), else the head is cell.HeadHN
 // (h_n: the behaviour of every earlier version). A classifier of two
@@ -70,12 +70,11 @@ const NoEmbedding = "none"
 type Options struct {
 	Names Names
 
-	// Head is the model's head when HeadSet is true or Head is not HeadHN
-	// (HeadHN is the zero value, so HeadSet tells an explicit hn from none
-	// given). Without it the head is the file's metadata's (safetensors
-	// __metadata__ key "whitebox.head"), or HeadHN.
-	Head    cell.Head
-	HeadSet bool
+	// Head, if not nil, is the model's head (new(cell.HeadMean), …; an
+	// explicit new(cell.HeadHN) included). nil: the file's metadata's
+	// (safetensors __metadata__ key "whitebox.head"), or HeadHN. It is
+	// read once, by Load.
+	Head *cell.Head
 
 	// Act is the activation of a classifier with two Linear layers; it is
 	// required for such a file (unless its metadata gives it) and must be
@@ -691,7 +690,17 @@ func (m *Model) Stacked() *cell.Stacked {
 // embedding of ids[t]. An id outside [0, V) is an error naming its
 // position. With a pad id (HasPad) the trailing pad tokens are removed
 // first, as pack_padded_sequence does: the input has Unpadded(ids) rows.
+// It allocates the T×E values; EmbedInto reuses a buffer.
 func (m *Model) Embed(ids []int) (cell.Input, error) {
+	return m.EmbedInto(nil, ids)
+}
+
+// EmbedInto is Embed writing the rows into dst, from its start, as append
+// does: into dst's array when its capacity holds the T×E values (then it
+// allocates nothing), else into a new one. The returned input's
+// DenseValues is that slice: pass it as the next call's dst to reuse it.
+// dst must not be in use by an input still being attributed.
+func (m *Model) EmbedInto(dst []float64, ids []int) (cell.Input, error) {
 	if m == nil || m.Net == nil {
 		return cell.Input{}, fmt.Errorf("model: no model (nil or not made by Load)")
 	}
@@ -710,11 +719,18 @@ func (m *Model) Embed(ids []int) (cell.Input, error) {
 		return cell.Input{}, err
 	}
 	e := m.Input()
-	x := make([]float64, len(ids)*e)
-	for t, id := range ids {
+	for t, id := range ids { // before dst is touched: a refused call leaves it as it was
 		if id < 0 || id >= m.Vocab {
 			return cell.Input{}, fmt.Errorf("model: token %d at position %d is out of range [0, %d)", id, t, m.Vocab)
 		}
+	}
+	x := dst[:0]
+	if need := len(ids) * e; cap(x) < need {
+		x = make([]float64, need)
+	} else {
+		x = x[:need]
+	}
+	for t, id := range ids {
 		copy(x[t*e:(t+1)*e], m.Embedding[id*e:(id+1)*e])
 	}
 	return cell.Dense(x, len(ids)), nil

@@ -5,16 +5,19 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
+	"github.com/whitebox-lstm/whitebox/cell"
 )
 
 type tensor struct {
@@ -202,7 +205,7 @@ func TestConcurrentExplainers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := attrib.Attribute(m.Net, attrib.IntegratedGradients, x, attrib.Options{Class: attrib.Predicted})
+	want, err := attrib.Attribute(t.Context(), m.Net, attrib.IntegratedGradients, x, attrib.Options{Class: attrib.Predicted})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,10 +215,10 @@ func TestConcurrentExplainers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e := attrib.NewExplainer(m.Net)
+			e := mustExplainer(t, m.Net)
 			var res attrib.Result
-			for _, meth := range attrib.Methods {
-				if err := e.AttributeContext(context.Background(), meth, x, attrib.Options{Class: attrib.Predicted, Workers: 2}, &res); err != nil {
+			for _, meth := range attrib.Methods() {
+				if err := e.Attribute(context.Background(), meth, x, attrib.Options{Class: attrib.Predicted, Workers: 2}, &res); err != nil {
 					errs <- err
 					return
 				}
@@ -292,5 +295,41 @@ func TestLoadManyExtrasShortMessage(t *testing.T) {
 	_, err := Load(writeSafetensors(t, m), Options{})
 	if err == nil || !strings.Contains(err.Error(), `"extra00004" [0] and 19,995 more`) || len(err.Error()) > 500 {
 		t.Fatalf("error (%d bytes): %.600v", len(fmt.Sprint(err)), err)
+	}
+}
+
+// Issue 43: EmbedInto writes into the caller's buffer: no allocation when
+// it is large enough, the bits of Embed, and a grown buffer when short.
+func TestEmbedInto(t *testing.T) {
+	m, err := Load(filepath.Join("testdata", "uni1.safetensors"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []int{3, 14, 15, 9, 2, 6}
+	want, err := m.Embed(ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := make([]float64, 3)
+	x, err := m.EmbedInto(short, ids)
+	if err != nil || x.Len() != len(ids) || !slices.Equal(x.DenseValues(), want.DenseValues()) {
+		t.Fatalf("a short buffer: %v, %v", x.DenseValues(), err)
+	}
+	buf := x.DenseValues()
+	allocs := testing.AllocsPerRun(100, func() {
+		x, err = m.EmbedInto(buf, ids)
+	})
+	if allocs != 0 || err != nil {
+		t.Errorf("EmbedInto into a large enough buffer: %v allocations, %v", allocs, err)
+	}
+	if &x.DenseValues()[0] != &buf[0] || !slices.Equal(x.DenseValues(), want.DenseValues()) {
+		t.Error("EmbedInto did not write the embedding into the buffer")
+	}
+	before := slices.Clone(buf)
+	if _, err := m.EmbedInto(buf, []int{1, 2, 500}); err == nil || !slices.Equal(buf, before) {
+		t.Errorf("a token out of range: %v, buffer changed %v", err, !slices.Equal(buf, before))
+	}
+	if _, err := m.EmbedInto(buf, nil); !errors.Is(err, cell.ErrEmptyInput) {
+		t.Errorf("no tokens: %v", err)
 	}
 }

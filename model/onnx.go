@@ -58,11 +58,11 @@ func loadONNX(path string, o Options) (*Model, error) {
 		return nil, err
 	}
 	p := r.Params
-	if o.HeadSet || o.Head != cell.HeadHN {
-		if !sameHead(o.Head, p.Head, p.Bidirectional) {
-			return nil, fmt.Errorf("head %v given, but the graph's head is %v (%s, node %q)", o.Head, p.Head, HeadExpression(p.Head, dirs(p.Bidirectional)), r.HeadNode)
+	if o.Head != nil {
+		if !sameHead(*o.Head, p.Head, p.Bidirectional) {
+			return nil, fmt.Errorf("head %v given, but the graph's head is %v (%s, node %q)", *o.Head, p.Head, HeadExpression(p.Head, dirs(p.Bidirectional)), r.HeadNode)
 		}
-		p.Head = o.Head
+		p.Head = *o.Head
 	}
 	if o.Act != cell.ActNone && o.Act != p.Act {
 		return nil, fmt.Errorf("activation %v given, but the graph's classifier has %v (nodes %q)", o.Act, p.Act, r.Linears)

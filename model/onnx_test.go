@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/whitebox-lstm/whitebox/attrib"
 	"github.com/whitebox-lstm/whitebox/cell"
 )
 
@@ -54,7 +53,7 @@ func TestONNXFixtures(t *testing.T) {
 				t.Fatalf("read as head %v, act %v (%s), %d layers, format %s", m.Head, m.Act, m.HeadSource, m.Net.Layers(), m.Format)
 			}
 			seen[head] = true
-			e := attrib.NewExplainer(m.Net)
+			e := mustExplainer(t, m.Net)
 			for ci, c := range f.Cases {
 				var x cell.Input
 				if f.Dense {
@@ -91,14 +90,14 @@ func TestONNXFixtures(t *testing.T) {
 // the same function); an activation likewise.
 func TestONNXHeadOptions(t *testing.T) {
 	path := filepath.Join("testdata", "onnx", "mean_bi2_o17.onnx")
-	if _, err := Load(path, Options{Head: cell.HeadMean, HeadSet: true}); err != nil {
+	if _, err := Load(path, Options{Head: new(cell.HeadMean)}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Load(path, Options{Head: cell.HeadMax, HeadSet: true})
+	_, err := Load(path, Options{Head: new(cell.HeadMax)})
 	if err == nil || !strings.Contains(err.Error(), "head max given, but the graph's head is mean") {
 		t.Fatalf("contradicting head: %v", err)
 	}
-	_, err = Load(path, Options{Head: cell.HeadHN, HeadSet: true})
+	_, err = Load(path, Options{Head: new(cell.HeadHN)})
 	if err == nil || !strings.Contains(err.Error(), "the graph's head is mean") {
 		t.Fatalf("contradicting hn: %v", err)
 	}
@@ -106,7 +105,7 @@ func TestONNXHeadOptions(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "activation relu given") {
 		t.Fatalf("contradicting activation: %v", err)
 	}
-	m, err := Load(filepath.Join("testdata", "onnx", "last_uni1_o11.onnx"), Options{Head: cell.HeadHN, HeadSet: true})
+	m, err := Load(filepath.Join("testdata", "onnx", "last_uni1_o11.onnx"), Options{Head: new(cell.HeadHN)})
 	if err != nil || m.Head != cell.HeadHN {
 		t.Fatalf("uni last read as hn: %v", err)
 	}

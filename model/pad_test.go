@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/whitebox-lstm/whitebox/attrib"
 	"github.com/whitebox-lstm/whitebox/cell"
 )
 
@@ -88,7 +87,7 @@ func TestPadFixtures(t *testing.T) {
 				if err != nil || unpacked.HasPad {
 					t.Fatalf("NoPad: %v, pad %v", err, unpacked.HasPad)
 				}
-				e := attrib.NewExplainer(m.Net)
+				e := mustExplainer(t, m.Net)
 				r, err := cell.NewStackedRunner(unpacked.Net)
 				if err != nil {
 					t.Fatal(err)

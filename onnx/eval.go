@@ -12,11 +12,14 @@ import (
 // cell package's engine, so that comparing the two checks both.
 
 // Supported lists the operators the interpreter evaluates.
-var Supported = []string{
+var supportedOps = []string{
 	"Add", "Concat", "Constant", "ConstantOfShape", "Expand", "Gather", "Gemm", "Identity", "LSTM",
 	"MatMul", "ReduceMax", "ReduceMean", "Relu", "Reshape", "Shape", "Slice", "Squeeze", "Tanh",
 	"Transpose", "Unsqueeze",
 }
+
+// Supported returns the list above, a new slice each call.
+func Supported() []string { return slices.Clone(supportedOps) }
 
 // Limits of one evaluation, so that a hostile graph (an Expand to 2^40
 // elements, an LSTM over a huge sequence) is an error rather than an
@@ -135,7 +138,7 @@ func Prepare(m *Model) (*Program, error) {
 	// the field of the declared type; another operator is refused by name.
 	for _, i := range p.Live {
 		n := &g.Nodes[i]
-		if (n.Domain == "" || n.Domain == "ai.onnx") && slices.Contains(Supported, n.OpType) {
+		if (n.Domain == "" || n.Domain == "ai.onnx") && slices.Contains(supportedOps, n.OpType) {
 			if err := checkAttrs(n); err != nil {
 				return nil, fmt.Errorf("onnx: %v", err)
 			}

@@ -48,14 +48,14 @@ func (e *Env) lstm(n *Node, args []*Tensor) ([]*Tensor, error) {
 		}
 	}
 	if len(x.Shape) != 3 || len(w.Shape) != 3 || len(r.Shape) != 3 {
-		return nil, fmt.Errorf("X, W, R of shapes %v, %v, %v: want rank 3", x.Shape, w.Shape, r.Shape)
+		return nil, fmt.Errorf("inputs X, W, R of shapes %v, %v, %v: want rank 3", x.Shape, w.Shape, r.Shape)
 	}
 	T, B, in := x.Shape[0], x.Shape[1], x.Shape[2]
 	if layout == 1 {
 		T, B = B, T
 	}
 	if hs < 1 || w.Shape[0] != dirs || w.Shape[1] != 4*hs || w.Shape[2] != in || r.Shape[0] != dirs || r.Shape[1] != 4*hs || r.Shape[2] != hs {
-		return nil, fmt.Errorf("W %v, R %v for hidden_size %d, %d direction(s) and input %v", w.Shape, r.Shape, hs, dirs, x.Shape)
+		return nil, fmt.Errorf("inputs W %v, R %v for hidden_size %d, %d direction(s) and input %v", w.Shape, r.Shape, hs, dirs, x.Shape)
 	}
 	bias, err := e.floats(dirs * 8 * hs)
 	if err != nil {
@@ -63,7 +63,7 @@ func (e *Env) lstm(n *Node, args []*Tensor) ([]*Tensor, error) {
 	}
 	if b := optional(args, 3); b != nil {
 		if len(b.Shape) != 2 || b.Shape[0] != dirs || b.Shape[1] != 8*hs {
-			return nil, fmt.Errorf("B of shape %v, want [%d %d]", b.Shape, dirs, 8*hs)
+			return nil, fmt.Errorf("input B of shape %v, want [%d %d]", b.Shape, dirs, 8*hs)
 		}
 		copy(bias, b.F)
 	}
@@ -125,7 +125,7 @@ func (e *Env) lstm(n *Node, args []*Tensor) ([]*Tensor, error) {
 	var peep []float64
 	if p := optional(args, 7); p != nil {
 		if len(p.Shape) != 2 || p.Shape[0] != dirs || p.Shape[1] != 3*hs {
-			return nil, fmt.Errorf("P of shape %v, want [%d %d]", p.Shape, dirs, 3*hs)
+			return nil, fmt.Errorf("input P of shape %v, want [%d %d]", p.Shape, dirs, 3*hs)
 		}
 		peep = p.F
 	}

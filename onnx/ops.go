@@ -221,7 +221,7 @@ func (e *Env) eval(opset int64, n *Node, args []*Tensor) ([]*Tensor, error) {
 	case "LSTM":
 		return e.lstm(n, args)
 	}
-	return nil, fmt.Errorf("operator %s is not supported (supported: %v)", ident(n.OpType), Supported)
+	return nil, fmt.Errorf("operator %s is not supported (supported: %v)", ident(n.OpType), supportedOps)
 }
 
 func constant(n *Node) (*Tensor, error) {
@@ -980,11 +980,11 @@ func (e *Env) gemm(n *Node, args []*Tensor) (*Tensor, error) {
 	if len(args) > 2 && args[2] != nil {
 		c := args[2]
 		if !c.IsFloat() {
-			return nil, fmt.Errorf("C is %s", TypeName(c.DataType))
+			return nil, fmt.Errorf("input C is %s", TypeName(c.DataType))
 		}
 		shape, err := broadcast(c.Shape, []int{m, nn})
 		if err != nil || !slices.Equal(shape, []int{m, nn}) {
-			return nil, fmt.Errorf("C of shape %v does not broadcast to [%d %d]", c.Shape, m, nn)
+			return nil, fmt.Errorf("input C of shape %v does not broadcast to [%d %d]", c.Shape, m, nn)
 		}
 		ci = bindex(c.Shape, shape)
 	}

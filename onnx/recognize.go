@@ -110,7 +110,7 @@ func recognizeProbed(m *Model) (*Recognized, error) {
 		if n.Domain != "" && n.Domain != "ai.onnx" {
 			return nil, fmt.Errorf("%s of domain %q: a custom operator, not supported", Describe(n), n.Domain)
 		}
-		if !slices.Contains(Supported, n.OpType) {
+		if !slices.Contains(supportedOps, n.OpType) {
 			what := "not supported"
 			switch n.OpType {
 			case "GRU", "RNN":

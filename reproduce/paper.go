@@ -1,5 +1,7 @@
 package reproduce
 
+import "slices"
+
 // The paper's published values, for the report to set beside ours. Heatmap
 // colours are kept as levels: the entry (0 … 255) of matplotlib's coolwarm
 // map that the paper's \textcolor[rgb]{…} printed, 128 being white (a zero
@@ -18,7 +20,7 @@ type Table2Row struct {
 // are lost in the paper's LaTeX; they are aacb: the paper's preview table
 // shows that input for both SP networks, and its text says the two a's of
 // row 9 get 0 from Occlusion and G×I.
-var Table2Rows = []Table2Row{
+var table2RowList = []Table2Row{
 	{1, "counting", "True", "True", "aaabb"},
 	{2, "counting", "True", "False", "bbbaa"},
 	{3, "counting", "True", "False", "aaabbb"},
@@ -45,6 +47,9 @@ var Table2Rows = []Table2Row{
 	{24, "bracket", "]", "]", "[([][()"},
 	{25, "bracket", ")", "]", "[([][()"},
 }
+
+// Table2Rows returns the list above, a new slice each call.
+func Table2Rows() []Table2Row { return slices.Clone(table2RowList) }
 
 // paperTable2 holds the levels of the paper's Table 2, by row and by method
 // (occlusion, saliency, G×I, IG, LRP). Rows 9 and 16 come from the paper's

@@ -8,6 +8,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,7 +18,10 @@ import (
 )
 
 // Formats lists the output formats of Write.
-var Formats = []string{"text", "json", "markdown", "html", "latex"}
+var formatList = []string{"text", "json", "markdown", "html", "latex"}
+
+// Formats returns the list above, a new slice each call.
+func Formats() []string { return slices.Clone(formatList) }
 
 // Write renders the tables of r in format: text (ANSI colours when color is
 // set, numbers otherwise), json (one object per table and line,
@@ -39,7 +43,7 @@ func (r *Results) Write(w io.Writer, format string, color bool) error {
 	case "latex":
 		r.writeLaTeX(bw)
 	default:
-		return fmt.Errorf("unknown format %q (formats: %s)", format, strings.Join(Formats, ", "))
+		return fmt.Errorf("unknown format %q (formats: %s)", format, strings.Join(formatList, ", "))
 	}
 	if err != nil {
 		return err
@@ -162,13 +166,13 @@ func (r *Results) writeTable2Text(w *bufio.Writer, color bool) {
 func (r *Results) writeTable3Text(w *bufio.Writer, color bool) {
 	fmt.Fprintf(w, "Table 3. Gradient heatmaps of R_True(%s) for the counter-based SP network as u grows (paper's values in parentheses).\n\n", Table3Input)
 	fmt.Fprintf(w, "%6s %-15s %-15s", "u", "v", "ŷ_True")
-	for _, m := range Table3Methods {
+	for _, m := range table3MethodList {
 		fmt.Fprintf(w, " %-10s", methodTitles[m])
 	}
 	w.WriteString("\n")
 	for _, row := range r.Table3 {
 		fmt.Fprintf(w, "%6g %-15s %-15s", row.U, fmt.Sprintf("%.3f (%.3f)", row.V, row.PaperV), fmt.Sprintf("%.3f (%.3f)", row.YTrue, row.PaperYTrue))
-		for k := range Table3Methods {
+		for k := range table3MethodList {
 			w.WriteByte(' ')
 			hm := heatmap.Heatmap{Tokens: strings.Split(Table3Input, ""), Scores: row.Scores[k]}
 			if color {
@@ -181,7 +185,7 @@ func (r *Results) writeTable3Text(w *bufio.Writer, color bool) {
 		}
 		w.WriteString("\n")
 		if !color {
-			for k, m := range Table3Methods {
+			for k, m := range table3MethodList {
 				fmt.Fprintf(w, "%38s %-10s %s\n", "", methodTitles[m], plainScores(row.Scores[k]))
 			}
 		}
@@ -365,7 +369,7 @@ func (r *Results) writeMarkdown(w *bufio.Writer) {
 		fmt.Fprintf(w, "## Table 3: saturation (sp-counter, `%s`, class True)\n\n| u | v | paper v | ŷ_True | paper ŷ_True | Saliency | G×I | IG |\n|---|---|---|---|---|---|---|---|\n", Table3Input)
 		for _, row := range r.Table3 {
 			fmt.Fprintf(w, "| %g | %.3f | %.3f | %.3f | %.3f |", row.U, row.V, row.PaperV, row.YTrue, row.PaperYTrue)
-			for k := range Table3Methods {
+			for k := range table3MethodList {
 				fmt.Fprintf(w, " %s `%s` |", plainScores(row.Scores[k]), marker(maxDiff(row.Levels[k], row.Paper[k])))
 			}
 			w.WriteString("\n")
@@ -425,7 +429,7 @@ func (r *Results) writeLaTeX(w *bufio.Writer) {
 		w.WriteString("\\begin{tabular}{c c c c c c}\n\\hline\n$u$ & $v$ & $\\hat{y}_{\\textit{True}}$ & \\textbf{Saliency} & \\textbf{G $\\times$ I} & \\textbf{IG} \\\\\\hline\n")
 		for _, row := range r.Table3 {
 			fmt.Fprintf(w, "%g & %.3f & %.3f", row.U, row.V, row.YTrue)
-			for k := range Table3Methods {
+			for k := range table3MethodList {
 				w.WriteString(" & ")
 				heatmap.WriteLaTeX(w, heatmap.Heatmap{Tokens: strings.Split(Table3Input, ""), Scores: row.Scores[k]})
 			}
@@ -572,7 +576,7 @@ func table2Reason(h Heatmap) string {
 
 func (r *Results) htmlTable3(w *bufio.Writer) {
 	fmt.Fprintf(w, "<h2>Table 3: saturation</h2>\n<p>Gradient heatmaps of R<sub>True</sub>(<code>%s</code>) for the counter-based SP network as u grows; ours (top) and the paper's (bottom).</p>\n<table>\n<tr><th>u</th><th>v</th><th>paper</th><th>ŷ<sub>True</sub></th><th>paper</th>", Table3Input)
-	for _, m := range Table3Methods {
+	for _, m := range table3MethodList {
 		w.WriteString("<th>" + html.EscapeString(methodTitles[m]) + "</th>")
 	}
 	w.WriteString("</tr>\n")
@@ -585,7 +589,7 @@ func (r *Results) htmlTable3(w *bufio.Writer) {
 			match++
 		}
 		fmt.Fprintf(w, "<tr><td>%g</td><td class=\"num\">%.3f</td><td class=\"num\">%.3f</td><td class=\"num\"%s>%.3f</td><td class=\"num\">%.3f</td>", row.U, row.V, row.PaperV, cls, row.YTrue, row.PaperYTrue)
-		for k := range Table3Methods {
+		for k := range table3MethodList {
 			d := maxDiff(row.Levels[k], row.Paper[k])
 			if d == 0 {
 				same++

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
-	"github.com/whitebox-lstm/whitebox/cell"
 	"github.com/whitebox-lstm/whitebox/whitebox"
 )
 
@@ -35,7 +34,7 @@ func TestTable2(t *testing.T) {
 		t.Fatalf("%d heatmaps of %v, %d published; want 25 rows of each method and the paper's 125", len(hs), methods, r.table2Published())
 	}
 	for k, m := range methods[:5] {
-		if m != attrib.Methods[k] {
+		if m != attrib.Methods()[k] {
 			t.Fatalf("columns %v: want the paper's methods first", methods)
 		}
 	}
@@ -71,9 +70,9 @@ func TestTable3(t *testing.T) {
 		if math.Abs(row.YTrue-row.PaperYTrue) > 0.0005 || math.Abs(row.V-row.PaperV) > 0.0005 {
 			t.Errorf("u=%g: v %.4f ŷ %.4f, paper %.3f %.3f", row.U, row.V, row.YTrue, row.PaperV, row.PaperYTrue)
 		}
-		for k := range Table3Methods {
+		for k := range table3MethodList {
 			if d := maxDiff(row.Levels[k], row.Paper[k]); d != 0 {
-				t.Errorf("u=%g %v: levels %v, paper %v", row.U, Table3Methods[k], row.Levels[k], row.Paper[k])
+				t.Errorf("u=%g %v: levels %v, paper %v", row.U, table3MethodList[k], row.Levels[k], row.Paper[k])
 			}
 		}
 	}
@@ -234,7 +233,7 @@ func countingSymbols(s string) []int {
 func smallResults(t *testing.T) *Results {
 	t.Helper()
 	cfg := Config{Table4Data: gen4(t, newRand(2), 40), Table5Data: gen5(t, newRand(2), 3), RandomSeeds: 2}
-	res, err := Run(context.Background(), AllTables, cfg)
+	res, err := Run(context.Background(), tableList, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,13 +449,4 @@ func TestGenerateErrors(t *testing.T) {
 	if d, err := GenerateTable5(newRand(1), 0); err != nil || len(d) != 0 {
 		t.Errorf("GenerateTable5(0) = %v, %v", d, err)
 	}
-}
-
-func countingNet(t *testing.T) *cell.Network {
-	t.Helper()
-	net, err := whitebox.New("counting", whitebox.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return net.Network
 }

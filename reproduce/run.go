@@ -18,7 +18,10 @@ type Results struct {
 }
 
 // AllTables lists the paper's tables this package reproduces.
-var AllTables = []int{2, 3, 4, 5}
+var tableList = []int{2, 3, 4, 5}
+
+// AllTables returns the list above, a new slice each call.
+func AllTables() []int { return slices.Clone(tableList) }
 
 // Run computes the given tables.
 func Run(ctx context.Context, tables []int, cfg Config) (*Results, error) {
@@ -27,7 +30,7 @@ func Run(ctx context.Context, tables []int, cfg Config) (*Results, error) {
 	}
 	r := &Results{Seed: cfg.Seed}
 	for _, t := range tables {
-		if !slices.Contains(AllTables, t) {
+		if !slices.Contains(tableList, t) {
 			return nil, fmt.Errorf("there is no table %d to reproduce (tables: 2, 3, 4, 5)", t)
 		}
 	}

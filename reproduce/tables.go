@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/whitebox-lstm/whitebox/ablation"
@@ -113,14 +114,17 @@ func abs(x int) int {
 // contextual decomposition, the paper's future work, on the same inputs
 // (no published levels). Tables 3 to 5 keep the paper's methods: they
 // reproduce its published numbers.
-var Table2Methods = attrib.AllMethods
+var table2MethodList = attrib.AllMethods()
+
+// Table2Methods returns the list above, a new slice each call.
+func Table2Methods() []attrib.Method { return slices.Clone(table2MethodList) }
 
 // Table2 computes the paper's 25 heatmap rows with every method of
 // Table2Methods, row by row in its order.
 func Table2(ctx context.Context) ([]Heatmap, error) {
 	nets := map[string]*whitebox.Net{}
 	var out []Heatmap
-	for i, row := range Table2Rows {
+	for i, row := range table2RowList {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -132,7 +136,7 @@ func Table2(ctx context.Context) ([]Heatmap, error) {
 			}
 			nets[row.Net] = net
 		}
-		for k, m := range Table2Methods {
+		for k, m := range table2MethodList {
 			rec, err := attribute(net, m, row.Input, row.Class, attrib.DefaultOptions())
 			if err != nil {
 				return nil, fmt.Errorf("table 2 row %d: %w", row.Row, err)
@@ -160,12 +164,12 @@ func attribute(net *whitebox.Net, m attrib.Method, s, class string, opt attrib.O
 		return record.Record{}, err
 	}
 	opt.Class = attrib.ClassIndex(k)
-	res, err := attrib.Attribute(net.Network, m, cell.OneHot(sym), opt)
+	res, err := attrib.Attribute(context.Background(), net.Network, m, cell.OneHot(sym), opt)
 	if err != nil {
 		return record.Record{}, err
 	}
 	classes := net.Task.Classes
-	rec := record.Record{Net: net.Name, Method: m.String(), Input: s, Class: classes[res.Class],
+	rec := record.Record{Net: net.Name, Method: m.String(), Input: s, Class: classes[res.Class.Int()],
 		Prediction: classes[res.Prediction], Classes: classes, Logits: res.Logits, Scores: res.Scores}
 	for _, k := range sym {
 		rec.Tokens = append(rec.Tokens, net.Task.Alphabet[k])
@@ -181,7 +185,10 @@ func attribute(net *whitebox.Net, m attrib.Method, s, class string, opt attrib.O
 const Table3Input = "accb"
 
 // Table3Methods are the gradient methods of the saturation sweep.
-var Table3Methods = []attrib.Method{attrib.Saliency, attrib.GradientXInput, attrib.IntegratedGradients}
+var table3MethodList = []attrib.Method{attrib.Saliency, attrib.GradientXInput, attrib.IntegratedGradients}
+
+// Table3Methods returns the list above, a new slice each call.
+func Table3Methods() []attrib.Method { return slices.Clone(table3MethodList) }
 
 // Table3Row is one network of the saturation sweep.
 type Table3Row struct {
@@ -205,7 +212,7 @@ func Table3(ctx context.Context) ([]Table3Row, error) {
 			return nil, err
 		}
 		row := Table3Row{U: p.U, V: kernel.Tanh(p.U), Paper: p.Levels, PaperV: p.V, PaperYTrue: p.Y}
-		for k, m := range Table3Methods {
+		for k, m := range table3MethodList {
 			rec, err := attribute(net, m, Table3Input, "True", attrib.DefaultOptions())
 			if err != nil {
 				return nil, err
@@ -368,7 +375,7 @@ func Table5(ctx context.Context, cfg Config) (*Table5Result, error) {
 		}
 	}
 	res := &Table5Result{Strings: len(data)}
-	for m, method := range attrib.Methods {
+	for m, method := range attrib.Methods() {
 		c, cs := meanStd(percent[0][m])
 		f, fs := meanStd(percent[1][m])
 		res.Rows = append(res.Rows, Table5Row{method.String(), c, cs, f, fs})
@@ -398,22 +405,22 @@ func table5Column(ctx context.Context, cfg Config, name string, netCfg whitebox.
 	if err != nil {
 		return nil, err
 	}
-	percent := make([][]float64, len(attrib.Methods))
-	for m := range attrib.Methods {
+	percent := make([][]float64, len(attrib.Methods()))
+	for m := range attrib.Methods() {
 		percent[m] = make([]float64, len(symbols))
 	}
 	stage := fmt.Sprintf("table 5, %s", name)
 	if netCfg.U != 0 {
 		stage += fmt.Sprintf(" (u = %g)", netCfg.U)
 	}
-	jobs := len(attrib.Methods) * len(symbols)
+	jobs := len(attrib.Methods()) * len(symbols)
 	err = parallel(ctx, cfg.Workers, jobs, func() func(j int) error {
-		evals := make([]*ablation.Evaluator, len(attrib.Methods))
+		evals := make([]*ablation.Evaluator, len(attrib.Methods()))
 		return func(j int) error {
 			m, i := j/len(symbols), j%len(symbols)
 			if evals[m] == nil {
 				var err error
-				if evals[m], err = ablation.New(net.Network, attrib.Methods[m], attrib.DefaultOptions(), stop); err != nil {
+				if evals[m], err = ablation.New(net.Network, attrib.Methods()[m], attrib.DefaultOptions(), stop); err != nil {
 					return err
 				}
 			}

@@ -54,7 +54,7 @@ func withFlags(err error) error {
 // valueHints say what each string flag of attribute takes, for the error
 // of an explicit empty value (EmptyValue).
 var valueHints = map[string]string{
-	"net":        orList(whitebox.Names),
+	"net":        orList(whitebox.Names()),
 	"method":     orList(methodNames()),
 	"span":       "i:j, two token positions counted from 0 (e.g. 2:4)",
 	"class":      "a class by name or by index from 0, or all",
@@ -107,7 +107,7 @@ func orList(names []string) string {
 
 func methodNames() []string {
 	var n []string
-	for _, m := range attrib.AllMethods {
+	for _, m := range attrib.AllMethods() {
 		n = append(n, m.String())
 	}
 	return n

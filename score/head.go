@@ -56,7 +56,7 @@ func loadModel(path string, names model.Names, head, act, pad, verifyFile string
 		if err != nil {
 			return nil, fmt.Errorf("-head: %v (or auto, with -verify)", err)
 		}
-		o.Head, o.HeadSet = h, true
+		o.Head = &h
 	}
 	if act != "" {
 		a, err := cell.ParseActivation(act)

@@ -39,7 +39,7 @@ import (
 // start from DefaultConfig. A Config is plain data (it encodes to JSON), so
 // that a pipeline can ship it to its workers.
 type Config struct {
-	Net    string  // -net: a white-box network (whitebox.Names); exactly one of Net and Model
+	Net    string  // -net: a white-box network (whitebox.Names()); exactly one of Net and Model
 	M      float64 // -m: the gate saturation constant
 	U      float64 // -u: the counter scale (0: the network's default unless Set["u"])
 	K      int     // -k: the bracket network's stack size (0: the default unless Set["k"])
@@ -104,7 +104,7 @@ func DefaultConfig() Config {
 // fs.Parse, c.MarkSet(fs, prefix) records which were given.
 func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	p := func(name string) string { return prefix + name }
-	fs.StringVar(&c.Net, p("net"), c.Net, "the network: "+strings.Join(whitebox.Names, ", "))
+	fs.StringVar(&c.Net, p("net"), c.Net, "the network: "+strings.Join(whitebox.Names(), ", "))
 	fs.StringVar(&c.Method, p("method"), c.Method, "the attribution method: occlusion, saliency, gxi, ig, lrp, deeplift (against -baseline), cd (contextual decomposition)")
 	fs.StringVar(&c.Span, p("span"), c.Span, "cd: also score the tokens i through j as one span, i:j (positions from 0, both included, as the authors' CD(start, stop)); the records say \"span\":{\"start\":i,\"stop\":j,\"score\":…}")
 	fs.StringVar(&c.Class, p("class"), c.Class, "the relevance class, by name or by index from 0 (default: the predicted class), or all: every class from one forward pass per input, the same numbers as one run per class (JSON: \"classes\" names them, \"scores\" and \"delta\" have one entry per class; text, html and latex: one heatmap per class; a class named all is then chosen by its index)")
@@ -159,6 +159,11 @@ type shared struct {
 	// budgetShare says how an input's share of -budget (opt.Budget)
 	// comes from the flag, for the errors that name it (budgetHint).
 	budgetShare string
+	// pool runs every Scorer's calls: the cores of the process and the
+	// budget's half for the engine, shared by all Scorers; sizer is an
+	// Explainer of the model that runs nothing (AllBytes).
+	pool  *attrib.Pool
+	sizer *attrib.Explainer
 	// allOutput is what every class adds to an input's output with
 	// -class all besides its scores: its logit, delta and steps, its
 	// place in the record's lists, its name (twice in JSON, and a text
@@ -169,7 +174,6 @@ type shared struct {
 // A Scorer scores inputs with its own buffers: one goroutine at a time.
 type Scorer struct {
 	*shared
-	ex    *attrib.Explainer
 	res   attrib.Result
 	multi attrib.MultiResult // -class all
 	opt   attrib.Options
@@ -267,8 +271,8 @@ func New(cfg Config) (*Scorer, error) {
 	if f.MaxSteps < 8 || f.MaxSteps > attrib.MaxSteps {
 		return nil, fmt.Errorf("-max-steps %d must be in 8..%d", f.MaxSteps, attrib.MaxSteps)
 	}
-	opt := attrib.Options{Steps: steps, Tolerance: f.Tol, MaxAutoSteps: f.MaxSteps, Quadrature: q, Epsilon: f.Eps, EpsilonSet: true,
-		LRPBias: f.LRPBias, Float32Weights: f.CaptumWeights, Float32WeightsSet: true, Budget: budget / int64(workers) / 2,
+	opt := attrib.Options{Steps: steps, Tolerance: f.Tol, MaxAutoSteps: f.MaxSteps, Quadrature: q, Epsilon: new(f.Eps),
+		LRPBias: f.LRPBias, Float32Weights: f.CaptumWeights, Budget: budget / int64(workers) / 2,
 		Workers: max(1, runtime.GOMAXPROCS(0)/workers)} // a Scorer's share of the cores: one input alone gets them all
 	k, all, err := parseClass(f.Class, subj)
 	if err != nil {
@@ -305,11 +309,21 @@ func New(cfg Config) (*Scorer, error) {
 		}
 		sh.allOutput += float64(longest) * float64(len(subj.classes()))
 	}
+	// Each Scorer's call asks for its share (opt.Budget, explicit), so
+	// that the memory of an input does not depend on the others running.
+	if sh.sizer, err = attrib.NewExplainer(subj.model()); err != nil {
+		return nil, err
+	}
+	sh.pool, err = attrib.NewPool(attrib.PoolOptions{Workers: runtime.GOMAXPROCS(0), Budget: opt.Budget * int64(workers)})
+	if err != nil {
+		return nil, err
+	}
 	return sh.scorer(), nil
 }
 
+// scorer returns a new Scorer of sh.
 func (sh *shared) scorer() *Scorer {
-	return &Scorer{shared: sh, ex: attrib.NewExplainer(sh.subj.model()), opt: sh.opt, truth: -1}
+	return &Scorer{shared: sh, opt: sh.opt, truth: -1}
 }
 
 // Clone returns a Scorer for another goroutine: the same classifier and
@@ -348,7 +362,9 @@ func (s *Scorer) SetProgress(fn func(done, total int)) { s.opt.Progress = fn }
 // Scorers, which have nothing to do (corpus.Lent; 0: its own share). The
 // budget stays its own share: a team of cores runs one batch of lanes in
 // the memory of one. Results do not depend on it.
-func (s *Scorer) Borrow(n int) { s.opt.Workers = s.shared.opt.Workers * (1 + max(0, n)) }
+func (s *Scorer) Borrow(n int) {
+	s.opt.Workers = min(s.shared.opt.Workers*(1+max(0, n)), s.pool.Stats().Workers) // at most the pool's cores
+}
 
 // Score attributes one input. It returns the token labels and the result,
 // both valid until the next call; a bad input is an error, never a panic.
@@ -361,7 +377,7 @@ func (s *Scorer) Score(ctx context.Context, input string) ([]string, *attrib.Res
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.ex.AttributeContext(ctx, s.method, x, s.opt, &s.res); err != nil {
+	if err := s.pool.Attribute(ctx, s.subj.model(), s.method, x, s.opt, &s.res); err != nil {
 		return nil, nil, s.budgetHint(err)
 	}
 	if err := s.check(input, x, s.res.Logits); err != nil {
@@ -385,7 +401,7 @@ func (s *Scorer) ScoreAll(ctx context.Context, input string) ([]string, *attrib.
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.ex.AttributeAll(ctx, s.method, x, s.opt, &s.multi); err != nil {
+	if err := s.pool.AttributeAll(ctx, s.subj.model(), s.method, x, s.opt, &s.multi); err != nil {
 		return nil, nil, s.budgetHint(err)
 	}
 	if err := s.check(input, x, s.multi.Results[0].Logits); err != nil {
@@ -512,7 +528,7 @@ func (s *Scorer) inputNeed(n int64) float64 {
 		token += 32*float64(s.subj.model().Input()) + 24 // each feature's JSON, the row's slice in the record
 	}
 	c := float64(len(s.subj.classes()))
-	return need + float64(s.ex.AllBytes(s.method, int(n), oneHot, s.opt)) + c*float64(n)*token + s.allOutput
+	return need + float64(s.sizer.AllBytes(s.method, int(n), oneHot, s.opt)) + c*float64(n)*token + s.allOutput
 }
 
 // Line attributes one input and appends its JSON line, newline included,
@@ -579,7 +595,7 @@ func (s *Scorer) Truth() (truth string, correct, known bool) {
 func (s *Scorer) WriteJSON(b *bytes.Buffer, res *attrib.Result, input string, tokens []string) {
 	classes := s.subj.classes()
 	rec := record.Record{Method: s.method.String(), Input: input, Tokens: tokens, Padding: max(0, len(tokens)-res.Len),
-		Class: classes[res.Class], Prediction: classes[res.Prediction], Classes: classes,
+		Class: classes[res.Class.Int()], Prediction: classes[res.Prediction], Classes: classes,
 		Logits: res.Logits, Scores: res.Scores}
 	if res == &s.res && s.truth >= 0 {
 		rec.Truth = classes[s.truth]

@@ -49,7 +49,10 @@ type Config struct {
 }
 
 // Names lists the white-box networks.
-var Names = []string{"counting", "sp-counter", "sp-fsa", "bracket"}
+var allNames = []string{"counting", "sp-counter", "sp-fsa", "bracket"}
+
+// Names returns the list above, a new slice each call.
+func Names() []string { return slices.Clone(allNames) }
 
 // Default parameters.
 const (
@@ -97,7 +100,7 @@ func DefaultU(name string) float64 {
 func New(name string, cfg Config) (*Net, error) {
 	net, err := newNet(name, cfg)
 	if err != nil {
-		if !slices.Contains(Names, name) {
+		if !slices.Contains(allNames, name) {
 			return nil, fmt.Errorf("whitebox: %w", err)
 		}
 		return nil, fmt.Errorf("whitebox: %s: %w", name, err)
@@ -106,8 +109,8 @@ func New(name string, cfg Config) (*Net, error) {
 }
 
 func newNet(name string, cfg Config) (*Net, error) {
-	if !slices.Contains(Names, name) {
-		return nil, fmt.Errorf("unknown network %q (networks: %s)", name, strings.Join(Names, ", "))
+	if !slices.Contains(allNames, name) {
+		return nil, fmt.Errorf("unknown network %q (networks: %s)", name, strings.Join(allNames, ", "))
 	}
 	if cfg.M == 0 && !cfg.MSet {
 		cfg.M = DefaultM

@@ -6,11 +6,12 @@
 package whitebox
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/whitebox-lstm/whitebox/cell"
 )
 
 // Task is a classification task over strings of one-character symbols.
@@ -22,8 +23,20 @@ type Task struct {
 	label func(symbols []int) (int, error)
 }
 
-// ErrEmptyInput is returned for the empty string.
-var ErrEmptyInput = errors.New("empty input: a string needs at least one symbol")
+// ErrEmptyInput is what the error of the empty string is: the same value
+// as cell.ErrEmptyInput and attrib.ErrEmptyInput, so that
+// errors.Is(err, ErrEmptyInput) holds whichever package refused an empty
+// input.
+var ErrEmptyInput = cell.ErrEmptyInput
+
+// errEmptyString is Encode's error for the empty string: its own words,
+// and errors.Is(err, ErrEmptyInput).
+var errEmptyString error = emptyString{}
+
+type emptyString struct{}
+
+func (emptyString) Error() string { return "empty input: a string needs at least one symbol" }
+func (emptyString) Unwrap() error { return ErrEmptyInput }
 
 // Encode converts s into symbol indices. It fails on the empty string, on a
 // symbol outside the alphabet and on a string that is not in the task's
@@ -31,7 +44,7 @@ var ErrEmptyInput = errors.New("empty input: a string needs at least one symbol"
 // deeper than the network's stack).
 func (t *Task) Encode(s string) ([]int, error) {
 	if s == "" {
-		return nil, ErrEmptyInput
+		return nil, errEmptyString
 	}
 	symbols := make([]int, 0, len(s))
 	for pos, r := range s {

@@ -3,7 +3,8 @@
 # (issue 21, point 4): IG with 50 Gauss–Legendre steps on the imported
 # benchmark models in Go (go test -bench, a process per thread count) and
 # in PyTorch (bench_ig.py, float64 and float32, a process per thread
-# count), dense-h256 IG, two 1-thread dense-h256 processes at once, the
+# count), dense-h256 IG beside the core's measured FMA peak (bench/peak)
+# and OpenBLAS's matrix product, two 1-thread dense-h256 processes at once, the
 # one-shot CLI's wall time and peak RSS (cli.py), and the check that
 # PyTorch's float64 scores are whitebox's. About 4–5 minutes on a quiet
 # 2-core machine (estimated from the single cases), 17 under a load
@@ -57,6 +58,7 @@ PAIR=${PAIR:-1}
 build() { # DIR: the binaries a run needs, and the Go version that built them
 	go build -o "$1/whitebox" ./cmd/whitebox
 	go test -c -o "$1/bench.test" ./bench
+	go test -c -o "$1/peak.test" ./bench/peak
 	go build -o "$1/benchstat" golang.org/x/perf/cmd/benchstat
 	go env GOVERSION >"$1/go-version"
 }
@@ -128,7 +130,8 @@ grep '^# check' "$OUT/check.txt" >&2
 # a process runs with the GOMAXPROCS of before (golang/go#49980; seen here
 # with Go 1.26.8: the 1-thread row of the first case ran on 2 cores).
 dense='^BenchmarkIG$/^net=dense-h256$/^T=256$/^steps=50$'
-gobench() { # one sample of every Go case at each thread count
+gobench() { # one sample of every Go case at each thread count, and of the core's FMA peak
+	"$bin/peak.test" -test.run '^$' -test.cpu 1 -test.count 1 -test.bench '^BenchmarkFMAPeak$' | grep -e '^Benchmark'
 	for cpu in $THREADS; do
 		(cd bench && "$bin/bench.test" -test.run '^$' -test.benchmem -test.cpu "$cpu" -test.count 1 \
 			-test.bench '^BenchmarkImportedIG$') | grep -v -e '^PASS' -e '^ok'

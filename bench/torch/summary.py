@@ -21,6 +21,7 @@ H256_LONG = "ImportedIG/model=bench_h256/T=1000/steps=50"
 BI2 = "ImportedIG/model=bench_bi2_h64/T=200/steps=50"
 DENSE = "IG/net=dense-h256/T=256/steps=50"
 CLI = "CLIIG/model=bench_h256/T=200/steps=50"
+MM = re.compile(r"torch\.mm 1024x1024, (\d+) thread\(s\): float64 ([0-9.]+) GFLOP/s")
 
 
 def parse(path, samples, default_engine=""):
@@ -124,6 +125,39 @@ def main():
     d1, d2 = median(s, (w, DENSE, 1)), median(s, (w, DENSE, 2))
     p("| dense-h256, T=256 (`BenchmarkIG`) | %s | %s | %s | | | | | |" % (
         cell(s, (w, DENSE, 1)), cell(s, (w, DENSE, 2)), fmt_ratio(ratio(d1, d2))))
+    p("")
+    # The dense case against this machine's own matrix-product rate (never
+    # a figure carried from another machine): torch.mm's float64 GFLOP/s
+    # at each thread count, measured in the same run.
+    mm = {}
+    for n in torch_notes:
+        m = MM.match(n)
+        if m:
+            mm.setdefault(int(m.group(1)), []).append(float(m.group(2)))
+    peaks = {name.split("=", 1)[1]: statistics.median(v["GFLOP/s"]) for (e, name, n), v in s.items()
+             if e == w and name.startswith("FMAPeak/") and n == 1 and v.get("GFLOP/s")}
+    if peaks:
+        best = max(peaks, key=peaks.get)
+        p("This core's float64 FMA peak (`bench/peak`, %s, median): %s GFLOP/s; the dense rates below are shares "
+          "of it (one core), of twice it (two threads), and of OpenBLAS's matrix product in the same run." % (
+              ", ".join(peaks), ", ".join("%s %.1f" % (k, peaks[k]) for k in peaks)))
+        p("")
+    for th in (1, 2):
+        dense = s.get((w, DENSE, th), {})
+        run, mm_th = dense.get("run-GFLOP/s"), mm.get(th)
+        if not run:
+            continue
+        shares = []
+        if peaks:
+            share = 100 * statistics.median(run) / (th * peaks[best])
+            shares.append("**%.0f%%** of %d× the FMA peak (%s)%s" % (share, th, best, "" if share <= 100 else
+                          " — above the peak: `bench.IGRunFLOPs` counts products the engine does not run"))
+        if mm_th:
+            shares.append("%.0f%% of torch.mm 1024×1024 float64 on OpenBLAS, %d thread(s) (median %.1f GFLOP/s of %d)" % (
+                100 * statistics.median(run) / statistics.median(mm_th), th, statistics.median(mm_th), len(mm_th)))
+        p("dense-h256 IG, %d thread(s): the engine runs %.1f GFLOP/s (the products it computes; %.1f GFLOP/s counting "
+          "every step's products, as a framework computes them) = %s." % (
+              th, statistics.median(run), statistics.median(dense["GFLOP/s"]), "; ".join(shares)))
     p("")
     pair = s.get(("whitebox-pair", DENSE, 1), {}).get("ns/op", [])
     if d1 and len(pair) >= 2:

@@ -319,7 +319,7 @@ func (w *worker) heatmap(it *item, tokens []string, res *attrib.Result) {
 	case "text":
 		// Visible: the input and the class names never write a control
 		// character (an ESC sequence would reach the terminal).
-		fmt.Fprintf(b, "%s\t%s (class %s, predicted %s)\t", heatmap.Visible(s), method, heatmap.Visible(classes[res.Class]), heatmap.Visible(classes[res.Prediction]))
+		fmt.Fprintf(b, "%s\t%s (class %s, predicted %s)\t", heatmap.Visible(s), method, heatmap.Visible(classes[res.Class.Int()]), heatmap.Visible(classes[res.Prediction]))
 		if j.color {
 			heatmap.WriteANSI(b, h)
 		} else {
@@ -338,11 +338,11 @@ func (w *worker) heatmap(it *item, tokens []string, res *attrib.Result) {
 		// and make the rest of the line LaTeX code.
 		b.WriteString(" % ")
 		if w.sc.All() { // which class this line is
-			b.WriteString("class " + heatmap.LaTeXText(classes[res.Class]) + ": ")
+			b.WriteString("class " + heatmap.LaTeXText(classes[res.Class.Int()]) + ": ")
 		}
 		b.WriteString(heatmap.LaTeXText(s) + "\n")
 	case "html":
-		label := fmt.Sprintf("%s · %s · class %s (predicted %s)", w.sc.Label(), method, classes[res.Class], classes[res.Prediction])
+		label := fmt.Sprintf("%s · %s · class %s (predicted %s)", w.sc.Label(), method, classes[res.Class.Int()], classes[res.Prediction])
 		it.rows = append(it.rows, heatmap.Row{Label: label, Heatmap: heatmap.Heatmap{Tokens: tokens, Scores: append([]float64(nil), res.Scores...)}})
 	}
 }

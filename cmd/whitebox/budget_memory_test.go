@@ -139,7 +139,7 @@ func TestVerifyMemory(t *testing.T) {
 	}
 	bin := buildCommand(t)
 	const modelFile = headsDir + "mean_uni2.safetensors"
-	m, err := model.Load(modelFile, model.Options{Head: cell.HeadMean, HeadSet: true})
+	m, err := model.Load(modelFile, model.Options{Head: new(cell.HeadMean)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,12 +31,12 @@ var valueHints = map[string]map[string]string{
 		"o":   "FILE.safetensors or FILE.pt",
 	},
 	"whitebox reproduce": {
-		"format": strings.Join(reproduce.Formats, ", "),
+		"format": strings.Join(reproduce.Formats(), ", "),
 		"out":    "a directory",
 		"data":   "a data file",
 	},
 	"whitebox metrics": {
-		"net":    "networks, comma-separated (" + strings.Join(whitebox.Names, ", ") + "), or all",
+		"net":    "networks, comma-separated (" + strings.Join(whitebox.Names(), ", ") + "), or all",
 		"format": "text or markdown",
 		"len":    "a length L or a range MIN..MAX",
 	},

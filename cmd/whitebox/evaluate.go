@@ -155,7 +155,7 @@ func newEvalJob(f *evalFlags, fs *flag.FlagSet) (*evalJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &evalJob{f: f, net: net, ev: ev, methods: attrib.AllMethods, class: attrib.Predicted}
+	j := &evalJob{f: f, net: net, ev: ev, methods: attrib.AllMethods(), class: attrib.Predicted}
 	if f.scores != "" {
 		for _, name := range []string{"class", "method"} {
 			if f.set[name] {
@@ -421,11 +421,13 @@ func (j *evalJob) method(ctx context.Context, m attrib.Method, sym [][]int) ([]j
 func (j *evalJob) judge(m attrib.Method, sym [][]int) (func(context.Context, int) judged, error) {
 	opt := attrib.DefaultOptions()
 	opt.Workers = 1
-	ex := attrib.NewExplainer(j.net.Network)
+	ex, err := attrib.NewExplainer(j.net.Network)
+	if err != nil {
+		return nil, err
+	}
 	stop := ablation.Stop{DFA: whitebox.SPAutomaton(), Class: 0}
 	var abl *ablation.Evaluator
 	if j.net.Task.Name == "sp" {
-		var err error
 		if abl, err = ablation.New(j.net.Network, m, opt, stop); err != nil {
 			return nil, err
 		}
@@ -435,10 +437,10 @@ func (j *evalJob) judge(m attrib.Method, sym [][]int) (func(context.Context, int
 	return func(ctx context.Context, i int) judged {
 		s := sym[i]
 		opt.Workers = 1 + corpus.Lent(ctx) // the last inputs on the idle workers' cores
-		if err := ex.AttributeContext(ctx, m, cell.OneHot(s), opt, &res); err != nil {
+		if err := ex.Attribute(ctx, m, cell.OneHot(s), opt, &res); err != nil {
 			return judged{err: err}
 		}
-		v, err := j.ev.Score(s, res.Class, res.Scores)
+		v, err := j.ev.Score(s, res.Class.Int(), res.Scores)
 		if err == nil && abl != nil {
 			var r evaluate.Value
 			r, err = recomputed(ctx, abl, stop, s, v[0].Applies)

@@ -39,7 +39,7 @@ func TestEvaluateOurs(t *testing.T) {
 		t.Fatalf("status %d: %s", status, errOut)
 	}
 	r := evalReport(t, out)
-	want := len(attrib.AllMethods) // the paper's five, DeepLIFT and CD
+	want := len(attrib.AllMethods()) // the paper's five, DeepLIFT and CD
 	if len(r.Sources) != want {
 		t.Fatalf("%d sources, want %d: %s", len(r.Sources), want, errOut)
 	}

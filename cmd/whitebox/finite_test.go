@@ -52,7 +52,7 @@ func TestAttributeNonFinite(t *testing.T) {
 	if err := os.WriteFile(classes, []byte("neg\npos\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range attrib.AllMethods {
+	for _, m := range attrib.AllMethods() {
 		for _, extra := range [][]string{nil, {"-class", "all"}, {"-classes", classes}, {"-class", "1", "-format", "text"}} {
 			args := append([]string{"attribute", "-model", path, "-method", m.String()}, extra...)
 			status, out, errOut := runCLI(t, "1 2 3\n4 0\n", args...)

@@ -21,7 +21,7 @@ type netFlags struct {
 }
 
 func (f *netFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.net, "net", "", "the network: "+strings.Join(whitebox.Names, ", "))
+	fs.StringVar(&f.net, "net", "", "the network: "+strings.Join(whitebox.Names(), ", "))
 	fs.Float64Var(&f.m, "m", whitebox.DefaultM, "the gate saturation constant m")
 	fs.Float64Var(&f.u, "u", 0, "the counter scale u (default: counting 0.5, sp-counter 0.7, sp-fsa 1)")
 	fs.IntVar(&f.k, "k", 0, fmt.Sprintf("the bracket network's stack size (default %d)", whitebox.DefaultStackSize))
@@ -31,7 +31,7 @@ func (f *netFlags) register(fs *flag.FlagSet) {
 // the default.
 func (f *netFlags) build(fs *flag.FlagSet) (*whitebox.Net, error) {
 	if f.net == "" {
-		return nil, fmt.Errorf("-net is required (networks: %s)", strings.Join(whitebox.Names, ", "))
+		return nil, fmt.Errorf("-net is required (networks: %s)", strings.Join(whitebox.Names(), ", "))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })

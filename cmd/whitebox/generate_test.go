@@ -8,7 +8,7 @@ import (
 )
 
 func TestGenerate(t *testing.T) {
-	for _, name := range whitebox.Names {
+	for _, name := range whitebox.Names() {
 		status, out, errOut := runCLI(t, "", "generate", "-net", name, "-n", "50", "-len", "3..9", "-seed", "7")
 		if status != 0 {
 			t.Fatalf("%s: status %d, %s", name, status, errOut)

@@ -26,7 +26,7 @@ func metricsCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("whitebox metrics", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	gf.register(fs)
-	fs.StringVar(&nets, "net", "all", "the networks, comma-separated, or all: "+strings.Join(whitebox.Names, ", "))
+	fs.StringVar(&nets, "net", "all", "the networks, comma-separated, or all: "+strings.Join(whitebox.Names(), ", "))
 	fs.StringVar(&format, "format", "text", "output: text or markdown")
 	fs.IntVar(&steps, "steps", attrib.DefaultSteps, "IG's Gauss-Legendre steps")
 	fs.IntVar(&cfg.InfidelitySamples, "infidelity-samples", faithfulness.DefaultInfidelitySamples, "infidelity's random token subsets per input")
@@ -60,7 +60,7 @@ Flags:
 		fmt.Fprintf(stderr, "whitebox metrics: -format %q: want text or markdown\n", format)
 		return 2
 	}
-	names := whitebox.Names
+	names := whitebox.Names()
 	if nets != "all" {
 		names = strings.Split(nets, ",")
 	}
@@ -99,7 +99,7 @@ Flags:
 	cfg.Seed = gf.seed
 	opt := attrib.DefaultOptions()
 	opt.Steps = steps
-	methods := faithfulness.AttribMethodsOf(opt, attrib.AllMethods)
+	methods := faithfulness.AttribMethodsOf(opt, attrib.AllMethods())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	var tables []*faithfulness.Table

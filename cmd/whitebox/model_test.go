@@ -26,8 +26,9 @@ func TestAttributeModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, method := range attrib.AllMethods {
-		want, err := attrib.Attribute(m.Net, method, x, attrib.Options{})
+	for _, method := range attrib.AllMethods() {
+		// -captum-weights is true for -model; the library's default is false.
+		want, err := attrib.Attribute(t.Context(), m.Net, method, x, attrib.Options{Float32Weights: true})
 		if err != nil {
 			// A method may refuse a model it does not support (contextual
 			// decomposition: stacked or bidirectional LSTMs); the command
@@ -65,7 +66,7 @@ func TestAttributeModel(t *testing.T) {
 		}
 	}
 	// The test can tell: float64 weights give other bits.
-	f64, err := attrib.Attribute(m.Net, attrib.IntegratedGradients, x, attrib.Options{Float32WeightsSet: true})
+	f64, err := attrib.Attribute(t.Context(), m.Net, attrib.IntegratedGradients, x, attrib.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,9 +74,9 @@ func TestAttributeModel(t *testing.T) {
 	if rec := decode(t, out)[0]; rec.Scores[0] != f64.Scores[0] || *rec.Delta == 0 {
 		t.Errorf("-captum-weights=false: %v, library %v", rec.Scores[0], f64.Scores[0])
 	}
-	def, _ := attrib.Attribute(m.Net, attrib.IntegratedGradients, x, attrib.Options{})
-	if def.Scores[0] == f64.Scores[0] {
-		t.Errorf("float32 and float64 IG weights gave the same score %v", def.Scores[0])
+	f32, _ := attrib.Attribute(t.Context(), m.Net, attrib.IntegratedGradients, x, attrib.Options{Float32Weights: true})
+	if f32.Scores[0] == f64.Scores[0] {
+		t.Errorf("float32 and float64 IG weights gave the same score %v", f32.Scores[0])
 	}
 }
 

@@ -23,7 +23,7 @@ func TestONNXCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := attrib.Attribute(m.Net, attrib.IntegratedGradients, x, attrib.Options{Class: attrib.Predicted, Float32Weights: true})
+	want, err := attrib.Attribute(t.Context(), m.Net, attrib.IntegratedGradients, x, attrib.Options{Class: attrib.Predicted, Float32Weights: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,21 +25,25 @@ var readmeSkipped = map[string]string{
 	// the same pipeline on prism and compares it with whitebox attribute,
 	// byte for byte (CI's beam/ step). Flink and Dataflow are marked
 	// untested in docs/beam.md.
-	"cd beam":                              "beam/ is a module of its own, tested by its go test",
-	"go build -o whitebox-beam":            "beam/",
-	"./whitebox-beam":                      "beam/",
-	"wc -l out/":                           "beam/'s output",
-	"head -1 out/":                         "beam/'s output",
-	"cat out/":                             "beam/'s output",
-	"go run github.com/apache/beam":        "beam/: prism as a job server",
-	"docker run":                           "Flink (untested, as docs/beam.md says)",
-	"python3 -c 'import torch; torch.save": "the reader's own PyTorch model; the test puts model/testdata/uni1.pt (saved the same way by gen.py) at model.pt",
-	"python3 -c 'import torch; torch.onnx.export": "the reader's own PyTorch model; the test puts model/testdata/onnx/mean_bi2_o17.onnx (exported the same way by gen_onnx.py) at model.onnx",
-	// The README's "Your own model" and docs/models.md's "Check the head
-	// against your model": the reader's own logits.
-	"whitebox inspect -model model.pt -verify":      "the reader's verify.jsonl; verify_test.go runs -verify, -head auto and inspect -verify on model/testdata/heads",
-	"whitebox attribute -model model.pt -verify":    "the reader's verify.jsonl (verify_test.go)",
-	"whitebox attribute -model model.pt -head auto": "the reader's verify.jsonl (verify_test.go)",
+	"cd beam":                       "beam/ is a module of its own, tested by its go test",
+	"go build -o whitebox-beam":     "beam/",
+	"./whitebox-beam":               "beam/",
+	"wc -l out/":                    "beam/'s output",
+	"head -1 out/":                  "beam/'s output",
+	"cat out/":                      "beam/'s output",
+	"go run github.com/apache/beam": "beam/: prism as a job server",
+	"docker run":                    "Flink (untested, as docs/beam.md says)",
+}
+
+// readmePython are the documents' Python commands (they need PyTorch) and
+// the files each writes into the scratch directory. With PyTorch (a
+// python3 on PATH that imports torch) the test runs them and requires
+// their files to be the ones in testdata/readme, byte for byte
+// (WHITEBOX_UPDATE_README=1 writes them there instead); without it (CI)
+// it copies those files, made by the same commands.
+var readmePython = map[string][]string{
+	"python3 my_model.py": {"model.pt", "verify.jsonl"},
+	"python3 -c 'import torch; from my_model import model; torch.onnx.export(": {"model.onnx"},
 }
 
 // readmeSubstituted are the README's placeholders for the reader's own
@@ -161,16 +165,11 @@ func TestREADME(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin, work := t.TempDir(), t.TempDir()
-	for from, to := range map[string]string{"model/testdata/uni1.pt": "model.pt", "model/testdata/onnx/mean_bi2_o17.onnx": "model.onnx"} {
-		model, err := os.ReadFile(filepath.Join(root, from))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(work, to), model, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := writePythonFiles(root, work, files); err != nil {
+		t.Fatal(err)
 	}
 	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "GOBIN="+bin)
+	var stderr string // the last command's
 	run := func(t *testing.T, dir, line string) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
@@ -179,11 +178,10 @@ func TestREADME(t *testing.T) {
 		var out, errOut bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		err := cmd.Run()
-		if err != nil {
-			t.Logf("%s: stderr:\n%s", line, errOut.String())
-		}
+		stderr = errOut.String()
 		return out.String(), err
 	}
+	torch := hasTorch()
 	ran, snippets := 0, 0
 	installed, paperData := false, false
 	done := 0
@@ -218,6 +216,10 @@ func TestREADME(t *testing.T) {
 						t.Logf("not run (the paper's data are not beside the repository): %s", c.line)
 						continue
 					}
+					if files := pythonFiles(c.line); files != nil {
+						runPython(t, root, work, c.line, files, torch, run)
+						continue
+					}
 					line := c.line
 					for prefix, sub := range readmeSubstituted {
 						if strings.HasPrefix(line, prefix) {
@@ -241,8 +243,16 @@ func TestREADME(t *testing.T) {
 						installed = true
 					}
 					out, err := run(t, dir, line)
+					if failing := shownError(line, c.output); failing != "" {
+						// The document shows the command failing with this message.
+						if err == nil || stderr != failing+"\n" {
+							t.Errorf("%s: %s: %v, stderr:\n%s\nwant the failure the document shows:\n%s", file, c.line, err, stderr, failing)
+						}
+						ran++
+						continue
+					}
 					if err != nil {
-						t.Fatalf("%s: %s: %v", file, c.line, err)
+						t.Fatalf("%s: %s: %v, stderr:\n%s", file, c.line, err, stderr)
 					}
 					ran++
 					installed = installed || strings.HasPrefix(line, "go install ./cmd/whitebox")

@@ -43,7 +43,7 @@ func reproduceCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("whitebox reproduce", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	table := fs.Int("table", 0, "reproduce only this table: 2, 3, 4 or 5 (default all)")
-	format := fs.String("format", "text", "output: "+strings.Join(reproduce.Formats, ", ")+" (html is the full report)")
+	format := fs.String("format", "text", "output: "+strings.Join(reproduce.Formats(), ", ")+" (html is the full report)")
 	out := fs.String("out", "", "write every table in every format and report.html to this directory")
 	seed := fs.Uint64("seed", reproduce.DefaultSeed, "seed of the generated data sets and of the Random baseline (any value, 0 included)")
 	var data dataFiles
@@ -74,15 +74,15 @@ Flags:
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	tables := reproduce.AllTables
+	tables := reproduce.AllTables()
 	if set["table"] {
-		if !slices.Contains(reproduce.AllTables, *table) {
+		if !slices.Contains(reproduce.AllTables(), *table) {
 			return usageErr("-table %d: there is no such table (tables: 2, 3, 4, 5; leave -table out for all)", *table)
 		}
 		tables = []int{*table}
 	}
-	if !slices.Contains(reproduce.Formats, *format) {
-		return usageErr("unknown -format %q (formats: %s)", *format, strings.Join(reproduce.Formats, ", "))
+	if !slices.Contains(reproduce.Formats(), *format) {
+		return usageErr("unknown -format %q (formats: %s)", *format, strings.Join(reproduce.Formats(), ", "))
 	}
 	cfg := reproduce.Config{Seed: *seed, SeedSet: set["seed"], FSAFootnote: *out != ""}
 	for _, name := range data {
@@ -210,7 +210,7 @@ func writeAll(res *reproduce.Results, tables []int, dir string) ([]string, error
 		return os.WriteFile(path, b.Bytes(), 0o644)
 	}
 	for _, t := range tables {
-		for _, f := range reproduce.Formats {
+		for _, f := range reproduce.Formats() {
 			if err := write(fmt.Sprintf("table%d.%s", t, extensions[f]), res.Only(t), f); err != nil {
 				return nil, err
 			}

@@ -53,7 +53,7 @@ func TestAttributeCDSpan(t *testing.T) {
 	}
 	for _, r := range recs {
 		sym, _ := net.Task.Encode(r.Input)
-		want, err := attrib.Attribute(net.Network, attrib.ContextualDecomposition, cell.OneHot(sym), attrib.Options{Span: &attrib.Span{Start: 0, Stop: 1}})
+		want, err := attrib.Attribute(t.Context(), net.Network, attrib.ContextualDecomposition, cell.OneHot(sym), attrib.Options{Span: &attrib.Span{Start: 0, Stop: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func TestAttributeCDSpan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := attrib.Attribute(m, attrib.ContextualDecomposition, x, attrib.Options{Class: attrib.ClassIndex(2), Span: &attrib.Span{Start: 1, Stop: 3}})
+	want, err := attrib.Attribute(t.Context(), m, attrib.ContextualDecomposition, x, attrib.Options{Class: attrib.ClassIndex(2), Span: &attrib.Span{Start: 1, Stop: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,13 +15,21 @@ import (
 	"github.com/klauspost/cpuid/v2"
 )
 
-// header is the benchfmt configuration block that heads a results file:
-// "key: value" lines, which benchstat and benchfmt attach to every result
-// that follows.
+// header describes the run at the head of a results file: "# key: value"
+// lines. They are comments to benchfmt, not configuration, so that
+// benchstat compares a stored run with a fresh one (or with a plain go
+// test -bench output) without an -ignore list: configuration keys that
+// differ between two files (the date, the commit, the command) would put
+// their results in separate tables. The machine is configuration already:
+// go test's own goos, goarch, pkg and cpu lines. parseResults reads the
+// comments back.
 type header struct {
 	keys []string
 	vals map[string]string
 }
+
+// headerPrefix starts a header line.
+const headerPrefix = "# "
 
 func (h *header) set(k, v string) {
 	if h.vals == nil {
@@ -36,7 +44,7 @@ func (h *header) set(k, v string) {
 func (h *header) String() string {
 	var b strings.Builder
 	for _, k := range h.keys {
-		fmt.Fprintf(&b, "%s: %s\n", k, h.vals[k])
+		fmt.Fprintf(&b, "%s%s: %s\n", headerPrefix, k, h.vals[k])
 	}
 	return b.String()
 }

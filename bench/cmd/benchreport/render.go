@@ -310,10 +310,7 @@ func renderImpl(f *resultFile) string {
 		}
 		return 0
 	})
-	t := &table{head: []string{"case"}}
-	for _, im := range impls {
-		t.head = append(t.head, im)
-	}
+	t := &table{head: append([]string{"case"}, impls...)}
 	for _, r := range rows {
 		name := strings.TrimPrefix(r.name, "Benchmark")
 		if r.procs != 1 {

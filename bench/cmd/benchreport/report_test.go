@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/perf/benchfmt"
 )
 
 // fakeRun builds a results file: a header, then for every benchmark n samples
@@ -185,5 +190,45 @@ func TestPrevious(t *testing.T) {
 	}
 	if got := previous([]*resultFile{b, c}); got != nil {
 		t.Errorf("previous across CPUs = %+v, want nil", got)
+	}
+}
+
+// The run's description is a comment to benchfmt, read back by
+// parseResults, and every stored run's configuration is what go test
+// itself prints (and the baseline's engine keys): benchstat compares a
+// stored run with a fresh one, in one table, with no -ignore list.
+func TestHeaderIsNotConfiguration(t *testing.T) {
+	h := &header{}
+	h.set("commit", "abc1234")
+	h.set("date", "2026-11-28T00:00:00Z")
+	data := h.String() + "goos: linux\nBenchmarkX-2\t10\t100 ns/op\n"
+	if !strings.HasPrefix(data, "# commit: abc1234\n# date: ") {
+		t.Fatalf("header:\n%s", data)
+	}
+	f := mustParse(t, "run.txt", data)
+	if f.config["commit"] != "abc1234" || f.config["date"] != "2026-11-28T00:00:00Z" {
+		t.Errorf("config %v: the header was not read back", f.config)
+	}
+	allowed := map[string]bool{"goos": true, "goarch": true, "pkg": true, "cpu": true,
+		"engine": true, "torch": true, "numpy": true, "python": true, "threads": true, "ig-chunk": true, "occlusion-batch": true}
+	stored, err := filepath.Glob("../../results/*.txt")
+	if err != nil || len(stored) == 0 {
+		t.Fatalf("no stored runs: %v", err)
+	}
+	for _, path := range stored {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := benchfmt.NewReader(bytes.NewReader(b), path)
+		for r.Scan() {
+			if res, ok := r.Result().(*benchfmt.Result); ok {
+				for _, c := range res.Config {
+					if c.File && !allowed[c.Key] {
+						t.Fatalf("%s: configuration key %q would split benchstat's tables between runs; write it as a header comment", path, c.Key)
+					}
+				}
+			}
+		}
 	}
 }

@@ -99,7 +99,23 @@ func parseResults(path string, data []byte) (*resultFile, error) {
 		return nil, err
 	}
 	f.skips = parseSkips(data)
+	parseHeader(data, f.config)
 	return f, nil
+}
+
+// parseHeader adds the run's "# key: value" header lines (header) to
+// config; a configuration line of the same key (older runs wrote them so)
+// comes first.
+func parseHeader(data []byte, config map[string]string) {
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(strings.TrimPrefix(line, headerPrefix), ": ")
+		if !ok || !strings.HasPrefix(line, headerPrefix) || strings.ContainsAny(k, " \t") || k == "" {
+			continue
+		}
+		if _, seen := config[k]; !seen {
+			config[k] = strings.TrimSpace(v)
+		}
+	}
 }
 
 // parseSkips collects the benchmarks skipped in a go test -v run: the

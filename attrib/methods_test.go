@@ -178,7 +178,7 @@ func TestSaturationSweep(t *testing.T) {
 	for _, tc := range []struct{ u, y float64 }{
 		{0.6, 0.151}, {0.7, 0.533}, {0.8, 0.581}, {1, 0.642}, {4, 0.761}, {8, 0.762}, {16, 0.762}, {64, 0.762},
 	} {
-		net := mustNet(t, "sp-counter", whitebox.Config{U: tc.u})
+		net := mustNet(t, "sp-counter", whitebox.Config{U: new(tc.u)})
 		r := heatmap(t, net, GradientXInput, "accb", "True")
 		if got := r.Logits[1]; math.Abs(got-tc.y) > 0.0005 {
 			t.Errorf("u=%v: ŷ_True(accb) = %.4f, paper %.3f", tc.u, got, tc.y)

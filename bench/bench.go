@@ -70,7 +70,7 @@ func NewWorkload(name string, t int) (*Workload, error) {
 	}
 	cfg := whitebox.Config{}
 	if name == "bracket" {
-		cfg.K = bracketK
+		cfg.K = new(bracketK)
 	}
 	net, err := whitebox.New(name, cfg)
 	if err != nil {

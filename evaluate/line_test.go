@@ -46,7 +46,7 @@ func FuzzEvaluateLine(f *testing.F) {
 	}
 	var evs []*Evaluator
 	for _, name := range whitebox.Names() {
-		net, err := whitebox.New(name, whitebox.Config{K: map[bool]int{true: 3}[name == "bracket"]})
+		net, err := whitebox.New(name, whitebox.Config{K: map[bool]*int{true: new(3)}[name == "bracket"]})
 		if err != nil {
 			f.Fatal(err)
 		}

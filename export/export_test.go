@@ -37,9 +37,9 @@ func write(t *testing.T, net *whitebox.Net) string {
 // network's logits to the bit on random inputs.
 func TestRoundTrip(t *testing.T) {
 	for _, name := range whitebox.Names() {
-		for _, cfg := range []whitebox.Config{{}, {M: 20}} {
+		for _, cfg := range []whitebox.Config{{}, {M: new(20.0)}} {
 			if name == "bracket" {
-				cfg.K = 5
+				cfg.K = new(5)
 			}
 			net, err := whitebox.New(name, cfg)
 			if err != nil {

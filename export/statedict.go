@@ -55,7 +55,7 @@ func Metadata(net *whitebox.Net) map[string]string {
 	m := map[string]string{
 		"format":          "pt",
 		"whitebox.net":    net.Name,
-		"whitebox.m":      strconv.FormatFloat(net.Config.M, 'g', -1, 64),
+		"whitebox.m":      strconv.FormatFloat(net.Params.M, 'g', -1, 64),
 		"vocab":           strings.Join(net.Task.Alphabet, " "),
 		"classes":         strings.Join(net.Task.Classes, " "),
 		"embedding_dim":   strconv.Itoa(p.Input),
@@ -64,11 +64,11 @@ func Metadata(net *whitebox.Net) map[string]string {
 		"architecture":    "nn.Embedding(V, V) -> nn.LSTM(V, H, batch_first=True) -> nn.Linear(H, C) on h_n[-1]",
 		"whitebox.source": "github.com/whitebox-lstm/whitebox",
 	}
-	if net.Config.U != 0 {
-		m["whitebox.u"] = strconv.FormatFloat(net.Config.U, 'g', -1, 64)
+	if net.Params.U != 0 {
+		m["whitebox.u"] = strconv.FormatFloat(net.Params.U, 'g', -1, 64)
 	}
-	if net.Config.K != 0 {
-		m["whitebox.k"] = strconv.Itoa(net.Config.K)
+	if net.Params.K != 0 {
+		m["whitebox.k"] = strconv.Itoa(net.Params.K)
 	}
 	return m
 }

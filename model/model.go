@@ -26,7 +26,7 @@
 // never an approximation.
 //
 // A model trained on padded batches with pack_padded_sequence never runs
-// a row's trailing pad tokens. Its pad id, from Options (Pad with PadSet)
+// a row's trailing pad tokens. Its pad id, from Options (Pad)
 // or a safetensors file's metadata (key PadMetadataKey, "whitebox.pad"),
 // makes Embed remove them likewise (Unpadded); without one every token
 // runs, pads included.
@@ -81,14 +81,12 @@ type Options struct {
 	// ActNone for a single Linear layer.
 	Act cell.Activation
 
-	// Pad is the padding token id when PadSet is true (0 is a usual pad
-	// id, so PadSet tells it from none given; NoPad: none, whatever the
-	// metadata says). Without it the pad id is the file's metadata's
-	// (safetensors __metadata__ key "whitebox.pad"), or none. Embed then
-	// removes an input's trailing pad tokens, as pack_padded_sequence
-	// with the true lengths does.
-	Pad    int
-	PadSet bool
+	// Pad is the padding token id (0 is a usual one; &NoPad: none,
+	// whatever the metadata says). Nil: the file's metadata's (safetensors
+	// __metadata__ key "whitebox.pad"), or none. Embed then removes an
+	// input's trailing pad tokens, as pack_padded_sequence with the true
+	// lengths does.
+	Pad *int
 }
 
 // Where a model's head came from (Model.HeadSource).

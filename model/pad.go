@@ -13,8 +13,8 @@ import (
 // model's padding token id: a decimal integer (see ParsePad).
 const PadMetadataKey = "whitebox.pad"
 
-// NoPad, as Options.Pad with PadSet, says that the model has no padding
-// token, whatever the file's metadata says.
+// NoPad, as *Options.Pad, says that the model has no padding token,
+// whatever the file's metadata says.
 const NoPad = -1
 
 // ParsePad reads a pad id as PadMetadataKey holds it: a decimal integer
@@ -32,7 +32,7 @@ func ParsePad(s string) (int, error) {
 	return n, nil
 }
 
-// resolvePad sets m's pad id: o's (PadSet; NoPad for none), else the
+// resolvePad sets m's pad id: o's (NoPad for none), else the
 // file's metadata's (f nil: none), else none. It must be a row of the
 // embedding.
 func (m *Model) resolvePad(f *tensorfile.File, o Options) error {
@@ -46,11 +46,11 @@ func (m *Model) resolvePad(f *tensorfile.File, o Options) error {
 			pad, from = p, fmt.Sprintf("the file's metadata %q", PadMetadataKey)
 		}
 	}
-	if o.PadSet { // an explicit value, NoPad included, is never the metadata's
-		if o.Pad < NoPad {
-			return fmt.Errorf("Options.Pad %d: a token id ≥ 0, or NoPad (-1) for none", o.Pad)
+	if o.Pad != nil { // an explicit value, NoPad included, is never the metadata's
+		if *o.Pad < NoPad {
+			return fmt.Errorf("Options.Pad %d: a token id ≥ 0, or NoPad (-1) for none", *o.Pad)
 		}
-		pad, from = o.Pad, "Options.Pad"
+		pad, from = *o.Pad, "Options.Pad"
 	}
 	if pad == NoPad {
 		return nil

@@ -71,7 +71,7 @@ func TestPadFixtures(t *testing.T) {
 		for _, file := range f.Files {
 			t.Run(file, func(t *testing.T) {
 				path := filepath.Join("testdata", "padding", file)
-				o := Options{Pad: f.Pad, PadSet: true}
+				o := Options{Pad: new(f.Pad)}
 				if f.InMeta && strings.HasSuffix(file, ".safetensors") {
 					o = Options{} // the metadata's "whitebox.pad"
 				}
@@ -83,7 +83,7 @@ func TestPadFixtures(t *testing.T) {
 					t.Fatalf("pad %d (%v), want %d; summary:\n%s", m.Pad, m.HasPad, f.Pad, m.Summary())
 				}
 				// An explicit NoPad is kept over the metadata: the pads run.
-				unpacked, err := Load(path, Options{Pad: NoPad, PadSet: true})
+				unpacked, err := Load(path, Options{Pad: new(NoPad)})
 				if err != nil || unpacked.HasPad {
 					t.Fatalf("NoPad: %v, pad %v", err, unpacked.HasPad)
 				}
@@ -144,11 +144,11 @@ func TestPadOptions(t *testing.T) {
 		hasPad bool
 	}{
 		{nil, Options{}, 0, false},
-		{nil, Options{Pad: 0, PadSet: true}, 0, true},
-		{nil, Options{Pad: 3}, 0, false}, // PadSet says it was given
+		{nil, Options{Pad: new(0)}, 0, true},
+		{nil, Options{}, 0, false}, // nil: none given
 		{meta("9"), Options{}, 9, true},
-		{meta("9"), Options{Pad: 0, PadSet: true}, 0, true},
-		{meta("9"), Options{Pad: NoPad, PadSet: true}, 0, false},
+		{meta("9"), Options{Pad: new(0)}, 0, true},
+		{meta("9"), Options{Pad: new(NoPad)}, 0, false},
 	} {
 		m, err := load(t, tensors, c.meta, c.o)
 		if err != nil {
@@ -162,11 +162,11 @@ func TestPadOptions(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{nil, Options{Pad: 10, PadSet: true}, "pad id 10 (Options.Pad) is out of range [0, 10)"},
-		{nil, Options{Pad: -2, PadSet: true}, "Options.Pad -2: a token id ≥ 0, or NoPad (-1) for none"},
+		{nil, Options{Pad: new(10)}, "pad id 10 (Options.Pad) is out of range [0, 10)"},
+		{nil, Options{Pad: new(-2)}, "Options.Pad -2: a token id ≥ 0, or NoPad (-1) for none"},
 		{meta("10"), Options{}, `pad id 10 (the file's metadata "whitebox.pad") is out of range [0, 10)`},
 		{meta("-1"), Options{}, `safetensors metadata "whitebox.pad": pad id "-1": want a token id, a decimal integer ≥ 0`},
-		{meta("<pad>"), Options{Pad: 0, PadSet: true}, `safetensors metadata "whitebox.pad": pad id "<pad>"`},
+		{meta("<pad>"), Options{Pad: new(0)}, `safetensors metadata "whitebox.pad": pad id "<pad>"`},
 	} {
 		if _, err := load(t, tensors, c.meta, c.o); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("metadata %v, %+v: %v, want %q", c.meta, c.o, err, c.want)
@@ -174,7 +174,7 @@ func TestPadOptions(t *testing.T) {
 	}
 	dense := baseModel("emb", "lstm", "fc")
 	delete(dense, "emb.weight")
-	if _, err := load(t, dense, nil, Options{Names: Names{Embedding: NoEmbedding}, Pad: 0, PadSet: true}); err == nil || !strings.Contains(err.Error(), "reads features") {
+	if _, err := load(t, dense, nil, Options{Names: Names{Embedding: NoEmbedding}, Pad: new(0)}); err == nil || !strings.Contains(err.Error(), "reads features") {
 		t.Errorf("a pad id for a model of features: %v", err)
 	}
 }
@@ -182,7 +182,7 @@ func TestPadOptions(t *testing.T) {
 // Embed removes the trailing pads, and only those; InnerPads finds the
 // others; an input of pads alone is an error.
 func TestUnpadded(t *testing.T) {
-	m, err := load(t, baseModel("emb", "lstm", "fc"), nil, Options{Pad: 0, PadSet: true})
+	m, err := load(t, baseModel("emb", "lstm", "fc"), nil, Options{Pad: new(0)})
 	if err != nil {
 		t.Fatal(err)
 	}

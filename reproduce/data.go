@@ -16,8 +16,8 @@ type Labeled struct {
 	True  bool // more a's than b's
 }
 
-// DefaultSeed seeds the generated data sets when Config.Seed is zero and
-// Config.SeedSet false, and is the command's default -seed.
+// DefaultSeed seeds the generated data sets when Config.Seed is nil, and
+// is the command's default -seed.
 const DefaultSeed = 2020
 
 // Table4Pull is how strongly a generated Table 4 string is pulled back

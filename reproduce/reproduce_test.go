@@ -390,26 +390,25 @@ func near(a uint32, b int) bool { return math.Abs(float64(int(a)-b)) <= 3 }
 
 func newRand(seed uint64) *rand.Rand { return whitebox.NewRand(seed) }
 
-// Issue 14, item 1: Config's zero Seed means DefaultSeed, SeedSet makes a
-// zero Seed seed 0; meaningless values are errors, not defaults.
+// Issue 14, item 1: Config's nil Seed means DefaultSeed, a Seed given is
+// used as given, 0 too; meaningless values are errors, not defaults.
 func TestConfigSeed(t *testing.T) {
 	for _, tc := range []struct {
 		cfg  Config
 		want uint64
 	}{
 		{Config{}, DefaultSeed},
-		{Config{SeedSet: true}, 0},
-		{Config{Seed: 5}, 5},
-		{Config{Seed: 5, SeedSet: true}, 5},
+		{Config{Seed: new(uint64(0))}, 0},
+		{Config{Seed: new(uint64(5))}, 5},
 	} {
-		res, err := Run(context.Background(), []int{4}, Config{Seed: tc.cfg.Seed, SeedSet: tc.cfg.SeedSet, Table4Data: gen4(t, newRand(2), 5)})
+		res, err := Run(context.Background(), []int{4}, Config{Seed: tc.cfg.Seed, Table4Data: gen4(t, newRand(2), 5)})
 		if err != nil || res.Seed != tc.want {
 			t.Errorf("%+v: seed %d, %v; want %d", tc.cfg, res.Seed, err, tc.want)
 		}
 	}
-	a, _ := Table4(context.Background(), Config{SeedSet: true})
+	a, _ := Table4(context.Background(), Config{Seed: new(uint64(0))})
 	b, _ := Table4(context.Background(), Config{})
-	c, _ := Table4(context.Background(), Config{Seed: DefaultSeed})
+	c, _ := Table4(context.Background(), Config{Seed: new(uint64(DefaultSeed))})
 	if a[0] == b[0] || b[0] != c[0] {
 		t.Errorf("seed 0 %+v, default %+v, 2020 %+v: want 0 to differ from the default", a[0], b[0], c[0])
 	}

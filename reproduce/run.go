@@ -28,7 +28,7 @@ func Run(ctx context.Context, tables []int, cfg Config) (*Results, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	r := &Results{Seed: cfg.Seed}
+	r := &Results{Seed: cfg.seed}
 	for _, t := range tables {
 		if !slices.Contains(tableList, t) {
 			return nil, fmt.Errorf("there is no table %d to reproduce (tables: 2, 3, 4, 5)", t)
@@ -44,10 +44,10 @@ func Run(ctx context.Context, tables []int, cfg Config) (*Results, error) {
 			cfg.progress("table 3", 0, 1)
 			r.Table3, err = Table3(ctx)
 		case 4:
-			r.Table4Source = source(cfg.Table4Data == nil, len(cfg.Table4Data), cfg.Seed, 1000)
+			r.Table4Source = source(cfg.Table4Data == nil, len(cfg.Table4Data), cfg.seed, 1000)
 			r.Table4, err = Table4(ctx, cfg)
 		case 5:
-			r.Table5Source = source(cfg.Table5Data == nil, len(cfg.Table5Data), cfg.Seed, 100)
+			r.Table5Source = source(cfg.Table5Data == nil, len(cfg.Table5Data), cfg.seed, 100)
 			r.Table5, err = Table5(ctx, cfg)
 		}
 		if err != nil {

@@ -27,12 +27,10 @@ import (
 // data with DefaultSeed (2020), 10 Random seeds, one worker per CPU.
 type Config struct {
 	// Seed seeds the generated data sets (Tables 4 and 5) and the Random
-	// baseline (seeds Seed+1, Seed+2, …). Zero: DefaultSeed (2020), the
-	// seed the published comparison uses, unless SeedSet.
-	Seed uint64
-	// SeedSet makes Seed be used as given, zero included (the command
-	// sets it for an explicit -seed). False: a zero Seed means DefaultSeed.
-	SeedSet bool
+	// baseline (seeds Seed+1, Seed+2, …), as given, zero included (the
+	// command gives an explicit -seed). Nil: DefaultSeed (2020), the seed
+	// the published comparison uses.
+	Seed *uint64
 	// Table4Data is Table 4's data. Nil: 1000 strings generated with
 	// Seed. Non-nil but empty is an error.
 	Table4Data []Labeled
@@ -50,6 +48,8 @@ type Config struct {
 	FSAFootnote bool
 	// Progress, if not nil, is called as work completes. Nil: no reports.
 	Progress func(stage string, done, total int)
+
+	seed uint64 // Seed or DefaultSeed (fill)
 }
 
 // fill puts the documented defaults in the place of zero fields and
@@ -61,10 +61,10 @@ func (c *Config) fill() error {
 	if c.Workers < 0 {
 		return fmt.Errorf("reproduce: Config.Workers = %d must not be negative", c.Workers)
 	}
-	if c.Seed == 0 && !c.SeedSet {
-		c.Seed = DefaultSeed
+	c.seed = DefaultSeed
+	if c.Seed != nil {
+		c.seed = *c.Seed
 	}
-	c.SeedSet = true
 	if c.RandomSeeds == 0 {
 		c.RandomSeeds = 10
 	}
@@ -207,7 +207,7 @@ func Table3(ctx context.Context) ([]Table3Row, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		net, err := whitebox.New("sp-counter", whitebox.Config{U: p.U})
+		net, err := whitebox.New("sp-counter", whitebox.Config{U: new(p.U)})
 		if err != nil {
 			return nil, err
 		}
@@ -242,14 +242,14 @@ func Table4(ctx context.Context, cfg Config) ([]Table4Row, error) {
 	}
 	data := cfg.Table4Data
 	if data == nil {
-		data, _ = GenerateTable4(whitebox.NewRand(cfg.Seed), 1000) // no error: a generator and n ≥ 0
+		data, _ = GenerateTable4(whitebox.NewRand(cfg.seed), 1000) // no error: a generator and n ≥ 0
 	}
 	if len(data) == 0 {
 		return nil, fmt.Errorf("table 4: no data")
 	}
 	var out []Table4Row
 	for m := 4; m <= 12; m++ {
-		net, err := whitebox.New("counting", whitebox.Config{M: float64(m)})
+		net, err := whitebox.New("counting", whitebox.Config{M: new(float64(m))})
 		if err != nil {
 			return nil, err
 		}
@@ -347,7 +347,7 @@ func Table5(ctx context.Context, cfg Config) (*Table5Result, error) {
 	}
 	data := cfg.Table5Data
 	if data == nil {
-		data, _ = GenerateTable5(whitebox.NewRand(cfg.Seed), 100) // no error: a generator and n ≥ 0
+		data, _ = GenerateTable5(whitebox.NewRand(cfg.seed), 100) // no error: a generator and n ≥ 0
 	}
 	if len(data) == 0 {
 		return nil, fmt.Errorf("table 5: no data")
@@ -365,7 +365,7 @@ func Table5(ctx context.Context, cfg Config) (*Table5Result, error) {
 	names := []string{"sp-counter", "sp-fsa"}
 	if cfg.FSAFootnote {
 		names = append(names, "sp-fsa")
-		columns = append(columns, whitebox.Config{U: 0.5, USet: true, Unchecked: true}) // it does not simulate the automaton: that is the footnote's point
+		columns = append(columns, whitebox.Config{U: new(0.5), Unchecked: true}) // it does not simulate the automaton: that is the footnote's point
 	}
 	percent := make([][][]float64, len(names)) // [column][method][string]
 	for col, name := range names {
@@ -410,8 +410,8 @@ func table5Column(ctx context.Context, cfg Config, name string, netCfg whitebox.
 		percent[m] = make([]float64, len(symbols))
 	}
 	stage := fmt.Sprintf("table 5, %s", name)
-	if netCfg.U != 0 {
-		stage += fmt.Sprintf(" (u = %g)", netCfg.U)
+	if netCfg.U != nil {
+		stage += fmt.Sprintf(" (u = %g)", *netCfg.U)
 	}
 	jobs := len(attrib.Methods()) * len(symbols)
 	err = parallel(ctx, cfg.Workers, jobs, func() func(j int) error {
@@ -436,7 +436,7 @@ func table5Column(ctx context.Context, cfg Config, name string, netCfg whitebox.
 // of each seed's mean and deviation of the percentage removed.
 func table5Random(cfg Config, stop ablation.Stop, symbols [][]int) (mean, std float64, err error) {
 	for seed := range cfg.RandomSeeds {
-		rng := whitebox.NewRand(cfg.Seed + 1 + uint64(seed))
+		rng := whitebox.NewRand(cfg.seed + 1 + uint64(seed))
 		p := make([]float64, len(symbols))
 		for i, s := range symbols {
 			n, err := ablation.Random(rng, stop, s)

@@ -38,13 +38,13 @@ func loadModel(path string, names model.Names, head, act, pad, verifyFile string
 	switch pad {
 	case "":
 	case "none":
-		o.Pad, o.PadSet = model.NoPad, true
+		o.Pad = new(model.NoPad)
 	default:
 		p, err := model.ParsePad(pad)
 		if err != nil {
 			return nil, fmt.Errorf("-pad %s: a token id (an integer ≥ 0; with -vocab, the pad token's line number from 0) or none", visible.Quote(pad))
 		}
-		o.Pad, o.PadSet = p, true
+		o.Pad = &p
 	}
 	auto := head == "auto"
 	switch {

@@ -224,7 +224,7 @@ func New(cfg Config) (*Scorer, error) {
 		}
 		// An explicit zero is refused by the network, never replaced by
 		// the default.
-		wc := whitebox.Config{M: f.M, U: f.U, K: f.K, MSet: set("m"), USet: set("u"), KSet: set("k")}
+		wc := NetConfig(f.M, f.U, f.K, set)
 		net, err := whitebox.New(f.Net, wc)
 		if err != nil {
 			return nil, withFlags(err)

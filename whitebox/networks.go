@@ -15,32 +15,34 @@ type Net struct {
 	Name    string // counting, sp-counter, sp-fsa or bracket
 	Task    *Task
 	Network *cell.Network
-	Config  Config // the parameters it was built with, defaults filled in
+	Params  Params // the parameters it was built with, defaults filled in
+}
+
+// Params are a network's parameters as built: m, and u or k where the
+// network has one (0 where it has none).
+type Params struct {
+	M, U float64
+	K    int
 }
 
 // Config holds the parameters of the white-box networks. The zero Config
-// builds every network with its defaults. A zero field means the default
-// unless the field's Set flag is true: then the zero was given explicitly
-// (by a command-line flag, say) and New refuses it with an error naming the
+// builds every network with its defaults: a nil field means the default;
+// a value given is taken as it is (a zero too, given by a command-line
+// flag, say) and New refuses one out of range with an error naming the
 // parameter instead of replacing it with the default.
 type Config struct {
 	// M is the gate saturation constant m, positive and finite (and small
-	// enough that no weight or pre-activation overflows). Zero: DefaultM
-	// (50), unless MSet.
-	M float64
+	// enough that no weight or pre-activation overflows). Nil: DefaultM
+	// (50).
+	M *float64
 	// U is the counter scale u of counting, sp-counter and sp-fsa, positive
-	// and finite. Zero: DefaultU(name) (counting 0.5, sp-counter 0.7, sp-fsa
-	// 1), unless USet. Bracket has no u: it refuses a non-zero U or USet.
-	U float64
-	// K is the bracket network's stack size k, in 1..MaxStackSize. Zero:
-	// DefaultStackSize (50), unless KSet. The other networks have no k: they
-	// refuse a non-zero K or KSet.
-	K int
-	// MSet, USet and KSet mark M, U and K as given explicitly, so that their
-	// zero is taken literally (and refused: no network takes m, u or k = 0,
-	// nor a u or k it does not have). False (the zero value): a zero field
-	// means the default.
-	MSet, USet, KSet bool
+	// and finite. Nil: DefaultU(name) (counting 0.5, sp-counter 0.7, sp-fsa
+	// 1). Bracket has no u: it refuses any U.
+	U *float64
+	// K is the bracket network's stack size k, in 1..MaxStackSize. Nil:
+	// DefaultStackSize (50). The other networks have no k: they refuse
+	// any K.
+	K *int
 	// Unchecked builds sp-fsa even when, with these M and U, it does not
 	// simulate its automaton (New otherwise refuses it): for experiments on
 	// a broken network, such as the authors' ablation script's u = 0.5
@@ -112,10 +114,11 @@ func newNet(name string, cfg Config) (*Net, error) {
 	if !slices.Contains(allNames, name) {
 		return nil, fmt.Errorf("unknown network %q (networks: %s)", name, strings.Join(allNames, ", "))
 	}
-	if cfg.M == 0 && !cfg.MSet {
-		cfg.M = DefaultM
+	p := Params{M: DefaultM}
+	if cfg.M != nil {
+		p.M = *cfg.M
 	}
-	if err := checkParam("m", cfg.M); err != nil {
+	if err := checkParam("m", p.M); err != nil {
 		return nil, err
 	}
 	var (
@@ -125,49 +128,51 @@ func newNet(name string, cfg Config) (*Net, error) {
 	)
 	switch name {
 	case "counting", "sp-counter", "sp-fsa":
-		if cfg.K != 0 || cfg.KSet {
-			return nil, fmt.Errorf("%s has no stack size k (k = %d given)", name, cfg.K)
+		if cfg.K != nil {
+			return nil, fmt.Errorf("%s has no stack size k (k = %d given)", name, *cfg.K)
 		}
-		if cfg.U == 0 && !cfg.USet {
-			cfg.U = DefaultU(name)
+		p.U = DefaultU(name)
+		if cfg.U != nil {
+			p.U = *cfg.U
 		}
-		if err := checkParam("u", cfg.U); err != nil {
+		if err := checkParam("u", p.U); err != nil {
 			return nil, err
 		}
 	case "bracket":
-		if cfg.U != 0 || cfg.USet {
-			return nil, fmt.Errorf("bracket has no parameter u (u = %v given)", cfg.U)
+		if cfg.U != nil {
+			return nil, fmt.Errorf("bracket has no parameter u (u = %v given)", *cfg.U)
 		}
-		if cfg.K == 0 && !cfg.KSet {
-			cfg.K = DefaultStackSize
+		p.K = DefaultStackSize
+		if cfg.K != nil {
+			p.K = *cfg.K
 		}
-		if cfg.K < 1 || cfg.K > MaxStackSize {
-			return nil, fmt.Errorf("stack size k = %d must be in 1..%d (at least 1)", cfg.K, MaxStackSize)
+		if p.K < 1 || p.K > MaxStackSize {
+			return nil, fmt.Errorf("stack size k = %d must be in 1..%d (at least 1)", p.K, MaxStackSize)
 		}
 	}
 	// The largest weight or gate pre-activation, as a multiple of m.
-	scale := map[string]float64{"counting": 2, "sp-counter": 4, "bracket": math.Ldexp(1, cfg.K+4)}[name]
-	if maxM := math.MaxFloat64 / scale; name != "sp-fsa" && cfg.M > maxM {
-		return nil, fmt.Errorf("parameter m = %v is too large: weights and pre-activations reach %g·m, so m must be at most %.4g", cfg.M, scale, maxM)
+	scale := map[string]float64{"counting": 2, "sp-counter": 4, "bracket": math.Ldexp(1, p.K+4)}[name]
+	if maxM := math.MaxFloat64 / scale; name != "sp-fsa" && p.M > maxM {
+		return nil, fmt.Errorf("parameter m = %v is too large: weights and pre-activations reach %g·m, so m must be at most %.4g", p.M, scale, maxM)
 	}
 	switch name {
 	case "counting":
-		net, err = counting(cfg.M, cfg.U)
+		net, err = counting(p.M, p.U)
 		task = CountingTask()
 	case "sp-counter":
-		net, err = spCounter(cfg.M, cfg.U)
+		net, err = spCounter(p.M, p.U)
 		task = SPTask()
 	case "sp-fsa":
-		net, err = compileDFA(SPAutomaton(), cfg.M, cfg.U, !cfg.Unchecked)
+		net, err = compileDFA(SPAutomaton(), p.M, p.U, !cfg.Unchecked)
 		task = SPTask()
 	case "bracket":
-		net, err = bracket(cfg.M, cfg.K)
-		task = BracketTask(cfg.K)
+		net, err = bracket(p.M, p.K)
+		task = BracketTask(p.K)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &Net{Name: name, Task: task, Network: net, Config: cfg}, nil
+	return &Net{Name: name, Task: task, Network: net, Params: p}, nil
 }
 
 // counting: one counter, g = tanh(u·(x_a − x_b)), all gates open (σ(m));

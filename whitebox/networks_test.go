@@ -61,14 +61,14 @@ func checkExhaustive(t *testing.T, net *Net, maxLen int, keep func([]int) bool) 
 		}
 		if got := cell.Predict(logits); got != want {
 			if wrong < 5 {
-				t.Errorf("%s %+v: %q classified %s, want %s (logits %v)", net.Name, net.Config,
+				t.Errorf("%s %+v: %q classified %s, want %s (logits %v)", net.Name, net.Params,
 					net.Task.Decode(prefix), net.Task.Classes[got], net.Task.Classes[want], logits)
 			}
 			wrong++
 		}
 	})
 	if wrong > 0 {
-		t.Errorf("%s %+v: %d of %d strings misclassified", net.Name, net.Config, wrong, count)
+		t.Errorf("%s %+v: %d of %d strings misclassified", net.Name, net.Params, wrong, count)
 	}
 	return count
 }
@@ -87,7 +87,7 @@ func mustNew(t *testing.T, name string, cfg Config) *Net {
 func TestCountingExhaustive(t *testing.T) {
 	cfgs := []Config{{}}
 	for m := 4; m <= 12; m++ { // the LRP saturation sweep
-		cfgs = append(cfgs, Config{M: float64(m)})
+		cfgs = append(cfgs, Config{M: new(float64(m))})
 	}
 	for _, cfg := range cfgs {
 		if n := checkExhaustive(t, mustNew(t, "counting", cfg), 10, all); n != 2046 {
@@ -102,7 +102,7 @@ func TestSPCounterExhaustive(t *testing.T) {
 		us, maxLen, want = []float64{0.7}, 8, 87380
 	}
 	for _, u := range us {
-		if n := checkExhaustive(t, mustNew(t, "sp-counter", Config{U: u}), maxLen, all); n != want {
+		if n := checkExhaustive(t, mustNew(t, "sp-counter", Config{U: new(u)}), maxLen, all); n != want {
 			t.Fatalf("checked %d strings, want %d", n, want)
 		}
 	}
@@ -143,7 +143,7 @@ func TestBracketExhaustive(t *testing.T) {
 	}
 	for _, k := range []int{50, 4, 1, 2} {
 		t.Run(fmt.Sprintf("k=%d", k), func(t *testing.T) {
-			n := checkExhaustive(t, mustNew(t, "bracket", Config{K: k}), maxLen, validBracket(k))
+			n := checkExhaustive(t, mustNew(t, "bracket", Config{K: new(k)}), maxLen, validBracket(k))
 			t.Logf("k=%d: %d valid prefixes up to length %d", k, n, maxLen)
 		})
 	}
@@ -166,10 +166,10 @@ func TestSPAutomatonMatchesTask(t *testing.T) {
 // Config.Unchecked builds the sp-fsa network that New refuses, unchanged
 // otherwise (Table 5's footnote uses it).
 func TestUnchecked(t *testing.T) {
-	if _, err := New("sp-fsa", Config{U: 0.5}); err == nil || !strings.Contains(err.Error(), "does not simulate") {
+	if _, err := New("sp-fsa", Config{U: new(0.5)}); err == nil || !strings.Contains(err.Error(), "does not simulate") {
 		t.Fatalf("u = 0.5 checked: %v", err)
 	}
-	net, err := New("sp-fsa", Config{U: 0.5, Unchecked: true})
+	net, err := New("sp-fsa", Config{U: new(0.5), Unchecked: true})
 	if err != nil {
 		t.Fatal(err)
 	}

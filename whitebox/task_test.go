@@ -115,20 +115,20 @@ func TestNewErrors(t *testing.T) {
 		want string
 	}{
 		{"lstm", Config{}, `unknown network "lstm" (networks: counting, sp-counter, sp-fsa, bracket)`},
-		{"counting", Config{M: -3}, "m = -3 must be positive"},
-		{"sp-counter", Config{U: -1}, "u = -1 must be positive"},
-		{"sp-fsa", Config{K: 3}, "sp-fsa has no stack size k"},
-		{"bracket", Config{U: 1}, "bracket has no parameter u"},
-		{"bracket", Config{K: -1}, "stack size k = -1 must be in 1..500"},
-		{"bracket", Config{K: 501}, "stack size k = 501"},
-		{"bracket", Config{M: 1e300}, "parameter m = 1e+300 is too large"},
+		{"counting", Config{M: new(-3.0)}, "m = -3 must be positive"},
+		{"sp-counter", Config{U: new(-1.0)}, "u = -1 must be positive"},
+		{"sp-fsa", Config{K: new(3)}, "sp-fsa has no stack size k"},
+		{"bracket", Config{U: new(1.0)}, "bracket has no parameter u"},
+		{"bracket", Config{K: new(-1)}, "stack size k = -1 must be in 1..500"},
+		{"bracket", Config{K: new(501)}, "stack size k = 501"},
+		{"bracket", Config{M: new(1e300)}, "parameter m = 1e+300 is too large"},
 	} {
 		if _, err := New(tc.name, tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("New(%s, %+v) = %v, want an error containing %q", tc.name, tc.cfg, err, tc.want)
 		}
 	}
 	net, err := New("bracket", Config{})
-	if err != nil || net.Config != (Config{M: 50, K: 50}) || net.Network.Hidden() != 102 {
+	if err != nil || net.Params != (Params{M: 50, K: 50}) || net.Network.Hidden() != 102 {
 		t.Errorf("bracket defaults: %+v, %v", net, err)
 	}
 }
@@ -251,23 +251,23 @@ func TestConfigExplicitZero(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"bracket", Config{KSet: true}, "whitebox: bracket: stack size k = 0 must be in 1..500 (at least 1)"},
-		{"counting", Config{USet: true}, "whitebox: counting: parameter u = 0 must be positive"},
-		{"sp-fsa", Config{MSet: true}, "whitebox: sp-fsa: parameter m = 0 must be positive"},
-		{"bracket", Config{USet: true}, "bracket has no parameter u"},
-		{"sp-counter", Config{KSet: true}, "sp-counter has no stack size k"},
-		{"counting", Config{M: 1e308}, "parameter m = 1e+308 is too large"},
+		{"bracket", Config{K: new(0)}, "whitebox: bracket: stack size k = 0 must be in 1..500 (at least 1)"},
+		{"counting", Config{U: new(0.0)}, "whitebox: counting: parameter u = 0 must be positive"},
+		{"sp-fsa", Config{M: new(0.0)}, "whitebox: sp-fsa: parameter m = 0 must be positive"},
+		{"bracket", Config{U: new(0.0)}, "bracket has no parameter u"},
+		{"sp-counter", Config{K: new(0)}, "sp-counter has no stack size k"},
+		{"counting", Config{M: new(1e308)}, "parameter m = 1e+308 is too large"},
 	} {
 		if _, err := New(tc.name, tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("New(%s, %+v) = %v, want an error containing %q", tc.name, tc.cfg, err, tc.want)
 		}
 	}
-	net, err := New("bracket", Config{K: 3, KSet: true, M: 10, MSet: true})
-	if err != nil || net.Config.K != 3 || net.Config.M != 10 {
+	net, err := New("bracket", Config{K: new(3), M: new(10.0)})
+	if err != nil || net.Params.K != 3 || net.Params.M != 10 {
 		t.Errorf("explicit k = 3, m = 10: %+v, %v", net, err)
 	}
 	net, err = New("sp-counter", Config{})
-	if err != nil || net.Config.U != 0.7 || net.Config.M != DefaultM {
+	if err != nil || net.Params.U != 0.7 || net.Params.M != DefaultM {
 		t.Errorf("sp-counter defaults: %+v, %v", net, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/whitebox-lstm/whitebox/reproduce"
+	"github.com/whitebox-lstm/whitebox/score"
 	"github.com/whitebox-lstm/whitebox/whitebox"
 )
 
@@ -35,7 +36,7 @@ func (f *netFlags) build(fs *flag.FlagSet) (*whitebox.Net, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	return whitebox.New(f.net, whitebox.Config{M: f.m, U: f.u, K: f.k, MSet: set["m"], USet: set["u"], KSet: set["k"]})
+	return whitebox.New(f.net, score.NetConfig(f.m, f.u, f.k, func(name string) bool { return set[name] }))
 }
 
 // genFlags choose the generated inputs of generate and evaluate.

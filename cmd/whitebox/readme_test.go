@@ -272,7 +272,7 @@ func TestREADME(t *testing.T) {
 		t.Logf("%d of %d documents run (-run chose them): the totals and the report are not checked", done, len(files))
 		return
 	}
-	if ran < 10 || snippets != 2 {
+	if ran < 10 || snippets != 3 {
 		t.Fatalf("ran %d commands and %d Go programs: the documents' blocks were not found", ran, snippets)
 	}
 	report := filepath.Join(work, "report", "report.html")

@@ -84,7 +84,10 @@ Flags:
 	if !slices.Contains(reproduce.Formats(), *format) {
 		return usageErr("unknown -format %q (formats: %s)", *format, strings.Join(reproduce.Formats(), ", "))
 	}
-	cfg := reproduce.Config{Seed: *seed, SeedSet: set["seed"], FSAFootnote: *out != ""}
+	cfg := reproduce.Config{FSAFootnote: *out != ""}
+	if set["seed"] {
+		cfg.Seed = seed
+	}
 	for _, name := range data {
 		if err := readData(name, tables, &cfg); err != nil {
 			return usageErr("%v", err)

@@ -28,18 +28,23 @@ import (
 	"github.com/whitebox-lstm/whitebox/whitebox"
 )
 
-// Nets lists the networks of the suite, in table order.
-var Nets = []string{"counting", "sp-counter", "sp-fsa", "bracket", "dense-h64", "dense-h256"}
+// Nets lists the networks of the suite, in table order (a new slice each
+// call, as Lengths, Steps and Methods).
+func Nets() []string {
+	return []string{"counting", "sp-counter", "sp-fsa", "bracket", "dense-h64", "dense-h256"}
+}
 
-// Lengths are the input lengths T; Steps the IG step counts.
-var (
-	Lengths = []int{16, 256, 4096}
-	Steps   = []int{50, 1000, 10000}
-)
+// Lengths are the input lengths T.
+func Lengths() []int { return []int{16, 256, 4096} }
+
+// Steps are the IG step counts.
+func Steps() []int { return []int{50, 1000, 10000} }
 
 // Methods are the measured methods with the names their benchmarks use
 // (BenchmarkForward, BenchmarkSaliency, …).
-var Methods = []string{"forward", "saliency", "gxi", "ig", "occlusion", "lrp", "deeplift", "cd"}
+func Methods() []string {
+	return []string{"forward", "saliency", "gxi", "ig", "occlusion", "lrp", "deeplift", "cd"}
+}
 
 const (
 	weightSeed = 1

@@ -90,8 +90,8 @@ func report(b *testing.B, w *Workload, method string, steps, n int) {
 
 // matrix runs body for every network and length as net=…/T=….
 func matrix(b *testing.B, body func(b *testing.B, w *Workload)) {
-	for _, net := range Nets {
-		for _, t := range Lengths {
+	for _, net := range Nets() {
+		for _, t := range Lengths() {
 			b.Run(fmt.Sprintf("net=%s/T=%d", net, t), func(b *testing.B) {
 				body(b, workload(b, net, t))
 			})
@@ -175,7 +175,7 @@ func BenchmarkCD(b *testing.B) {
 // (the rule's nodes are computed inside the call, as users get them).
 func BenchmarkIG(b *testing.B) {
 	matrix(b, func(b *testing.B, w *Workload) {
-		for _, steps := range Steps {
+		for _, steps := range Steps() {
 			b.Run(fmt.Sprintf("steps=%d", steps), func(b *testing.B) {
 				attribute(b, w, attrib.IntegratedGradients, steps)
 			})
@@ -186,7 +186,7 @@ func BenchmarkIG(b *testing.B) {
 // TestWorkloads checks that every workload builds, runs and is the same on
 // every call (fixed seeds), and the FLOP count of a small case by hand.
 func TestWorkloads(t *testing.T) {
-	for _, net := range Nets {
+	for _, net := range Nets() {
 		a, err := NewWorkload(net, 16)
 		if err != nil {
 			t.Fatal(err)

@@ -18,12 +18,15 @@ const Threshold = 1e-5
 // meets the counting task's "roughly the same magnitude".
 const SpreadTolerance = 0.1
 
-// The criteria, by network.
-var (
-	CountingCriteria = []string{"sign", "spread"}
-	SPCriteria       = []string{"precision", "recall", "pointing", "ablation", "ablation-optimal"}
-	BracketCriteria  = []string{"last-unclosed"}
-)
+// The criteria, by network: each call returns a new slice.
+func CountingCriteria() []string { return []string{"sign", "spread"} }
+func SPCriteria() []string {
+	return []string{"precision", "recall", "pointing", "ablation", "ablation-optimal"}
+}
+func BracketCriteria() []string { return []string{"last-unclosed"} }
+
+// spCriteria is the number of SPCriteria.
+const spCriteria = 5
 
 // Value is one criterion on one explanation.
 type Value struct {
@@ -50,12 +53,12 @@ func New(net *whitebox.Net) (*Evaluator, error) {
 	e := &Evaluator{net: net}
 	switch net.Name {
 	case "counting":
-		e.criteria = CountingCriteria
+		e.criteria = CountingCriteria()
 	case "sp-counter", "sp-fsa":
-		e.criteria = SPCriteria
+		e.criteria = SPCriteria()
 		e.stop = ablation.Stop{DFA: whitebox.SPAutomaton(), Class: 0}
 	case "bracket":
-		e.criteria = BracketCriteria
+		e.criteria = BracketCriteria()
 	default:
 		return nil, fmt.Errorf("evaluate: no ground truth for network %q", net.Name)
 	}
@@ -113,7 +116,7 @@ func (e *Evaluator) Score(symbols []int, class int, scores []float64) ([]Value, 
 		return bracket(symbols, label, class, scores), nil
 	}
 	if label != 1 || class != 1 {
-		return make([]Value, len(SPCriteria)), nil
+		return make([]Value, spCriteria), nil
 	}
 	return e.sp(symbols, scores)
 }
@@ -199,7 +202,7 @@ func (e *Evaluator) sp(symbols []int, scores []float64) ([]Value, error) {
 			}
 		}
 	}
-	out := make([]Value, 0, len(SPCriteria))
+	out := make([]Value, 0, spCriteria)
 	if nz == 0 {
 		out = append(out, Value{Applies: true})
 	} else {

@@ -115,7 +115,7 @@ func TestSP(t *testing.T) {
 		want := []float64{1, 1, 1, 25, 25}
 		for i, w := range want {
 			if v := perfect[i]; !v.Applies || !v.Defined || v.Value != w || !v.Met {
-				t.Errorf("%s perfect %s: %+v, want %v met", name, SPCriteria[i], v, w)
+				t.Errorf("%s perfect %s: %+v, want %v met", name, SPCriteria()[i], v, w)
 			}
 		}
 		reversed := score(t, e, "accb", "True", []float64{0, 1, 1, 0})
@@ -123,7 +123,7 @@ func TestSP(t *testing.T) {
 		want = []float64{0, 0, 0, 75, 25}
 		for i, w := range want {
 			if v := reversed[i]; !v.Applies || !v.Defined || v.Value != w || v.Met != (i == 4) {
-				t.Errorf("%s reversed %s: %+v, want %v", name, SPCriteria[i], v, w)
+				t.Errorf("%s reversed %s: %+v, want %v", name, SPCriteria()[i], v, w)
 			}
 		}
 		blank := score(t, e, "accb", "True", []float64{0, 0, 0, 0})

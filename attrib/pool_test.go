@@ -38,6 +38,20 @@ func poolModel(tb testing.TB) (*model.Model, []cell.Input) {
 	return m, xs
 }
 
+// longInput embeds an input of n ids for m.
+func longInput(tb testing.TB, m *model.Model, n int) cell.Input {
+	tb.Helper()
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = (i*11 + 3) % 40
+	}
+	x, err := m.Embed(ids)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return x
+}
+
 // poolCase is one call of the service test: a method, an input and
 // options.
 type poolCase struct {
@@ -193,6 +207,40 @@ func TestPoolService(t *testing.T) {
 					mu.Unlock()
 				}
 			}
+		}()
+	}
+	wg.Wait()
+	// A burst of long inputs: more calls than cores, each more than the
+	// pool's budget would hold as a whole trace (checkpointed within its
+	// share), one with a deadline that ends it mid-call.
+	long := longInput(t, m, 1500)
+	wantLong := runPoolCase(t.Context(), poolCase{m: attrib.IntegratedGradients}, []cell.Input{long}, func(ctx context.Context, r *attrib.Result, _ *attrib.MultiResult) error {
+		e := mustExplainer(t, m)
+		defer e.Release()
+		return e.Attribute(ctx, attrib.IntegratedGradients, long, attrib.Options{Budget: budget / 4}, r)
+	})
+	for g := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithCancel(t.Context())
+			if g == 5 {
+				ctx, cancel = context.WithTimeout(t.Context(), 20*time.Millisecond)
+			}
+			defer cancel()
+			got := runPoolCase(ctx, poolCase{m: attrib.IntegratedGradients}, []cell.Input{long}, func(ctx context.Context, r *attrib.Result, _ *attrib.MultiResult) error {
+				return p.Attribute(ctx, m, attrib.IntegratedGradients, long, attrib.Options{}, r)
+			})
+			if g == 5 && ctx.Err() != nil {
+				return // stopped by its deadline (or done before it)
+			}
+			if got != wantLong {
+				t.Errorf("long input, caller %d: the pool's result is not one Explainer's", g)
+			}
+			s := p.Stats()
+			mu.Lock()
+			maxBusy, maxBytes = max(maxBusy, s.BusyWorkers), max(maxBytes, s.ReservedBytes)
+			mu.Unlock()
 		}()
 	}
 	wg.Wait()

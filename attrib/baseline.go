@@ -102,6 +102,9 @@ func shift(s *cell.Stacked, row []float64) (*cell.Stacked, error) {
 		if c.B == nil {
 			c.B = make([]float64, g)
 		}
+		if p.Kind == cell.LayerGRU && c.Bhh == nil { // a GRU's biases come in pairs
+			c.Bhh = make([]float64, g)
+		}
 		if ci >= s.Directions() {
 			continue
 		}

@@ -23,14 +23,20 @@ const (
 	HeadLast             // output[:, -1, :] (the backward half has read the last token only)
 	HeadMean             // output.mean(dim=1)
 	HeadMax              // output.max(dim=1).values
+
+	// HeadAttention is attention pooling, Σ_t softmax_t(score(out_t))·out_t
+	// (stacked_attention.go); it needs StackedParams.Attention.
+	HeadAttention
 )
 
-// Heads lists every head in the order above.
-var Heads = []Head{HeadHN, HeadHNBF, HeadLast, HeadMean, HeadMax}
+// Heads lists the pooling heads, hn to max, in the order above: those
+// that need no weights of their own (HeadAttention is not among them). A
+// new slice each call.
+func Heads() []Head { return []Head{HeadHN, HeadHNBF, HeadLast, HeadMean, HeadMax} }
 
-var headNames = [...]string{"hn", "hn-bf", "last", "mean", "max"}
+var headNames = [...]string{"hn", "hn-bf", "last", "mean", "max", "attention"}
 
-// String returns the head's name: hn, hn-bf, last, mean or max.
+// String returns the head's name: hn, hn-bf, last, mean, max or attention.
 func (h Head) String() string {
 	if h < 0 || int(h) >= len(headNames) {
 		return fmt.Sprintf("Head(%d)", int(h))

@@ -45,6 +45,8 @@ type Stacked struct {
 	// denominator is W_y·h, its bias left out; the bias factor is 0; and
 	// Relevance.Bias is Σ_t Σ_j b_gj·q_j, the biases' share of g.
 	netLRP bool
+
+	att *attnHead // the attention head's scoring layers, or nil
 }
 
 // StackedParams are the weights of a Stacked classifier in PyTorch's layout
@@ -55,6 +57,10 @@ type StackedParams struct {
 	Layers        int  // num_layers, at least 1
 	Bidirectional bool // two directions per layer
 	Classes       int  // C
+
+	// Kind is the kind of every layer: LayerLSTM (the zero value) or
+	// LayerGRU (stacked_gru.go).
+	Kind LayerKind
 
 	// Cells holds layer k's directions at [k*dirs] (forward) and
 	// [k*dirs+1] (backward, PyTorch's _reverse tensors).
@@ -74,13 +80,23 @@ type StackedParams struct {
 	Units int
 	W1    []float64
 	B1    []float64
+
+	// Attention is the scoring layers of the attention head
+	// (stacked_attention.go): required for HeadAttention, kept (checked,
+	// unused) for the other heads.
+	Attention *Attention
 }
 
 // StackedCell is one direction of one layer: weight_ih (4H×in, where in is
 // Input for layer 0 and H·dirs above), weight_hh (4H×H) and the sum of
 // bias_ih and bias_hh (4H; nil for an LSTM built with bias=False).
+//
+// A GRU's (Kind LayerGRU) are PyTorch's 3H×in and 3H×H, gates r, z, n, with
+// B its bias_ih and Bhh its bias_hh (3H each; both nil for bias=False),
+// kept apart since b_hn sits inside r⊙(W_hn·h + b_hn).
 type StackedCell struct {
 	Wih, Whh, B []float64
+	Bhh         []float64 // GRU only: bias_hh (nil for an LSTM)
 }
 
 // stackedCell is a StackedCell packed for the products.
@@ -125,16 +141,29 @@ func NewStacked(p StackedParams) (*Stacked, error) {
 	if len(p.Cells) != p.Layers*dirs {
 		return nil, fmt.Errorf("cell: %d cells for %d layers × %d directions", len(p.Cells), p.Layers, dirs)
 	}
+	if p.Kind != LayerLSTM && p.Kind != LayerGRU {
+		return nil, fmt.Errorf("cell: unknown layer kind %v", p.Kind)
+	}
 	s := &Stacked{in: p.Input, h: h, dirs: dirs, c: p.Classes}
-	s.p = StackedParams{Input: p.Input, Hidden: h, Layers: p.Layers, Bidirectional: p.Bidirectional, Classes: p.Classes}
+	s.p = StackedParams{Input: p.Input, Hidden: h, Layers: p.Layers, Bidirectional: p.Bidirectional, Classes: p.Classes, Kind: p.Kind}
 	for k := range p.Layers {
 		for d := range dirs {
-			c, err := newStackedCell(p.Cells[k*dirs+d], k, d, h, s.layerInput(k))
+			pc := p.Cells[k*dirs+d]
+			if p.Kind == LayerGRU {
+				c, err := newGRUCell(pc, k, d, h, s.layerInput(k))
+				if err != nil {
+					return nil, err
+				}
+				s.cells = append(s.cells, c)
+				s.p.Cells = append(s.p.Cells, StackedCell{Wih: clone(pc.Wih), Whh: clone(pc.Whh), B: clone(pc.B), Bhh: clone(pc.Bhh)})
+				continue
+			}
+			c, err := newStackedCell(pc, k, d, h, s.layerInput(k))
 			if err != nil {
 				return nil, err
 			}
 			s.cells = append(s.cells, c)
-			s.p.Cells = append(s.p.Cells, StackedCell{Wih: c.wih, Whh: c.whh, B: clone(p.Cells[k*dirs+d].B)})
+			s.p.Cells = append(s.p.Cells, StackedCell{Wih: c.wih, Whh: c.whh, B: clone(pc.B)})
 		}
 	}
 	if err := checkHead(p, h*dirs); err != nil {
@@ -154,7 +183,7 @@ func NewStacked(p StackedParams) (*Stacked, error) {
 		}
 	}
 	s.p.Wy, s.p.By = s.wy, clone(p.By)
-	if dirs == 1 {
+	if dirs == 1 && p.Kind == LayerLSTM { // tables are an LSTM path (stacked_gru.go)
 		s.tabs = oneHotTables(&s.cells[0], h)
 	}
 	return s, nil
@@ -281,19 +310,20 @@ func (s *Stacked) Params() StackedParams {
 	p := s.p
 	p.Cells = make([]StackedCell, len(s.p.Cells))
 	for i, c := range s.p.Cells {
-		p.Cells[i] = StackedCell{Wih: clone(c.Wih), Whh: clone(c.Whh), B: clone(c.B)}
+		p.Cells[i] = StackedCell{Wih: clone(c.Wih), Whh: clone(c.Whh), B: clone(c.B), Bhh: clone(c.Bhh)}
 	}
 	p.Wy, p.By = clone(s.p.Wy), clone(s.p.By)
 	p.W1, p.B1 = clone(s.p.W1), clone(s.p.B1)
+	p.Attention = s.Attention()
 	return p
 }
 
 // Weights returns the number of weights (the parameters of the LSTM and the
 // decoder).
 func (s *Stacked) Weights() int {
-	n := len(s.wy) + len(s.p.By) + len(s.p.W1) + len(s.p.B1)
+	n := len(s.wy) + len(s.p.By) + len(s.p.W1) + len(s.p.B1) + s.p.attnWeights()
 	for _, c := range s.p.Cells {
-		n += len(c.Wih) + len(c.Whh) + len(c.B)
+		n += len(c.Wih) + len(c.Whh) + len(c.B) + len(c.Bhh)
 	}
 	return n
 }

@@ -211,7 +211,9 @@ func (r *lanes) stepBackward(cl *stackedCell, t int, dz, dcPrev, dh, dc, at, gat
 	for j, v := range at {
 		dh[j] += v
 	}
-	if cl.layer == 0 && r.tablesOn(0, l) {
+	if r.s.p.Kind == LayerGRU {
+		gruBackward(dz, len(dh), dcPrev, dh, dc, gates, cPrev)
+	} else if cl.layer == 0 && r.tablesOn(0, l) {
 		r.gateBackwardTable(t, dz, dcPrev, dh, dc, gates, tc, cPrev, l)
 	} else {
 		kernel.GateBackward(dz, dcPrev, dh, dc, gates, tc, cPrev)
@@ -292,6 +294,9 @@ type lrpRun struct {
 // initial state.
 func (r *lanes) lrpCell(run *lrpRun, k, d int, top bool) float64 {
 	s := r.s
+	if s.p.Kind == LayerGRU {
+		return r.lrpCellGRU(run, k, d, top)
+	}
 	h, g, dirs, steps := s.h, 4*s.h, s.dirs, run.steps
 	cl, tr := &s.cells[k*dirs+d], &r.cells[k*dirs+d]
 	rh, rc, rcPrev, q, acc := r.dh[:h], r.dc[:h], r.dcPrev[:h], r.dz[:h], r.dz[h:2*h]

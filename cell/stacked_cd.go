@@ -50,13 +50,16 @@ func CDSupported(s *Stacked) error {
 	if s == nil {
 		return errors.New("cell: contextual decomposition: nil Stacked model")
 	}
+	if s.p.Kind == LayerGRU {
+		return ErrCDGRU
+	}
 	var why string
 	switch {
 	case s.p.Layers != 1:
 		why = fmt.Sprintf("the model has %d layers; the authors define it for one", s.p.Layers)
 	case s.dirs != 1:
 		why = "the model is bidirectional; the authors define it for one direction"
-	case s.p.Head == HeadMean || s.p.Head == HeadMax:
+	case s.p.Head == HeadMean || s.p.Head == HeadMax || s.p.Head == HeadAttention:
 		why = fmt.Sprintf("the head %v pools every step; the authors define it on the last state (hn, last)", s.p.Head)
 	case s.p.Act != ActNone:
 		why = fmt.Sprintf("the classifier has a hidden layer (%v); the authors define it for one Linear layer", s.p.Act)

@@ -60,6 +60,7 @@ func (s *Stacked) ckLaneBytes(l, seg, nseg int) int64 {
 	upper := cells - int64(s.dirs)
 	words := int64(l) * (2*h*int64(nseg)*(cells+upper) + 3*h*int64(s.p.Layers))
 	words += int64(s.dirs) * int64(seg) * 4 * h
+	words += int64(l) * s.attnStepWords(seg*nseg)
 	return s.workerLaneBytes(l, seg) + 8*words
 }
 
@@ -114,7 +115,7 @@ func newCkSibling(a *lanes) *lanes {
 func (s *Stacked) siblingBytes(l, nseg int) int64 {
 	h, cells := int64(s.h), int64(len(s.cells))
 	upper := cells - int64(s.dirs)
-	words := 2*h*int64(nseg)*(cells+upper) + 3*h*int64(s.p.Layers) + cells*4*h + s.headWords() + 3*int64(s.c) + 3
+	words := 2*h*int64(nseg)*(cells+upper) + 3*h*int64(s.p.Layers) + cells*4*h + s.headWords() + 3*int64(s.c) + 3 + s.attnStepWords(0)
 	return 8 * words * int64(l)
 }
 
@@ -318,6 +319,8 @@ func (r *lanes) headOutCk(l int) (seg [2][]float64) {
 	top := len(s.cells) - dirs
 	v := r.v[:dirs*hl]
 	switch s.p.Head {
+	case HeadAttention:
+		return r.attnOutCk(l)
 	case HeadHN, HeadHNBF, HeadLast:
 		for d := range dirs {
 			ci := top + d
@@ -545,6 +548,23 @@ func (r *lanes) headSeqSeg(dv, seq []float64, t0, t1, l int) {
 		if t1 == r.ck.steps {
 			j := t1 - 1 - t0
 			copy(seq[j*dirs*hl:(j+1)*dirs*hl], dv[:dirs*hl])
+		}
+	case HeadAttention:
+		at := r.attn(r.ck.steps)
+		r.attnGV(at, dv, l)
+		top := len(s.cells) - dirs
+		sg := t0 / r.ck.seg
+		for d := range dirs {
+			r.ensure(top+d, sg, l)
+		}
+		for t := t0; t < t1; t++ {
+			j := r.hSlot(t - t0)
+			s0 := r.cells[top].hs[j*hl : (j+1)*hl]
+			var s1 []float64
+			if dirs == 2 {
+				s1 = r.cells[top+1].hs[j*hl : (j+1)*hl]
+			}
+			r.attnSeqStep(at, dv, seq[(t-t0)*dirs*hl:(t-t0+1)*dirs*hl], s0, s1, t, l)
 		}
 	case HeadMax:
 		clear(seq)

@@ -99,6 +99,12 @@ func (r *StackedRunner) deepLIFT(x, ref Input, choose func([]float64) (int, erro
 		return nil, nil, err
 	}
 	defer r.release()
+	if r.s.p.Kind == LayerGRU && !gruDeepLIFT {
+		return nil, nil, errGRU("DeepLIFT")
+	}
+	if r.s.p.Head == HeadAttention {
+		return nil, nil, errAttnDeepLIFT
+	}
 	if choose != nil {
 		class = 0 // checked after the choice
 	}
@@ -235,7 +241,11 @@ func (d *deepLIFTState) backward(steps, class int, mx []float64) {
 					tp := order(cl.reverse, i-1, steps)
 					cPrev, cPrev0 = tr.c[tp*h:(tp+1)*h], tr0.c[tp*h:(tp+1)*h]
 				}
-				gateMultipliers(mz, mcPrev, mh, mc, stepOf(tr, t, h), stepOf(tr0, t, h), cPrev, cPrev0)
+				if s.p.Kind == LayerGRU {
+					gruMultipliersLanes(mz, mcPrev, mh, mc, stepOf(tr, t, h), stepOf(tr0, t, h), cPrev, cPrev0, 1)
+				} else {
+					gateMultipliers(mz, mcPrev, mh, mc, stepOf(tr, t, h), stepOf(tr0, t, h), cPrev, cPrev0)
+				}
 				if k > 0 {
 					mulAddLanes(below[t*dirs*h:(t+1)*dirs*h], cl.wihT, cl.wih, cl.in, g, g, 0, mz, 1)
 				} else {

@@ -60,6 +60,12 @@ func (r *StackedRunner) deepLIFTAll(x, ref Input, outs [][]float64) (logits, ref
 		return nil, nil, err
 	}
 	defer r.release()
+	if r.s.p.Kind == LayerGRU && !gruDeepLIFT {
+		return nil, nil, errGRU("DeepLIFT")
+	}
+	if r.s.p.Head == HeadAttention {
+		return nil, nil, errAttnDeepLIFT
+	}
 	if err := r.check(x); err != nil {
 		return nil, nil, err
 	}
@@ -164,7 +170,11 @@ func (d *deepLIFTState) backwardAll(steps int, b *deepLIFTLanes, mx []float64) {
 					tp := order(cl.reverse, i-1, steps)
 					cPrev, cPrev0 = tr.c[tp*h:(tp+1)*h], tr0.c[tp*h:(tp+1)*h]
 				}
-				gateMultipliersLanes(mz, mcPrev, mh, mc, stepOf(tr, t, h), stepOf(tr0, t, h), cPrev, cPrev0, l)
+				if s.p.Kind == LayerGRU {
+					gruMultipliersLanes(mz, mcPrev, mh, mc, stepOf(tr, t, h), stepOf(tr0, t, h), cPrev, cPrev0, l)
+				} else {
+					gateMultipliersLanes(mz, mcPrev, mh, mc, stepOf(tr, t, h), stepOf(tr0, t, h), cPrev, cPrev0, l)
+				}
 				if k > 0 {
 					mulAddLanes(below[t*dirs*hl:(t+1)*dirs*hl], cl.wihT, cl.wih, cl.in, g, g, 0, mz, l)
 				} else {

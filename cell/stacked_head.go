@@ -40,7 +40,9 @@ import (
 // dense reports whether the head reads the top layer's outputs at
 // steps other than each direction's last one (its gradient and relevance
 // then enter the top layer as a per-step sequence, like a layer above).
-func (h Head) dense() bool { return h == HeadLast || h == HeadMean || h == HeadMax }
+func (h Head) dense() bool {
+	return h == HeadLast || h == HeadMean || h == HeadMax || h == HeadAttention
+}
 
 // checkHead validates p's head and classifier for NewStacked; d is H·dirs.
 func checkHead(p StackedParams, d int) error {
@@ -49,6 +51,9 @@ func checkHead(p StackedParams, d int) error {
 	}
 	if p.Act < 0 || int(p.Act) >= len(actNames) {
 		return fmt.Errorf("cell: unknown activation %v", p.Act)
+	}
+	if err := checkAttention(p, d); err != nil {
+		return err
 	}
 	if p.Act == ActNone {
 		if p.Units != 0 || p.W1 != nil || p.B1 != nil {
@@ -75,6 +80,7 @@ func (s *Stacked) setHead(p StackedParams) {
 	d := s.h * s.dirs
 	s.p.Head, s.p.Act = p.Head, p.Act
 	s.k = d
+	s.setAttention(p)
 	if p.Act != ActNone {
 		s.p.Units, s.k = p.Units, p.Units
 		s.w1 = clone(p.W1)
@@ -122,6 +128,9 @@ func (r *lanes) topTrace(dir int) *cellTrace {
 func (r *lanes) headOut(steps, l int) (seg [2][]float64) {
 	s := r.s
 	hl := s.h * l
+	if s.p.Head == HeadAttention {
+		return r.attnOutTrace(steps, l)
+	}
 	for d := range s.dirs {
 		tr := r.topTrace(d)
 		switch s.p.Head {
@@ -297,6 +306,18 @@ func (r *lanes) headSequence(dv, seq []float64, steps, l int) {
 				seq[(t*dirs+d)*hl+i] = dv[d*hl+i]
 			}
 		}
+	case HeadAttention:
+		at := r.attn(steps)
+		r.attnGV(at, dv, l)
+		for t := range steps {
+			th := r.hSlot(t)
+			s0 := r.topTrace(0).hs[th*hl : (th+1)*hl]
+			var s1 []float64
+			if dirs == 2 {
+				s1 = r.topTrace(1).hs[th*hl : (th+1)*hl]
+			}
+			r.attnSeqStep(at, dv, seq[t*dirs*hl:(t+1)*dirs*hl], s0, s1, t, l)
+		}
 	}
 }
 
@@ -346,6 +367,22 @@ func (r *lanes) headLRP(run *lrpRun, seq []float64) []float64 {
 		clear(seq)
 		for i, t := range r.argmax[:d] {
 			seq[t*d+i] = relV[i]
+		}
+	case HeadAttention:
+		// The weights α_t are constants: v_j = Σ_t α_t·out_{t,j}, the
+		// ε-rule of a linear map of T inputs without bias.
+		alpha := r.attn(steps).alpha
+		n := float64(steps)
+		for k := range dirs {
+			tr := r.topTrace(k)
+			for j := range h {
+				i := k*h + j
+				q := relV[i] / stabilize(v[i], run.eps)
+				b := float64(float64(run.bf*float64(run.eps*sign(v[i]))) / n)
+				for t := range steps {
+					seq[t*d+i] = float64(float64(alpha[t]*tr.hs[t*h+j])*q) + float64(b*q)
+				}
+			}
 		}
 	case HeadMean:
 		n := float64(steps)

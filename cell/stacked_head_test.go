@@ -25,7 +25,7 @@ func (c headCase) String() string {
 // layers, with the three classifiers.
 func headCases() []headCase {
 	var cs []headCase
-	for _, h := range Heads {
+	for _, h := range Heads() {
 		for _, shape := range []struct {
 			layers int
 			bi     bool

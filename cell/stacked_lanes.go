@@ -64,6 +64,7 @@ type lanes struct {
 	v, dv, a, u, da    []float64
 	argmax             []int
 	relV, headIn, relU []float64
+	att                *attnLanes // the attention head's (stacked_attention.go), made on first use
 }
 
 // TraceBytes is the memory of one traced pass over an input of steps
@@ -97,7 +98,7 @@ func (s *Stacked) laneBytesOf(l, steps int, keepZg, hRing bool) int64 {
 	if s.writesDOut() {
 		words += 2 * int64(steps) * h * int64(s.dirs) // dOut, two layers
 	}
-	words += 8*h + 3*int64(s.c) + 2*h + 2 + s.headWords()
+	words += 8*h + 3*int64(s.c) + 2*h + 2 + s.headWords() + s.attnStepWords(steps)
 	return 8 * words * int64(l)
 }
 
@@ -280,6 +281,13 @@ func (r *lanes) stepForward(ci, t int, z, ut, in0, in1, hPrev, cPrev, zg, c, tc,
 	}
 	if pre := r.cells[ci].pre; pre != nil { // DeepLIFT's whole-trace lanes
 		copy(pre[t*g*l:(t+1)*g*l], z)
+	}
+	if s.p.Kind == LayerGRU {
+		if !r.keepZg {
+			zg = nil
+		}
+		gruStep(z, len(c), zg, cPrev, c, tc, h)
+		return
 	}
 	kernel.GateStep(z, zg, cPrev, c, tc, h)
 }

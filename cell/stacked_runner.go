@@ -361,11 +361,18 @@ func (r *StackedRunner) Logits(x Input, y []float64) error {
 
 // logits is Logits of the checked input x.
 func (r *StackedRunner) logits(x Input, y []float64) {
+	copy(y, r.forwardOne(x).logitsBuf[:r.s.c])
+}
+
+// forwardOne runs the forward pass of the checked input x on one lane and
+// returns the lane: the whole trace when it fits logitsTraceMax, else a
+// checkpointed lane (memory O(H·√T)), its state left for the caller
+// (logits, the attention weights).
+func (r *StackedRunner) forwardOne(x Input) *lanes {
 	steps := x.Len()
 	if r.s.TraceBytes(steps) <= min(logitsTraceMax, fullTraceMax) {
 		r.single(x)
-		copy(y, r.one.logitsBuf[:r.s.c])
-		return
+		return r.one
 	}
 	seg, nseg := segments(steps)
 	if !r.light.fitsCk(1, seg, nseg) {
@@ -377,7 +384,7 @@ func (r *StackedRunner) logits(x Input, y []float64) {
 	r.light.stop = r.pass
 	r.light.forward(nil, steps, 1)
 	r.light.stop = nil
-	copy(y, r.light.logitsBuf[:r.s.c])
+	return r.light
 }
 
 // checkOut is input for a method writing T×E values of class to out.
@@ -473,6 +480,9 @@ func (r *StackedRunner) lrpTrace(x Input, class int, eps, biasFactor float64, re
 
 // checkLRP checks LRP's ε and bias factor for s.
 func (s *Stacked) checkLRP(eps, biasFactor float64) error {
+	if s.p.Kind == LayerGRU && !gruLRP {
+		return errGRU("LRP")
+	}
 	if !(eps >= 0 && eps <= MaxEpsilon) {
 		return fmt.Errorf("cell: LRP epsilon %v must be in [0, %g]", eps, MaxEpsilon)
 	}

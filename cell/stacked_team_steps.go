@@ -129,6 +129,10 @@ func (ts *teamStep) forward(u0, u1 int) {
 		}
 	}
 	a, b := u0*l, u1*l
+	if r.s.p.Kind == LayerGRU {
+		gruStep(z[a:], h*l, nil, ts.cPrev[a:b], ts.c[a:b], ts.tc[a:b], ts.h[a:b])
+		return
+	}
 	kernel.GateStepTable(z[a:], h*l, nil, 0, ts.cPrev[a:b], ts.c[a:b], ts.tc[a:b], ts.h[a:b])
 }
 
@@ -161,6 +165,10 @@ func (ts *teamStep) gatesBack(u0, u1 int) {
 		for j, v := range ts.at[a:b] {
 			dh[j] += v
 		}
+	}
+	if r.s.p.Kind == LayerGRU {
+		gruBackward(ts.dz[a:], h*l, ts.dcPrev[a:b], dh, ts.dc[a:b], ts.gates[a:], ts.cPrev[a:b])
+		return
 	}
 	kernel.GateBackwardTable(ts.dz[a:], h*l, ts.dcPrev[a:b], dh, ts.dc[a:b], ts.gates[a:], nil, 0,
 		kernel.TableI|kernel.TableF|kernel.TableG|kernel.TableO, ts.tc[a:b], ts.cPrev[a:b])

@@ -82,7 +82,7 @@ func TestDeepLIFTFixtures(t *testing.T) {
 			}
 		}
 	}
-	for _, h := range cell.Heads {
+	for _, h := range cell.Heads() {
 		if !heads[h.String()] {
 			t.Errorf("no DeepLIFT fixture with head %v", h)
 		}

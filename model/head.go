@@ -32,10 +32,12 @@ func ParseHeadSpec(s string) (cell.Head, cell.Activation, error) {
 	hs, as, hasAct := strings.Cut(s, "+")
 	h, err := cell.ParseHead(hs)
 	if err != nil {
-		names := make([]string, len(cell.Heads))
-		for i, h := range cell.Heads {
+		heads := cell.Heads()
+		names := make([]string, len(heads), len(heads)+1)
+		for i, h := range heads {
 			names[i] = h.String()
 		}
+		names = append(names, cell.HeadAttention.String())
 		return 0, 0, fmt.Errorf("head spec %s: unknown head (heads: %s, each optionally followed by +relu or +tanh)", visible.Quote(s), strings.Join(names, ", "))
 	}
 	if !hasAct {
@@ -134,6 +136,8 @@ func HeadExpression(h cell.Head, dirs int) string {
 		return "output.mean(dim=1)"
 	case h == cell.HeadMax:
 		return "output.max(dim=1).values"
+	case h == cell.HeadAttention:
+		return "(softmax(score(output), dim=1) * output).sum(dim=1)"
 	case dirs == 1:
 		return "h_n[-1]"
 	case h == cell.HeadHNBF:

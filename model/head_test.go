@@ -9,7 +9,7 @@ import (
 )
 
 func TestHeadSpec(t *testing.T) {
-	for _, h := range cell.Heads {
+	for _, h := range cell.Heads() {
 		for _, a := range []cell.Activation{cell.ActNone, cell.ActReLU, cell.ActTanh} {
 			s := HeadSpec(h, a)
 			gh, ga, err := ParseHeadSpec(s)
@@ -162,7 +162,7 @@ func TestWithHead(t *testing.T) {
 		t.Fatal(err)
 	}
 	x, _ := m.Embed([]int{1, 4, 2})
-	for _, h := range cell.Heads {
+	for _, h := range cell.Heads() {
 		w, err := m.WithHead(h, cell.ActNone)
 		if err != nil {
 			t.Fatal(err)

@@ -196,7 +196,7 @@ func TestHeadFixtures(t *testing.T) {
 		}
 	}
 	t.Logf("largest relative differences from float64 PyTorch: %v", worst)
-	for _, h := range cell.Heads {
+	for _, h := range cell.Heads() {
 		if !seen[h.String()] {
 			t.Errorf("no fixture with head %v", h)
 		}

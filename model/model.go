@@ -60,6 +60,11 @@ import (
 // dense features).
 type Names struct {
 	Embedding, LSTM, Decoder string
+
+	// Attention is the prefix of an attention head's scoring layers
+	// (attention.go; `-attention`): one Linear(D, 1), or a module holding
+	// Linear(D, A) and Linear(A, 1). "": detected.
+	Attention string
 }
 
 // NoEmbedding, as Names.Embedding, says that the model reads dense features.
@@ -146,6 +151,8 @@ type Model struct {
 	FixedLength int
 
 	graph *onnx.Recognized // an ONNX model's graph, for CheckGraph
+
+	attnName string // the attention head's scoring layers (AttentionName)
 }
 
 // TensorInfo describes one tensor of the file.
@@ -193,9 +200,13 @@ func FromFile(f *tensorfile.File, o Options) (*Model, error) {
 		return nil, err
 	}
 	b.head, b.act, b.actFromMeta = head, act, o.Act == cell.ActNone && act != cell.ActNone
+	b.headSource = source
 	m, err := b.build(o.Names)
 	if err != nil {
 		return nil, err
+	}
+	if b.head != head { // attention layers found by name (attention.go)
+		head, source = b.head, HeadFromTensors
 	}
 	m.Head, m.Act, m.HeadSource = head, act, source
 	if err := m.resolvePad(f, o); err != nil {
@@ -215,6 +226,7 @@ type builder struct {
 	head        cell.Head
 	act         cell.Activation
 	actFromMeta bool // act is the metadata's
+	headSource  string
 }
 
 func (b *builder) build(names Names) (*Model, error) {
@@ -229,6 +241,22 @@ func (b *builder) build(names Names) (*Model, error) {
 	dirs := 1
 	if p.Bidirectional {
 		dirs = 2
+	}
+	al, hasAttn, err := b.findAttention(names, p.Hidden*dirs)
+	if err != nil {
+		return nil, err
+	}
+	var attn *cell.Attention
+	if hasAttn {
+		if b.head != cell.HeadAttention {
+			if b.headSource != HeadDefault {
+				return nil, fmt.Errorf("the file has attention scoring layers (%s): its head is attention, not %v (%s)", visible.String(al.first), b.head, b.headSource)
+			}
+			b.head = cell.HeadAttention
+		}
+		if attn, err = b.attention(al); err != nil {
+			return nil, err
+		}
 	}
 	emb, cls, err := b.headAndEmbedding(names, p.Input, p.Hidden*dirs)
 	if err != nil {
@@ -252,6 +280,13 @@ func (b *builder) build(names Names) (*Model, error) {
 		m.Embedding, m.Vocab = t.Data, t.Shape[0]
 	}
 	p.Head, p.Act = b.head, b.act
+	p.Attention = attn
+	if hasAttn {
+		m.Names.Attention, m.attnName = attnModuleName(al), al.first
+		if al.second != "" {
+			m.attnName += " → " + al.second
+		}
+	}
 	if cls.second == "" {
 		p.Classes, p.Wy, p.By, err = b.linear(dec, "decoder", "classes")
 	} else {
@@ -263,7 +298,7 @@ func (b *builder) build(names Names) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := b.leftovers(root(m.Names.Embedding, m.Names.LSTM, m.Names.Decoder, m.OutputLayer)); err != nil {
+	if err := b.leftovers(root(m.Names.Embedding, m.Names.LSTM, m.Names.Decoder, m.OutputLayer, al.first, al.second)); err != nil {
 		return nil, err
 	}
 	m.Net, err = cell.NewStacked(p)
@@ -347,12 +382,14 @@ func (b *builder) lstm(prefix string) (cell.StackedParams, error) {
 		return p, fmt.Errorf("tensor %q has shape %v, want [4H, H]", hh.Name, hh.Shape)
 	}
 	h := hh.Shape[1]
+	gates := 4
 	switch hh.Shape[0] {
 	case 4 * h:
-	case 3 * h:
-		return p, fmt.Errorf("tensor %q has shape %v = [3H, H]: a GRU, not an LSTM; GRUs are not supported", hh.Name, hh.Shape)
+	case 3 * h: // an nn.GRU: gates r, z, n
+		gates = 3
+		p.Kind = cell.LayerGRU
 	default:
-		return p, fmt.Errorf("tensor %q has shape %v, want [4H, H] (an LSTM's four gates)", hh.Name, hh.Shape)
+		return p, fmt.Errorf("tensor %q has shape %v, want [4H, H] (an LSTM's four gates) or [3H, H] (a GRU's three)", hh.Name, hh.Shape)
 	}
 	p.Hidden = h
 	p.Bidirectional = b.f.Get(name("weight_ih_l0_reverse")) != nil
@@ -364,7 +401,7 @@ func (b *builder) lstm(prefix string) (cell.StackedParams, error) {
 	for k := 0; b.f.Get(name(fmt.Sprintf("weight_ih_l%d", k))) != nil; k++ {
 		p.Layers = k + 1
 		for d := range dirs {
-			c, in, err := b.direction(name, k, d, h, dirs, hasBias)
+			c, in, err := b.direction(name, k, d, h, dirs, gates, hasBias)
 			if err != nil {
 				return p, err
 			}
@@ -383,8 +420,9 @@ func (b *builder) lstm(prefix string) (cell.StackedParams, error) {
 }
 
 // direction reads direction d of layer k (the tensors named by name(…)):
-// its weights, the sum of its biases, and its input size.
-func (b *builder) direction(name func(string) string, k, d, h, dirs int, hasBias bool) (cell.StackedCell, int, error) {
+// its weights, the sum of its biases (a GRU's, gates = 3: both biases),
+// and its input size.
+func (b *builder) direction(name func(string) string, k, d, h, dirs, gates int, hasBias bool) (cell.StackedCell, int, error) {
 	suffix, role := fmt.Sprintf("_l%d", k), fmt.Sprintf("layer %d", k)
 	if d == 1 {
 		suffix += "_reverse"
@@ -394,11 +432,11 @@ func (b *builder) direction(name func(string) string, k, d, h, dirs int, hasBias
 	if k == 0 {
 		in = 0 // any: layer 0's input size is read from the tensor
 	}
-	wih, err := b.matrix(name("weight_ih"+suffix), 4*h, in, role+" weight_ih")
+	wih, err := b.matrix(name("weight_ih"+suffix), gates*h, in, role+" weight_ih")
 	if err != nil {
 		return cell.StackedCell{}, 0, err
 	}
-	whh, err := b.matrix(name("weight_hh"+suffix), 4*h, h, role+" weight_hh")
+	whh, err := b.matrix(name("weight_hh"+suffix), gates*h, h, role+" weight_hh")
 	if err != nil {
 		return cell.StackedCell{}, 0, err
 	}
@@ -409,14 +447,18 @@ func (b *builder) direction(name func(string) string, k, d, h, dirs int, hasBias
 	}
 	if hasBias {
 		for _, t := range []*tensorfile.Tensor{bi, bh} {
-			if len(t.Shape) != 1 || t.Shape[0] != 4*h {
-				return c, 0, fmt.Errorf("tensor %q has shape %v, want [%d] (4H)", t.Name, t.Shape, 4*h)
+			if len(t.Shape) != 1 || t.Shape[0] != gates*h {
+				return c, 0, fmt.Errorf("tensor %q has shape %v, want [%d] (%dH)", t.Name, t.Shape, gates*h, gates)
 			}
 			if err := finite(t); err != nil {
 				return c, 0, err
 			}
 		}
 		b.used[bi.Name], b.used[bh.Name] = role+" bias_ih", role+" bias_hh"
+		if gates == 3 { // a GRU keeps them apart: b_hn is inside r⊙(W_hn·h + b_hn)
+			c.B, c.Bhh = bi.Data, bh.Data
+			return c, wih.Shape[1], nil
+		}
 		// PyTorch adds b_ih and b_hh to the same pre-activation.
 		c.B = make([]float64, 4*h)
 		for i := range c.B {
@@ -575,7 +617,7 @@ func (b *builder) leftovers(root string) error {
 		rest = append(rest, fmt.Sprintf("%q %v", clip(t.Name), t.Shape))
 	}
 	if len(rest) > 0 {
-		return fmt.Errorf("tensors beyond Embedding → LSTM → Linear: %s; this architecture is not supported (attention, extra layers and GRUs are not)", cut(rest, 5))
+		return fmt.Errorf("tensors beyond Embedding → LSTM → Linear: %s; this architecture is not supported (extra layers are not; an attention head is read from Linear layers named attention, attn or att, or named with Names.Attention)", cut(rest, 5))
 	}
 	return nil
 }
@@ -756,7 +798,11 @@ func (m *Model) Summary() string {
 	if !n.HasLSTMBias() {
 		bias = "no biases"
 	}
-	fmt.Fprintf(&b, "lstm:       %s: %d layer(s), %s, H = %d, %s\n", v(m.Names.LSTM), n.Layers(), dirs, n.Hidden(), bias)
+	if n.Kind() == cell.LayerGRU {
+		fmt.Fprintf(&b, "gru:        %s: GRU, %d layer(s), %s, H = %d, %s\n", v(m.Names.LSTM), n.Layers(), dirs, n.Hidden(), bias)
+	} else {
+		fmt.Fprintf(&b, "lstm:       %s: %d layer(s), %s, H = %d, %s\n", v(m.Names.LSTM), n.Layers(), dirs, n.Hidden(), bias)
+	}
 	dbias := "with bias"
 	if !n.HasDecoderBias() {
 		dbias = "no bias"
@@ -766,6 +812,14 @@ func (m *Model) Summary() string {
 		fmt.Fprintf(&b, "decoder:    %s: Linear(%d → %d) on %s, %s\n", v(m.Names.Decoder), n.Hidden()*n.Directions(), n.Classes(), head, dbias)
 	} else {
 		fmt.Fprintf(&b, "decoder:    %s: Linear(%d → %d) → %s → %s: Linear(%d → %d) on %s, %s\n", v(m.Names.Decoder), n.Hidden()*n.Directions(), n.Units(), m.actName(), v(m.OutputLayer), n.Units(), n.Classes(), head, dbias)
+	}
+	if a := n.Attention(); a != nil && m.Head == cell.HeadAttention {
+		d := n.Hidden() * n.Directions()
+		if a.Units == 0 {
+			fmt.Fprintf(&b, "attention:  %s: Linear(%d → 1), softmax over the steps\n", v(m.attnName), d)
+		} else {
+			fmt.Fprintf(&b, "attention:  %s: Linear(%d → %d) → tanh → Linear(%d → 1), softmax over the steps\n", v(m.attnName), d, a.Units, a.Units)
+		}
 	}
 	if m.Graph != "" {
 		fmt.Fprintf(&b, "graph:      %s\n", v(m.Graph)) // the producer's name is the file's

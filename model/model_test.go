@@ -129,15 +129,15 @@ func TestLoadRefuses(t *testing.T) {
 	}{
 		{"missing weight_hh", func(m map[string]tensor) { delete(m, "lstm.weight_hh_l1") }, Names{}, `"lstm.weight_hh_l1"`},
 		{"missing reverse", func(m map[string]tensor) { delete(m, "lstm.weight_ih_l1_reverse") }, Names{}, `lstm.weight_ih_l1_reverse`},
-		{"GRU", func(m map[string]tensor) {
+		{"GRU and LSTM layers mixed", func(m map[string]tensor) {
 			for k, v := range m {
-				if strings.HasPrefix(k, "lstm.") {
+				if strings.HasPrefix(k, "lstm.") && strings.Contains(k, "_l0") {
 					v.shape = append([]int{6}, v.shape[1:]...)
 					v.data = v.data[:len(v.data)/8*6]
 					m[k] = v
 				}
 			}
-		}, Names{}, "GRU"},
+		}, Names{}, `"lstm.weight_ih_l1" (layer 1 weight_ih) has shape [8 4], want [6, 4]`},
 		{"proj_size", func(m map[string]tensor) { m["lstm.weight_hr_l0"] = filled(1, 2) }, Names{}, "proj_size"},
 		{"half biases", func(m map[string]tensor) { delete(m, "lstm.bias_hh_l1") }, Names{}, "bias_ih but no bias_hh"},
 		{"bad layer shape", func(m map[string]tensor) { m["lstm.weight_ih_l1"] = filled(8, 5) }, Names{}, `"lstm.weight_ih_l1"`},

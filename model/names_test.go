@@ -16,7 +16,7 @@ func TestHeadMetadataEchoedOnce(t *testing.T) {
 			t.Errorf("%.20s…: %.400v", v, err)
 		}
 	}
-	if _, _, err := ParseHeadSpec("avg"); err == nil || err.Error() != `head spec "avg": unknown head (heads: hn, hn-bf, last, mean, max, each optionally followed by +relu or +tanh)` {
+	if _, _, err := ParseHeadSpec("avg"); err == nil || err.Error() != `head spec "avg": unknown head (heads: hn, hn-bf, last, mean, max, attention, each optionally followed by +relu or +tanh)` {
 		t.Errorf("avg: %v", err)
 	}
 	if _, _, err := ParseHeadSpec("max+gelu"); err == nil || err.Error() != `head spec "max+gelu": unknown activation after the + (activations: relu, tanh)` {

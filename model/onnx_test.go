@@ -79,7 +79,7 @@ func TestONNXFixtures(t *testing.T) {
 		})
 	}
 	t.Logf("largest relative differences from float64 PyTorch: %v", worst)
-	for _, h := range cell.Heads {
+	for _, h := range cell.Heads() {
 		if !seen[h.String()] {
 			t.Errorf("no ONNX fixture with head %v", h)
 		}

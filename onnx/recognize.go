@@ -766,7 +766,7 @@ func (r *Recognized) probe() error {
 
 func (r *Recognized) probeAxis() error {
 	rng := rand.New(rand.NewPCG(7, 22))
-	heads := slices.Clone(cell.Heads)
+	heads := cell.Heads()
 	for k, t := range r.ProbeLengths() {
 		ids, feats := r.probeInput(k, t)
 		in := r.input(ids, feats)

@@ -48,7 +48,11 @@ type Record struct {
 	Truth   string
 	Classes []string  // the class names, in logit order
 	Logits  []float64 // one per class
-	Scores  []float64 // one per token
+	// Attention is an attention model's weights α_t on the input, one per
+	// token (they do not depend on the class), written after the logits
+	// as "attention":[…]; left out when nil.
+	Attention []float64
+	Scores    []float64 // one per token
 	// Span is contextual decomposition's score of a span of tokens
 	// (attribute -span), written after the scores as
 	// "span":{"start":i,"stop":j,"score":v}; left out when nil.
@@ -168,6 +172,11 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		WriteNumber(&b, r.Logits[k])
 	}
 	b.WriteString("},")
+	if r.Attention != nil {
+		field("attention")
+		WriteNumbers(&b, r.Attention)
+		b.WriteByte(',')
+	}
 	if r.AllClasses != nil {
 		r.AllClasses.write(&b)
 		b.WriteByte('}')

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"testing"
@@ -95,5 +96,21 @@ func TestMarshalPadding(t *testing.T) {
 	got, _ = json.Marshal(r)
 	if want := `{"model":"m.pt","head":"hn","method":"saliency","input":"3 14 0 0","tokens":["3","14","0","0"],"class":"1","prediction":"1","logits":{"0":0.5,"1":1},"scores":[0.25,-0.5,0,0]}`; string(got) != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// An attention model's weights are written after the logits, in one-class
+// and every-class records alike.
+func TestRecordAttention(t *testing.T) {
+	r := Record{Model: "m.pt", Head: "attention", Method: "ig", Input: "a b", Tokens: []string{"a", "b"}, Class: "0", Prediction: "0",
+		Classes: []string{"0"}, Logits: []float64{1}, Attention: []float64{0.25, 0.75}, Scores: []float64{1, 2}}
+	b, _ := r.MarshalJSON()
+	if !bytes.Contains(b, []byte(`"logits":{"0":1},"attention":[0.25,0.75],"scores":[1,2]`)) {
+		t.Fatalf("%s", b)
+	}
+	r.AllClasses = &AllClasses{Scores: [][]float64{{1, 2}}}
+	b, _ = r.MarshalJSON()
+	if !bytes.Contains(b, []byte(`"attention":[0.25,0.75],"scores":[[1,2]]`)) {
+		t.Fatalf("%s", b)
 	}
 }

@@ -15,6 +15,7 @@ var flagNames = strings.NewReplacer(
 	"Names.Embedding", "-embedding",
 	"Names.LSTM", "-lstm",
 	"Names.Decoder", "-decoder",
+	"Names.Attention", "-attention",
 	"the stack size, Config.K", "-k",
 	"Options.Steps = AutoSteps", "-steps auto",
 	"Options.MaxAutoSteps", "-max-steps",
@@ -65,10 +66,11 @@ var valueHints = map[string]string{
 	"embedding":  "the embedding's name in the file (whitebox inspect shows it), or none",
 	"lstm":       "the LSTM's name in the file (whitebox inspect shows it)",
 	"decoder":    "the decoder's name in the file (whitebox inspect shows it)",
+	"attention":  "the attention head's scoring layers' name in the file (whitebox inspect shows it)",
 	"vocab":      "a file of one token per line",
 	"unk":        "a token of the -vocab file",
 	"classes":    "a file of one class name per line",
-	"head":       "hn, hn-bf, last, mean, max or auto",
+	"head":       "hn, hn-bf, last, mean, max, attention or auto",
 	"act":        "relu or tanh",
 	"verify":     `a file of JSON lines {"ids": [...], "logits": [...]}`,
 	"baseline":   "zero or id:N (the embedding row of token N)",
@@ -93,7 +95,7 @@ func EmptyValue(name, hint string) error {
 func (c *Config) stringFlags() [][2]string {
 	return [][2]string{{"net", c.Net}, {"model", c.Model}, {"method", c.Method}, {"span", c.Span}, {"class", c.Class},
 		{"steps", c.Steps}, {"quadrature", c.Quadrature}, {"budget", c.Budget}, {"embedding", c.Embedding},
-		{"lstm", c.LSTM}, {"decoder", c.Decoder}, {"vocab", c.Vocab}, {"unk", c.Unk}, {"classes", c.Classes},
+		{"lstm", c.LSTM}, {"decoder", c.Decoder}, {"attention", c.Attention}, {"vocab", c.Vocab}, {"unk", c.Unk}, {"classes", c.Classes},
 		{"head", c.Head}, {"act", c.Act}, {"verify", c.Verify}, {"baseline", c.Baseline}, {"pad", c.Pad}}
 }
 

@@ -58,6 +58,7 @@ type Config struct {
 	Embedding string // -embedding: the embedding's name in the file
 	LSTM      string // -lstm: the LSTM's name in the file
 	Decoder   string // -decoder: the decoder's name in the file
+	Attention string // -attention: the attention head's scoring layers' name in the file
 	Vocab     string // -vocab: a file of one token per line
 	Unk       string // -unk: the -vocab token of unknown words
 	Classes   string // -classes: a file of class names
@@ -121,6 +122,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet, prefix string) {
 	fs.StringVar(&c.Embedding, p("embedding"), c.Embedding, "-"+p("model")+": the embedding's name in the file (default: detected; none: the model reads features)")
 	fs.StringVar(&c.LSTM, p("lstm"), c.LSTM, "-"+p("model")+": the LSTM's name in the file (default: detected)")
 	fs.StringVar(&c.Decoder, p("decoder"), c.Decoder, "-"+p("model")+": the decoder's name in the file (default: detected)")
+	fs.StringVar(&c.Attention, p("attention"), c.Attention, "-"+p("model")+": the attention head's scoring layers' name in the file (default: detected by name: attention, attn, att)")
 	fs.StringVar(&c.Vocab, p("vocab"), c.Vocab, "-"+p("model")+": a file of one token per line (id = line number from 0); inputs are then words")
 	fs.StringVar(&c.Unk, p("unk"), c.Unk, "-"+p("model")+": the -"+p("vocab")+" token that stands for unknown words (default: an unknown word is an error)")
 	fs.StringVar(&c.Classes, p("classes"), c.Classes, "-"+p("model")+": a file of one class name per line, in logit order (default: 0, 1, ...)")
@@ -182,6 +184,8 @@ type Scorer struct {
 	truth int
 	// padWarn is the last input's warning about its pads (PadWarning).
 	padWarn string
+	// attn is the last input's attention weights (attention.go).
+	attn attnState
 }
 
 // MinBudget is the least Budget per Scorer: an engine's smallest batch of
@@ -217,7 +221,7 @@ func New(cfg Config) (*Scorer, error) {
 	}
 	var subj subject
 	if f.Net != "" {
-		for _, name := range []string{"embedding", "lstm", "decoder", "vocab", "unk", "classes", "features", "lrp-bias", "head", "act", "verify", "baseline", "pad"} {
+		for _, name := range []string{"embedding", "lstm", "decoder", "attention", "vocab", "unk", "classes", "features", "lrp-bias", "head", "act", "verify", "baseline", "pad"} {
 			if set(name) {
 				return nil, fmt.Errorf("-%s applies to -model only", name)
 			}
@@ -236,7 +240,7 @@ func New(cfg Config) (*Scorer, error) {
 				return nil, fmt.Errorf("-%s applies to -net only", name)
 			}
 		}
-		mf := modelFlags{path: f.Model, name: f.ModelName, embedding: f.Embedding, lstm: f.LSTM, decoder: f.Decoder,
+		mf := modelFlags{path: f.Model, name: f.ModelName, embedding: f.Embedding, lstm: f.LSTM, decoder: f.Decoder, attention: f.Attention,
 			vocab: f.Vocab, unk: f.Unk, classes: f.Classes, head: f.Head, act: f.Act, pad: f.Pad, verify: f.Verify, budget: budget}
 		if subj, err = newModelSubject(mf); err != nil {
 			return nil, withFlags(err)
@@ -383,6 +387,9 @@ func (s *Scorer) Score(ctx context.Context, input string) ([]string, *attrib.Res
 	if err := s.check(input, x, s.res.Logits); err != nil {
 		return nil, nil, err
 	}
+	if err := s.attention(x, len(tokens)); err != nil {
+		return nil, nil, err
+	}
 	s.pads(&s.res, len(tokens))
 	if k, ok := s.subj.truth(x); ok {
 		s.truth = k
@@ -405,6 +412,9 @@ func (s *Scorer) ScoreAll(ctx context.Context, input string) ([]string, *attrib.
 		return nil, nil, s.budgetHint(err)
 	}
 	if err := s.check(input, x, s.multi.Results[0].Logits); err != nil {
+		return nil, nil, err
+	}
+	if err := s.attention(x, len(tokens)); err != nil {
 		return nil, nil, err
 	}
 	for k := range s.multi.Results {
@@ -600,6 +610,9 @@ func (s *Scorer) WriteJSON(b *bytes.Buffer, res *attrib.Result, input string, to
 	if res == &s.res && s.truth >= 0 {
 		rec.Truth = classes[s.truth]
 	}
+	if res == &s.res {
+		rec.Attention = s.attn.alpha
+	}
 	s.subj.stamp(&rec)
 	if s.opt.Baseline != nil {
 		rec.Baseline = s.cfg.Baseline
@@ -640,6 +653,9 @@ func (s *Scorer) WriteJSONAll(b *bytes.Buffer, multi *attrib.MultiResult, input 
 		Prediction: classes[first.Prediction], Classes: classes, Logits: first.Logits, AllClasses: all}
 	if multi == &s.multi && s.truth >= 0 {
 		rec.Truth = classes[s.truth]
+	}
+	if multi == &s.multi {
+		rec.Attention = s.attn.alpha
 	}
 	s.subj.stamp(&rec)
 	if s.opt.Baseline != nil {

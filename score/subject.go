@@ -304,13 +304,14 @@ func quoteWindow(s string) string {
 type modelFlags struct {
 	path, name               string // name: in records (default: path)
 	embedding, lstm, decoder string
+	attention                string
 	vocab, unk, classes      string
 	head, act, pad, verify   string
 	budget                   int64 // -budget: what one -verify line may take
 }
 
 func (f modelFlags) names() model.Names {
-	return model.Names{Embedding: f.embedding, LSTM: f.lstm, Decoder: f.decoder}
+	return model.Names{Embedding: f.embedding, LSTM: f.lstm, Decoder: f.decoder, Attention: f.attention}
 }
 
 // newModelSubject loads the model (its head checked against -verify's

@@ -129,7 +129,11 @@ func Candidates(m *model.Model) []Candidate {
 		acts = []cell.Activation{cell.ActReLU, cell.ActTanh}
 	}
 	var out []Candidate
-	for _, h := range cell.Heads {
+	heads := cell.Heads()
+	if m.Net.Attention() != nil { // its scoring layers: the attention head too
+		heads = append(heads, cell.HeadAttention)
+	}
+	for _, h := range heads {
 		for _, a := range acts {
 			out = append(out, Candidate{h, a})
 		}

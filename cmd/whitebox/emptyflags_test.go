@@ -61,7 +61,7 @@ func TestEmptyFlagValues(t *testing.T) {
 	}
 	// The ones the issue names, word for word.
 	for args, want := range map[string]string{
-		"-head":     "whitebox attribute: -head: empty; give hn, hn-bf, last, mean, max or auto\n",
+		"-head":     "whitebox attribute: -head: empty; give hn, hn-bf, last, mean, max, attention or auto\n",
 		"-span":     "whitebox attribute: -span: empty; give i:j, two token positions counted from 0 (e.g. 2:4)\n",
 		"-baseline": "whitebox attribute: -baseline: empty; give zero or id:N (the embedding row of token N)\n",
 		"-class":    "whitebox attribute: -class: empty; give a class by name or by index from 0, or all\n",

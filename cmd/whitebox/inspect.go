@@ -17,14 +17,15 @@ import (
 // inspect prints what was read from a model file: its tensors, the parts
 // and sizes they make, the classes and the parameter count.
 func inspect(args []string, stdout, stderr io.Writer) int {
-	var mf struct{ path, embedding, lstm, decoder, head, act, pad, verify string }
+	var mf struct{ path, embedding, lstm, decoder, attention, head, act, pad, verify string }
 	fs := flag.NewFlagSet("whitebox inspect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&mf.path, "model", "", "the model file: a PyTorch state_dict (torch.save), .safetensors, or an ONNX export (.onnx)")
 	fs.StringVar(&mf.embedding, "embedding", "", "the embedding's name in the file (default: detected; none: no embedding)")
 	fs.StringVar(&mf.lstm, "lstm", "", "the LSTM's name in the file (default: detected)")
 	fs.StringVar(&mf.decoder, "decoder", "", "the decoder's name in the file (default: detected)")
-	fs.StringVar(&mf.head, "head", "", "how the LSTM's outputs reach the classifier: hn, hn-bf, last, mean, max (default: the file's metadata, else hn)")
+	fs.StringVar(&mf.attention, "attention", "", "the attention head's scoring layers' name in the file (default: detected by name: attention, attn, att)")
+	fs.StringVar(&mf.head, "head", "", "how the LSTM's outputs reach the classifier: hn, hn-bf, last, mean, max, attention (default: the file's metadata, else hn, or attention when the file has attention layers)")
 	fs.StringVar(&mf.act, "act", "", "the activation between a classifier's two Linear layers: relu or tanh")
 	fs.StringVar(&mf.pad, "pad", "", "the padding token id, or none: trailing pads are removed before -verify's lines run, as attribute -pad removes them (default: the file's metadata, else none)")
 	fs.StringVar(&mf.verify, "verify", "", "a file of JSON lines {\"ids\": [...], \"logits\": [...]} from your own model: prints the verdict of every head")
@@ -71,7 +72,7 @@ Flags:
 	}
 	// The model as given (its head is not checked here: -verify's report
 	// says which heads match).
-	names := model.Names{Embedding: mf.embedding, LSTM: mf.lstm, Decoder: mf.decoder}
+	names := model.Names{Embedding: mf.embedding, LSTM: mf.lstm, Decoder: mf.decoder, Attention: mf.attention}
 	m, err := score.LoadModel(mf.path, names, mf.head, mf.act, mf.pad, "", 0)
 	actUnknown := false
 	if errors.Is(err, model.ErrNoActivation) && mf.act == "" {

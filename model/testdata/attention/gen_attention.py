@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""Reference fixtures for LSTM classifiers with an attention head (testdata/attention/).
+
+Writes, next to this file, small float32 PyTorch classifiers
+Embedding(V, E) -> nn.LSTM(E, H, num_layers=L, bidirectional=bi,
+batch_first=True) -> attention pooling -> classifier, saved as a user saves
+them (torch.save(model.state_dict()) and/or .safetensors, F32), and for each
+
+* <name>.json: the model's description and float64 references (the float32
+  weights upcast, model.double()) on a few inputs (T from 1 to 12);
+* <name>.verify.jsonl: lines {"ids": [...], "logits": [...]}, the float32
+  model's logits as a user records them (for `-head auto -verify`).
+
+The head: output, _ = lstm(e); s = score(output) (B x T x 1), alpha =
+softmax(s, dim=1), v = (alpha * output).sum(dim=1), with score one
+Linear(D, 1) or Linear(D, A) -> Tanh -> Linear(A, 1) (as an nn.Sequential,
+or two Linear members of one module), under the names people give it
+(attention, attn, att; pool.0/pool.2 to be found by shape only).
+
+References (float64, on the embedded input e = Embedding(ids), T x E), as
+gen_gru.py: logits f(e), baseline_logits f(0); saliency d f_c / d e; gxi
+e * saliency; ig Gauss-Legendre with 50 nodes (numpy leggauss on [0, 1],
+float64 weights), zero baseline, and its delta; occlusion f_c(e) - f_c(e
+with row t zero); attention: alpha (T values). c is the predicted class,
+except in one case per model.
+
+Run from the repository root (torch only; deterministic):
+
+    /usr/bin/python3 model/testdata/attention/gen_attention.py
+"""
+
+import json
+import os
+import struct
+
+import numpy as np
+import torch
+from torch import nn
+
+torch.set_num_threads(1)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+IG_STEPS = 50
+
+
+def write_safetensors(path, tensors, metadata):
+    header, blobs, off = {}, [], 0
+    for k, t in tensors.items():
+        b = t.detach().contiguous().numpy().astype("<f4").tobytes()
+        header[k] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    header["__metadata__"] = metadata
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    meta = header.pop("__metadata__", None)
+    body = data[8 + n:]
+    out = {}
+    for k, v in header.items():
+        a, b = v["data_offsets"]
+        out[k] = torch.from_numpy(np.frombuffer(body[a:b], dtype="<f4").astype(np.float32)).reshape(v["shape"])
+    return out, meta
+
+
+class AttnNet(nn.Module):
+    def __init__(self, s):
+        super().__init__()
+        self.s = s
+        dirs = 2 if s["bidirectional"] else 1
+        D = s["hidden"] * dirs
+        A = s["attn_units"]
+        self.embedding = nn.Embedding(s["vocab"], s["input"])
+        self.lstm = nn.LSTM(s["input"], s["hidden"], num_layers=s["layers"], bidirectional=s["bidirectional"],
+                            batch_first=True)
+        st, bias = s["attn_style"], s["attn_bias"]
+        if st == "single":
+            setattr(self, s["attn_name"], nn.Linear(D, 1, bias=bias))
+        elif st == "seq":
+            setattr(self, s["attn_name"], nn.Sequential(nn.Linear(D, A, bias=bias), nn.Tanh(), nn.Linear(A, 1, bias=bias)))
+        else:  # a module with two Linear members, W and v
+            m = nn.Module()
+            m.W = nn.Linear(D, A, bias=bias)
+            m.v = nn.Linear(A, 1, bias=bias)
+            setattr(self, s["attn_name"], m)
+        act = {"relu": nn.ReLU, "tanh": nn.Tanh}.get(s["act"])
+        if act is None:
+            self.fc = nn.Linear(D, s["classes"])
+        elif s["style"] == "fc":
+            self.fc1 = nn.Linear(D, s["units"])
+            self.act = act()
+            self.fc2 = nn.Linear(s["units"], s["classes"])
+        else:
+            self.classifier = nn.Sequential(nn.Linear(D, s["units"]), act(), nn.Linear(s["units"], s["classes"]))
+
+    def score(self, output):
+        a = getattr(self, self.s["attn_name"])
+        if self.s["attn_style"] == "pair":
+            return a.v(torch.tanh(a.W(output)))
+        return a(output)
+
+    def alpha(self, e):
+        output, _ = self.lstm(e)
+        return torch.softmax(self.score(output), dim=1)
+
+    def forward(self, e):  # e: (B, T, E) -> logits (B, C)
+        output, _ = self.lstm(e)
+        alpha = torch.softmax(self.score(output), dim=1)
+        v = (alpha * output).sum(dim=1)
+        if self.s["act"] is None:
+            return self.fc(v)
+        if self.s["style"] == "fc":
+            return self.fc2(self.act(self.fc1(v)))
+        return self.classifier(v)
+
+
+def spec(name, layers, bi, attn_name, attn_style, attn_bias=True, act=None, style=None, metadata=False, seed=0,
+         formats=("pt",), by_shape=False):
+    return {"name": name, "vocab": 20, "input": 5, "hidden": 6, "layers": layers, "bidirectional": bi,
+            "classes": 3, "units": 5 if act else 0, "head": "attention", "act": act, "style": style,
+            "attn_name": attn_name, "attn_style": attn_style, "attn_units": 0 if attn_style == "single" else 4,
+            "attn_bias": attn_bias, "metadata": metadata, "seed": seed, "formats": formats, "by_shape": by_shape}
+
+
+SPECS = [
+    spec("att_uni1_single", 1, False, "attention", "single", seed=1, formats=("pt", "safetensors")),
+    spec("att_bi1_seq_fc12tanh", 1, True, "attn", "seq", act="tanh", style="fc", seed=2),
+    spec("att_bi2_single_nobias_seqrelu", 2, True, "att", "single", attn_bias=False, act="relu", style="seq",
+         metadata=True, seed=3, formats=("safetensors",)),
+    spec("att_uni2_pair", 2, False, "attention", "pair", seed=4),
+    spec("att_bi1_seq_nobias_shape", 1, True, "pool", "seq", attn_bias=False, seed=5, by_shape=True),
+]
+
+INPUTS = [[3], [7, 1, 4, 1], [2, 2, 2, 9, 15, 0, 5], [19, 4, 8, 8, 1, 12, 6, 3, 0, 11, 17, 2]]
+OTHER_CLASS_CASE = 2
+VERIFY_INPUTS = [[1], [5, 9], [0, 3, 3, 7, 12], [18, 2, 6, 4, 4, 10, 1, 13], [11, 15, 16, 2, 0, 9, 9, 7, 5, 3, 14]]
+
+
+def make_model(s):
+    torch.manual_seed(1000 + s["seed"])
+    m = AttnNet(s).float()
+    with torch.no_grad():
+        for name, p in m.named_parameters():
+            if not name.startswith("embedding"):
+                p.mul_(2.0)  # livelier gates and sharper attention than the default init
+    m.eval()
+    return m
+
+
+def fl(a):
+    return [float(x) for x in np.asarray(a, dtype=np.float64).reshape(-1)]
+
+
+def rows(a):
+    return [fl(r) for r in np.asarray(a)]
+
+
+def case_refs(m64, e, cls):
+    """float64 references for the embedded input e (T x E) and class cls."""
+    T = e.shape[0]
+    with torch.no_grad():
+        y = m64(e[None])[0]
+        y0 = m64(torch.zeros_like(e)[None])[0]
+    c = int(torch.argmax(y)) if cls is None else cls
+
+    def grad_at(x):
+        x = x.clone().requires_grad_(True)
+        (g,) = torch.autograd.grad(m64(x[None])[0, c], x)
+        return g
+
+    sal = grad_at(e)
+    x, w = np.polynomial.legendre.leggauss(IG_STEPS)
+    alphas, weights = (x + 1) / 2, w / 2
+    batch = torch.stack([float(a) * e for a in alphas]).requires_grad_(True)
+    (gb,) = torch.autograd.grad(m64(batch)[:, c].sum(), batch)
+    total = torch.zeros_like(e)
+    for k in range(IG_STEPS):
+        total += float(weights[k]) * gb[k]
+    ig = e * total
+    with torch.no_grad():
+        occ = []
+        for t in range(T):
+            z = e.clone()
+            z[t] = 0
+            occ.append(float(y[c] - m64(z[None])[0, c]))
+    with torch.no_grad():
+        alpha = m64.alpha(e[None])[0, :, 0]
+    return {"attention": fl(alpha), "logits": fl(y), "baseline_logits": fl(y0), "predicted": int(torch.argmax(y)), "class": c,
+            "saliency": rows(sal), "gxi": rows(e * sal), "ig": rows(ig),
+            "ig_delta": float(ig.sum() - (y[c] - y0[c])), "occlusion": occ}
+
+
+def build(s):
+    m = make_model(s)
+    sd = {k: v.detach().clone() for k, v in m.state_dict().items()}
+    name = s["name"]
+    pt, st = name + ".pt", name + ".safetensors"
+    files = []
+    if "pt" in s["formats"]:
+        torch.save(m.state_dict(), os.path.join(HERE, pt))
+        back_pt = torch.load(os.path.join(HERE, pt))
+        for k, v in sd.items():
+            assert v.dtype == torch.float32 and torch.equal(back_pt[k], v), k
+        files.append(pt)
+    if "safetensors" in s["formats"]:
+        meta = {"format": "pt"}
+        if s["metadata"]:
+            meta["whitebox.head"] = s["head"] + ("+" + s["act"] if s["act"] else "")
+        write_safetensors(os.path.join(HERE, st), sd, meta)
+        back_st, back_meta = read_safetensors(os.path.join(HERE, st))
+        assert back_meta == meta
+        for k, v in sd.items():
+            assert torch.equal(back_st[k], v), k
+        files.append(st)
+    m64 = make_model(s)
+    m64.load_state_dict(sd)
+    m64 = m64.double()
+    emb = m64.embedding.weight.detach()
+    cases = []
+    for i, ids in enumerate(INPUTS):
+        e = emb[torch.as_tensor(ids)].clone()
+        cls = None
+        if i == OTHER_CLASS_CASE:
+            with torch.no_grad():
+                cls = (int(torch.argmax(m64(e[None])[0])) + 1) % s["classes"]
+        r = case_refs(m64, e, cls)
+        # 50 Gauss-Legendre nodes integrate these smooth models closely
+        assert abs(r["ig_delta"]) < 1e-2 * max(1.0, abs(r["logits"][r["class"]] - r["baseline_logits"][r["class"]])), r["ig_delta"]
+        cases.append(dict(ids=ids, **r))
+    dec = {"embedding": "embedding", "lstm": "lstm", "attention": s["attn_name"]}
+    if s["act"] is None:
+        dec.update(decoder="fc", output_layer=None)
+    elif s["style"] == "fc":
+        dec.update(decoder="fc1", output_layer="fc2")
+    else:
+        dec.update(decoder="classifier.0", output_layer="classifier.2")
+    j = {k: s[k] for k in ("name", "vocab", "input", "hidden", "layers", "bidirectional", "classes", "units",
+                           "head", "act", "style", "attn_name", "attn_style", "attn_units", "attn_bias",
+                           "by_shape")}
+    j.update(files=files, dtype="F32", head_in_metadata=s["metadata"] and "safetensors" in s["formats"], prefixes=dec, ig_steps=IG_STEPS,
+             cases=cases)
+    write(os.path.join(HERE, name + ".json"), json.dumps(j, separators=(",", ":"), allow_nan=False) + "\n")
+    lines = []
+    with torch.no_grad():
+        for ids in VERIFY_INPUTS:
+            y = m(m.embedding(torch.as_tensor([ids])))  # the float32 model, as a user runs it
+            lines.append(json.dumps({"ids": ids, "logits": [float(v) for v in y[0]]}, separators=(",", ":")))
+    write(os.path.join(HERE, name + ".verify.jsonl"), "\n".join(lines) + "\n")
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    print("wrote %s (%d bytes)" % (os.path.relpath(path, HERE), len(text)), flush=True)
+
+
+def main():
+    os.makedirs(HERE, exist_ok=True)
+    for s in SPECS:
+        build(s)
+
+
+if __name__ == "__main__":
+    main()

@@ -43,7 +43,9 @@ import (
 // nonlinear modules only, so inside nn.LSTM it passes the gradient, and on
 // an unrolled LSTM it takes the gradient at the gate products, which does
 // not sum to delta; model/testdata/deeplift/gen_deeplift.py is this
-// definition's independent reference.
+// definition's independent reference. GRU layers take these rules
+// through their own step (stacked_gru_deeplift.go; gen_gru.py is its
+// reference).
 
 // deepLIFTState is a runner's DeepLIFT buffers: the two traced passes and
 // the multipliers.

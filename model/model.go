@@ -21,8 +21,10 @@
 // as "mean" or "max+relu", see ParseHeadSpec), else the head is cell.HeadHN
 // (h_n: the behaviour of every earlier version). A classifier of two
 // Linear layers without an activation is an error that lists the choices
-// (relu, tanh); an activation for one Linear layer is an error too. A file with tensors beyond these, or with a GRU, proj_size or other
-// layers, is refused: a model this package cannot run exactly is an error,
+// (relu, tanh); an activation for one Linear layer is an error too. An nn.GRU in
+// place of the LSTM is read as GRU layers (cell.LayerGRU), and scoring
+// layers of an attention head as cell.HeadAttention. A file with tensors
+// beyond these, or with proj_size or other layers, is refused: a model this package cannot run exactly is an error,
 // never an approximation.
 //
 // A model trained on padded batches with pack_padded_sequence never runs

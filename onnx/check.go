@@ -76,7 +76,7 @@ func (r *Recognized) diagnose(env *Env, x cell.Input, net *cell.Stacked) string 
 	}
 	sub := func(layers int, head cell.Head) ([]float64, error) {
 		q := cell.StackedParams{Input: p.Input, Hidden: h, Layers: layers, Bidirectional: p.Bidirectional, Classes: h * dirs,
-			Cells: p.Cells[:layers*dirs], Wy: eye, Head: head}
+			Cells: p.Cells[:layers*dirs], Wy: eye, Head: head, Kind: p.Kind}
 		s, err := cell.NewStacked(q)
 		if err != nil {
 			return nil, err

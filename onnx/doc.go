@@ -11,14 +11,16 @@
 // tensors stored as external data are refused.
 //
 // The interpreter (Program.Run) evaluates exactly the operators of such an
-// export (Supported) in float64; its LSTM is written from the ONNX
-// operator specification (gates i, o, f, c; W, R, B; sequence_lens,
-// initial states, layouts 0 and 1), independently of package cell.
+// export (Supported) in float64; its LSTM and GRU are written from the
+// ONNX operator specification (gates i, o, f, c, and z, r, h with
+// linear_before_reset = 1; W, R, B; sequence_lens, initial states,
+// layouts 0 and 1), independently of package cell.
 //
 // Recognize walks the graph: the classifier back from the output (Gemm,
 // or MatMul + Add, with Relu or Tanh between two of them), the LSTM nodes
 // (their W, R, B constants mapped to PyTorch's gate order i, f, g, o and
-// bias_ih + bias_hh), and the embedding (the one Gather of a constant
+// bias_ih + bias_hh; or the GRU nodes, gates z, r, h mapped to r, z, n,
+// Params.Kind = cell.LayerGRU), and the embedding (the one Gather of a constant
 // table by the ids). The plumbing between them (Transpose, Reshape,
 // Squeeze, Unsqueeze, Concat, Slice, Gather, Shape, Expand, ...) is not
 // pattern-matched: the graph is evaluated on a few probes with random

@@ -13,7 +13,7 @@ import (
 
 // Supported lists the operators the interpreter evaluates.
 var supportedOps = []string{
-	"Add", "Concat", "Constant", "ConstantOfShape", "Expand", "Gather", "Gemm", "Identity", "LSTM",
+	"Add", "Concat", "Constant", "ConstantOfShape", "Expand", "Gather", "Gemm", "GRU", "Identity", "LSTM",
 	"MatMul", "ReduceMax", "ReduceMean", "Relu", "Reshape", "Shape", "Slice", "Squeeze", "Tanh",
 	"Transpose", "Unsqueeze",
 }

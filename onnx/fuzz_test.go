@@ -22,6 +22,7 @@ func FuzzDecode(f *testing.F) {
 		f.Fatalf("no seeds: %v, %v", err, err2)
 	}
 	paths = append(paths, more...)
+	paths = append(paths, filepath.Join(gruFixtureDir, "gru_hn_uni1.onnx")) // ONNX GRU nodes
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {

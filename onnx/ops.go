@@ -51,6 +51,8 @@ var attrTypes = map[string]map[string]AttrType{
 	"Gemm":            {"alpha": AttrFloat, "beta": AttrFloat, "transA": AttrInt, "transB": AttrInt},
 	"LSTM": {"hidden_size": AttrInt, "direction": AttrString, "layout": AttrInt, "clip": AttrFloat,
 		"input_forget": AttrInt, "activations": AttrStrings, "activation_alpha": AttrFloats, "activation_beta": AttrFloats},
+	"GRU": {"hidden_size": AttrInt, "direction": AttrString, "layout": AttrInt, "clip": AttrFloat,
+		"linear_before_reset": AttrInt, "activations": AttrStrings, "activation_alpha": AttrFloats, "activation_beta": AttrFloats},
 }
 
 // checkAttrs checks node n's attributes as onnx.checker does: each has a
@@ -220,6 +222,8 @@ func (e *Env) eval(opset int64, n *Node, args []*Tensor) ([]*Tensor, error) {
 		return one(e.gemm(n, args))
 	case "LSTM":
 		return e.lstm(n, args)
+	case "GRU":
+		return e.gru(n, args)
 	}
 	return nil, fmt.Errorf("operator %s is not supported (supported: %v)", ident(n.OpType), supportedOps)
 }

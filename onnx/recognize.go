@@ -28,7 +28,7 @@ type Recognized struct {
 	Vocab     int
 
 	EmbeddingTensor string   // the Gather's table (initializer name)
-	LSTMNodes       []string // one per layer
+	LSTMNodes       []string // one per layer (LSTM or GRU nodes)
 	HeadNode        string   // the node writing the classifier's input
 	Linears         []string // the classifier's Linear nodes (1 or 2)
 
@@ -44,8 +44,8 @@ type Recognized struct {
 	Roles map[string]string
 
 	prog   *Program
-	lstms  []*Node
-	vName  string // the classifier's input tensor
+	lstms  []*Node // the recurrent nodes, one per layer: LSTM, or GRU (Params.Kind)
+	vName  string  // the classifier's input tensor
 	layout []int64
 
 	sizeOnce        sync.Once // ValuesPerToken
@@ -55,7 +55,7 @@ type Recognized struct {
 // minInputs is the least number of inputs of each operator (the
 // recogniser reads them by position).
 var minInputs = map[string]int{
-	"Add": 2, "Concat": 1, "ConstantOfShape": 1, "Expand": 2, "Gather": 2, "Gemm": 2, "Identity": 1, "LSTM": 3,
+	"Add": 2, "Concat": 1, "ConstantOfShape": 1, "Expand": 2, "Gather": 2, "Gemm": 2, "GRU": 3, "Identity": 1, "LSTM": 3,
 	"MatMul": 2, "ReduceMax": 1, "ReduceMean": 1, "Relu": 1, "Reshape": 2, "Shape": 1, "Slice": 1, "Squeeze": 1,
 	"Tanh": 1, "Transpose": 1, "Unsqueeze": 1,
 }
@@ -113,8 +113,8 @@ func recognizeProbed(m *Model) (*Recognized, error) {
 		if !slices.Contains(supportedOps, n.OpType) {
 			what := "not supported"
 			switch n.OpType {
-			case "GRU", "RNN":
-				what = "a " + n.OpType + ", not an LSTM: not supported"
+			case "RNN":
+				what = "a " + n.OpType + ", not an LSTM or GRU: not supported"
 			case "Softmax", "MatMulInteger", "Attention", "MultiHeadAttention":
 				what = "not supported (attention and other layers are not: Embedding → LSTM → head → Linear only)"
 			}
@@ -123,13 +123,16 @@ func recognizeProbed(m *Model) (*Recognized, error) {
 		if k := minInputs[n.OpType]; len(n.Inputs) < k || len(n.Outputs) < 1 || k > 0 && n.Inputs[0] == "" {
 			return nil, fmt.Errorf("%s has %d inputs and %d outputs; want at least %d and 1", Describe(n), len(n.Inputs), len(n.Outputs), k)
 		}
-		if n.OpType == "LSTM" {
+		if n.OpType == "LSTM" || n.OpType == "GRU" {
+			if len(r.lstms) > 0 && r.lstms[0].OpType != n.OpType {
+				return nil, fmt.Errorf("%s after %s: layers of both kinds are not supported (all LSTM or all GRU)", Describe(n), Describe(r.lstms[0]))
+			}
 			r.lstms = append(r.lstms, n)
 			r.LSTMNodes = append(r.LSTMNodes, n.Name)
 		}
 	}
 	if len(r.lstms) == 0 {
-		return nil, fmt.Errorf("the graph has no LSTM node")
+		return nil, fmt.Errorf("the graph has no LSTM or GRU node")
 	}
 	consts, err := p.constants()
 	if err != nil {
@@ -209,6 +212,9 @@ func constInput(consts map[string]*Tensor, n *Node, k int, what string) (*Tensor
 
 func (r *Recognized) readLSTMs(consts map[string]*Tensor) error {
 	pp := &r.Params
+	if r.lstms[0].OpType == "GRU" {
+		return r.readGRUs(consts)
+	}
 	for k, n := range r.lstms {
 		if err := lstmAttrs(n); err != nil {
 			return fmt.Errorf("%s: %v", Describe(n), err)
@@ -912,6 +918,10 @@ func zeroStates(env *Env, n *Node, t int) error {
 // Describe says in one line what was recognised.
 func (r *Recognized) Describe() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "LSTM nodes %q, head %v from node %q, classifier %q", r.LSTMNodes, r.Params.Head, r.HeadNode, r.Linears)
+	kind := "LSTM"
+	if r.Params.Kind == cell.LayerGRU {
+		kind = "GRU"
+	}
+	fmt.Fprintf(&b, "%s nodes %q, head %v from node %q, classifier %q", kind, r.LSTMNodes, r.Params.Head, r.HeadNode, r.Linears)
 	return b.String()
 }

@@ -49,6 +49,18 @@ Linear maps, sums and the other heads are ordinary autograd. Scores are
 (to 1e-10). References: the zero reference on every case, the embedding row
 of token 0 on DEEPLIFT_ROW_CASES, and DEEPLIFT_EXTRA (token 0 at both ends,
 so the first step of each direction has v == v0: the midpoint rule).
+
+ONNX (onnx/<name>.onnx and onnx/<name>.json, for the models of ONNX_SPECS):
+the float32 model with the embedding, ids -> logits, exported as
+
+    torch.onnx.export(IdsNet(model), ids, path, input_names=["ids"],
+                      output_names=["logits"], dynamic_axes={"ids": {1: "T"}},
+                      opset_version=N)
+
+(ONNX GRU nodes, linear_before_reset = 1, gates z, r, h), and
+onnx/<name>.json: the export's description (as gen_onnx.py's, "source" the
+model's <name>.json, whose references apply) and per case the float64
+logits and "logits_f32", the float32 model's.
 """
 
 import json
@@ -313,6 +325,51 @@ def deeplift_refs(m64, s, e, e0, c):
     return fl(y0.detach()), rows(feats.detach())
 
 
+ONNX_SPECS = {"gru_hn_uni1": 17, "gru_hn_bi2_fc12tanh": 14, "gru_last_uni2_nobias": 11,
+              "gru_mean_bi1_seqrelu": 13, "gru_max_bi2": 17}
+EXPORT_IDS = [4, 11, 0, 7, 7, 13, 2]
+
+
+class IdsNet(nn.Module):
+    """ids (B, T) -> logits: the model with its embedding, as exported."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, ids):
+        return self.m(self.m.embedding(ids))
+
+
+def export_onnx(s, m, m64, cases):
+    import onnx  # only for the exports
+    name, opset = s["name"], ONNX_SPECS[s["name"]]
+    os.makedirs(os.path.join(HERE, "onnx"), exist_ok=True)
+    path = os.path.join(HERE, "onnx", name + ".onnx")
+    torch.onnx.export(IdsNet(m).eval(), torch.as_tensor([EXPORT_IDS]), path, input_names=["ids"],
+                      output_names=["logits"], dynamic_axes={"ids": {1: "T"}}, opset_version=opset)
+    g = onnx.load(path)
+    onnx.checker.check_model(g)
+    grus = [n for n in g.graph.node if n.op_type == "GRU"]
+    assert len(grus) == s["layers"], [n.op_type for n in g.graph.node]
+    for n in grus:
+        lbr = [a.i for a in n.attribute if a.name == "linear_before_reset"]
+        assert lbr == [1], lbr
+    out = []
+    with torch.no_grad():
+        for c in cases:
+            y32 = IdsNet(m)(torch.as_tensor([c["ids"]]))[0]
+            y64 = IdsNet(m64)(torch.as_tensor([c["ids"]]))[0]
+            assert fl(y64) == c["logits"]
+            assert np.allclose(fl(y32), c["logits"], rtol=1e-4, atol=1e-5)
+            out.append({"ids": c["ids"], "logits": c["logits"], "logits_f32": fl(y32)})
+    j = {"name": name, "file": name + ".onnx", "source": name + ".json", "opset": opset, "head": s["head"],
+         "act": s["act"] or "", "layers": s["layers"], "bidirectional": s["bidirectional"], "batch_first": True,
+         "seq_len": None, "units": s["units"], "dense": False, "bias": s["bias"], "cases": out}
+    write(os.path.join(HERE, "onnx", name + ".json"), json.dumps(j, separators=(",", ":"), allow_nan=False) + "\n")
+    print("wrote onnx/%s.onnx (%d bytes)" % (name, os.path.getsize(path)), flush=True)
+
+
 def make_model(s):
     torch.manual_seed(1000 + s["seed"])
     m = GRUNet(s).float()
@@ -422,6 +479,8 @@ def build(s):
     j.update(files=files, dtype="F32", head_in_metadata=s["metadata"] and "safetensors" in s["formats"], prefixes=dec, ig_steps=IG_STEPS,
              cases=cases, deeplift=dl)
     write(os.path.join(HERE, name + ".json"), json.dumps(j, separators=(",", ":"), allow_nan=False) + "\n")
+    if name in ONNX_SPECS:
+        export_onnx(s, m, m64, cases)
     lines = []
     with torch.no_grad():
         for ids in VERIFY_INPUTS:

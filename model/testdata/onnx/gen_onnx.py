@@ -20,7 +20,8 @@ baseline logits f(0), saliency, gradient x input, integrated gradients
 embedding) and occlusion (each token's embedding row set to zero), plus
 "logits_f32": the float32 model's logits as PyTorch computes them.
 
-It also writes models that must be refused: gru.onnx (nn.GRU), attention.onnx
+It also writes gru.onnx (nn.GRU: once refused, now read; the GRU exports
+with references are gru/gen_gru.py's) and models that must be refused: attention.onnx
 (attention over the LSTM's outputs: MatMul, Softmax, ...), custom_op.onnx
 (hn_bi1_o11 with its classifier's Gemm moved to a custom domain), cn_head.onnx
 (the classifier reads c_n), h0_ones.onnx (an initial state of ones) and

@@ -163,16 +163,16 @@ func TestPoolService(t *testing.T) {
 		maxBusy  int
 		maxBytes int64
 	)
-	rounds := 2
-	if testing.Short() {
-		rounds = 1
+	rounds, stride, longT := 2, 5, 1500
+	if testing.Short() { // every goroutine still runs, on a subset (emulated: minutes otherwise)
+		rounds, stride, longT = 1, 40, 200
 	}
 	for g := range 32 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for r := range rounds {
-				for i := g % 5; i < len(cs); i += 5 {
+				for i := g % stride; i < len(cs); i += stride {
 					c := cs[i]
 					ctx, cancel := context.WithCancel(t.Context())
 					if (g+r+i)%7 == 0 { // a deadline that expires during the call or the wait
@@ -213,7 +213,7 @@ func TestPoolService(t *testing.T) {
 	// A burst of long inputs: more calls than cores, each more than the
 	// pool's budget would hold as a whole trace (checkpointed within its
 	// share), one with a deadline that ends it mid-call.
-	long := longInput(t, m, 1500)
+	long := longInput(t, m, longT)
 	wantLong := runPoolCase(t.Context(), poolCase{m: attrib.IntegratedGradients}, []cell.Input{long}, func(ctx context.Context, r *attrib.Result, _ *attrib.MultiResult) error {
 		e := mustExplainer(t, m)
 		defer e.Release()

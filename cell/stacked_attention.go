@@ -36,8 +36,8 @@ import (
 // + bf·ε·sign(v_j)/T)·R_j/(v_j + ε·sign(v_j)); no relevance enters the
 // scoring layers. With bf = 1 it conserves relevance.
 //
-// DeepLIFT and contextual decomposition are not defined for it and are
-// refused.
+// DeepLIFT: stacked_attention_deeplift.go. Contextual decomposition is
+// not defined for it and is refused.
 
 // Attention is the scoring layers of an attention head. With Units = 0 it
 // is one Linear(D, 1): W1 is 1×D, B1 one value or nil (no bias). With Units
@@ -58,10 +58,6 @@ type attnHead struct {
 	w2    []float64 // units values
 	b2    float64
 }
-
-// ErrAttentionDeepLIFT is returned by DeepLIFT on a model with an
-// attention head.
-var errAttnDeepLIFT = fmt.Errorf("cell: DeepLIFT is not defined for the attention head (its softmax has no rule here yet); use ig, gxi, saliency, occlusion or lrp")
 
 // checkAttention validates p's attention weights (d = H·dirs): required
 // for HeadAttention, checked when present for any head.

@@ -45,7 +45,7 @@ import (
 // not sum to delta; model/testdata/deeplift/gen_deeplift.py is this
 // definition's independent reference. GRU layers take these rules
 // through their own step (stacked_gru_deeplift.go; gen_gru.py is its
-// reference).
+// reference); the attention head's rules are stacked_attention_deeplift.go's.
 
 // deepLIFTState is a runner's DeepLIFT buffers: the two traced passes and
 // the multipliers.
@@ -55,6 +55,7 @@ type deepLIFTState struct {
 	mx       []float64 // T×E: the multipliers of layer 0's input
 	ma       []float64 // Units: the classifier's hidden layer
 	all      *deepLIFTLanes
+	att      *attnDeepLIFT // the attention head's scratch
 }
 
 // DeepLIFTBytes is the memory of a DeepLIFT pass over an input of steps
@@ -63,7 +64,17 @@ type deepLIFTState struct {
 func (s *Stacked) DeepLIFTBytes(steps int) int64 {
 	g := 4 * int64(s.h)
 	trace := s.laneBytes(1, steps, false) + 8*int64(len(s.cells))*int64(steps)*g
-	return 2*trace + 2*8*int64(s.dirs)*int64(steps)*g + 8*int64(steps)*int64(s.in) + 8*int64(s.p.Units)
+	return 2*trace + 2*8*int64(s.dirs)*int64(steps)*g + 8*int64(steps)*int64(s.in) + 8*int64(s.p.Units) + s.attnDeepLIFTBytes(steps, 1)
+}
+
+// attnDeepLIFTBytes is the attention head's DeepLIFT scratch for l
+// classes (0 for the other heads).
+func (s *Stacked) attnDeepLIFTBytes(steps, l int) int64 {
+	if s.p.Head != HeadAttention {
+		return 0
+	}
+	t, a := int64(steps), int64(max(s.p.attnUnits(), 1))
+	return 8 * (3*t + 2*int64(s.h*s.dirs) + 3*a + int64(l)*(t+2+a))
 }
 
 // DeepLIFTContext is DeepLIFT that ends soon after ctx is done (it looks
@@ -103,9 +114,6 @@ func (r *StackedRunner) deepLIFT(x, ref Input, choose func([]float64) (int, erro
 	defer r.release()
 	if r.s.p.Kind == LayerGRU && !gruDeepLIFT {
 		return nil, nil, errGRU("DeepLIFT")
-	}
-	if r.s.p.Head == HeadAttention {
-		return nil, nil, errAttnDeepLIFT
 	}
 	if choose != nil {
 		class = 0 // checked after the choice
@@ -368,6 +376,10 @@ func (d *deepLIFTState) headMultipliers(class int) []float64 {
 func (d *deepLIFTState) headSequence(mv, seq []float64, steps int) {
 	x, x0 := d.x, d.ref
 	s := x.s
+	if s.p.Head == HeadAttention {
+		d.attnSequence(mv, seq, steps, 1)
+		return
+	}
 	if s.p.Head != HeadMax {
 		x.headSequence(mv, seq, steps, 1)
 		return

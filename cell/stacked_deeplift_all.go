@@ -34,7 +34,7 @@ func (s *Stacked) DeepLIFTAllBytes(steps int) int64 {
 	if len(s.cells) > s.dirs || s.p.Head.dense() {
 		seq = 2 * t * d
 	}
-	return 8 * c * (7*h + d + int64(s.p.Units) + seq + t*int64(s.in))
+	return 8*c*(7*h+d+int64(s.p.Units)+seq+t*int64(s.in)) + s.attnDeepLIFTBytes(steps, s.c) - s.attnDeepLIFTBytes(steps, 1)
 }
 
 // DeepLIFTAll writes the DeepLIFT scores of x against ref for every class
@@ -62,9 +62,6 @@ func (r *StackedRunner) deepLIFTAll(x, ref Input, outs [][]float64) (logits, ref
 	defer r.release()
 	if r.s.p.Kind == LayerGRU && !gruDeepLIFT {
 		return nil, nil, errGRU("DeepLIFT")
-	}
-	if r.s.p.Head == HeadAttention {
-		return nil, nil, errAttnDeepLIFT
 	}
 	if err := r.check(x); err != nil {
 		return nil, nil, err
@@ -258,6 +255,10 @@ func (d *deepLIFTState) headMultipliersAll(b *deepLIFTLanes) []float64 {
 func (d *deepLIFTState) headSequenceAll(mv, seq []float64, steps, l int) {
 	x, x0 := d.x, d.ref
 	s := x.s
+	if s.p.Head == HeadAttention {
+		d.attnSequence(mv, seq, steps, l)
+		return
+	}
 	if s.p.Head != HeadMax {
 		x.headSequence(mv, seq, steps, l)
 		return

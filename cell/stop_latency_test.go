@@ -230,12 +230,16 @@ func (c *countdown) Err() error {
 // of an uncut one. Each method is cut at its first look at the context
 // and halfway through its looks.
 func TestStopReuse(t *testing.T) {
-	for _, name := range []string{"bench_h256", "bench_bi2_h64"} {
+	names, n := []string{"bench_h256", "bench_bi2_h64"}, 48
+	if testing.Short() { // the smaller model, a shorter input (under emulation: minutes otherwise)
+		names, n = names[1:], 16
+	}
+	for _, name := range names {
 		m, err := model.Load("../model/testdata/"+name+".safetensors", model.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids := make([]int, 48)
+		ids := make([]int, n)
 		for i := range ids {
 			ids[i] = i * 7 % 150
 		}
@@ -278,11 +282,15 @@ func TestStopReuse(t *testing.T) {
 // registers nothing with it (the context's own allocations, made by its
 // caller, aside).
 func TestStopAllocs(t *testing.T) {
-	m, err := model.Load("../model/testdata/bench_h256.safetensors", model.Options{})
+	name, n := "bench_h256", 40
+	if testing.Short() {
+		name, n = "bench_bi2_h64", 8
+	}
+	m, err := model.Load("../model/testdata/"+name+".safetensors", model.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases, _ := stopCases(t, m, make([]int, 40))
+	cases, _ := stopCases(t, m, make([]int, n))
 	own := testing.AllocsPerRun(5, func() {
 		_, cancel := context.WithTimeout(context.Background(), time.Hour)
 		cancel()

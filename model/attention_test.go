@@ -18,10 +18,11 @@ import (
 
 type attnFixture struct {
 	headFixture
-	AttnName  string `json:"attn_name"`
-	AttnUnits int    `json:"attn_units"`
-	AttnBias  bool   `json:"attn_bias"`
-	ByShape   bool   `json:"by_shape"`
+	AttnName  string           `json:"attn_name"`
+	AttnUnits int              `json:"attn_units"`
+	AttnBias  bool             `json:"attn_bias"`
+	ByShape   bool             `json:"by_shape"`
+	DeepLIFT  []gruDeepLIFTRef `json:"deeplift"`
 	Cases     []struct {
 		Attention []float64 `json:"attention"`
 	} `json:"cases"`
@@ -31,7 +32,7 @@ type attnFixture struct {
 // name, from the metadata, or by shape with the head given): logits,
 // attention weights, saliency, G×I, IG (Gauss–Legendre, 50 nodes) and
 // occlusion equal float64 PyTorch to 1e-8; LRP with bias factor 1
-// conserves relevance; DeepLIFT is refused.
+// conserves relevance; DeepLIFT: TestAttentionDeepLIFTFixtures.
 func TestAttentionFixtures(t *testing.T) {
 	fixtures := loadJSONFixtures[attnFixture](t, "attention")
 	worst := map[string]float64{}
@@ -94,9 +95,6 @@ func TestAttentionFixtures(t *testing.T) {
 					if total := sum(res.Scores) + rl.Initial; math.Abs(total-rl.Output) > 1e-10*max(1, math.Abs(rl.Output)) {
 						t.Fatalf("case %d: LRP with bias factor 1: tokens %v + initial %v = %v, output %v", ci, sum(res.Scores), rl.Initial, total, rl.Output)
 					}
-					if err := e.Attribute(t.Context(), attrib.DeepLIFT, x, attrib.Options{Class: attrib.ClassIndex(c.Class)}, &res); err == nil || !strings.Contains(err.Error(), "attention") {
-						t.Fatalf("DeepLIFT on attention: %v, want a refusal naming the attention head", err)
-					}
 				}
 			})
 		}
@@ -116,4 +114,153 @@ func TestAttentionHeadContradicted(t *testing.T) {
 	if err != nil || m.Head != cell.HeadAttention || m.HeadSource != HeadFromTensors {
 		t.Fatalf("Names.Attention: %v %v", m, err)
 	}
+}
+
+// DeepLIFT on every attention fixture, from each of its files: the
+// feature and token scores and the reference's logits equal
+// gen_attention.py's float64 PyTorch reference (the LSTM unrolled by hand,
+// torch.autograd.Functions for Rescale, the product split and the
+// softmax's rule) to 1e-8 relative, against the zero reference and a
+// token's embedding row; all classes at once give class c's bits; the
+// scores sum to delta.
+func TestAttentionDeepLIFTFixtures(t *testing.T) {
+	worst, worstDelta := 0.0, 0.0
+	n := 0
+	for _, f := range loadJSONFixtures[attnFixture](t, "attention") {
+		if len(f.DeepLIFT) == 0 {
+			t.Fatalf("%s: no DeepLIFT references", f.Name)
+		}
+		for _, file := range f.Files {
+			var o Options
+			if f.ByShape {
+				h := cell.HeadAttention
+				o.Head = &h
+			}
+			if f.Act != nil && !(f.InMeta && strings.HasSuffix(file, ".safetensors")) {
+				o.Act, _ = cell.ParseActivation(*f.Act)
+			}
+			m, err := Load(filepath.Join("testdata", "attention", file), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := mustExplainer(t, m.Net)
+			for ci, c := range f.DeepLIFT {
+				what := fmt.Sprintf("%s DeepLIFT %d (baseline %v)", file, ci, c.BaselineID)
+				x, err := m.Embed(c.IDs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				opt := attrib.Options{Class: attrib.ClassIndex(c.Class)}
+				if c.BaselineID != nil {
+					row, err := m.Embed([]int{*c.BaselineID})
+					if err != nil {
+						t.Fatal(err)
+					}
+					opt.Baseline = row.DenseValues()
+				}
+				var res attrib.Result
+				if err := e.Attribute(t.Context(), attrib.DeepLIFT, x, opt, &res); err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				worst = max(worst, agreeTo(t, what+" features", res.Features, flat(c.Features), 1e-8))
+				tokens := make([]float64, len(c.Features))
+				for i, r := range c.Features {
+					tokens[i] = sum(r)
+				}
+				worst = max(worst, agreeTo(t, what+" scores", res.Scores, tokens, 1e-8))
+				if d := res.Logits[c.Class] - c.RefLogits[c.Class]; math.Abs(sum(res.Scores)-d) > 1e-9*max(1, math.Abs(d)) {
+					t.Errorf("%s: Σ scores %v, ŷ(x) − PyTorch's ŷ(x₀) = %v", what, sum(res.Scores), d)
+				}
+				aopt := opt
+				aopt.Class = attrib.Predicted
+				var all attrib.MultiResult
+				if err := e.AttributeAll(t.Context(), attrib.DeepLIFT, x, aopt, &all); err != nil {
+					t.Fatalf("%s: AttributeAll: %v", what, err)
+				}
+				got := all.Results[c.Class].Features
+				for i := range got {
+					if math.Float64bits(got[i]) != math.Float64bits(res.Features[i]) {
+						t.Fatalf("%s: AttributeAll's feature %d %v, Attribute's %v", what, i, got[i], res.Features[i])
+					}
+				}
+				delta := res.Logits[c.Class] - c.RefLogits[c.Class]
+				rel := math.Abs(res.Delta) / max(math.Abs(delta), 1e-3)
+				worstDelta = max(worstDelta, rel)
+				if rel > 1e-9 {
+					t.Errorf("%s: summation-to-delta residual %v of %v", what, res.Delta, delta)
+				}
+				n++
+			}
+		}
+	}
+	t.Logf("%d references; largest relative difference: %.3g; largest summation-to-delta residual: %.3g", n, worst, worstDelta)
+}
+
+// Every attention fixture's ONNX export (gen_attention.py: uni- and
+// bidirectional, one and two layers, one- and two-layer scores, opsets 13
+// and 17, a dynamic sequence axis) is read as the attention head: its
+// logits and attention weights equal the fixture's float64 PyTorch
+// references to 1e-8, the graph checked on every input.
+func TestAttentionONNX(t *testing.T) {
+	files := loadJSONFixtures[struct {
+		Name  string `json:"name"`
+		Units int    `json:"attn_units"`
+		ONNX  struct {
+			File  string `json:"file"`
+			Opset int    `json:"opset"`
+		} `json:"onnx"`
+	}](t, "attention")
+	refs := map[string]attnFixture{}
+	for _, f := range loadJSONFixtures[attnFixture](t, "attention") {
+		refs[f.Name] = f
+	}
+	hrefs := map[string]headFixture{}
+	for _, h := range loadJSONFixtures[headFixture](t, "attention") {
+		hrefs[h.Name] = h
+	}
+	opsets := map[int]bool{}
+	worst := 0.0
+	for _, f := range files {
+		if f.ONNX.File == "" {
+			t.Fatalf("%s: no ONNX export", f.Name)
+		}
+		opsets[f.ONNX.Opset] = true
+		m, err := Load(filepath.Join("testdata", "attention", f.ONNX.File), Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", f.ONNX.File, err)
+		}
+		n := m.Net
+		if a := n.Attention(); n.Head() != cell.HeadAttention || a == nil || a.Units != f.Units || m.Names.Attention == "" {
+			t.Fatalf("%s: head %v, attention %+v, names %+v", f.ONNX.File, n.Head(), a, m.Names)
+		}
+		r, err := cell.NewStackedRunner(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ci, c := range hrefs[f.Name].Cases {
+			x, err := m.Embed(c.IDs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			logits, err := r.Forward(x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			what := fmt.Sprintf("%s case %d", f.ONNX.File, ci)
+			worst = max(worst, agreeTo(t, what+" logits", logits, c.Logits, 1e-8))
+			if err := m.CheckGraph(c.IDs, x, logits, 1<<30); err != nil {
+				t.Fatalf("%s: the graph: %v", what, err)
+			}
+			alpha := make([]float64, len(c.IDs))
+			if err := r.AttentionWeights(x, alpha); err != nil {
+				t.Fatal(err)
+			}
+			worst = max(worst, agreeTo(t, what+" attention", alpha, refs[f.Name].Cases[ci].Attention, 1e-8))
+		}
+		r.Close()
+	}
+	if !opsets[13] || !opsets[17] {
+		t.Errorf("opsets %v, want 13 and 17", opsets)
+	}
+	t.Logf("largest relative difference from float64 PyTorch: %.3g", worst)
 }

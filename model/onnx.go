@@ -84,6 +84,9 @@ func loadONNX(path string, o Options) (*Model, error) {
 	if len(r.Linears) == 2 {
 		m.OutputLayer = r.Linears[1]
 	}
+	if n := len(r.AttentionNodes); n > 2 { // the score's Linear nodes, then Softmax and Mul
+		m.Names.Attention = strings.Join(r.AttentionNodes[:n-2], ", ")
+	}
 	if err := m.resolvePad(nil, o); err != nil { // a graph has no metadata: Options alone
 		return nil, err
 	}

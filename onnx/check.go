@@ -77,6 +77,9 @@ func (r *Recognized) diagnose(env *Env, x cell.Input, net *cell.Stacked) string 
 	sub := func(layers int, head cell.Head) ([]float64, error) {
 		q := cell.StackedParams{Input: p.Input, Hidden: h, Layers: layers, Bidirectional: p.Bidirectional, Classes: h * dirs,
 			Cells: p.Cells[:layers*dirs], Wy: eye, Head: head, Kind: p.Kind}
+		if head == cell.HeadAttention {
+			q.Attention = p.Attention
+		}
 		s, err := cell.NewStacked(q)
 		if err != nil {
 			return nil, err

@@ -14,8 +14,8 @@ import (
 // Supported lists the operators the interpreter evaluates.
 var supportedOps = []string{
 	"Add", "Concat", "Constant", "ConstantOfShape", "Expand", "Gather", "Gemm", "GRU", "Identity", "LSTM",
-	"MatMul", "ReduceMax", "ReduceMean", "Relu", "Reshape", "Shape", "Slice", "Squeeze", "Tanh",
-	"Transpose", "Unsqueeze",
+	"MatMul", "Mul", "ReduceMax", "ReduceMean", "ReduceSum", "Relu", "Reshape", "Shape", "Slice", "Softmax",
+	"Squeeze", "Tanh", "Transpose", "Unsqueeze",
 }
 
 // Supported returns the list above, a new slice each call.

@@ -48,6 +48,8 @@ var attrTypes = map[string]map[string]AttrType{
 	"Gather":          {"axis": AttrInt},
 	"ReduceMean":      {"axes": AttrInts, "keepdims": AttrInt, "noop_with_empty_axes": AttrInt},
 	"ReduceMax":       {"axes": AttrInts, "keepdims": AttrInt, "noop_with_empty_axes": AttrInt},
+	"ReduceSum":       {"axes": AttrInts, "keepdims": AttrInt, "noop_with_empty_axes": AttrInt},
+	"Softmax":         {"axis": AttrInt},
 	"Gemm":            {"alpha": AttrFloat, "beta": AttrFloat, "transA": AttrInt, "transB": AttrInt},
 	"LSTM": {"hidden_size": AttrInt, "direction": AttrString, "layout": AttrInt, "clip": AttrFloat,
 		"input_forget": AttrInt, "activations": AttrStrings, "activation_alpha": AttrFloats, "activation_beta": AttrFloats},
@@ -210,10 +212,17 @@ func (e *Env) eval(opset int64, n *Node, args []*Tensor) ([]*Tensor, error) {
 		return one(e.gather(n, args))
 	case "Expand":
 		return one(e.expand(args))
-	case "ReduceMean", "ReduceMax":
+	case "ReduceMean", "ReduceMax", "ReduceSum":
+		if n.OpType == "ReduceSum" && opset < 13 && len(args) > 1 && args[1] != nil {
+			return nil, fmt.Errorf("ReduceSum takes its axes as an input from opset 13, not %d", opset)
+		}
 		return one(e.reduce(n, args))
 	case "Add":
 		return one(e.add(args))
+	case "Mul":
+		return one(e.mul(args))
+	case "Softmax":
+		return one(e.softmax(opset, n, args))
 	case "Relu", "Tanh":
 		return one(e.unary(n, args))
 	case "MatMul":
@@ -786,6 +795,100 @@ func (e *Env) add(args []*Tensor) (*Tensor, error) {
 		}
 	}
 	return t, nil
+}
+
+// mul is Mul with broadcasting (float or integer).
+func (e *Env) mul(args []*Tensor) (*Tensor, error) {
+	if err := need(args, 2); err != nil {
+		return nil, err
+	}
+	a, b := args[0], args[1]
+	if a.IsFloat() != b.IsFloat() {
+		return nil, fmt.Errorf("multiplies %s by %s", TypeName(a.DataType), TypeName(b.DataType))
+	}
+	shape, err := broadcast(a.Shape, b.Shape)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.alloc(numel(shape)); err != nil {
+		return nil, err
+	}
+	ia, ib := bindex(a.Shape, shape), bindex(b.Shape, shape)
+	t := &Tensor{DataType: a.DataType, Shape: shape}
+	if a.IsFloat() {
+		t.DataType = TypeDouble
+		t.F = make([]float64, len(ia))
+		for i := range ia {
+			t.F[i] = a.F[ia[i]] * b.F[ib[i]]
+		}
+	} else {
+		t.I = make([]int64, len(ia))
+		for i := range ia {
+			t.I[i] = a.I[ia[i]] * b.I[ib[i]]
+		}
+	}
+	return t, nil
+}
+
+// softmax is Softmax: from opset 13 over the one axis (default −1);
+// before, over the input coerced to 2-D at axis (default 1): the
+// dimensions from axis on as one.
+func (e *Env) softmax(opset int64, n *Node, args []*Tensor) (*Tensor, error) {
+	if err := need(args, 1); err != nil {
+		return nil, err
+	}
+	x := args[0]
+	if !x.IsFloat() {
+		return nil, fmt.Errorf("input is %s", TypeName(x.DataType))
+	}
+	r := len(x.Shape)
+	def := int64(-1)
+	if opset < 13 {
+		def = 1
+	}
+	a := attrInt(n, "axis", def)
+	if opset < 13 && a == int64(r) { // coerced: axis may equal the rank
+		a = int64(r - 1)
+	}
+	k, err := axis(a, max(r, 1))
+	if err != nil {
+		return nil, err
+	}
+	f, err := e.floats(len(x.F))
+	if err != nil {
+		return nil, err
+	}
+	// outer × size × inner: softmax over size for each (outer, inner).
+	outer, size, inner := 1, 1, 1
+	for i, d := range x.Shape {
+		switch {
+		case i < k:
+			outer *= d
+		case i == k || opset < 13:
+			size *= d
+		default:
+			inner *= d
+		}
+	}
+	for o := range outer {
+		for in := range inner {
+			base := o*size*inner + in
+			m := math.Inf(-1)
+			for s := range size {
+				m = max(m, x.F[base+s*inner])
+			}
+			sum := 0.0
+			for s := range size {
+				v := math.Exp(x.F[base+s*inner] - m)
+				f[base+s*inner] = v
+				sum += v
+			}
+			for s := range size {
+				f[base+s*inner] /= sum
+			}
+		}
+	}
+	return &Tensor{DataType: TypeDouble, Shape: slices.Clone(x.Shape), F: f}, nil
 }
 
 func (e *Env) unary(n *Node, args []*Tensor) (*Tensor, error) {

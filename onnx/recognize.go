@@ -30,6 +30,7 @@ type Recognized struct {
 	EmbeddingTensor string   // the Gather's table (initializer name)
 	LSTMNodes       []string // one per layer (LSTM or GRU nodes)
 	HeadNode        string   // the node writing the classifier's input
+	AttentionNodes  []string // an attention head's score layers (Linear nodes), Softmax, Mul
 	Linears         []string // the classifier's Linear nodes (1 or 2)
 
 	// SeqAxis is the sequence axis of the graph's input (1: [batch, T],
@@ -56,7 +57,7 @@ type Recognized struct {
 // recogniser reads them by position).
 var minInputs = map[string]int{
 	"Add": 2, "Concat": 1, "ConstantOfShape": 1, "Expand": 2, "Gather": 2, "Gemm": 2, "GRU": 3, "Identity": 1, "LSTM": 3,
-	"MatMul": 2, "ReduceMax": 1, "ReduceMean": 1, "Relu": 1, "Reshape": 2, "Shape": 1, "Slice": 1, "Squeeze": 1,
+	"MatMul": 2, "Mul": 2, "ReduceMax": 1, "ReduceMean": 1, "ReduceSum": 1, "Relu": 1, "Softmax": 1, "Reshape": 2, "Shape": 1, "Slice": 1, "Squeeze": 1,
 	"Tanh": 1, "Transpose": 1, "Unsqueeze": 1,
 }
 
@@ -115,8 +116,8 @@ func recognizeProbed(m *Model) (*Recognized, error) {
 			switch n.OpType {
 			case "RNN":
 				what = "a " + n.OpType + ", not an LSTM or GRU: not supported"
-			case "Softmax", "MatMulInteger", "Attention", "MultiHeadAttention":
-				what = "not supported (attention and other layers are not: Embedding → LSTM → head → Linear only)"
+			case "MatMulInteger", "Attention", "MultiHeadAttention":
+				what = "not supported (Embedding → LSTM → head → Linear only, the head possibly attention pooling)"
 			}
 			return nil, fmt.Errorf("%s: %s", Describe(n), what)
 		}
@@ -142,6 +143,9 @@ func recognizeProbed(m *Model) (*Recognized, error) {
 		return nil, err
 	}
 	if err := r.readClassifier(consts); err != nil {
+		return nil, err
+	}
+	if err := r.readAttention(consts); err != nil {
 		return nil, err
 	}
 	if err := r.readInput(consts); err != nil {
@@ -773,6 +777,9 @@ func (r *Recognized) probe() error {
 func (r *Recognized) probeAxis() error {
 	rng := rand.New(rand.NewPCG(7, 22))
 	heads := cell.Heads()
+	if r.Params.Attention != nil { // read from the graph: it must be what it computes
+		heads = []cell.Head{cell.HeadAttention}
+	}
 	for k, t := range r.ProbeLengths() {
 		ids, feats := r.probeInput(k, t)
 		in := r.input(ids, feats)
@@ -835,12 +842,15 @@ func (r *Recognized) probeAxis() error {
 			if v == nil || v.Len() != len(o.yh) || !v.IsFloat() {
 				return fmt.Errorf("the classifier's input %q has shape %v, want [1 %d]", r.vName, shapeOf2(v), len(o.yh))
 			}
-			heads = slices.DeleteFunc(heads, func(h cell.Head) bool { return !near(v.F, headOf(h, o, r.Params.Bidirectional)) })
+			heads = slices.DeleteFunc(heads, func(h cell.Head) bool { return !near(v.F, r.headOf(h, o)) })
 		}
 	}
 	what := fmt.Sprintf("the classifier's input %q (written by node %q)", r.vName, r.HeadNode)
 	switch {
 	case len(heads) == 0:
+		if r.Params.Attention != nil {
+			return fmt.Errorf("%s is not the attention pooling read from nodes %q (softmax over the time axis of the scores of %s's outputs, times the outputs, summed over time): not supported", what, r.AttentionNodes, Describe(r.lstms[len(r.lstms)-1]))
+		}
 		return fmt.Errorf("%s is none of the heads of %s (hn, hn-bf, last, mean, max): the graph computes something else from the LSTM (c_n, attention, another layer): not supported", what, Describe(r.lstms[len(r.lstms)-1]))
 	case len(heads) > 1 && !(len(heads) == 2 && heads[0] == cell.HeadHN && heads[1] == cell.HeadHNBF):
 		return fmt.Errorf("%s matches several heads (%v) at the graph's fixed length %d; export with a dynamic sequence axis", what, heads, r.SeqLen)
@@ -923,5 +933,8 @@ func (r *Recognized) Describe() string {
 		kind = "GRU"
 	}
 	fmt.Fprintf(&b, "%s nodes %q, head %v from node %q, classifier %q", kind, r.LSTMNodes, r.Params.Head, r.HeadNode, r.Linears)
+	if r.AttentionNodes != nil {
+		fmt.Fprintf(&b, ", attention %q", r.AttentionNodes)
+	}
 	return b.String()
 }

@@ -96,7 +96,6 @@ func TestCheckNamesNode(t *testing.T) {
 // the node that is not understood.
 func TestRecognizeRefuses(t *testing.T) {
 	for file, want := range map[string]string{
-		"attention.onnx": `Softmax node`,
 		"custom_op.onnx": `FancyGemm node "/fc/Gemm" of domain "com.example": a custom operator`,
 		"cn_head.onnx":   `none of the heads of LSTM node "/lstm/LSTM"`,
 		"h0_ones.onnx":   `its initial_h is not zero`,

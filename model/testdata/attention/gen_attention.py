@@ -24,6 +24,32 @@ float64 weights), zero baseline, and its delta; occlusion f_c(e) - f_c(e
 with row t zero); attention: alpha (T values). c is the predicted class,
 except in one case per model.
 
+DeepLIFT ("deeplift": entries {ids, baseline_id, class, reference_logits,
+features}, as gen_gru.py's): the definition of package cell
+(stacked_deeplift.go, stacked_attention_deeplift.go) written
+independently: the LSTM unrolled by hand in float64 (checked against
+nn.LSTM to 1e-12), the reference x0 run first, then x with
+torch.autograd.Functions holding their counterparts on x0:
+
+* Rescale at every sigmoid/tanh (gates, tanh(c), the score's tanh, the
+  classifier's hidden ReLU/Tanh), the midpoint derivative where
+  |v - v0| < 1e-6;
+* Product at f * c, i * g, o * tanh(c) and alpha_t * out_t: a gets
+  b0 + (b - b0)/2, b gets a0 + (a - a0)/2;
+* Softmax: alpha_t = exp(u_t), u_t = e_t - L, L = log sum_s exp(e_s);
+  m_u = m_alpha * Rescale(exp at u), rho_s = Rescale(log at S) *
+  Rescale(exp at e_s) (S = sum_s exp(e_s - c), c the largest score of x and
+  x0), m_e = m_u - rho * sum(m_u).
+
+Scores are (x - x0) * multipliers and sum to f_c(x) - f_c(x0) (checked to
+1e-10). References: the zero reference on every case, the embedding row of
+token 0 on DEEPLIFT_ROW_CASES.
+
+onnx/<name>.onnx: the float32 model (with its embedding, ids -> logits)
+exported by torch.onnx.export with a dynamic sequence axis at the opset of
+ONNX_OPSETS ("onnx" in <name>.json); its logits and attention weights are
+the cases' float64 references.
+
 Run from the repository root (torch only; deterministic):
 
     /usr/bin/python3 model/testdata/attention/gen_attention.py
@@ -147,6 +173,181 @@ OTHER_CLASS_CASE = 2
 VERIFY_INPUTS = [[1], [5, 9], [0, 3, 3, 7, 12], [18, 2, 6, 4, 4, 10, 1, 13], [11, 15, 16, 2, 0, 9, 9, 7, 5, 3, 14]]
 
 
+DEEPLIFT_ROW_CASES = [1, 3]
+DL_EPS = 1e-6
+
+
+def sigmoid_prime(v):
+    g = torch.sigmoid(v)
+    return g * (1 - g)
+
+
+def tanh_prime(v):
+    g = torch.tanh(v)
+    return 1 - g * g
+
+
+FUNCS = {"sigmoid": (torch.sigmoid, sigmoid_prime), "tanh": (torch.tanh, tanh_prime),
+         "relu": (torch.relu, lambda v: (v > 0).to(v.dtype))}
+
+
+def rescale(v, v0, y, y0, prime):
+    dv = v - v0
+    near = dv.abs() < DL_EPS
+    safe = torch.where(near, torch.ones_like(dv), dv)
+    return torch.where(near, prime((v + v0) / 2), (y - y0) / safe)
+
+
+class Rescale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, v, v0, kind):
+        f, _ = FUNCS[kind]
+        y, y0 = f(v), f(v0)
+        ctx.save_for_backward(v, v0, y, y0)
+        ctx.kind = kind
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        v, v0, y, y0 = ctx.saved_tensors
+        return g * rescale(v, v0, y, y0, FUNCS[ctx.kind][1]), None, None
+
+
+class Product(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b, a0, b0):
+        ctx.save_for_backward(a, b, a0, b0)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, a0, b0 = ctx.saved_tensors
+        return g * (b0 + (b - b0) / 2), g * (a0 + (a - a0) / 2), None, None
+
+
+class Softmax(torch.autograd.Function):
+    """softmax over the T scores e, DeepLIFT's rule against e0."""
+
+    @staticmethod
+    def forward(ctx, e, e0):
+        a, a0 = torch.softmax(e, 0), torch.softmax(e0, 0)
+        ctx.save_for_backward(e, e0, a, a0)
+        return a
+
+    @staticmethod
+    def backward(ctx, g):
+        e, e0, a, a0 = ctx.saved_tensors
+        c = torch.max(torch.max(e), torch.max(e0))
+        ex, ex0 = torch.exp(e - c), torch.exp(e0 - c)
+        S, S0 = ex.sum(), ex0.sum()
+        L, L0 = torch.log(S), torch.log(S0)
+        rlog = rescale(S, S0, L, L0, lambda z: 1 / z)
+        rho = rlog * rescale(e, e0, ex, ex0, lambda z: torch.exp(z - c))
+        mu = g * rescale(e - c - L, e0 - c - L0, a, a0, torch.exp)
+        return mu - rho * mu.sum(), None
+
+
+def unrolled(m64, s, x, ref=None):
+    """The float64 model m64 on x (T x E), the LSTM unrolled by hand; with
+    ref (the trace of x0), DeepLIFT's Functions in place of the
+    nonlinearities, products and the softmax. Returns the logits and the
+    trace."""
+    tr = {}
+
+    def act(name, v, kind):
+        tr[name] = v.detach()
+        return FUNCS[kind][0](v) if ref is None else Rescale.apply(v, ref[name], kind)
+
+    def prod(name, a, b):
+        tr[name + ".a"], tr[name + ".b"] = a.detach(), b.detach()
+        return a * b if ref is None else Product.apply(a, b, ref[name + ".a"], ref[name + ".b"])
+
+    T, H, L = x.shape[0], s["hidden"], s["layers"]
+    dirs = 2 if s["bidirectional"] else 1
+    P = dict(m64.lstm.named_parameters())
+    inp = [x[t] for t in range(T)]
+    for k in range(L):
+        outs = [[None] * T for _ in range(dirs)]
+        for d in range(dirs):
+            suf = "_l%d%s" % (k, "_reverse" if d else "")
+            wih, whh = P["weight_ih" + suf], P["weight_hh" + suf]
+            b = P["bias_ih" + suf] + P["bias_hh" + suf]
+            h, cc = torch.zeros(H, dtype=torch.float64), torch.zeros(H, dtype=torch.float64)
+            for t in (range(T - 1, -1, -1) if d else range(T)):
+                z = wih @ inp[t] + whh @ h + b
+                n = "%d.%d.%d." % (k, d, t)
+                i = act(n + "i", z[:H], "sigmoid")
+                f = act(n + "f", z[H:2 * H], "sigmoid")
+                g = act(n + "g", z[2 * H:3 * H], "tanh")
+                o = act(n + "o", z[3 * H:], "sigmoid")
+                cc = prod(n + "fc", f, cc) + prod(n + "ig", i, g)
+                h = prod(n + "oh", o, act(n + "c", cc, "tanh"))
+                outs[d][t] = h
+        inp = [torch.cat([outs[d][t] for d in range(dirs)]) for t in range(T)]
+    seq = torch.stack(inp)  # T x D
+    a = getattr(m64, s["attn_name"])
+    if s["attn_style"] == "single":
+        e = a(seq)[:, 0]
+    else:
+        l1, l2 = (a.W, a.v) if s["attn_style"] == "pair" else (a[0], a[2])
+        e = l2(act("attn", l1(seq), "tanh"))[:, 0]
+    tr["e"] = e.detach()
+    alpha = torch.softmax(e, 0) if ref is None else Softmax.apply(e, ref["e"])
+    v = prod("pool", alpha[:, None].expand_as(seq), seq).sum(dim=0)
+    if s["act"] is None:
+        return m64.fc(v), tr
+    l1, l2 = (m64.fc1, m64.fc2) if s["style"] == "fc" else (m64.classifier[0], m64.classifier[2])
+    return l2(act("hidden", l1(v), s["act"])), tr
+
+
+def deeplift_refs(m64, s, e, e0, c):
+    """DeepLIFT's feature scores of class c for input e against e0."""
+    y0, ref = unrolled(m64, s, e0)
+    xg = e.clone().requires_grad_(True)
+    y, _ = unrolled(m64, s, xg, ref)
+    with torch.no_grad():
+        want, want0 = m64(e[None])[0], m64(e0[None])[0]
+    assert torch.allclose(y.detach(), want, rtol=0, atol=1e-12), (y, want)
+    assert torch.allclose(y0, want0, rtol=0, atol=1e-12), (y0, want0)
+    (mult,) = torch.autograd.grad(y[c], xg)
+    feats = (e - e0) * mult
+    delta = float(y[c] - y0[c])
+    assert abs(float(feats.sum()) - delta) <= 1e-10 * max(1.0, abs(delta)), (float(feats.sum()), delta)
+    return fl(y0.detach()), rows(feats.detach())
+
+
+ONNX_OPSETS = {"att_uni1_single": 13, "att_bi1_seq_fc12tanh": 17, "att_bi2_single_nobias_seqrelu": 13,
+               "att_uni2_pair": 17, "att_bi1_seq_nobias_shape": 13}
+EXPORT_IDS = [4, 11, 0, 7, 7, 13, 2]
+
+
+class IdsNet(nn.Module):
+    """ids (B, T) -> logits: the model with its embedding, as exported."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, ids):
+        return self.m(self.m.embedding(ids))
+
+
+def export_onnx(s, m):
+    """onnx/<name>.onnx: the float32 model exported with a dynamic T."""
+    import onnx  # only for the exports
+    name, opset = s["name"], ONNX_OPSETS[s["name"]]
+    os.makedirs(os.path.join(HERE, "onnx"), exist_ok=True)
+    path = os.path.join(HERE, "onnx", name + ".onnx")
+    torch.onnx.export(IdsNet(m).eval(), torch.as_tensor([EXPORT_IDS]), path, input_names=["ids"],
+                      output_names=["logits"], dynamic_axes={"ids": {1: "T"}}, opset_version=opset)
+    g = onnx.load(path)
+    onnx.checker.check_model(g)
+    ops = [n.op_type for n in g.graph.node]
+    assert "Softmax" in ops and ops.count("LSTM") == s["layers"], ops
+    print("wrote onnx/%s.onnx (%d bytes)" % (name, os.path.getsize(path)), flush=True)
+    return {"file": "onnx/" + name + ".onnx", "opset": opset}
+
+
 def make_model(s):
     torch.manual_seed(1000 + s["seed"])
     m = AttnNet(s).float()
@@ -238,6 +439,14 @@ def build(s):
         # 50 Gauss-Legendre nodes integrate these smooth models closely
         assert abs(r["ig_delta"]) < 1e-2 * max(1.0, abs(r["logits"][r["class"]] - r["baseline_logits"][r["class"]])), r["ig_delta"]
         cases.append(dict(ids=ids, **r))
+    dl = []
+    for i, ids in enumerate(INPUTS):
+        e = emb[torch.as_tensor(ids)].clone()
+        for base in ([None, 0] if i in DEEPLIFT_ROW_CASES else [None]):
+            e0 = torch.zeros_like(e) if base is None else emb[base].expand_as(e).clone()
+            y0, feats = deeplift_refs(m64, s, e, e0, cases[i]["class"])
+            dl.append({"ids": ids, "baseline_id": base, "class": cases[i]["class"], "reference_logits": y0,
+                       "features": feats})
     dec = {"embedding": "embedding", "lstm": "lstm", "attention": s["attn_name"]}
     if s["act"] is None:
         dec.update(decoder="fc", output_layer=None)
@@ -249,7 +458,7 @@ def build(s):
                            "head", "act", "style", "attn_name", "attn_style", "attn_units", "attn_bias",
                            "by_shape")}
     j.update(files=files, dtype="F32", head_in_metadata=s["metadata"] and "safetensors" in s["formats"], prefixes=dec, ig_steps=IG_STEPS,
-             cases=cases)
+             cases=cases, deeplift=dl, onnx=export_onnx(s, m))
     write(os.path.join(HERE, name + ".json"), json.dumps(j, separators=(",", ":"), allow_nan=False) + "\n")
     lines = []
     with torch.no_grad():

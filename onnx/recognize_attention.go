@@ -1,0 +1,133 @@
+package onnx
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/whitebox-lstm/whitebox/cell"
+)
+
+// Attention pooling (cell.HeadAttention) as torch.onnx.export writes
+// PyTorch's
+//
+//	e = score(output); α = torch.softmax(e, dim=1); v = (α * output).sum(dim=1)
+//
+// with score one Linear(D, 1) or Linear(D, A) → tanh → Linear(A, 1): the
+// classifier's input is ReduceSum(Mul(Softmax(e), output)), e is one
+// Linear layer (Gemm, MatMul + Add or MatMul) or two around a Tanh. Only
+// the structure is read here, from the classifier's input backward; that
+// the score reads the top layer's outputs, that the softmax runs over the
+// time axis and that the product and sum are the pooling is established
+// by the probes (probeAxis), which evaluate the graph on marker outputs
+// and compare the classifier's input with the attention head computed
+// from the weights read, as for every head.
+
+// readAttention reads an attention head writing r.vName, if there is one.
+func (r *Recognized) readAttention(consts map[string]*Tensor) error {
+	red, _ := r.producer(r.vName)
+	if red == nil || red.OpType != "ReduceSum" {
+		return nil
+	}
+	mul, _ := r.producer(red.Inputs[0])
+	if mul == nil || mul.OpType != "Mul" || len(mul.Inputs) != 2 {
+		return nil
+	}
+	var sm *Node
+	for _, in := range mul.Inputs {
+		if n, _ := r.producer(in); n != nil && n.OpType == "Softmax" {
+			sm = n
+		}
+	}
+	if sm == nil {
+		return nil
+	}
+	role := "attention score"
+	top, ok, err := r.readLinear(consts, sm.Inputs[0], role)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%s does not read the scores of a Linear layer (an attention head's score must be Linear(D, 1) or Linear(D, A) → Tanh → Linear(A, 1))", Describe(sm))
+	}
+	if top.rows != 1 {
+		return fmt.Errorf("%s gives %d scores per step; an attention score gives 1", Describe(top.node), top.rows)
+	}
+	d := r.Params.Hidden * dirsOf(r.Params.Bidirectional)
+	a := &cell.Attention{}
+	nodes := []string{top.node.Name}
+	if tn, _ := r.producer(top.input); tn != nil && tn.OpType == "Tanh" {
+		first, ok, err := r.readLinear(consts, tn.Inputs[0], "attention hidden layer")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%s of the attention score does not read a Linear layer", Describe(tn))
+		}
+		if first.rows != top.cols || first.cols != d {
+			return fmt.Errorf("the attention score's layers %s (%d×%d) and %s (1×%d) do not chain from the LSTM's %d outputs", Describe(first.node), first.rows, first.cols, Describe(top.node), top.cols, d)
+		}
+		a.Units, a.W1, a.B1, a.W2 = first.rows, first.w, first.b, top.w
+		if top.b != nil {
+			a.B2 = top.b
+		}
+		nodes = []string{first.node.Name, top.node.Name}
+	} else {
+		if top.cols != d {
+			return fmt.Errorf("the attention score %s reads %d values, but the LSTM gives %d (H·directions)", Describe(top.node), top.cols, d)
+		}
+		a.W1, a.B1 = top.w, top.b
+	}
+	r.Params.Attention = a
+	r.AttentionNodes = append(nodes, sm.Name, mul.Name)
+	r.HeadNode = red.Name
+	return nil
+}
+
+// headOf computes head h from marker outputs; the attention head by the
+// weights read (PyTorch's expression, a two-pass softmax).
+func (r *Recognized) headOf(h cell.Head, o lstmOut) []float64 {
+	if h != cell.HeadAttention {
+		return headOf(h, o, r.Params.Bidirectional)
+	}
+	a := r.Params.Attention
+	d := len(o.yh)
+	rows := max(a.Units, 1)
+	e := make([]float64, len(o.y))
+	for t, y := range o.y {
+		hid := make([]float64, rows)
+		for m := range rows {
+			if a.B1 != nil {
+				hid[m] = a.B1[m]
+			}
+			for i, w := range a.W1[m*d : (m+1)*d] {
+				hid[m] += w * y[i]
+			}
+		}
+		if a.Units == 0 {
+			e[t] = hid[0]
+			continue
+		}
+		if a.B2 != nil {
+			e[t] = a.B2[0]
+		}
+		for m, w := range a.W2 {
+			e[t] += w * math.Tanh(hid[m])
+		}
+	}
+	mx := math.Inf(-1)
+	for _, v := range e {
+		mx = max(mx, v)
+	}
+	sum := 0.0
+	for t := range e {
+		e[t] = math.Exp(e[t] - mx)
+		sum += e[t]
+	}
+	v := make([]float64, d)
+	for t, y := range o.y {
+		for i := range v {
+			v[i] += e[t] / sum * y[i]
+		}
+	}
+	return v
+}

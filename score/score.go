@@ -193,8 +193,31 @@ type Scorer struct {
 const MinBudget = 512 << 10
 
 // New checks cfg as `whitebox attribute` checks its flags (the errors are
-// its messages) and loads the classifier.
+// its messages) and loads the classifier: Load, then Classifier.Scorer.
 func New(cfg Config) (*Scorer, error) {
+	c, err := Load(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return c.Scorer(cfg, nil)
+}
+
+// A Classifier is a classifier loaded once (-net, or -model and its
+// flags), from which Scorers of any scoring options are made (Scorer),
+// as a server makes one per request: the model is read and -verify runs
+// once. It is read-only, for any number of goroutines.
+type Classifier struct {
+	cfg  Config // the loading flags (and the rest of the Config given to Load)
+	subj subject
+	// sizer is an Explainer of the model that runs nothing (AllBytes).
+	sizer *attrib.Explainer
+}
+
+// Load checks the classifier's flags of cfg (-net or -model and theirs,
+// -budget), as `whitebox attribute` checks them, and loads the
+// classifier. The scoring flags (-method, -class, -steps, …) are
+// checked by Scorer.
+func Load(cfg Config) (*Classifier, error) {
 	f := cfg
 	set := func(name string) bool { return f.Set[name] }
 	for _, fl := range f.stringFlags() {
@@ -215,16 +238,10 @@ func New(cfg Config) (*Scorer, error) {
 	if least := MinBudget * int64(runtime.GOMAXPROCS(0)); budget < least {
 		return nil, fmt.Errorf("-budget %s is less than %d bytes (%d per core): too little to score anything", f.Budget, least, MinBudget)
 	}
-	workers := f.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	var subj subject
 	if f.Net != "" {
-		for _, name := range []string{"embedding", "lstm", "decoder", "attention", "vocab", "unk", "classes", "features", "lrp-bias", "head", "act", "verify", "baseline", "pad"} {
-			if set(name) {
-				return nil, fmt.Errorf("-%s applies to -model only", name)
-			}
+		if err := otherKind(f, true); err != nil {
+			return nil, err
 		}
 		// An explicit zero is refused by the network, never replaced by
 		// the default.
@@ -235,19 +252,92 @@ func New(cfg Config) (*Scorer, error) {
 		}
 		subj = whiteboxSubject{net}
 	} else {
-		for _, name := range []string{"m", "u", "k"} {
-			if set(name) {
-				return nil, fmt.Errorf("-%s applies to -net only", name)
-			}
+		if err := otherKind(f, false); err != nil {
+			return nil, err
 		}
 		mf := modelFlags{path: f.Model, name: f.ModelName, embedding: f.Embedding, lstm: f.LSTM, decoder: f.Decoder, attention: f.Attention,
 			vocab: f.Vocab, unk: f.Unk, classes: f.Classes, head: f.Head, act: f.Act, pad: f.Pad, verify: f.Verify, budget: budget}
 		if subj, err = newModelSubject(mf); err != nil {
 			return nil, withFlags(err)
 		}
-		if !set("captum-weights") {
-			f.CaptumWeights = true
+	}
+	c := &Classifier{cfg: cfg, subj: subj}
+	if c.sizer, err = attrib.NewExplainer(subj.model()); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// otherKind refuses the flags of the other kind of classifier: those of
+// -model with -net (net), those of -net with -model.
+func otherKind(f Config, net bool) error {
+	if net {
+		for _, name := range []string{"embedding", "lstm", "decoder", "attention", "vocab", "unk", "classes", "features", "lrp-bias", "head", "act", "verify", "baseline", "pad"} {
+			if f.Set[name] {
+				return fmt.Errorf("-%s applies to -model only", name)
+			}
 		}
+		return nil
+	}
+	for _, name := range []string{"m", "u", "k"} {
+		if f.Set[name] {
+			return fmt.Errorf("-%s applies to -net only", name)
+		}
+	}
+	return nil
+}
+
+// Scorer returns a Scorer of the classifier with the scoring options of
+// cfg: -method, -class, -span, -steps, -tol, -max-steps, -quadrature,
+// -eps, -lrp-bias, -baseline, -features, -captum-weights, and its Set
+// for them. The classifier's flags, -budget and Workers are the
+// Classifier's (Load's Config), whatever cfg says. The errors are
+// attribute's messages.
+//
+// pool, when not nil, runs the Scorer's calls: one pool shared by the
+// Scorers of every Classifier (a server's), so that one set of cores and
+// one budget bound them all. Each call asks it for the Scorer's share of
+// -budget (-budget / Workers / 2), so its PoolOptions.Budget must be at
+// least that (-budget / 2 runs Workers calls at once). nil: a pool of
+// the Scorer's own (-budget / 2 on every core), shared by its Clones.
+func (c *Classifier) Scorer(cfg Config, pool *attrib.Pool) (*Scorer, error) {
+	f := c.cfg
+	f.Method, f.Class, f.Span = cfg.Method, cfg.Class, cfg.Span
+	f.Steps, f.Tol, f.MaxSteps, f.Quadrature, f.Eps = cfg.Steps, cfg.Tol, cfg.MaxSteps, cfg.Quadrature, cfg.Eps
+	f.LRPBias, f.Baseline, f.Features, f.CaptumWeights = cfg.LRPBias, cfg.Baseline, cfg.Features, cfg.CaptumWeights
+	if len(cfg.Set) > 0 {
+		set := make(map[string]bool, len(c.cfg.Set)+len(cfg.Set))
+		for k, v := range c.cfg.Set {
+			set[k] = v
+		}
+		for k, v := range cfg.Set {
+			set[k] = v
+		}
+		f.Set = set
+	}
+	for _, fl := range f.stringFlags() {
+		if f.Set[fl[0]] && fl[1] == "" {
+			return nil, EmptyValue(fl[0], ValueHint(fl[0]))
+		}
+	}
+	if f.Method == "" {
+		return nil, errors.New("-method and one of -net and -model are required (see whitebox help attribute)")
+	}
+	_, isNet := c.subj.(whiteboxSubject)
+	if err := otherKind(f, isNet); err != nil {
+		return nil, err
+	}
+	if !isNet && !f.Set["captum-weights"] {
+		f.CaptumWeights = true
+	}
+	subj := c.subj
+	budget, err := ParseSize(f.Budget)
+	if err != nil {
+		return nil, fmt.Errorf("-budget: %v", err)
+	}
+	workers := f.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
 	}
 	if !(f.LRPBias >= 0 && f.LRPBias <= 1) {
 		return nil, fmt.Errorf("-lrp-bias %v must be in [0, 1]", f.LRPBias)
@@ -315,8 +405,13 @@ func New(cfg Config) (*Scorer, error) {
 	}
 	// Each Scorer's call asks for its share (opt.Budget, explicit), so
 	// that the memory of an input does not depend on the others running.
-	if sh.sizer, err = attrib.NewExplainer(subj.model()); err != nil {
-		return nil, err
+	sh.sizer = c.sizer
+	if pool != nil {
+		if st := pool.Stats(); st.Budget < opt.Budget {
+			return nil, fmt.Errorf("score: the pool's budget, %d bytes, is less than one input's share of -budget (%s)", st.Budget, sh.budgetShare)
+		}
+		sh.pool = pool
+		return sh.scorer(), nil
 	}
 	sh.pool, err = attrib.NewPool(attrib.PoolOptions{Workers: runtime.GOMAXPROCS(0), Budget: opt.Budget * int64(workers)})
 	if err != nil {

@@ -35,6 +35,13 @@ var valueHints = map[string]map[string]string{
 		"out":    "a directory",
 		"data":   "a data file",
 	},
+	"whitebox serve": {
+		"net":        "a network (" + strings.Join(whitebox.Names(), ", ") + ") or NAME=NETWORK[,m=M,u=U,k=K]",
+		"model":      "NAME=FILE[,KEY=VALUE...]",
+		"addr":       "HOST:PORT (e.g. 127.0.0.1:8080)",
+		"max-body":   "a size such as 1MiB",
+		"token-file": "a file holding the bearer token",
+	},
 	"whitebox metrics": {
 		"net":    "networks, comma-separated (" + strings.Join(whitebox.Names(), ", ") + "), or all",
 		"format": "text or markdown",

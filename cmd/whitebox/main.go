@@ -10,6 +10,7 @@
 //	whitebox generate -net NET [-n N] [-len L] [-seed S]
 //	whitebox evaluate -net NET [-scores FILE] [-format F]
 //	whitebox export -net NET -o FILE.safetensors|FILE.pt
+//	whitebox serve [-net NET]... [-model NAME=FILE[,KEY=VALUE...]]... [-addr HOST:PORT]
 //	whitebox version
 //
 // Run "whitebox help reproduce" or "whitebox help attribute" for the flags.
@@ -55,6 +56,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return groundTruth(args[0], args[1:], stdin, stdout, stderr)
 	case "metrics":
 		return metricsCmd(args[1:], stdout, stderr)
+	case "serve":
+		return serveCmd(args[1:], stdout, stderr)
 	case "version":
 		return version(stdout)
 	case "help", "-h", "-help", "--help":
@@ -69,6 +72,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		if len(args) > 1 && args[1] == "metrics" {
 			return metricsCmd([]string{"-h"}, stdout, stdout)
+		}
+		if len(args) > 1 && args[1] == "serve" {
+			return serveCmd([]string{"-h"}, stdout, stdout)
 		}
 		if len(args) > 1 && args[1] == "reproduce" {
 			return reproduceCmd([]string{"-h"}, stdout, stdout)
@@ -97,6 +103,7 @@ Commands:
   evaluate    score explanations (any tool's, or ours) against the ground truth
   export      write a white-box network or automaton as a PyTorch state_dict
   metrics     measure faithfulness metrics against the ground truth
+  serve       an attribution service over HTTP (KServe V1, JSON)
   version     print the build and machine description
   help        this text ("whitebox help COMMAND" for a command's flags)
 

@@ -193,6 +193,7 @@ func TestREADME(t *testing.T) {
 				t.Fatal(err)
 			}
 			langs, blocks := readmeBlocks(string(text))
+			var server readmeServer // "whitebox serve … &", stopped at the end of the document
 			for b, block := range blocks {
 				switch langs[b] {
 				case "":
@@ -241,6 +242,10 @@ func TestREADME(t *testing.T) {
 							t.Fatalf("go install ./cmd/whitebox: %v", err)
 						}
 						installed = true
+					}
+					if server.handle(t, dir, env, line) {
+						ran++
+						continue
 					}
 					out, err := run(t, dir, line)
 					if failing := shownError(line, c.output); failing != "" {

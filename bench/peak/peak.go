@@ -47,7 +47,7 @@ func (k Kernel) GFLOPS(d time.Duration) float64 {
 		start := time.Now()
 		k.Run(n)
 		el := time.Since(start)
-		if el >= d || n >= 1<<40 {
+		if el >= d || n >= 1<<30 {
 			return float64(n) * float64(k.Flops) / float64(el.Nanoseconds())
 		}
 		n *= 2

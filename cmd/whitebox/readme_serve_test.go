@@ -15,11 +15,10 @@ import (
 // document, requiring exit status 0. curl commands, without curl on
 // PATH, are not run.
 type readmeServer struct {
-	cmd    *exec.Cmd
-	out    lockedBuffer // corpus_test.go's
-	done   chan error
-	addr   string
-	noCurl bool
+	cmd  *exec.Cmd
+	out  lockedBuffer // corpus_test.go's
+	done chan error
+	addr string
 }
 
 // handle runs line if it is one of the server's: it reports whether it

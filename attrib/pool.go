@@ -313,11 +313,19 @@ func (p *Pool) grant(w *poolWaiter, others int) (bool, error) {
 			break
 		}
 	}
-	extra := int64(0)
+	if pe != nil && pe.reserved > bytes {
+		// Its scratch was sized for a larger share (a call that had more
+		// cores): keeping it reserved would hold memory the other calls
+		// wait for, so it goes, and the call sizes its own.
+		p.freeBytes += pe.reserved
+		pe.reserved = 0
+		if err := pe.e.Release(); err != nil {
+			return false, err
+		}
+	}
+	extra := bytes
 	if pe != nil {
-		extra = max(0, bytes-pe.reserved)
-	} else {
-		extra = bytes
+		extra = bytes - pe.reserved
 	}
 	for p.freeBytes < extra && len(p.idle) > 0 {
 		if err := p.evict(); err != nil {

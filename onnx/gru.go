@@ -24,19 +24,9 @@ func (e *Env) gru(n *Node, args []*Tensor) ([]*Tensor, error) {
 	if err := gruAttrs(n); err != nil {
 		return nil, err
 	}
-	hs := int(attrInt(n, "hidden_size", 0))
-	dirs := 1
-	dir := string(attrBytes(n, "direction", "forward"))
-	switch dir {
-	case "forward", "reverse":
-	case "bidirectional":
-		dirs = 2
-	default:
-		return nil, fmt.Errorf("direction %q", dir)
-	}
-	layout := attrInt(n, "layout", 0)
-	if layout != 0 && layout != 1 {
-		return nil, fmt.Errorf("layout %d", layout)
+	hs, dir, dirs, layout, err := rnnShape(n)
+	if err != nil {
+		return nil, err
 	}
 	x, w, r := args[0], args[1], args[2]
 	for k, t := range args {

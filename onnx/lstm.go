@@ -27,19 +27,9 @@ func (e *Env) lstm(n *Node, args []*Tensor) ([]*Tensor, error) {
 	if err := lstmAttrs(n); err != nil {
 		return nil, err
 	}
-	hs := int(attrInt(n, "hidden_size", 0))
-	dirs := 1
-	dir := string(attrBytes(n, "direction", "forward"))
-	switch dir {
-	case "forward", "reverse":
-	case "bidirectional":
-		dirs = 2
-	default:
-		return nil, fmt.Errorf("direction %q", dir)
-	}
-	layout := attrInt(n, "layout", 0)
-	if layout != 0 && layout != 1 {
-		return nil, fmt.Errorf("layout %d", layout)
+	hs, dir, dirs, layout, err := rnnShape(n)
+	if err != nil {
+		return nil, err
 	}
 	x, w, r := args[0], args[1], args[2]
 	for k, t := range args {
@@ -268,4 +258,23 @@ func lstmAttrs(n *Node) error {
 		}
 	}
 	return nil
+}
+
+// rnnShape reads the attributes an LSTM and a GRU node share: the hidden
+// size, the direction (and its number of directions) and the layout.
+func rnnShape(n *Node) (hs int, dir string, dirs int, layout int64, err error) {
+	hs, dirs = int(attrInt(n, "hidden_size", 0)), 1
+	dir = string(attrBytes(n, "direction", "forward"))
+	switch dir {
+	case "forward", "reverse":
+	case "bidirectional":
+		dirs = 2
+	default:
+		return 0, "", 0, 0, fmt.Errorf("direction %q", dir)
+	}
+	layout = attrInt(n, "layout", 0)
+	if layout != 0 && layout != 1 {
+		return 0, "", 0, 0, fmt.Errorf("layout %d", layout)
+	}
+	return hs, dir, dirs, layout, nil
 }

@@ -113,56 +113,27 @@ func newGRUCell(pc StackedCell, k, d, h, in int) (stackedCell, error) {
 	return c, nil
 }
 
-// gruStep is the GRU's gate step for n = len(c) values (units × lanes)
-// whose four blocks (the packed pre-activations) lie stride apart in
-// gates: it reads h_{t−1} from hPrev, writes r, z, n over the first three
-// blocks (the fourth, W_hn·h + b_hn, stays), n's pre-activation to tc, its
-// input part to zg (when not nil) and h_t to c and h. Every product is
-// rounded before it is added: the same bits on every CPU.
+// gruStep is the GRU's gate step (kernel.GRUStep) for n = len(c) values
+// (units × lanes) whose four blocks (the packed pre-activations) lie
+// stride apart in gates: it reads h_{t−1} from hPrev, writes r, z, n over
+// the first three blocks (the fourth, W_hn·h + b_hn, stays), n's
+// pre-activation to tc, its input part to zg (when not nil) and h_t to c
+// and h.
 func gruStep(gates []float64, stride int, zg, hPrev, c, tc, h []float64) {
-	n := len(c)
-	gr, gz := gates[:n], gates[stride:stride+n]
-	gn, gh := gates[2*stride:2*stride+n], gates[3*stride:3*stride+n]
-	hPrev, tc, h = hPrev[:n], tc[:n], h[:n]
 	if zg != nil {
-		copy(zg[:n], gn)
+		copy(zg[:len(c)], gates[2*stride:2*stride+len(c)])
 	}
-	for j := range n {
-		r := kernel.Sigmoid(gr[j])
-		z := kernel.Sigmoid(gz[j])
-		a := gn[j] + float64(r*gh[j])
-		nv := kernel.Tanh(a)
-		hp := hPrev[j]
-		hj := nv + float64(z*float64(hp-nv))
-		gr[j], gz[j], gn[j] = r, z, nv
-		tc[j], c[j], h[j] = a, hj, hj
-	}
+	kernel.GRUStep(gates, stride, hPrev, c, tc, h)
 }
 
-// gruBackward is gruStep's backward for n = len(dh) values: given the
-// activations gruStep left (gates, blocks stride apart), h_{t−1} (hPrev),
-// the gradient dh of h_t from above and the recurrent product, and dc,
-// that h_{t+1} sends to h_t directly, it writes the gradients of the four
-// packed pre-activations to dz (blocks stride apart) and z⊙(dh + dc), the
-// direct gradient of h_{t−1}, to dcPrev.
+// gruBackward is gruStep's backward (kernel.GRUBackward) for n = len(dh)
+// values: given the activations gruStep left (gates, blocks stride apart),
+// h_{t−1} (hPrev), the gradient dh of h_t from above and dc, that h_{t+1}
+// sends to h_t directly, it writes the gradients of the four packed
+// pre-activations to dz (blocks stride apart) and z⊙(dh + dc), the direct
+// gradient of h_{t−1}, to dcPrev.
 func gruBackward(dz []float64, stride int, dcPrev, dh, dc, gates, hPrev []float64) {
-	n := len(dh)
-	gr, gz := gates[:n], gates[stride:stride+n]
-	gn, gh := gates[2*stride:2*stride+n], gates[3*stride:3*stride+n]
-	dr, dzz := dz[:n], dz[stride:stride+n]
-	dn, dhn := dz[2*stride:2*stride+n], dz[3*stride:3*stride+n]
-	dcPrev, dc, hPrev = dcPrev[:n], dc[:n], hPrev[:n]
-	for j := range n {
-		r, z, nv, ghn := gr[j], gz[j], gn[j], gh[j]
-		d := dh[j] + dc[j]
-		da := float64(float64(d*float64(1-z)) * float64(1-float64(nv*nv)))
-		dzt := float64(d * float64(hPrev[j]-nv))
-		dr[j] = float64(float64(da*ghn)*float64(1-r)) * r
-		dzz[j] = float64(dzt*float64(1-z)) * z
-		dn[j] = da
-		dhn[j] = da * r
-		dcPrev[j] = d * z
-	}
+	kernel.GRUBackward(dz, stride, dcPrev, dh, dc, gates, hPrev)
 }
 
 // lrpCellGRU is lrpCell for direction d of GRU layer k: the ε-rule with

@@ -114,7 +114,7 @@ func TestAsmRequires(t *testing.T) {
 		}
 		n++
 	}
-	if n != 20 {
-		t.Errorf("found %d TEXT blocks, want 20", n)
+	if n != 24 {
+		t.Errorf("found %d TEXT blocks, want 24", n)
 	}
 }

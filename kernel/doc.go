@@ -1,6 +1,7 @@
-// Package kernel holds the numeric kernels of the LSTM on flat []float64
-// slices: the gate pre-activation product, the fused gate step, its backward
-// step and the LRP ε-redistribution, plus deterministic Exp, Sigmoid and Tanh.
+// Package kernel holds the numeric kernels of the LSTM and the GRU on flat
+// []float64 slices: the gate pre-activation product, the fused gate steps
+// (GateStep, GRUStep), their backward steps and the LRP ε-redistribution,
+// plus deterministic Exp, Sigmoid and Tanh.
 //
 // Every kernel is specified by a plain Go loop, its generic twin
 // (*_generic.go). Faster implementations must produce the same bits as the

@@ -685,6 +685,8 @@ func TestImplAllocations(t *testing.T) {
 				GateBackwardTable(dz, n, dc, h, c, z, rows, TableI|TableO, TableG, tc, cPrev)
 			},
 			"GateBackward": func() { GateBackward(dz, dc, h, c, z, tc, cPrev) },
+			"GRUStep":      func() { GRUStep(z, n, cPrev, c, tc, h) },
+			"GRUBackward":  func() { GRUBackward(dz, n, dc, h, c, z, cPrev) },
 			"LRPCell":      func() { LRPCell(dc, zg, h, z, zg, c, cPrev, 1e-3) },
 			"LRPLinear":    func() { LRPLinear(h, c, tc, rows, 4*n, zg) },
 		} {
@@ -768,6 +770,20 @@ func FuzzImplKernels(f *testing.F) {
 				gateBackwardGeneric(wdz, wdcp, x, x, z, x, x)
 				compareBits(t, implNames[k]+" GateBackward dz", dz, wdz)
 				compareBits(t, implNames[k]+" GateBackward dcPrev", dcp, wdcp)
+				// GRUStep and GRUBackward, blocks n apart.
+				g, c, tc, h = pad(z), pad(make([]float64, n)), pad(make([]float64, n)), pad(make([]float64, n))
+				GRUStep(g, n, x, c, tc, h)
+				wg, wc, wtc, wh = append([]float64(nil), z...), make([]float64, n), make([]float64, n), make([]float64, n)
+				gruStepGeneric(wg, n, x, wc, wtc, wh)
+				for i, p := range [][2][]float64{{g, wg}, {c, wc}, {tc, wtc}, {h, wh}} {
+					compareBits(t, fmt.Sprintf("%s GRUStep output %d", implNames[k], i), p[0], p[1])
+				}
+				dz, dcp = pad(make([]float64, 4*n)), pad(make([]float64, n))
+				GRUBackward(dz, n, dcp, x, x, z, x)
+				wdz, wdcp = make([]float64, 4*n), make([]float64, n)
+				gruBackwardGeneric(wdz, n, wdcp, x, x, z, x)
+				compareBits(t, implNames[k]+" GRUBackward dz", dz, wdz)
+				compareBits(t, implNames[k]+" GRUBackward dcPrev", dcp, wdcp)
 				// LRPCell.
 				eps := 1e-3
 				if n > 0 {

@@ -189,3 +189,33 @@ func lrpLinear(dst, acc, a []float64) {
 		lrpLinearGeneric(dst, acc, a)
 	}
 }
+
+func gruStep(gates []float64, stride int, hPrev, c, tc, h []float64) {
+	switch impl {
+	case implAVX512:
+		gruStepAVX512(gates, stride, hPrev, c, tc, h)
+	case implAVX2:
+		gruStepAVX2(gates, stride, hPrev, c, tc, h)
+		if n, m := len(c), avx2Tail(len(c)); m < n {
+			gruStepBlocks(gates[m:n], gates[stride+m:stride+n], gates[2*stride+m:2*stride+n], gates[3*stride+m:3*stride+n],
+				hPrev[m:], c[m:], tc[m:], h[m:])
+		}
+	default:
+		gruStepGeneric(gates, stride, hPrev, c, tc, h)
+	}
+}
+
+func gruBackward(dz []float64, stride int, dcPrev, dh, dc, gates, hPrev []float64) {
+	switch impl {
+	case implAVX512:
+		gruBackwardAVX512(dz, stride, dcPrev, dh, dc, gates, hPrev)
+	case implAVX2:
+		gruBackwardAVX2(dz, stride, dcPrev, dh, dc, gates, hPrev)
+		if n, m := len(dh), avx2Tail(len(dh)); m < n {
+			gruBackwardBlocks(dz[m:n], dz[stride+m:stride+n], dz[2*stride+m:2*stride+n], dz[3*stride+m:3*stride+n],
+				dcPrev[m:], dh[m:], dc[m:], gates[m:n], gates[stride+m:stride+n], gates[2*stride+m:2*stride+n], gates[3*stride+m:3*stride+n], hPrev[m:])
+		}
+	default:
+		gruBackwardGeneric(dz, stride, dcPrev, dh, dc, gates, hPrev)
+	}
+}

@@ -7592,6 +7592,284 @@ gateBackwardTableAVX2_n0_tail:
 	VZEROUPPER
 	RET
 
+// func gruStepAVX2(gates []float64, stride int, hPrev []float64, c []float64, tc []float64, h []float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·gruStepAVX2(SB), NOSPLIT, $0-128
+	MOVQ c_len+64(FP), AX
+	MOVQ stride+24(FP), CX
+	SHLQ $0x03, CX
+	MOVQ gates_base+0(FP), DX
+	LEAQ (DX)(CX*1), BX
+	LEAQ (BX)(CX*1), SI
+	LEAQ (SI)(CX*1), CX
+	MOVQ hPrev_base+32(FP), DI
+	MOVQ c_base+56(FP), R8
+	MOVQ tc_base+80(FP), R9
+	MOVQ h_base+104(FP), R10
+	XORQ R11, R11
+	ANDQ $-4, AX
+
+gruStepAVX2_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ R11, AX
+	JAE  gruStepAVX2_tail
+
+	// load every input of the block before storing anything
+	VMOVUPD (DX)(R11*8), Y0
+	VMOVUPD (BX)(R11*8), Y1
+	VMOVUPD (SI)(R11*8), Y2
+	VMOVUPD (CX)(R11*8), Y3
+	VMOVUPD (DI)(R11*8), Y4
+
+	// sigmoid: z = exp(-|x|)
+	VORPD signMask<>+0(SB), Y0, Y5
+	VORPD signMask<>+0(SB), Y1, Y6
+
+	// tanh: a = |x|, e = exp(2a)
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y5, Y7, Y5
+	VMOVUPD expMinArg<>+0(SB), Y7
+	VMAXPD  Y6, Y7, Y6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y7
+	VROUNDPD $0x00, Y7, Y7
+	VMULPD   expLog2E<>+0(SB), Y6, Y8
+	VROUNDPD $0x00, Y8, Y8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Hi<>+0(SB), Y8, Y6
+	VFNMADD231PD expLn2Lo<>+0(SB), Y7, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y8, Y6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y9
+	VMOVUPD     expC13<>+0(SB), Y10
+	VFMADD213PD expC12<>+0(SB), Y5, Y9
+	VFMADD213PD expC12<>+0(SB), Y6, Y10
+	VFMADD213PD expC11<>+0(SB), Y5, Y9
+	VFMADD213PD expC11<>+0(SB), Y6, Y10
+	VFMADD213PD expC10<>+0(SB), Y5, Y9
+	VFMADD213PD expC10<>+0(SB), Y6, Y10
+	VFMADD213PD expC9<>+0(SB), Y5, Y9
+	VFMADD213PD expC9<>+0(SB), Y6, Y10
+	VFMADD213PD expC8<>+0(SB), Y5, Y9
+	VFMADD213PD expC8<>+0(SB), Y6, Y10
+	VFMADD213PD expC7<>+0(SB), Y5, Y9
+	VFMADD213PD expC7<>+0(SB), Y6, Y10
+	VFMADD213PD expC6<>+0(SB), Y5, Y9
+	VFMADD213PD expC6<>+0(SB), Y6, Y10
+	VFMADD213PD expC5<>+0(SB), Y5, Y9
+	VFMADD213PD expC5<>+0(SB), Y6, Y10
+	VFMADD213PD expC4<>+0(SB), Y5, Y9
+	VFMADD213PD expC4<>+0(SB), Y6, Y10
+	VFMADD213PD expC3<>+0(SB), Y5, Y9
+	VFMADD213PD expC3<>+0(SB), Y6, Y10
+	VFMADD213PD expC2<>+0(SB), Y5, Y9
+	VFMADD213PD expC2<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+	VFMADD213PD one<>+0(SB), Y5, Y9
+	VFMADD213PD one<>+0(SB), Y6, Y10
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y7, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y7, Y7
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y7, Y7
+	VPSLLQ   $0x34, Y7, Y7
+	VMULPD   Y5, Y9, Y9
+	VMULPD   Y7, Y9, Y5
+	VMULPD   half<>+0(SB), Y8, Y6
+	VROUNDPD $0x01, Y6, Y6
+	VSUBPD   Y6, Y8, Y8
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y8, Y8
+	VPSLLQ   $0x34, Y8, Y8
+	VMULPD   Y6, Y10, Y10
+	VMULPD   Y8, Y10, Y6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Y5, Y7
+	VCMPPD    $0x1d, zero<>+0(SB), Y0, Y0
+	VBLENDVPD Y0, one<>+0(SB), Y5, Y5
+	VDIVPD    Y7, Y5, Y0
+	VADDPD    one<>+0(SB), Y6, Y5
+	VCMPPD    $0x1d, zero<>+0(SB), Y1, Y1
+	VBLENDVPD Y1, one<>+0(SB), Y6, Y6
+	VDIVPD    Y5, Y6, Y1
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	// a = n_in + float64(r*hn)
+	VMULPD  Y3, Y0, Y3
+	VADDPD  Y3, Y2, Y2
+	VMOVUPD Y2, (R9)(R11*8)
+
+	// n = tanh(a)
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VANDPD absMask<>+0(SB), Y2, Y3
+	VADDPD Y3, Y3, Y5
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Y6
+	VMINPD  Y5, Y6, Y5
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD   expLog2E<>+0(SB), Y5, Y6
+	VROUNDPD $0x00, Y6, Y6
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Y6, Y5
+	VFNMADD231PD expLn2Lo<>+0(SB), Y6, Y5
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Y7
+	VFMADD213PD expC12<>+0(SB), Y5, Y7
+	VFMADD213PD expC11<>+0(SB), Y5, Y7
+	VFMADD213PD expC10<>+0(SB), Y5, Y7
+	VFMADD213PD expC9<>+0(SB), Y5, Y7
+	VFMADD213PD expC8<>+0(SB), Y5, Y7
+	VFMADD213PD expC7<>+0(SB), Y5, Y7
+	VFMADD213PD expC6<>+0(SB), Y5, Y7
+	VFMADD213PD expC5<>+0(SB), Y5, Y7
+	VFMADD213PD expC4<>+0(SB), Y5, Y7
+	VFMADD213PD expC3<>+0(SB), Y5, Y7
+	VFMADD213PD expC2<>+0(SB), Y5, Y7
+	VFMADD213PD one<>+0(SB), Y5, Y7
+	VFMADD213PD one<>+0(SB), Y5, Y7
+
+	// k1 = floor(k/2), k2 = k - k1; x = float64(p * 2^k1) * 2^k2
+	VMULPD   half<>+0(SB), Y6, Y5
+	VROUNDPD $0x01, Y5, Y5
+	VSUBPD   Y5, Y6, Y6
+	VADDPD   expMagic<>+0(SB), Y5, Y5
+	VPSLLQ   $0x34, Y5, Y5
+	VADDPD   expMagic<>+0(SB), Y6, Y6
+	VPSLLQ   $0x34, Y6, Y6
+	VMULPD   Y5, Y7, Y7
+	VMULPD   Y6, Y7, Y5
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Y3, Y3, Y6
+	VMOVUPD     tanhP0<>+0(SB), Y7
+	VFMADD213PD tanhP1<>+0(SB), Y6, Y7
+	VFMADD213PD tanhP2<>+0(SB), Y6, Y7
+	VADDPD      tanhQ0<>+0(SB), Y6, Y8
+	VFMADD213PD tanhQ1<>+0(SB), Y6, Y8
+	VFMADD213PD tanhQ2<>+0(SB), Y6, Y8
+	VMULPD      Y6, Y3, Y6
+	VMULPD      Y7, Y6, Y7
+	VADDPD      one<>+0(SB), Y5, Y5
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Y3, Y6
+	VBLENDVPD Y6, minusTwo<>+0(SB), Y7, Y7
+	VBLENDVPD Y6, Y5, Y8, Y8
+	VBLENDVPD Y6, one<>+0(SB), Y3, Y3
+	VDIVPD    Y8, Y7, Y7
+	VADDPD    Y7, Y3, Y3
+
+	// x = copysign(t, x)
+	VANDPD absMask<>+0(SB), Y3, Y3
+	VANDPD signMask<>+0(SB), Y2, Y2
+	VORPD  Y3, Y2, Y2
+
+	// h = n + float64(z*float64(hPrev-n))
+	VSUBPD  Y2, Y4, Y4
+	VMULPD  Y4, Y1, Y4
+	VADDPD  Y4, Y2, Y4
+	VMOVUPD Y0, (DX)(R11*8)
+	VMOVUPD Y1, (BX)(R11*8)
+	VMOVUPD Y2, (SI)(R11*8)
+	VMOVUPD Y4, (R8)(R11*8)
+	VMOVUPD Y4, (R10)(R11*8)
+	ADDQ    $+4, R11
+	JMP     gruStepAVX2_loop
+
+gruStepAVX2_tail:
+	// }
+	VZEROUPPER
+	RET
+
+// func gruBackwardAVX2(dz []float64, stride int, dcPrev []float64, dh []float64, dc []float64, gates []float64, hPrev []float64)
+// Requires: AVX
+TEXT ·gruBackwardAVX2(SB), NOSPLIT, $0-152
+	MOVQ dh_len+64(FP), AX
+	MOVQ stride+24(FP), CX
+	SHLQ $0x03, CX
+	MOVQ dz_base+0(FP), DX
+	LEAQ (DX)(CX*1), BX
+	LEAQ (BX)(CX*1), SI
+	LEAQ (SI)(CX*1), DI
+	MOVQ gates_base+104(FP), R8
+	LEAQ (R8)(CX*1), R9
+	LEAQ (R9)(CX*1), R10
+	LEAQ (R10)(CX*1), CX
+	XORQ R11, R11
+	ANDQ $-4, AX
+
+gruBackwardAVX2_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    R11, AX
+	JAE     gruBackwardAVX2_tail
+	VMOVUPD one<>+0(SB), Y0
+	VMOVUPD (R8)(R11*8), Y1
+	VMOVUPD (R9)(R11*8), Y2
+	VMOVUPD (R10)(R11*8), Y3
+	VMOVUPD (CX)(R11*8), Y4
+	MOVQ    dh_base+56(FP), R12
+	VMOVUPD (R12)(R11*8), Y5
+	MOVQ    dc_base+80(FP), R12
+	VMOVUPD (R12)(R11*8), Y6
+	MOVQ    hPrev_base+128(FP), R12
+	VMOVUPD (R12)(R11*8), Y7
+
+	// d = dh + dc
+	VADDPD Y6, Y5, Y5
+
+	// da = float64(float64(d*float64(1-z)) * float64(1-float64(n*n)))
+	VSUBPD Y2, Y0, Y6
+	VMULPD Y6, Y5, Y8
+	VMULPD Y3, Y3, Y9
+	VSUBPD Y9, Y0, Y9
+	VMULPD Y9, Y8, Y8
+
+	// dzt = float64(d*float64(hPrev-n)); dz_z = float64(dzt*float64(1-z)) * z
+	VSUBPD  Y3, Y7, Y7
+	VMULPD  Y7, Y5, Y7
+	VMULPD  Y6, Y7, Y7
+	VMULPD  Y2, Y7, Y7
+	VMOVUPD Y7, (BX)(R11*8)
+
+	// dz_r = float64(float64(da*hn)*float64(1-r)) * r
+	VMULPD  Y4, Y8, Y4
+	VSUBPD  Y1, Y0, Y9
+	VMULPD  Y9, Y4, Y4
+	VMULPD  Y1, Y4, Y4
+	VMOVUPD Y4, (DX)(R11*8)
+	VMOVUPD Y8, (SI)(R11*8)
+
+	// dz_hn = da * r; dcPrev = d * z
+	VMULPD  Y1, Y8, Y8
+	VMOVUPD Y8, (DI)(R11*8)
+	VMULPD  Y2, Y5, Y5
+	MOVQ    dcPrev_base+32(FP), R12
+	VMOVUPD Y5, (R12)(R11*8)
+	ADDQ    $+4, R11
+	JMP     gruBackwardAVX2_loop
+
+gruBackwardAVX2_tail:
+	// }
+	VZEROUPPER
+	RET
+
 // func lrpCellAVX2(rcPrev []float64, qg []float64, rc []float64, gates []float64, zg []float64, c []float64, cPrev []float64, eps float64)
 // Requires: AVX
 TEXT ·lrpCellAVX2(SB), NOSPLIT, $0-176
@@ -23733,6 +24011,468 @@ gateBackwardTableAVX512_n0_tail:
 	VMOVUPD Z0, K1, (AX)(CX*8)
 
 gateBackwardTableAVX512_n0_done:
+	VZEROUPPER
+	RET
+
+// func gruStepAVX512(gates []float64, stride int, hPrev []float64, c []float64, tc []float64, h []float64)
+// Requires: AVX, AVX512F
+TEXT ·gruStepAVX512(SB), NOSPLIT, $0-128
+	MOVQ c_len+64(FP), AX
+	MOVQ stride+24(FP), CX
+	SHLQ $0x03, CX
+	MOVQ gates_base+0(FP), DX
+	LEAQ (DX)(CX*1), BX
+	LEAQ (BX)(CX*1), SI
+	LEAQ (SI)(CX*1), CX
+	MOVQ hPrev_base+32(FP), DI
+	MOVQ c_base+56(FP), R8
+	MOVQ tc_base+80(FP), R9
+	MOVQ h_base+104(FP), R10
+	XORQ R11, R11
+	MOVQ AX, R12
+	ANDQ $-8, R12
+
+gruStepAVX512_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ R11, R12
+	JAE  gruStepAVX512_tail
+
+	// load every input of the block before storing anything
+	VMOVUPD (DX)(R11*8), Z0
+	VMOVUPD (BX)(R11*8), Z1
+	VMOVUPD (SI)(R11*8), Z2
+	VMOVUPD (CX)(R11*8), Z3
+	VMOVUPD (DI)(R11*8), Z4
+
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z0, Z5
+	VPORQ signMask<>+0(SB), Z1, Z6
+
+	// tanh: a = |x|, e = exp(2a)
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z5, Z7, Z5
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z6, Z7, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+	VMULPD      expLog2E<>+0(SB), Z6, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z9
+	VMOVUPD     expC13<>+0(SB), Z10
+	VFMADD213PD expC12<>+0(SB), Z5, Z9
+	VFMADD213PD expC12<>+0(SB), Z6, Z10
+	VFMADD213PD expC11<>+0(SB), Z5, Z9
+	VFMADD213PD expC11<>+0(SB), Z6, Z10
+	VFMADD213PD expC10<>+0(SB), Z5, Z9
+	VFMADD213PD expC10<>+0(SB), Z6, Z10
+	VFMADD213PD expC9<>+0(SB), Z5, Z9
+	VFMADD213PD expC9<>+0(SB), Z6, Z10
+	VFMADD213PD expC8<>+0(SB), Z5, Z9
+	VFMADD213PD expC8<>+0(SB), Z6, Z10
+	VFMADD213PD expC7<>+0(SB), Z5, Z9
+	VFMADD213PD expC7<>+0(SB), Z6, Z10
+	VFMADD213PD expC6<>+0(SB), Z5, Z9
+	VFMADD213PD expC6<>+0(SB), Z6, Z10
+	VFMADD213PD expC5<>+0(SB), Z5, Z9
+	VFMADD213PD expC5<>+0(SB), Z6, Z10
+	VFMADD213PD expC4<>+0(SB), Z5, Z9
+	VFMADD213PD expC4<>+0(SB), Z6, Z10
+	VFMADD213PD expC3<>+0(SB), Z5, Z9
+	VFMADD213PD expC3<>+0(SB), Z6, Z10
+	VFMADD213PD expC2<>+0(SB), Z5, Z9
+	VFMADD213PD expC2<>+0(SB), Z6, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z6, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z6, Z10
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z9, Z5
+	VSCALEFPD Z8, Z10, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z7
+	VCMPPD    $0x1d, zero<>+0(SB), Z0, K1
+	VBLENDMPD one<>+0(SB), Z5, K1, Z5
+	VDIVPD    Z7, Z5, Z0
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K1
+	VBLENDMPD one<>+0(SB), Z6, K1, Z6
+	VDIVPD    Z5, Z6, Z1
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	// a = n_in + float64(r*hn)
+	VMULPD  Z3, Z0, Z3
+	VADDPD  Z3, Z2, Z2
+	VMOVUPD Z2, (R9)(R11*8)
+
+	// n = tanh(a)
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z2, Z3
+	VADDPD Z3, Z3, Z5
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z6
+	VMINPD  Z5, Z6, Z5
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z6
+	VRNDSCALEPD $0x00, Z6, Z6
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z6, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z6, Z5
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z7
+	VFMADD213PD expC12<>+0(SB), Z5, Z7
+	VFMADD213PD expC11<>+0(SB), Z5, Z7
+	VFMADD213PD expC10<>+0(SB), Z5, Z7
+	VFMADD213PD expC9<>+0(SB), Z5, Z7
+	VFMADD213PD expC8<>+0(SB), Z5, Z7
+	VFMADD213PD expC7<>+0(SB), Z5, Z7
+	VFMADD213PD expC6<>+0(SB), Z5, Z7
+	VFMADD213PD expC5<>+0(SB), Z5, Z7
+	VFMADD213PD expC4<>+0(SB), Z5, Z7
+	VFMADD213PD expC3<>+0(SB), Z5, Z7
+	VFMADD213PD expC2<>+0(SB), Z5, Z7
+	VFMADD213PD one<>+0(SB), Z5, Z7
+	VFMADD213PD one<>+0(SB), Z5, Z7
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z6, Z7, Z5
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z3, Z3, Z6
+	VMOVUPD     tanhP0<>+0(SB), Z7
+	VFMADD213PD tanhP1<>+0(SB), Z6, Z7
+	VFMADD213PD tanhP2<>+0(SB), Z6, Z7
+	VADDPD      tanhQ0<>+0(SB), Z6, Z8
+	VFMADD213PD tanhQ1<>+0(SB), Z6, Z8
+	VFMADD213PD tanhQ2<>+0(SB), Z6, Z8
+	VMULPD      Z6, Z3, Z6
+	VMULPD      Z7, Z6, Z7
+	VADDPD      one<>+0(SB), Z5, Z5
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z3, K1
+	VBLENDMPD minusTwo<>+0(SB), Z7, K1, Z7
+	VBLENDMPD Z5, Z8, K1, Z8
+	VBLENDMPD one<>+0(SB), Z3, K1, Z3
+	VDIVPD    Z8, Z7, Z7
+	VADDPD    Z7, Z3, Z3
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z3, Z2
+
+	// h = n + float64(z*float64(hPrev-n))
+	VSUBPD  Z2, Z4, Z4
+	VMULPD  Z4, Z1, Z4
+	VADDPD  Z4, Z2, Z4
+	VMOVUPD Z0, (DX)(R11*8)
+	VMOVUPD Z1, (BX)(R11*8)
+	VMOVUPD Z2, (SI)(R11*8)
+	VMOVUPD Z4, (R8)(R11*8)
+	VMOVUPD Z4, (R10)(R11*8)
+	ADDQ    $+8, R11
+	JMP     gruStepAVX512_loop
+
+gruStepAVX512_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ  R11, AX
+	JZ    gruStepAVX512_done
+	LEAQ  tailMask<>+0(SB), R12
+	KMOVW (R12)(AX*2), K1
+
+	// load every input of the block before storing anything
+	VMOVUPD.Z (DX)(R11*8), K1, Z0
+	VMOVUPD.Z (BX)(R11*8), K1, Z1
+	VMOVUPD.Z (SI)(R11*8), K1, Z2
+	VMOVUPD.Z (CX)(R11*8), K1, Z3
+	VMOVUPD.Z (DI)(R11*8), K1, Z4
+
+	// sigmoid: z = exp(-|x|)
+	VPORQ signMask<>+0(SB), Z0, Z5
+	VPORQ signMask<>+0(SB), Z1, Z6
+
+	// tanh: a = |x|, e = exp(2a)
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z5, Z7, Z5
+	VMOVUPD expMinArg<>+0(SB), Z7
+	VMAXPD  Z6, Z7, Z6
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z7
+	VRNDSCALEPD $0x00, Z7, Z7
+	VMULPD      expLog2E<>+0(SB), Z6, Z8
+	VRNDSCALEPD $0x00, Z8, Z8
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Hi<>+0(SB), Z8, Z6
+	VFNMADD231PD expLn2Lo<>+0(SB), Z7, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z8, Z6
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z9
+	VMOVUPD     expC13<>+0(SB), Z10
+	VFMADD213PD expC12<>+0(SB), Z5, Z9
+	VFMADD213PD expC12<>+0(SB), Z6, Z10
+	VFMADD213PD expC11<>+0(SB), Z5, Z9
+	VFMADD213PD expC11<>+0(SB), Z6, Z10
+	VFMADD213PD expC10<>+0(SB), Z5, Z9
+	VFMADD213PD expC10<>+0(SB), Z6, Z10
+	VFMADD213PD expC9<>+0(SB), Z5, Z9
+	VFMADD213PD expC9<>+0(SB), Z6, Z10
+	VFMADD213PD expC8<>+0(SB), Z5, Z9
+	VFMADD213PD expC8<>+0(SB), Z6, Z10
+	VFMADD213PD expC7<>+0(SB), Z5, Z9
+	VFMADD213PD expC7<>+0(SB), Z6, Z10
+	VFMADD213PD expC6<>+0(SB), Z5, Z9
+	VFMADD213PD expC6<>+0(SB), Z6, Z10
+	VFMADD213PD expC5<>+0(SB), Z5, Z9
+	VFMADD213PD expC5<>+0(SB), Z6, Z10
+	VFMADD213PD expC4<>+0(SB), Z5, Z9
+	VFMADD213PD expC4<>+0(SB), Z6, Z10
+	VFMADD213PD expC3<>+0(SB), Z5, Z9
+	VFMADD213PD expC3<>+0(SB), Z6, Z10
+	VFMADD213PD expC2<>+0(SB), Z5, Z9
+	VFMADD213PD expC2<>+0(SB), Z6, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z6, Z10
+	VFMADD213PD one<>+0(SB), Z5, Z9
+	VFMADD213PD one<>+0(SB), Z6, Z10
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z7, Z9, Z5
+	VSCALEFPD Z8, Z10, Z6
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	VADDPD    one<>+0(SB), Z5, Z7
+	VCMPPD    $0x1d, zero<>+0(SB), Z0, K2
+	VBLENDMPD one<>+0(SB), Z5, K2, Z5
+	VDIVPD    Z7, Z5, Z0
+	VADDPD    one<>+0(SB), Z6, Z5
+	VCMPPD    $0x1d, zero<>+0(SB), Z1, K2
+	VBLENDMPD one<>+0(SB), Z6, K2, Z6
+	VDIVPD    Z5, Z6, Z1
+
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	// a = n_in + float64(r*hn)
+	VMULPD  Z3, Z0, Z3
+	VADDPD  Z3, Z2, Z2
+	VMOVUPD Z2, K1, (R9)(R11*8)
+
+	// n = tanh(a)
+	// sigmoid: z = exp(-|x|)
+	// tanh: a = |x|, e = exp(2a)
+	VPANDQ absMask<>+0(SB), Z2, Z3
+	VADDPD Z3, Z3, Z5
+
+	// exp: clamp x into [expMinArg, expMaxArg], keeping NaN
+	VMOVUPD expMaxArg<>+0(SB), Z6
+	VMINPD  Z5, Z6, Z5
+
+	// k = roundEven(float64(x*log2e))
+	VMULPD      expLog2E<>+0(SB), Z5, Z6
+	VRNDSCALEPD $0x00, Z6, Z6
+
+	// r = fma(-k, ln2hi, x); r = fma(-k, ln2lo, r)
+	VFNMADD231PD expLn2Hi<>+0(SB), Z6, Z5
+	VFNMADD231PD expLn2Lo<>+0(SB), Z6, Z5
+
+	// p = Horner(1/13!, ..., 1, 1; r), one FMA per degree
+	VMOVUPD     expC13<>+0(SB), Z7
+	VFMADD213PD expC12<>+0(SB), Z5, Z7
+	VFMADD213PD expC11<>+0(SB), Z5, Z7
+	VFMADD213PD expC10<>+0(SB), Z5, Z7
+	VFMADD213PD expC9<>+0(SB), Z5, Z7
+	VFMADD213PD expC8<>+0(SB), Z5, Z7
+	VFMADD213PD expC7<>+0(SB), Z5, Z7
+	VFMADD213PD expC6<>+0(SB), Z5, Z7
+	VFMADD213PD expC5<>+0(SB), Z5, Z7
+	VFMADD213PD expC4<>+0(SB), Z5, Z7
+	VFMADD213PD expC3<>+0(SB), Z5, Z7
+	VFMADD213PD expC2<>+0(SB), Z5, Z7
+	VFMADD213PD one<>+0(SB), Z5, Z7
+	VFMADD213PD one<>+0(SB), Z5, Z7
+
+	// x = p * 2^k, rounded once (VSCALEFPD)
+	VSCALEFPD Z6, Z7, Z5
+
+	// sigmoid: x >= 0 ? 1/(1+z) : z/(1+z)
+	// tanh: a < 0.625 ? a + ((a*s)*P(s))/Q(s) : 1 + (-2)/(e+1), s = a*a
+	VMULPD      Z3, Z3, Z6
+	VMOVUPD     tanhP0<>+0(SB), Z7
+	VFMADD213PD tanhP1<>+0(SB), Z6, Z7
+	VFMADD213PD tanhP2<>+0(SB), Z6, Z7
+	VADDPD      tanhQ0<>+0(SB), Z6, Z8
+	VFMADD213PD tanhQ1<>+0(SB), Z6, Z8
+	VFMADD213PD tanhQ2<>+0(SB), Z6, Z8
+	VMULPD      Z6, Z3, Z6
+	VMULPD      Z7, Z6, Z7
+	VADDPD      one<>+0(SB), Z5, Z5
+
+	// large (or NaN): numerator -2, denominator e+1, base 1
+	VCMPPD    $0x15, tanhSmall<>+0(SB), Z3, K2
+	VBLENDMPD minusTwo<>+0(SB), Z7, K2, Z7
+	VBLENDMPD Z5, Z8, K2, Z8
+	VBLENDMPD one<>+0(SB), Z3, K2, Z3
+	VDIVPD    Z8, Z7, Z7
+	VADDPD    Z7, Z3, Z3
+
+	// x = copysign(t, x)
+	VPTERNLOGQ $0xe4, signMask<>+0(SB), Z3, Z2
+
+	// h = n + float64(z*float64(hPrev-n))
+	VSUBPD  Z2, Z4, Z4
+	VMULPD  Z4, Z1, Z4
+	VADDPD  Z4, Z2, Z4
+	VMOVUPD Z0, K1, (DX)(R11*8)
+	VMOVUPD Z1, K1, (BX)(R11*8)
+	VMOVUPD Z2, K1, (SI)(R11*8)
+	VMOVUPD Z4, K1, (R8)(R11*8)
+	VMOVUPD Z4, K1, (R10)(R11*8)
+
+gruStepAVX512_done:
+	VZEROUPPER
+	RET
+
+// func gruBackwardAVX512(dz []float64, stride int, dcPrev []float64, dh []float64, dc []float64, gates []float64, hPrev []float64)
+// Requires: AVX, AVX512F
+TEXT ·gruBackwardAVX512(SB), NOSPLIT, $0-152
+	MOVQ dh_len+64(FP), AX
+	MOVQ stride+24(FP), CX
+	SHLQ $0x03, CX
+	MOVQ dz_base+0(FP), DX
+	LEAQ (DX)(CX*1), BX
+	LEAQ (BX)(CX*1), SI
+	LEAQ (SI)(CX*1), DI
+	MOVQ gates_base+104(FP), R8
+	LEAQ (R8)(CX*1), R9
+	LEAQ (R9)(CX*1), R10
+	LEAQ (R10)(CX*1), CX
+	XORQ R11, R11
+	MOVQ AX, R12
+	ANDQ $-8, R12
+
+gruBackwardAVX512_loop:
+	// for ; i < n&^(lanes-1); i += lanes {
+	CMPQ    R11, R12
+	JAE     gruBackwardAVX512_tail
+	VMOVUPD one<>+0(SB), Z0
+	VMOVUPD (R8)(R11*8), Z1
+	VMOVUPD (R9)(R11*8), Z2
+	VMOVUPD (R10)(R11*8), Z3
+	VMOVUPD (CX)(R11*8), Z4
+	MOVQ    dh_base+56(FP), R13
+	VMOVUPD (R13)(R11*8), Z5
+	MOVQ    dc_base+80(FP), R13
+	VMOVUPD (R13)(R11*8), Z6
+	MOVQ    hPrev_base+128(FP), R13
+	VMOVUPD (R13)(R11*8), Z7
+
+	// d = dh + dc
+	VADDPD Z6, Z5, Z5
+
+	// da = float64(float64(d*float64(1-z)) * float64(1-float64(n*n)))
+	VSUBPD Z2, Z0, Z6
+	VMULPD Z6, Z5, Z8
+	VMULPD Z3, Z3, Z9
+	VSUBPD Z9, Z0, Z9
+	VMULPD Z9, Z8, Z8
+
+	// dzt = float64(d*float64(hPrev-n)); dz_z = float64(dzt*float64(1-z)) * z
+	VSUBPD  Z3, Z7, Z7
+	VMULPD  Z7, Z5, Z7
+	VMULPD  Z6, Z7, Z7
+	VMULPD  Z2, Z7, Z7
+	VMOVUPD Z7, (BX)(R11*8)
+
+	// dz_r = float64(float64(da*hn)*float64(1-r)) * r
+	VMULPD  Z4, Z8, Z4
+	VSUBPD  Z1, Z0, Z9
+	VMULPD  Z9, Z4, Z4
+	VMULPD  Z1, Z4, Z4
+	VMOVUPD Z4, (DX)(R11*8)
+	VMOVUPD Z8, (SI)(R11*8)
+
+	// dz_hn = da * r; dcPrev = d * z
+	VMULPD  Z1, Z8, Z8
+	VMOVUPD Z8, (DI)(R11*8)
+	VMULPD  Z2, Z5, Z5
+	MOVQ    dcPrev_base+32(FP), R13
+	VMOVUPD Z5, (R13)(R11*8)
+	ADDQ    $+8, R11
+	JMP     gruBackwardAVX512_loop
+
+gruBackwardAVX512_tail:
+	// }
+	// the last n-i < 8 elements, masked
+	SUBQ      R11, AX
+	JZ        gruBackwardAVX512_done
+	LEAQ      tailMask<>+0(SB), R12
+	KMOVW     (R12)(AX*2), K1
+	VMOVUPD   one<>+0(SB), Z0
+	VMOVUPD.Z (R8)(R11*8), K1, Z1
+	VMOVUPD.Z (R9)(R11*8), K1, Z2
+	VMOVUPD.Z (R10)(R11*8), K1, Z3
+	VMOVUPD.Z (CX)(R11*8), K1, Z4
+	MOVQ      dh_base+56(FP), AX
+	VMOVUPD.Z (AX)(R11*8), K1, Z5
+	MOVQ      dc_base+80(FP), AX
+	VMOVUPD.Z (AX)(R11*8), K1, Z6
+	MOVQ      hPrev_base+128(FP), AX
+	VMOVUPD.Z (AX)(R11*8), K1, Z7
+
+	// d = dh + dc
+	VADDPD Z6, Z5, Z5
+
+	// da = float64(float64(d*float64(1-z)) * float64(1-float64(n*n)))
+	VSUBPD Z2, Z0, Z6
+	VMULPD Z6, Z5, Z8
+	VMULPD Z3, Z3, Z9
+	VSUBPD Z9, Z0, Z9
+	VMULPD Z9, Z8, Z8
+
+	// dzt = float64(d*float64(hPrev-n)); dz_z = float64(dzt*float64(1-z)) * z
+	VSUBPD  Z3, Z7, Z7
+	VMULPD  Z7, Z5, Z7
+	VMULPD  Z6, Z7, Z7
+	VMULPD  Z2, Z7, Z7
+	VMOVUPD Z7, K1, (BX)(R11*8)
+
+	// dz_r = float64(float64(da*hn)*float64(1-r)) * r
+	VMULPD  Z4, Z8, Z4
+	VSUBPD  Z1, Z0, Z9
+	VMULPD  Z9, Z4, Z4
+	VMULPD  Z1, Z4, Z4
+	VMOVUPD Z4, K1, (DX)(R11*8)
+	VMOVUPD Z8, K1, (SI)(R11*8)
+
+	// dz_hn = da * r; dcPrev = d * z
+	VMULPD  Z1, Z8, Z8
+	VMOVUPD Z8, K1, (DI)(R11*8)
+	VMULPD  Z2, Z5, Z5
+	MOVQ    dcPrev_base+32(FP), AX
+	VMOVUPD Z5, K1, (AX)(R11*8)
+
+gruBackwardAVX512_done:
 	VZEROUPPER
 	RET
 

@@ -164,3 +164,37 @@ func lrpLinear(dst, acc, a []float64) {
 		lrpLinearGeneric(dst[m:], acc[m:], a[m:])
 	}
 }
+
+// gruStepNEON is gruStepGeneric on 2-lane NEON vectors, for n rounded down to an even number.
+//
+//go:noescape
+func gruStepNEON(gates []float64, stride int, hPrev, c, tc, h []float64)
+
+// gruBackwardNEON is gruBackwardGeneric on 2-lane NEON vectors, for n rounded down to an even number.
+//
+//go:noescape
+func gruBackwardNEON(dz []float64, stride int, dcPrev, dh, dc, gates, hPrev []float64)
+
+func gruStep(gates []float64, stride int, hPrev, c, tc, h []float64) {
+	if impl != implNEON {
+		gruStepGeneric(gates, stride, hPrev, c, tc, h)
+		return
+	}
+	gruStepNEON(gates, stride, hPrev, c, tc, h)
+	if n, m := len(c), neonTail(len(c)); m < n {
+		gruStepBlocks(gates[m:n], gates[stride+m:stride+n], gates[2*stride+m:2*stride+n], gates[3*stride+m:3*stride+n],
+			hPrev[m:], c[m:], tc[m:], h[m:])
+	}
+}
+
+func gruBackward(dz []float64, stride int, dcPrev, dh, dc, gates, hPrev []float64) {
+	if impl != implNEON {
+		gruBackwardGeneric(dz, stride, dcPrev, dh, dc, gates, hPrev)
+		return
+	}
+	gruBackwardNEON(dz, stride, dcPrev, dh, dc, gates, hPrev)
+	if n, m := len(dh), neonTail(len(dh)); m < n {
+		gruBackwardBlocks(dz[m:n], dz[stride+m:stride+n], dz[2*stride+m:2*stride+n], dz[3*stride+m:3*stride+n],
+			dcPrev[m:], dh[m:], dc[m:], gates[m:n], gates[stride+m:stride+n], gates[2*stride+m:2*stride+n], gates[3*stride+m:3*stride+n], hPrev[m:])
+	}
+}

@@ -680,3 +680,118 @@ gbt_loop:
 
 gbt_done:
 	RET
+
+// func gruStepNEON(gates []float64, stride int, hPrev []float64, c []float64, tc []float64, h []float64)
+TEXT ·gruStepNEON(SB), NOSPLIT, $0-128
+	MOVD c_len+64(FP), R10
+	LSR  $1, R10, R10          // R10 = number of pairs
+	CBZ  R10, grs_done
+	MOVD stride+24(FP), R11
+	LSL  $3, R11               // R11 = bytes between blocks
+	MOVD gates_base+0(FP), R0  // r block
+	ADD  R11, R0, R1           // z block
+	ADD  R11, R1, R2           // n block (input part)
+	ADD  R11, R2, R3           // W_hn·h + b_hn block, read only
+	MOVD hPrev_base+32(FP), R4
+	MOVD c_base+56(FP), R5
+	MOVD tc_base+80(FP), R6
+	MOVD h_base+104(FP), R7
+	LOAD_CONSTS
+
+grs_loop:
+	// Load every input of the pair before storing anything.
+	VLD1   (R0), [V0.D2]
+	VLD1   (R1), [V1.D2]
+	VLD1   (R2), [V2.D2]
+	VLD1.P 16(R3), [V3.D2]
+	VLD1.P 16(R4), [V4.D2]
+
+	// r, z = σ(z_r), σ(z_z)
+	VORR V0.B16, V0.B16, V16.B16
+	SIGMOID
+	VORR V16.B16, V16.B16, V0.B16
+	VORR V1.B16, V1.B16, V16.B16
+	SIGMOID
+	VORR V16.B16, V16.B16, V1.B16
+
+	// a = n_in + float64(r*hn), stored to tc; n = tanh(a)
+	FMUL2D(3, 0, 5)
+	FADD2D(5, 2, 5)
+	VST1.P [V5.D2], 16(R6)
+	VORR   V5.B16, V5.B16, V16.B16
+	TANH
+
+	// h = n + float64(z*float64(hPrev-n))
+	FSUB2D(16, 4, 6)
+	FMUL2D(6, 1, 6)
+	FADD2D(6, 16, 6)
+	VST1.P [V0.D2], 16(R0)
+	VST1.P [V1.D2], 16(R1)
+	VST1.P [V16.D2], 16(R2)
+	VST1.P [V6.D2], 16(R5)
+	VST1.P [V6.D2], 16(R7)
+
+	SUBS $1, R10
+	BNE  grs_loop
+
+grs_done:
+	RET
+
+// func gruBackwardNEON(dz []float64, stride int, dcPrev []float64, dh []float64, dc []float64, gates []float64, hPrev []float64)
+TEXT ·gruBackwardNEON(SB), NOSPLIT, $0-152
+	MOVD dh_len+64(FP), R14
+	LSR  $1, R14, R14          // R14 = number of pairs
+	CBZ  R14, grb_done
+	MOVD stride+24(FP), R15
+	LSL  $3, R15               // R15 = bytes between blocks
+	MOVD gates_base+104(FP), R0 // r, z, n, hn blocks
+	ADD  R15, R0, R1
+	ADD  R15, R1, R2
+	ADD  R15, R2, R3
+	MOVD dh_base+56(FP), R4
+	MOVD dc_base+80(FP), R5
+	MOVD hPrev_base+128(FP), R6
+	MOVD dz_base+0(FP), R7     // dr, dz, dn, dhn blocks
+	ADD  R15, R7, R8
+	ADD  R15, R8, R10
+	ADD  R15, R10, R11
+	MOVD dcPrev_base+32(FP), R12
+	FMOVD $1.0, F31
+	VDUP  V31.D[0], V31.D2     // V31 = 1
+
+grb_loop:
+	VLD1.P 16(R0), [V0.D2]     // r
+	VLD1.P 16(R1), [V1.D2]     // z
+	VLD1.P 16(R2), [V2.D2]     // n
+	VLD1.P 16(R3), [V3.D2]     // hn
+	VLD1.P 16(R4), [V4.D2]     // dh
+	VLD1.P 16(R5), [V5.D2]     // dc
+	VLD1.P 16(R6), [V6.D2]     // hPrev
+
+	FADD2D(5, 4, 4)            // d = dh + dc
+	FSUB2D(1, 31, 7)           // 1 - z
+	FMUL2D(7, 4, 8)            // d*(1-z)
+	FMUL2D(2, 2, 9)
+	FSUB2D(9, 31, 9)           // 1 - n*n
+	FMUL2D(9, 8, 8)            // da
+	FSUB2D(2, 6, 6)            // hPrev - n
+	FMUL2D(6, 4, 6)            // dzt = d*(hPrev-n)
+	FMUL2D(7, 6, 6)
+	FMUL2D(1, 6, 6)            // dz_z = float64(dzt*(1-z)) * z
+	FMUL2D(3, 8, 10)           // da*hn
+	FSUB2D(0, 31, 11)          // 1 - r
+	FMUL2D(11, 10, 10)
+	FMUL2D(0, 10, 10)          // dz_r
+	FMUL2D(0, 8, 12)           // dz_hn = da*r
+	FMUL2D(1, 4, 13)           // dcPrev = d*z
+	VST1.P [V10.D2], 16(R7)
+	VST1.P [V6.D2], 16(R8)
+	VST1.P [V8.D2], 16(R10)
+	VST1.P [V12.D2], 16(R11)
+	VST1.P [V13.D2], 16(R12)
+
+	SUBS $1, R14
+	BNE  grb_loop
+
+grb_done:
+	RET

@@ -36,3 +36,11 @@ func lrpCell(rcPrev, qg, rc, gates, zg, c, cPrev []float64, eps float64) {
 }
 
 func lrpLinear(dst, acc, a []float64) { lrpLinearGeneric(dst, acc, a) }
+
+func gruStep(gates []float64, stride int, hPrev, c, tc, h []float64) {
+	gruStepGeneric(gates, stride, hPrev, c, tc, h)
+}
+
+func gruBackward(dz []float64, stride int, dcPrev, dh, dc, gates, hPrev []float64) {
+	gruBackwardGeneric(dz, stride, dcPrev, dh, dc, gates, hPrev)
+}

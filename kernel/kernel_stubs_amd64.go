@@ -39,6 +39,16 @@ func gateBackwardAVX2(dz []float64, dcPrev []float64, dh []float64, dc []float64
 //go:noescape
 func gateBackwardTableAVX2(dz []float64, stride int, dcPrev []float64, dh []float64, dc []float64, gates []float64, act []float64, table int, need int, tc []float64, cPrev []float64)
 
+// gruStepAVX2 is gruStepGeneric on 4-lane AVX2+FMA vectors, for n rounded down to a multiple of 4.
+//
+//go:noescape
+func gruStepAVX2(gates []float64, stride int, hPrev []float64, c []float64, tc []float64, h []float64)
+
+// gruBackwardAVX2 is gruBackwardGeneric on 4-lane AVX2+FMA vectors, for n rounded down to a multiple of 4.
+//
+//go:noescape
+func gruBackwardAVX2(dz []float64, stride int, dcPrev []float64, dh []float64, dc []float64, gates []float64, hPrev []float64)
+
 // lrpCellAVX2 is lrpCellGeneric on 4-lane AVX2+FMA vectors, for n rounded down to a multiple of 4.
 //
 //go:noescape
@@ -93,6 +103,16 @@ func gateBackwardAVX512(dz []float64, dcPrev []float64, dh []float64, dc []float
 //
 //go:noescape
 func gateBackwardTableAVX512(dz []float64, stride int, dcPrev []float64, dh []float64, dc []float64, gates []float64, act []float64, table int, need int, tc []float64, cPrev []float64)
+
+// gruStepAVX512 is gruStepGeneric on 8-lane AVX-512 vectors, for every n.
+//
+//go:noescape
+func gruStepAVX512(gates []float64, stride int, hPrev []float64, c []float64, tc []float64, h []float64)
+
+// gruBackwardAVX512 is gruBackwardGeneric on 8-lane AVX-512 vectors, for every n.
+//
+//go:noescape
+func gruBackwardAVX512(dz []float64, stride int, dcPrev []float64, dh []float64, dc []float64, gates []float64, hPrev []float64)
 
 // lrpCellAVX512 is lrpCellGeneric on 8-lane AVX-512 vectors, for every n.
 //

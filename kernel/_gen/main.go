@@ -1268,6 +1268,8 @@ func main() {
 		a.gateStepTable()
 		a.gateBackward()
 		a.gateBackwardTable()
+		a.gruStep()
+		a.gruBackward()
 		a.lrpCell()
 		a.lrpLinear()
 	}

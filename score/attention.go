@@ -35,3 +35,9 @@ func (s *Scorer) attention(x cell.Input, n int) error {
 	s.attn.alpha = a[:n]
 	return nil
 }
+
+// Attention returns the attention weights α of the last input scored, one
+// per token (what its record's "attention" holds), or nil for a model
+// without an attention head. The slice is the Scorer's: it changes with
+// the next input.
+func (s *Scorer) Attention() []float64 { return s.attn.alpha }

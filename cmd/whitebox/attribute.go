@@ -280,6 +280,7 @@ func (w *worker) do(ctx context.Context, it *item) error {
 		return nil
 	}
 	w.heatmap(it, tokens, res)
+	w.attention(it, tokens)
 	return nil
 }
 
@@ -304,7 +305,38 @@ func (w *worker) doAll(ctx context.Context, it *item) error {
 	for k := range multi.Results {
 		w.heatmap(it, tokens, &multi.Results[k])
 	}
+	w.attention(it, tokens)
 	return nil
+}
+
+// attention appends, for a model with an attention head, the heatmap of
+// the input's attention weights α after its attributions (text and latex:
+// one line; html: a row), so that the two can be read side by side. The
+// weights do not depend on the class: one map an input, also with -class
+// all. JSON records carry them as "attention".
+func (w *worker) attention(it *item, tokens []string) {
+	alpha := w.sc.Attention()
+	if alpha == nil {
+		return
+	}
+	h := heatmap.Heatmap{Tokens: tokens, Scores: alpha}
+	b := &it.out
+	switch w.job.f.format {
+	case "text":
+		fmt.Fprintf(b, "%s	attention weights α	", heatmap.Visible(it.input))
+		if w.job.color {
+			heatmap.WriteANSI(b, h)
+		} else {
+			heatmap.WritePlain(b, h)
+		}
+		b.WriteByte('\n')
+	case "latex":
+		heatmap.WriteLaTeX(b, h)
+		b.WriteString(" % attention weights: " + heatmap.LaTeXText(it.input) + "\n")
+	case "html":
+		label := fmt.Sprintf("%s · attention weights α (the model's own, not an attribution)", w.sc.Label())
+		it.rows = append(it.rows, heatmap.Row{Label: label, Heatmap: heatmap.Heatmap{Tokens: tokens, Scores: append([]float64(nil), alpha...)}})
+	}
 }
 
 // heatmap appends the heatmap of one result of it in the job's format

@@ -197,8 +197,10 @@ func TestAttentionDeepLIFTFixtures(t *testing.T) {
 }
 
 // Every attention fixture's ONNX export (gen_attention.py: uni- and
-// bidirectional, one and two layers, one- and two-layer scores, opsets 13
-// and 17, a dynamic sequence axis) is read as the attention head: its
+// bidirectional, one and two layers, one- and two-layer scores, the
+// pooling as a Mul and ReduceSum or as torch.bmm/torch.matmul's MatMul,
+// the scores squeezed or not, opsets 13 and 17, a dynamic sequence axis)
+// is read as the attention head: its
 // logits and attention weights equal the fixture's float64 PyTorch
 // references to 1e-8, the graph checked on every input.
 func TestAttentionONNX(t *testing.T) {
@@ -263,4 +265,21 @@ func TestAttentionONNX(t *testing.T) {
 		t.Errorf("opsets %v, want 13 and 17", opsets)
 	}
 	t.Logf("largest relative difference from float64 PyTorch: %.3g", worst)
+}
+
+// Graphs shaped like attention pooling that compute something else are
+// refused naming why (gen_attention.py's export_refused): a softmax over
+// the features of a (B, T, 1) score (every weight 1: a sum over the
+// steps), and weights applied to the embedded input instead of the LSTM's
+// outputs.
+func TestAttentionONNXRefused(t *testing.T) {
+	for file, want := range map[string]string{
+		"refused_features_axis.onnx": `is not the attention pooling read from nodes ["/attention/Add" "/Softmax" "/MatMul"]`,
+		"refused_input_pooled.onnx":  `reads 5 values, but the LSTM gives 6`,
+	} {
+		_, err := Load(filepath.Join("testdata", "attention", "onnx", file), Options{})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want one containing %q", file, err, want)
+		}
+	}
 }

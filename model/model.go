@@ -817,10 +817,14 @@ func (m *Model) Summary() string {
 	}
 	if a := n.Attention(); a != nil && m.Head == cell.HeadAttention {
 		d := n.Hidden() * n.Directions()
+		name := m.attnName
+		if name == "" { // a graph's: its score nodes
+			name = m.Names.Attention
+		}
 		if a.Units == 0 {
-			fmt.Fprintf(&b, "attention:  %s: Linear(%d → 1), softmax over the steps\n", v(m.attnName), d)
+			fmt.Fprintf(&b, "attention:  %s: Linear(%d → 1), softmax over the steps\n", v(name), d)
 		} else {
-			fmt.Fprintf(&b, "attention:  %s: Linear(%d → %d) → tanh → Linear(%d → 1), softmax over the steps\n", v(m.attnName), d, a.Units, a.Units)
+			fmt.Fprintf(&b, "attention:  %s: Linear(%d → %d) → tanh → Linear(%d → 1), softmax over the steps\n", v(name), d, a.Units, a.Units)
 		}
 	}
 	if m.Graph != "" {

@@ -1007,7 +1007,10 @@ func (e *Env) matmul(args []*Tensor) (*Tensor, error) {
 	if !a.IsFloat() || !b.IsFloat() {
 		return nil, fmt.Errorf("integer inputs")
 	}
-	if len(a.Shape) < 1 || len(b.Shape) < 1 || len(b.Shape) > 2 {
+	if len(b.Shape) > 2 {
+		return e.batchMatmul(a, b)
+	}
+	if len(a.Shape) < 1 || len(b.Shape) < 1 {
 		return nil, fmt.Errorf("shapes %v × %v: supported are A of rank ≥ 1 times B of rank 1 or 2", a.Shape, b.Shape)
 	}
 	k := a.Shape[len(a.Shape)-1]
@@ -1041,6 +1044,47 @@ func (e *Env) matmul(args []*Tensor) (*Tensor, error) {
 		}
 	}
 	return &Tensor{DataType: TypeDouble, Shape: shape, F: f}, nil
+}
+
+// batchMatmul is MatMul with B of rank ≥ 3 (torch.bmm and batched
+// torch.matmul, as attention pooling writes them): A [..., m, k] times
+// B [..., k, n], the leading axes broadcast as numpy does.
+func (e *Env) batchMatmul(a, b *Tensor) (*Tensor, error) {
+	if len(a.Shape) < 2 {
+		return nil, fmt.Errorf("shapes %v × %v: a batched product needs A of rank ≥ 2", a.Shape, b.Shape)
+	}
+	ra, rb := len(a.Shape), len(b.Shape)
+	m, k, n := a.Shape[ra-2], a.Shape[ra-1], b.Shape[rb-1]
+	if b.Shape[rb-2] != k {
+		return nil, fmt.Errorf("shapes %v × %v do not match", a.Shape, b.Shape)
+	}
+	batch, err := broadcast(a.Shape[:ra-2], b.Shape[:rb-2])
+	if err != nil {
+		return nil, err
+	}
+	nb := numel(batch)
+	if err := e.work(int64(nb) * int64(m) * int64(k) * int64(n)); err != nil {
+		return nil, err
+	}
+	f, err := e.floats(nb * m * n)
+	if err != nil {
+		return nil, err
+	}
+	// The matrix of A and of B each batch index reads.
+	ia, ib := bindex(a.Shape[:ra-2], batch), bindex(b.Shape[:rb-2], batch)
+	for q := range nb {
+		am, bm, out := a.F[ia[q]*m*k:], b.F[ib[q]*k*n:], f[q*m*n:]
+		for r := range m {
+			for j := range n {
+				s := 0.0
+				for i := range k {
+					s += am[r*k+i] * bm[i*n+j]
+				}
+				out[r*n+j] = s
+			}
+		}
+	}
+	return &Tensor{DataType: TypeDouble, Shape: append(batch, m, n), F: f}, nil
 }
 
 func (e *Env) gemm(n *Node, args []*Tensor) (*Tensor, error) {

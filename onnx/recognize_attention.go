@@ -22,27 +22,53 @@ import (
 // and compare the classifier's input with the attention head computed
 // from the weights read, as for every head.
 
-// readAttention reads an attention head writing r.vName, if there is one.
+// readAttention reads an attention head writing r.vName, if there is one:
+// the pooling ReduceSum(Mul(α, output)), or Squeeze(MatMul(α, output)) as
+// torch.bmm and torch.matmul export it (α transposed or unsqueezed to
+// [B, 1, T], or output transposed to [B, D, T] and α unsqueezed to
+// [B, T, 1]), α a Softmax, possibly behind shape operators, of scores
+// possibly squeezed from [B, T, 1] to [B, T].
 func (r *Recognized) readAttention(consts map[string]*Tensor) error {
-	red, _ := r.producer(r.vName)
-	if red == nil || red.OpType != "ReduceSum" {
+	pool, _ := r.producer(r.vName)
+	if pool == nil {
 		return nil
 	}
-	mul, _ := r.producer(red.Inputs[0])
-	if mul == nil || mul.OpType != "Mul" || len(mul.Inputs) != 2 {
+	switch pool.OpType {
+	case "ReduceSum":
+		if pool, _ = r.producer(pool.Inputs[0]); pool == nil || pool.OpType != "Mul" {
+			return nil
+		}
+	case "Squeeze", "Reshape":
+		if pool, _ = r.producer(pool.Inputs[0]); pool == nil || pool.OpType != "MatMul" {
+			return nil
+		}
+		for _, in := range pool.Inputs {
+			if _, c := consts[in]; c {
+				return nil // a Linear layer, not a pooling
+			}
+		}
+	default:
+		return nil
+	}
+	if len(pool.Inputs) != 2 {
 		return nil
 	}
 	var sm *Node
-	for _, in := range mul.Inputs {
-		if n, _ := r.producer(in); n != nil && n.OpType == "Softmax" {
+	for _, in := range pool.Inputs {
+		if n := r.throughShapes(in); n != nil && n.OpType == "Softmax" {
 			sm = n
 		}
 	}
 	if sm == nil {
 		return nil
 	}
+	head, _ := r.producer(r.vName)
+	scores := sm.Inputs[0] // the score layer's output, behind any shape operators
+	for n, _ := r.producer(scores); n != nil && isShapeOp(n) && len(n.Inputs) > 0; n, _ = r.producer(scores) {
+		scores = n.Inputs[0]
+	}
 	role := "attention score"
-	top, ok, err := r.readLinear(consts, sm.Inputs[0], role)
+	top, ok, err := r.readLinear(consts, scores, role)
 	if err != nil {
 		return err
 	}
@@ -78,9 +104,32 @@ func (r *Recognized) readAttention(consts map[string]*Tensor) error {
 		a.W1, a.B1 = top.w, top.b
 	}
 	r.Params.Attention = a
-	r.AttentionNodes = append(nodes, sm.Name, mul.Name)
-	r.HeadNode = red.Name
+	r.AttentionNodes = append(nodes, sm.Name, pool.Name)
+	r.HeadNode = head.Name
 	return nil
+}
+
+// throughShapes returns the node that writes name, looking through the
+// shape operators (Unsqueeze, Squeeze, Reshape, Transpose) between: they
+// move α's and the scores' axes about, and what they do to the values is
+// established by the probes, as for the rest of the head.
+func (r *Recognized) throughShapes(name string) *Node {
+	for range 8 { // a chain of shape operators is short; a cycle is not followed
+		n, _ := r.producer(name)
+		if n == nil || !isShapeOp(n) || len(n.Inputs) == 0 {
+			return n
+		}
+		name = n.Inputs[0]
+	}
+	return nil
+}
+
+func isShapeOp(n *Node) bool {
+	switch n.OpType {
+	case "Unsqueeze", "Squeeze", "Reshape", "Transpose":
+		return true
+	}
+	return false
 }
 
 // headOf computes head h from marker outputs; the attention head by the

@@ -15,7 +15,10 @@ The head: output, _ = lstm(e); s = score(output) (B x T x 1), alpha =
 softmax(s, dim=1), v = (alpha * output).sum(dim=1), with score one
 Linear(D, 1) or Linear(D, A) -> Tanh -> Linear(A, 1) (as an nn.Sequential,
 or two Linear members of one module), under the names people give it
-(attention, attn, att; pool.0/pool.2 to be found by shape only).
+(attention, attn, att; pool.0/pool.2 to be found by shape only). The
+pooling is written as (alpha * output).sum(dim=1), or ("pool" in
+<name>.json) with torch.bmm or torch.matmul, the scores squeezed to
+(B, T) or not: the same function, exported as other graphs.
 
 References (float64, on the embedded input e = Embedding(ids), T x E), as
 gen_gru.py: logits f(e), baseline_logits f(0); saliency d f_c / d e; gxi
@@ -140,10 +143,26 @@ class AttnNet(nn.Module):
         output, _ = self.lstm(e)
         return torch.softmax(self.score(output), dim=1)
 
+    def pooled(self, output):
+        """The pooled vector, written as each "pool" style writes it."""
+        p = self.s["pool"]
+        if p == "mul":  # alpha (B, T, 1) broadcast over the features
+            alpha = torch.softmax(self.score(output), dim=1)
+            return (alpha * output).sum(dim=1)
+        if p == "bmm":  # alpha transposed to (B, 1, T)
+            alpha = torch.softmax(self.score(output), dim=1)
+            return torch.bmm(alpha.transpose(1, 2), output).squeeze(1)
+        alpha = torch.softmax(self.score(output).squeeze(-1), dim=1)  # (B, T)
+        if p == "bmm_t":  # output transposed to (B, D, T)
+            return torch.bmm(output.transpose(1, 2), alpha.unsqueeze(2)).squeeze(2)
+        if p == "matmul":
+            return torch.matmul(alpha.unsqueeze(1), output).squeeze(1)
+        assert p == "squeezed", p
+        return (alpha.unsqueeze(-1) * output).sum(dim=1)
+
     def forward(self, e):  # e: (B, T, E) -> logits (B, C)
         output, _ = self.lstm(e)
-        alpha = torch.softmax(self.score(output), dim=1)
-        v = (alpha * output).sum(dim=1)
+        v = self.pooled(output)
         if self.s["act"] is None:
             return self.fc(v)
         if self.s["style"] == "fc":
@@ -152,11 +171,12 @@ class AttnNet(nn.Module):
 
 
 def spec(name, layers, bi, attn_name, attn_style, attn_bias=True, act=None, style=None, metadata=False, seed=0,
-         formats=("pt",), by_shape=False):
+         formats=("pt",), by_shape=False, pool="mul"):
     return {"name": name, "vocab": 20, "input": 5, "hidden": 6, "layers": layers, "bidirectional": bi,
             "classes": 3, "units": 5 if act else 0, "head": "attention", "act": act, "style": style,
             "attn_name": attn_name, "attn_style": attn_style, "attn_units": 0 if attn_style == "single" else 4,
-            "attn_bias": attn_bias, "metadata": metadata, "seed": seed, "formats": formats, "by_shape": by_shape}
+            "attn_bias": attn_bias, "metadata": metadata, "seed": seed, "formats": formats, "by_shape": by_shape,
+            "pool": pool}
 
 
 SPECS = [
@@ -166,6 +186,12 @@ SPECS = [
          metadata=True, seed=3, formats=("safetensors",)),
     spec("att_uni2_pair", 2, False, "attention", "pair", seed=4),
     spec("att_bi1_seq_nobias_shape", 1, True, "pool", "seq", attn_bias=False, seed=5, by_shape=True),
+    # The pooling as people write it besides (alpha * output).sum(1): with
+    # torch.bmm or torch.matmul, the scores squeezed to (B, T) or not.
+    spec("att_bi1_single_bmm", 1, True, "attention", "single", seed=6, pool="bmm"),
+    spec("att_uni1_seq_bmmt", 1, False, "attn", "seq", seed=7, pool="bmm_t"),
+    spec("att_bi2_pair_matmul", 2, True, "attention", "pair", seed=8, pool="matmul"),
+    spec("att_uni1_single_squeezed", 1, False, "attention", "single", seed=9, pool="squeezed"),
 ]
 
 INPUTS = [[3], [7, 1, 4, 1], [2, 2, 2, 9, 15, 0, 5], [19, 4, 8, 8, 1, 12, 6, 3, 0, 11, 17, 2]]
@@ -317,7 +343,8 @@ def deeplift_refs(m64, s, e, e0, c):
 
 
 ONNX_OPSETS = {"att_uni1_single": 13, "att_bi1_seq_fc12tanh": 17, "att_bi2_single_nobias_seqrelu": 13,
-               "att_uni2_pair": 17, "att_bi1_seq_nobias_shape": 13}
+               "att_uni2_pair": 17, "att_bi1_seq_nobias_shape": 13, "att_bi1_single_bmm": 13, "att_uni1_seq_bmmt": 17,
+               "att_bi2_pair_matmul": 13, "att_uni1_single_squeezed": 17}
 EXPORT_IDS = [4, 11, 0, 7, 7, 13, 2]
 
 
@@ -456,7 +483,7 @@ def build(s):
         dec.update(decoder="classifier.0", output_layer="classifier.2")
     j = {k: s[k] for k in ("name", "vocab", "input", "hidden", "layers", "bidirectional", "classes", "units",
                            "head", "act", "style", "attn_name", "attn_style", "attn_units", "attn_bias",
-                           "by_shape")}
+                           "by_shape", "pool")}
     j.update(files=files, dtype="F32", head_in_metadata=s["metadata"] and "safetensors" in s["formats"], prefixes=dec, ig_steps=IG_STEPS,
              cases=cases, deeplift=dl, onnx=export_onnx(s, m))
     write(os.path.join(HERE, name + ".json"), json.dumps(j, separators=(",", ":"), allow_nan=False) + "\n")
@@ -474,10 +501,44 @@ def write(path, text):
     print("wrote %s (%d bytes)" % (os.path.relpath(path, HERE), len(text)), flush=True)
 
 
+class Refused(nn.Module):
+    """Graphs shaped like attention pooling that compute something else:
+    the softmax over the features (of a (B, T, 1) score: every weight 1, a
+    sum over the steps), or the weights applied to the embedded input."""
+
+    def __init__(self, kind):
+        super().__init__()
+        self.kind = kind
+        self.embedding = nn.Embedding(20, 5)
+        self.lstm = nn.LSTM(5, 6, batch_first=True)
+        self.attention = nn.Linear(6, 1)
+        self.fc = nn.Linear(6 if kind == "features_axis" else 5, 3)
+
+    def forward(self, ids):
+        e = self.embedding(ids)
+        output, _ = self.lstm(e)
+        if self.kind == "features_axis":
+            alpha = torch.softmax(self.attention(output), dim=2)
+            return self.fc(torch.bmm(alpha.transpose(1, 2), output).squeeze(1))
+        alpha = torch.softmax(self.attention(output), dim=1)
+        return self.fc(torch.bmm(alpha.transpose(1, 2), e).squeeze(1))
+
+
+def export_refused():
+    """onnx/refused_<kind>.onnx: graphs the importer must refuse."""
+    for kind in ("features_axis", "input_pooled"):
+        torch.manual_seed(77)
+        path = os.path.join(HERE, "onnx", "refused_%s.onnx" % kind)
+        torch.onnx.export(Refused(kind).eval(), torch.as_tensor([EXPORT_IDS]), path, input_names=["ids"],
+                          output_names=["logits"], dynamic_axes={"ids": {1: "T"}}, opset_version=13)
+        print("wrote onnx/refused_%s.onnx (%d bytes)" % (kind, os.path.getsize(path)), flush=True)
+
+
 def main():
     os.makedirs(HERE, exist_ok=True)
     for s in SPECS:
         build(s)
+    export_refused()
 
 
 if __name__ == "__main__":

@@ -16,7 +16,13 @@ func TestParseLine(t *testing.T) {
 	if l, err := ParseLine(task, []byte(`{"input":"ab","scores":[1,2],"method":"shap"}`)); err != nil || l.Class != -1 || l.Method != "shap" {
 		t.Fatalf("no class: %+v, %v", l, err)
 	}
+	if l, err := ParseLine(task, []byte(`{"input":"ab","scores":[1,2],"attention":[0.25,0.75]}`)); err != nil || len(l.Attention) != 2 || l.Attention[1] != 0.75 {
+		t.Fatalf("attention: %+v, %v", l, err)
+	}
 	for line, want := range map[string]string{
+		`{"input":"ab","scores":[1,2],"attention":[1]}`:      "1 attention weights for an input of 2",
+		`{"input":"ab","scores":[1,2],"attention":[1,null]}`: "attention weight 1 is null",
+		`{"input":"ab","scores":[1,2],"attention":[1,NaN]}`:  "NaN",
 		`not json`:                                  "not a JSON object",
 		`{"input":"ab","scores":[1]}`:               "1 scores for an input of 2",
 		`{"input":"ax","scores":[1,2]}`:             "unknown symbol",
@@ -41,7 +47,7 @@ func TestParseLine(t *testing.T) {
 }
 
 func FuzzEvaluateLine(f *testing.F) {
-	for _, s := range []string{`{"input":"accb","scores":[0.5,0,0,1e-3],"class":"True"}`, `{"input":"([","scores":[1,2]}`, `{"input":"ab","scores":[NaN,2]}`, `[]`, `{"input":null}`, `{"input":"aab","scores":[1,1,-1],"class":"False"}`} {
+	for _, s := range []string{`{"input":"accb","scores":[0.5,0,0,1e-3],"class":"True"}`, `{"input":"([","scores":[1,2]}`, `{"input":"ab","scores":[NaN,2]}`, `[]`, `{"input":null}`, `{"input":"aab","scores":[1,1,-1],"class":"False"}`, `{"input":"ab","scores":[1,2],"attention":[0.5,0.5]}`} {
 		f.Add([]byte(s))
 	}
 	var evs []*Evaluator
@@ -63,13 +69,19 @@ func FuzzEvaluateLine(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			if len(l.Scores) != len(l.Symbols) || len(l.Symbols) == 0 || l.Class < -1 || l.Class >= len(task.Classes) {
+			if len(l.Scores) != len(l.Symbols) || len(l.Symbols) == 0 || l.Class < -1 || l.Class >= len(task.Classes) ||
+				l.Attention != nil && len(l.Attention) != len(l.Symbols) {
 				t.Fatalf("%s: inconsistent line %+v", task.Name, l)
 			}
 			class := max(l.Class, 0)
 			v, err := e.Score(l.Symbols, class, l.Scores)
 			if err != nil {
 				t.Fatalf("%s: a parsed line fails to score: %v", task.Name, err)
+			}
+			if l.Attention != nil {
+				if _, err := e.Score(l.Symbols, class, l.Attention); err != nil {
+					t.Fatalf("%s: parsed attention weights fail to score: %v", task.Name, err)
+				}
 			}
 			if len(v) != len(e.Criteria()) {
 				t.Fatalf("%s: %d values for %d criteria", task.Name, len(v), len(e.Criteria()))

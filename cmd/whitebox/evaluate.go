@@ -54,8 +54,11 @@ deviation and the percentage of inputs meeting the expectation.
 
 With -scores, the explanations are JSON lines from any tool: "input" (a
 string over the network's alphabet), "scores" (one per symbol) and
-optionally "class" (the explained class; default: the predicted one) and
-"method" (lines of several methods are summarized per method).
+optionally "class" (the explained class; default: the predicted one),
+"method" (lines of several methods are summarized per method) and
+"attention" (an attention model's weights, one per symbol, as whitebox
+attribute's records of such a model carry them: scored as one more
+source, "attention weights", from the first method's lines).
 "whitebox attribute" output works as is. Given -n, -len or -seed too,
 the i-th line of each method must hold the i-th input "whitebox generate"
 writes with them. A bad
@@ -207,6 +210,10 @@ func (j *evalJob) tokens(sym []int) []string {
 	return out
 }
 
+// attentionSource names the explanations made of the lines' "attention"
+// (an attention model's weights α), judged beside the lines' scores.
+const attentionSource = "attention weights"
+
 // maxScoresLine is the longest line of a scores file read whole (a
 // variable so that a test need not make a 64 MiB line).
 var maxScoresLine = 64 << 20
@@ -226,6 +233,9 @@ type parsedLine struct {
 	unreadable error
 	values     []evaluate.Value
 	err        error
+	// The line's attention weights judged as one more explanation.
+	attnValues []evaluate.Value
+	attnErr    error
 }
 
 // parse parses and judges a line, with a workspace of the worker's own.
@@ -245,7 +255,11 @@ func (j *evalJob) parse(ws *cell.Workspace, in scoresLine) parsedLine {
 		l.Class = cell.Predict(y)
 	}
 	v, err := j.ev.Score(l.Symbols, l.Class, l.Scores)
-	return parsedLine{l: l, values: v, err: err}
+	pl := parsedLine{l: l, values: v, err: err}
+	if l.Attention != nil {
+		pl.attnValues, pl.attnErr = j.ev.Score(l.Symbols, l.Class, l.Attention)
+	}
+	return pl
 }
 
 // scoresFile evaluates the lines of a scores file, one source per
@@ -287,6 +301,29 @@ func (j *evalJob) scoresFile(ctx context.Context, in io.Reader, stderr io.Writer
 		c.Skip(1)
 		failed = true
 	}
+	attnFrom := "" // the method whose lines' attention weights are judged
+	// add judges one explanation of line l (its scores, or its attention
+	// weights) as source m's next line.
+	add := func(m string, c *evaluate.Collector, l evaluate.Line, scores []float64, values []evaluate.Value, err error) {
+		if j.expected != nil {
+			k := seen[m]
+			seen[m] = k + 1
+			if k >= len(j.expected) {
+				bad(c, fmt.Errorf("more lines than the %d generated inputs", len(j.expected)))
+				return
+			}
+			if want := j.expected[k]; l.Input != want {
+				bad(c, fmt.Errorf("input %.40q is not generated input %d, %.40q", l.Input, k+1, want))
+				return
+			}
+		}
+		if err == nil {
+			err = c.Add(evaluate.Example{Line: n, Input: l.Input, Tokens: j.tokens(l.Symbols), Scores: scores}, values)
+		}
+		if err != nil {
+			bad(c, err)
+		}
+	}
 	gather := func(in scoresLine, p parsedLine) error {
 		n = in.n
 		if p.unreadable != nil {
@@ -298,24 +335,18 @@ func (j *evalJob) scoresFile(ctx context.Context, in io.Reader, stderr io.Writer
 		l := p.l
 		m, c := source(l.Method)
 		last = m
-		if j.expected != nil {
-			k := seen[m]
-			seen[m] = k + 1
-			if k >= len(j.expected) {
-				bad(c, fmt.Errorf("more lines than the %d generated inputs", len(j.expected)))
-				return nil
+		add(m, c, l, l.Scores, p.values, p.err)
+		// An attention model's weights, from the lines of the first
+		// method that carries them (every method's records of an input
+		// carry the same α): one more source.
+		if l.Attention != nil && (attnFrom == "" || attnFrom == m) {
+			attnFrom = m
+			am, ac := source(attentionSource)
+			err := p.err
+			if err == nil && p.attnErr != nil {
+				err = fmt.Errorf("its attention weights: %w", p.attnErr)
 			}
-			if want := j.expected[k]; l.Input != want {
-				bad(c, fmt.Errorf("input %.40q is not generated input %d, %.40q", l.Input, k+1, want))
-				return nil
-			}
-		}
-		err := p.err
-		if err == nil {
-			err = c.Add(evaluate.Example{Line: n, Input: l.Input, Tokens: j.tokens(l.Symbols), Scores: l.Scores}, p.values)
-		}
-		if err != nil {
-			bad(c, err)
+			add(am, ac, l, l.Attention, p.attnValues, err)
 		}
 		return nil
 	}

@@ -125,3 +125,23 @@ func shownError(line string, output []string) string {
 	}
 	return ""
 }
+
+func TestMatchElided(t *testing.T) {
+	for _, c := range []struct {
+		out, shown string
+		want       bool
+	}{
+		{"abc\n", "abc\n", true},
+		{"abc\n", "abd\n", false},
+		{`{"a":1,"b":[2,3],"c":4}` + "\n", `{"a":1,…,"c":4}` + "\n", true},
+		{`{"a":1,"b":[2,3],"c":4}` + "\n", `{"a":…,"b":[2…],"c"…}` + "\n", true},
+		{`{"a":1,"b":[2,3],"c":4}` + "\n", `{"a":…,"c":4,"b":…}` + "\n", false}, // out of order
+		{`{"a":1}` + "\n", `{"a":1…"a":1}` + "\n", false},                      // the pieces may not overlap
+		{"x\n", "y…\n", false},
+		{"x\n", "…y\n", false},
+	} {
+		if got := matchElided(c.out, c.shown); got != c.want {
+			t.Errorf("matchElided(%q, %q) = %v, want %v", c.out, c.shown, got, c.want)
+		}
+	}
+}

@@ -55,8 +55,7 @@ func axpyRows(dst, rows []float64, stride int, coef []float64) {
 }
 
 // mulAddRows runs the assembly on whole groups of output rows (6 with
-// AVX-512, 4 with AVX2) and axpyRows on the rows left over; the AVX2 body
-// leaves each row's last n%4 lanes to the twin.
+// AVX-512, 4 with AVX2) and axpyRows on the rows left over.
 func mulAddRows(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int) {
 	m := len(dst) / n
 	r := 0
@@ -76,14 +75,8 @@ func mulAddRows(dst []float64, n int, rows []float64, stride int, coef []float64
 		}
 	case implAVX2:
 		const g = 4
-		t := avx2Tail(n)
-		for ; r+g <= m && t > 0; r += g {
+		for ; r+g <= m; r += g {
 			mulAddRowsAVX2(dst[r*n:(r+g)*n], n, rows, stride, coef[r*coefStride:(r+g-1)*coefStride+k], coefStride, k)
-			if t < n {
-				for q := r; q < r+g; q++ {
-					axpyRowsGeneric(dst[q*n+t:(q+1)*n], rows[t:], stride, coef[q*coefStride:q*coefStride+k])
-				}
-			}
 		}
 	default:
 		mulAddRowsGeneric(dst, n, rows, stride, coef, coefStride, k)

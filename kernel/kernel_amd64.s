@@ -334,6 +334,24 @@ DATA absMask<>+48(SB)/8, $0x7fffffffffffffff
 DATA absMask<>+56(SB)/8, $0x7fffffffffffffff
 GLOBL absMask<>(SB), RODATA|NOPTR, $64
 
+DATA avx2TailMask<>+0(SB)/8, $0x0000000000000000
+DATA avx2TailMask<>+8(SB)/8, $0x0000000000000000
+DATA avx2TailMask<>+16(SB)/8, $0x0000000000000000
+DATA avx2TailMask<>+24(SB)/8, $0x0000000000000000
+DATA avx2TailMask<>+32(SB)/8, $0xffffffffffffffff
+DATA avx2TailMask<>+40(SB)/8, $0x0000000000000000
+DATA avx2TailMask<>+48(SB)/8, $0x0000000000000000
+DATA avx2TailMask<>+56(SB)/8, $0x0000000000000000
+DATA avx2TailMask<>+64(SB)/8, $0xffffffffffffffff
+DATA avx2TailMask<>+72(SB)/8, $0xffffffffffffffff
+DATA avx2TailMask<>+80(SB)/8, $0x0000000000000000
+DATA avx2TailMask<>+88(SB)/8, $0x0000000000000000
+DATA avx2TailMask<>+96(SB)/8, $0xffffffffffffffff
+DATA avx2TailMask<>+104(SB)/8, $0xffffffffffffffff
+DATA avx2TailMask<>+112(SB)/8, $0xffffffffffffffff
+DATA avx2TailMask<>+120(SB)/8, $0x0000000000000000
+GLOBL avx2TailMask<>(SB), RODATA|NOPTR, $128
+
 DATA tailMask<>+0(SB)/2, $0x0000
 DATA tailMask<>+2(SB)/2, $0x0001
 DATA tailMask<>+4(SB)/2, $0x0003
@@ -474,7 +492,7 @@ axpyRowsAVX2_u1_end:
 
 // func mulAddRowsAVX2(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
 // Requires: AVX, FMA3
-TEXT ·mulAddRowsAVX2(SB), NOSPLIT, $0-104
+TEXT ·mulAddRowsAVX2(SB), NOSPLIT, $8-104
 	MOVQ n+24(FP), AX
 	SHLQ $0x03, AX
 	MOVQ AX, CX
@@ -485,15 +503,130 @@ TEXT ·mulAddRowsAVX2(SB), NOSPLIT, $0-104
 	LEAQ (BX)(BX*2), SI
 	MOVQ $0x7fffffffffffffff, DI
 	XORQ R8, R8
+
+	// dense = 1 when no coefficient of the tile is ±0
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	MOVQ   coef_base+64(FP), R9
+	LEAQ   (R9)(SI*1), R10
+	LEAQ   (R9), R11
+	MOVQ   k+96(FP), R12
+	SHRQ   $0x02, R12
+
+mulAddRowsAVX2_scan0:
+	JZ     mulAddRowsAVX2_scan0_tail
+	VCMPPD $0x00, (R11), Y0, Y2
+	VORPD  Y2, Y1, Y1
+	ADDQ   $+32, R11
+	DECQ   R12
+	JMP    mulAddRowsAVX2_scan0
+
+mulAddRowsAVX2_scan0_tail:
+	MOVQ k+96(FP), R12
+	ANDQ $+3, R12
+
+mulAddRowsAVX2_scan0_one:
+	JZ    mulAddRowsAVX2_scan0_end
+	TESTQ DI, (R11)
+	JZ    mulAddRowsAVX2_sparse
+	ADDQ  $+8, R11
+	DECQ  R12
+	JMP   mulAddRowsAVX2_scan0_one
+
+mulAddRowsAVX2_scan0_end:
+	LEAQ (R9)(BX*1), R11
+	MOVQ k+96(FP), R12
+	SHRQ $0x02, R12
+
+mulAddRowsAVX2_scan1:
+	JZ     mulAddRowsAVX2_scan1_tail
+	VCMPPD $0x00, (R11), Y0, Y2
+	VORPD  Y2, Y1, Y1
+	ADDQ   $+32, R11
+	DECQ   R12
+	JMP    mulAddRowsAVX2_scan1
+
+mulAddRowsAVX2_scan1_tail:
+	MOVQ k+96(FP), R12
+	ANDQ $+3, R12
+
+mulAddRowsAVX2_scan1_one:
+	JZ    mulAddRowsAVX2_scan1_end
+	TESTQ DI, (R11)
+	JZ    mulAddRowsAVX2_sparse
+	ADDQ  $+8, R11
+	DECQ  R12
+	JMP   mulAddRowsAVX2_scan1_one
+
+mulAddRowsAVX2_scan1_end:
+	LEAQ (R9)(BX*2), R9
+	MOVQ k+96(FP), R11
+	SHRQ $0x02, R11
+
+mulAddRowsAVX2_scan2:
+	JZ     mulAddRowsAVX2_scan2_tail
+	VCMPPD $0x00, (R9), Y0, Y2
+	VORPD  Y2, Y1, Y1
+	ADDQ   $+32, R9
+	DECQ   R11
+	JMP    mulAddRowsAVX2_scan2
+
+mulAddRowsAVX2_scan2_tail:
+	MOVQ k+96(FP), R11
+	ANDQ $+3, R11
+
+mulAddRowsAVX2_scan2_one:
+	JZ    mulAddRowsAVX2_scan2_end
+	TESTQ DI, (R9)
+	JZ    mulAddRowsAVX2_sparse
+	ADDQ  $+8, R9
+	DECQ  R11
+	JMP   mulAddRowsAVX2_scan2_one
+
+mulAddRowsAVX2_scan2_end:
+	LEAQ (R10), R9
+	MOVQ k+96(FP), R10
+	SHRQ $0x02, R10
+
+mulAddRowsAVX2_scan3:
+	JZ     mulAddRowsAVX2_scan3_tail
+	VCMPPD $0x00, (R9), Y0, Y2
+	VORPD  Y2, Y1, Y1
+	ADDQ   $+32, R9
+	DECQ   R10
+	JMP    mulAddRowsAVX2_scan3
+
+mulAddRowsAVX2_scan3_tail:
+	MOVQ k+96(FP), R10
+	ANDQ $+3, R10
+
+mulAddRowsAVX2_scan3_one:
+	JZ    mulAddRowsAVX2_scan3_end
+	TESTQ DI, (R9)
+	JZ    mulAddRowsAVX2_sparse
+	ADDQ  $+8, R9
+	DECQ  R10
+	JMP   mulAddRowsAVX2_scan3_one
+
+mulAddRowsAVX2_scan3_end:
+	VTESTPD Y1, Y1
+	JNZ     mulAddRowsAVX2_sparse
+	MOVQ    $0x00000001, (SP)
+	JMP     mulAddRowsAVX2_scanned
+
+mulAddRowsAVX2_sparse:
+	MOVQ $0x00000000, (SP)
+
+mulAddRowsAVX2_scanned:
 	MOVQ AX, R9
-	SUBQ $+64, R9
+	SUBQ $+96, R9
 
-mulAddRowsAVX2_u2:
-	// while i <= n-64 (bytes)
+mulAddRowsAVX2_u3:
+	// while i <= n-96 (bytes)
 	CMPQ R8, R9
-	JG   mulAddRowsAVX2_u2_end
+	JG   mulAddRowsAVX2_u3_end
 
-	// a tile of 4 rows × 2 vectors of dst in registers
+	// a tile of 4 rows × 3 vectors of dst in registers
 	MOVQ    dst_base+0(FP), R10
 	ADDQ    R8, R10
 	LEAQ    (R10)(CX*2), R11
@@ -505,65 +638,236 @@ mulAddRowsAVX2_u2:
 	MOVQ    k+96(FP), R15
 	VMOVUPD (R10), Y0
 	VMOVUPD 32(R10), Y1
-	VMOVUPD (R10)(CX*1), Y2
-	VMOVUPD 32(R10)(CX*1), Y3
-	VMOVUPD (R10)(CX*2), Y4
-	VMOVUPD 32(R10)(CX*2), Y5
-	VMOVUPD (R11), Y6
-	VMOVUPD 32(R11), Y7
+	VMOVUPD 64(R10), Y2
+	VMOVUPD (R10)(CX*1), Y3
+	VMOVUPD 32(R10)(CX*1), Y4
+	VMOVUPD 64(R10)(CX*1), Y5
+	VMOVUPD (R10)(CX*2), Y6
+	VMOVUPD 32(R10)(CX*2), Y7
+	VMOVUPD 64(R10)(CX*2), Y8
+	VMOVUPD (R11), Y9
+	VMOVUPD 32(R11), Y10
+	VMOVUPD 64(R11), Y11
 
-mulAddRowsAVX2_u2_rows:
+	// no coefficient of the tile is ±0: no tests
+	CMPQ (SP), $0x00
+	JE   mulAddRowsAVX2_u3_rows
+
+mulAddRowsAVX2_u3_dense:
 	// row j of rows, loaded once for every output row
-	VMOVUPD (R12), Y8
-	VMOVUPD 32(R12), Y9
+	VMOVUPD (R12), Y12
+	VMOVUPD 32(R12), Y13
+	VMOVUPD 64(R12), Y14
+
+	// output row 0
+	VBROADCASTSD (R13), Y15
+	VFMADD231PD  Y12, Y15, Y0
+	VFMADD231PD  Y13, Y15, Y1
+	VFMADD231PD  Y14, Y15, Y2
+
+	// output row 1
+	VBROADCASTSD (R13)(BX*1), Y15
+	VFMADD231PD  Y12, Y15, Y3
+	VFMADD231PD  Y13, Y15, Y4
+	VFMADD231PD  Y14, Y15, Y5
+
+	// output row 2
+	VBROADCASTSD (R13)(BX*2), Y15
+	VFMADD231PD  Y12, Y15, Y6
+	VFMADD231PD  Y13, Y15, Y7
+	VFMADD231PD  Y14, Y15, Y8
+
+	// output row 3
+	VBROADCASTSD (R14), Y15
+	VFMADD231PD  Y12, Y15, Y9
+	VFMADD231PD  Y13, Y15, Y10
+	VFMADD231PD  Y14, Y15, Y11
+	ADDQ         DX, R12
+	ADDQ         $+8, R13
+	ADDQ         $+8, R14
+	DECQ         R15
+	JNZ          mulAddRowsAVX2_u3_dense
+	JMP          mulAddRowsAVX2_u3_store
+
+mulAddRowsAVX2_u3_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R12), Y12
+	VMOVUPD 32(R12), Y13
+	VMOVUPD 64(R12), Y14
 
 	// output row 0: skip the term if its coefficient is ±0
 	TESTQ        DI, (R13)
-	JZ           mulAddRowsAVX2_u2_rows_skip0
+	JZ           mulAddRowsAVX2_u3_rows_skip0
+	VBROADCASTSD (R13), Y15
+	VFMADD231PD  Y12, Y15, Y0
+	VFMADD231PD  Y13, Y15, Y1
+	VFMADD231PD  Y14, Y15, Y2
+
+mulAddRowsAVX2_u3_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R13)(BX*1)
+	JZ           mulAddRowsAVX2_u3_rows_skip1
+	VBROADCASTSD (R13)(BX*1), Y15
+	VFMADD231PD  Y12, Y15, Y3
+	VFMADD231PD  Y13, Y15, Y4
+	VFMADD231PD  Y14, Y15, Y5
+
+mulAddRowsAVX2_u3_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R13)(BX*2)
+	JZ           mulAddRowsAVX2_u3_rows_skip2
+	VBROADCASTSD (R13)(BX*2), Y15
+	VFMADD231PD  Y12, Y15, Y6
+	VFMADD231PD  Y13, Y15, Y7
+	VFMADD231PD  Y14, Y15, Y8
+
+mulAddRowsAVX2_u3_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (R14)
+	JZ           mulAddRowsAVX2_u3_rows_skip3
+	VBROADCASTSD (R14), Y15
+	VFMADD231PD  Y12, Y15, Y9
+	VFMADD231PD  Y13, Y15, Y10
+	VFMADD231PD  Y14, Y15, Y11
+
+mulAddRowsAVX2_u3_rows_skip3:
+	ADDQ DX, R12
+	ADDQ $+8, R13
+	ADDQ $+8, R14
+	DECQ R15
+	JNZ  mulAddRowsAVX2_u3_rows
+
+mulAddRowsAVX2_u3_store:
+	VMOVUPD Y0, (R10)
+	VMOVUPD Y1, 32(R10)
+	VMOVUPD Y2, 64(R10)
+	VMOVUPD Y3, (R10)(CX*1)
+	VMOVUPD Y4, 32(R10)(CX*1)
+	VMOVUPD Y5, 64(R10)(CX*1)
+	VMOVUPD Y6, (R10)(CX*2)
+	VMOVUPD Y7, 32(R10)(CX*2)
+	VMOVUPD Y8, 64(R10)(CX*2)
+	VMOVUPD Y9, (R11)
+	VMOVUPD Y10, 32(R11)
+	VMOVUPD Y11, 64(R11)
+	ADDQ    $+96, R8
+	JMP     mulAddRowsAVX2_u3
+
+mulAddRowsAVX2_u3_end:
+	MOVQ AX, R9
+	SUBQ $+64, R9
+
+	// while i <= n-64 (bytes)
+	CMPQ R8, R9
+	JG   mulAddRowsAVX2_u2_end
+
+	// a tile of 4 rows × 2 vectors of dst in registers
+	MOVQ    dst_base+0(FP), R9
+	ADDQ    R8, R9
+	LEAQ    (R9)(CX*2), R10
+	ADDQ    CX, R10
+	MOVQ    rows_base+32(FP), R11
+	ADDQ    R8, R11
+	MOVQ    coef_base+64(FP), R12
+	LEAQ    (R12)(SI*1), R13
+	MOVQ    k+96(FP), R14
+	VMOVUPD (R9), Y0
+	VMOVUPD 32(R9), Y1
+	VMOVUPD (R9)(CX*1), Y2
+	VMOVUPD 32(R9)(CX*1), Y3
+	VMOVUPD (R9)(CX*2), Y4
+	VMOVUPD 32(R9)(CX*2), Y5
+	VMOVUPD (R10), Y6
+	VMOVUPD 32(R10), Y7
+
+	// no coefficient of the tile is ±0: no tests
+	CMPQ (SP), $0x00
+	JE   mulAddRowsAVX2_u2_rows
+
+mulAddRowsAVX2_u2_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R11), Y8
+	VMOVUPD 32(R11), Y9
+
+	// output row 0
+	VBROADCASTSD (R12), Y10
+	VFMADD231PD  Y8, Y10, Y0
+	VFMADD231PD  Y9, Y10, Y1
+
+	// output row 1
+	VBROADCASTSD (R12)(BX*1), Y10
+	VFMADD231PD  Y8, Y10, Y2
+	VFMADD231PD  Y9, Y10, Y3
+
+	// output row 2
+	VBROADCASTSD (R12)(BX*2), Y10
+	VFMADD231PD  Y8, Y10, Y4
+	VFMADD231PD  Y9, Y10, Y5
+
+	// output row 3
 	VBROADCASTSD (R13), Y10
+	VFMADD231PD  Y8, Y10, Y6
+	VFMADD231PD  Y9, Y10, Y7
+	ADDQ         DX, R11
+	ADDQ         $+8, R12
+	ADDQ         $+8, R13
+	DECQ         R14
+	JNZ          mulAddRowsAVX2_u2_dense
+	JMP          mulAddRowsAVX2_u2_store
+
+mulAddRowsAVX2_u2_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R11), Y8
+	VMOVUPD 32(R11), Y9
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R12)
+	JZ           mulAddRowsAVX2_u2_rows_skip0
+	VBROADCASTSD (R12), Y10
 	VFMADD231PD  Y8, Y10, Y0
 	VFMADD231PD  Y9, Y10, Y1
 
 mulAddRowsAVX2_u2_rows_skip0:
 	// output row 1: skip the term if its coefficient is ±0
-	TESTQ        DI, (R13)(BX*1)
+	TESTQ        DI, (R12)(BX*1)
 	JZ           mulAddRowsAVX2_u2_rows_skip1
-	VBROADCASTSD (R13)(BX*1), Y10
+	VBROADCASTSD (R12)(BX*1), Y10
 	VFMADD231PD  Y8, Y10, Y2
 	VFMADD231PD  Y9, Y10, Y3
 
 mulAddRowsAVX2_u2_rows_skip1:
 	// output row 2: skip the term if its coefficient is ±0
-	TESTQ        DI, (R13)(BX*2)
+	TESTQ        DI, (R12)(BX*2)
 	JZ           mulAddRowsAVX2_u2_rows_skip2
-	VBROADCASTSD (R13)(BX*2), Y10
+	VBROADCASTSD (R12)(BX*2), Y10
 	VFMADD231PD  Y8, Y10, Y4
 	VFMADD231PD  Y9, Y10, Y5
 
 mulAddRowsAVX2_u2_rows_skip2:
 	// output row 3: skip the term if its coefficient is ±0
-	TESTQ        DI, (R14)
+	TESTQ        DI, (R13)
 	JZ           mulAddRowsAVX2_u2_rows_skip3
-	VBROADCASTSD (R14), Y10
+	VBROADCASTSD (R13), Y10
 	VFMADD231PD  Y8, Y10, Y6
 	VFMADD231PD  Y9, Y10, Y7
 
 mulAddRowsAVX2_u2_rows_skip3:
-	ADDQ    DX, R12
-	ADDQ    $+8, R13
-	ADDQ    $+8, R14
-	DECQ    R15
-	JNZ     mulAddRowsAVX2_u2_rows
-	VMOVUPD Y0, (R10)
-	VMOVUPD Y1, 32(R10)
-	VMOVUPD Y2, (R10)(CX*1)
-	VMOVUPD Y3, 32(R10)(CX*1)
-	VMOVUPD Y4, (R10)(CX*2)
-	VMOVUPD Y5, 32(R10)(CX*2)
-	VMOVUPD Y6, (R11)
-	VMOVUPD Y7, 32(R11)
+	ADDQ DX, R11
+	ADDQ $+8, R12
+	ADDQ $+8, R13
+	DECQ R14
+	JNZ  mulAddRowsAVX2_u2_rows
+
+mulAddRowsAVX2_u2_store:
+	VMOVUPD Y0, (R9)
+	VMOVUPD Y1, 32(R9)
+	VMOVUPD Y2, (R9)(CX*1)
+	VMOVUPD Y3, 32(R9)(CX*1)
+	VMOVUPD Y4, (R9)(CX*2)
+	VMOVUPD Y5, 32(R9)(CX*2)
+	VMOVUPD Y6, (R10)
+	VMOVUPD Y7, 32(R10)
 	ADDQ    $+64, R8
-	JMP     mulAddRowsAVX2_u2
 
 mulAddRowsAVX2_u2_end:
 	MOVQ AX, R9
@@ -574,64 +878,193 @@ mulAddRowsAVX2_u2_end:
 	JG   mulAddRowsAVX2_u1_end
 
 	// a tile of 4 rows × 1 vectors of dst in registers
-	MOVQ    dst_base+0(FP), AX
-	ADDQ    R8, AX
-	LEAQ    (AX)(CX*2), R9
-	ADDQ    CX, R9
-	MOVQ    rows_base+32(FP), R10
-	ADDQ    R8, R10
-	MOVQ    coef_base+64(FP), R11
-	LEAQ    (R11)(SI*1), SI
-	MOVQ    k+96(FP), R12
-	VMOVUPD (AX), Y0
-	VMOVUPD (AX)(CX*1), Y1
-	VMOVUPD (AX)(CX*2), Y2
-	VMOVUPD (R9), Y3
+	MOVQ    dst_base+0(FP), R9
+	ADDQ    R8, R9
+	LEAQ    (R9)(CX*2), R10
+	ADDQ    CX, R10
+	MOVQ    rows_base+32(FP), R11
+	ADDQ    R8, R11
+	MOVQ    coef_base+64(FP), R12
+	LEAQ    (R12)(SI*1), R13
+	MOVQ    k+96(FP), R14
+	VMOVUPD (R9), Y0
+	VMOVUPD (R9)(CX*1), Y1
+	VMOVUPD (R9)(CX*2), Y2
+	VMOVUPD (R10), Y3
+
+	// no coefficient of the tile is ±0: no tests
+	CMPQ (SP), $0x00
+	JE   mulAddRowsAVX2_u1_rows
+
+mulAddRowsAVX2_u1_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R11), Y4
+
+	// output row 0
+	VBROADCASTSD (R12), Y5
+	VFMADD231PD  Y4, Y5, Y0
+
+	// output row 1
+	VBROADCASTSD (R12)(BX*1), Y5
+	VFMADD231PD  Y4, Y5, Y1
+
+	// output row 2
+	VBROADCASTSD (R12)(BX*2), Y5
+	VFMADD231PD  Y4, Y5, Y2
+
+	// output row 3
+	VBROADCASTSD (R13), Y5
+	VFMADD231PD  Y4, Y5, Y3
+	ADDQ         DX, R11
+	ADDQ         $+8, R12
+	ADDQ         $+8, R13
+	DECQ         R14
+	JNZ          mulAddRowsAVX2_u1_dense
+	JMP          mulAddRowsAVX2_u1_store
 
 mulAddRowsAVX2_u1_rows:
 	// row j of rows, loaded once for every output row
-	VMOVUPD (R10), Y4
+	VMOVUPD (R11), Y4
 
 	// output row 0: skip the term if its coefficient is ±0
-	TESTQ        DI, (R11)
+	TESTQ        DI, (R12)
 	JZ           mulAddRowsAVX2_u1_rows_skip0
-	VBROADCASTSD (R11), Y5
+	VBROADCASTSD (R12), Y5
 	VFMADD231PD  Y4, Y5, Y0
 
 mulAddRowsAVX2_u1_rows_skip0:
 	// output row 1: skip the term if its coefficient is ±0
-	TESTQ        DI, (R11)(BX*1)
+	TESTQ        DI, (R12)(BX*1)
 	JZ           mulAddRowsAVX2_u1_rows_skip1
-	VBROADCASTSD (R11)(BX*1), Y5
+	VBROADCASTSD (R12)(BX*1), Y5
 	VFMADD231PD  Y4, Y5, Y1
 
 mulAddRowsAVX2_u1_rows_skip1:
 	// output row 2: skip the term if its coefficient is ±0
-	TESTQ        DI, (R11)(BX*2)
+	TESTQ        DI, (R12)(BX*2)
 	JZ           mulAddRowsAVX2_u1_rows_skip2
-	VBROADCASTSD (R11)(BX*2), Y5
+	VBROADCASTSD (R12)(BX*2), Y5
 	VFMADD231PD  Y4, Y5, Y2
 
 mulAddRowsAVX2_u1_rows_skip2:
 	// output row 3: skip the term if its coefficient is ±0
-	TESTQ        DI, (SI)
+	TESTQ        DI, (R13)
 	JZ           mulAddRowsAVX2_u1_rows_skip3
-	VBROADCASTSD (SI), Y5
+	VBROADCASTSD (R13), Y5
 	VFMADD231PD  Y4, Y5, Y3
 
 mulAddRowsAVX2_u1_rows_skip3:
-	ADDQ    DX, R10
-	ADDQ    $+8, R11
-	ADDQ    $+8, SI
-	DECQ    R12
-	JNZ     mulAddRowsAVX2_u1_rows
-	VMOVUPD Y0, (AX)
-	VMOVUPD Y1, (AX)(CX*1)
-	VMOVUPD Y2, (AX)(CX*2)
-	VMOVUPD Y3, (R9)
+	ADDQ DX, R11
+	ADDQ $+8, R12
+	ADDQ $+8, R13
+	DECQ R14
+	JNZ  mulAddRowsAVX2_u1_rows
+
+mulAddRowsAVX2_u1_store:
+	VMOVUPD Y0, (R9)
+	VMOVUPD Y1, (R9)(CX*1)
+	VMOVUPD Y2, (R9)(CX*2)
+	VMOVUPD Y3, (R10)
 	ADDQ    $+32, R8
 
 mulAddRowsAVX2_u1_end:
+	// the last n-i < 4 elements, masked
+	SUBQ    R8, AX
+	JZ      mulAddRowsAVX2_done
+	SHLQ    $0x02, AX
+	LEAQ    avx2TailMask<>+0(SB), R9
+	VMOVUPD (R9)(AX*1), Y0
+
+	// a tile of 4 rows × 1 vectors of dst in registers
+	MOVQ       dst_base+0(FP), AX
+	ADDQ       R8, AX
+	LEAQ       (AX)(CX*2), R9
+	ADDQ       CX, R9
+	MOVQ       rows_base+32(FP), R10
+	ADDQ       R8, R10
+	MOVQ       coef_base+64(FP), R8
+	LEAQ       (R8)(SI*1), SI
+	MOVQ       k+96(FP), R11
+	VMASKMOVPD (AX), Y0, Y1
+	VMASKMOVPD (AX)(CX*1), Y0, Y2
+	VMASKMOVPD (AX)(CX*2), Y0, Y3
+	VMASKMOVPD (R9), Y0, Y4
+
+	// no coefficient of the tile is ±0: no tests
+	CMPQ (SP), $0x00
+	JE   mulAddRowsAVX2_tail_rows
+
+mulAddRowsAVX2_tail_dense:
+	// row j of rows, loaded once for every output row
+	VMASKMOVPD (R10), Y0, Y5
+
+	// output row 0
+	VBROADCASTSD (R8), Y6
+	VFMADD231PD  Y5, Y6, Y1
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Y6
+	VFMADD231PD  Y5, Y6, Y2
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Y6
+	VFMADD231PD  Y5, Y6, Y3
+
+	// output row 3
+	VBROADCASTSD (SI), Y6
+	VFMADD231PD  Y5, Y6, Y4
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRowsAVX2_tail_dense
+	JMP          mulAddRowsAVX2_tail_store
+
+mulAddRowsAVX2_tail_rows:
+	// row j of rows, loaded once for every output row
+	VMASKMOVPD (R10), Y0, Y5
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRowsAVX2_tail_rows_skip0
+	VBROADCASTSD (R8), Y6
+	VFMADD231PD  Y5, Y6, Y1
+
+mulAddRowsAVX2_tail_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRowsAVX2_tail_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Y6
+	VFMADD231PD  Y5, Y6, Y2
+
+mulAddRowsAVX2_tail_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRowsAVX2_tail_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Y6
+	VFMADD231PD  Y5, Y6, Y3
+
+mulAddRowsAVX2_tail_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRowsAVX2_tail_rows_skip3
+	VBROADCASTSD (SI), Y6
+	VFMADD231PD  Y5, Y6, Y4
+
+mulAddRowsAVX2_tail_rows_skip3:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRowsAVX2_tail_rows
+
+mulAddRowsAVX2_tail_store:
+	VMASKMOVPD Y1, Y0, (AX)
+	VMASKMOVPD Y2, Y0, (AX)(CX*1)
+	VMASKMOVPD Y3, Y0, (AX)(CX*2)
+	VMASKMOVPD Y4, Y0, (R9)
+
+mulAddRowsAVX2_done:
 	VZEROUPPER
 	RET
 

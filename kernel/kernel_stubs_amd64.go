@@ -14,7 +14,7 @@ func axpyAVX2(alpha float64, x []float64, y []float64)
 //go:noescape
 func axpyRowsAVX2(dst []float64, rows []float64, stride int, coef []float64)
 
-// mulAddRowsAVX2 is mulAddRowsGeneric for 4 output rows (len(dst) = 4·n) on 4-lane AVX2+FMA vectors, for n rounded down to a multiple of 4.
+// mulAddRowsAVX2 is mulAddRowsGeneric for 4 output rows (len(dst) = 4·n) on 4-lane AVX2+FMA vectors, for every n (the last n mod 4 lanes masked).
 //
 //go:noescape
 func mulAddRowsAVX2(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)

@@ -985,7 +985,7 @@ func (a *isa) mulAddRows(R int) {
 	if a.avx512 {
 		Doc(fmt.Sprintf("%s is mulAddRowsGeneric for %d output rows (len(dst) = %d·n) on 8-lane AVX-512 vectors, for every n.", name, R, R))
 	} else {
-		Doc(fmt.Sprintf("%s is mulAddRowsGeneric for %d output rows (len(dst) = %d·n) on 4-lane AVX2+FMA vectors, for n rounded down to a multiple of 4.", name, R, R))
+		Doc(fmt.Sprintf("%s is mulAddRowsGeneric for %d output rows (len(dst) = %d·n) on 4-lane AVX2+FMA vectors, for every n (the last n mod 4 lanes masked).", name, R, R))
 	}
 	Pragma("noescape")
 	n := Load(Param("n"), GP64())
@@ -1061,6 +1061,52 @@ func (a *isa) mulAddRows(R int) {
 		}
 	}
 
+	// AVX2: the same test, its answer kept in the frame (no general
+	// register is left over for it): 1 when no coefficient of the tile is
+	// ±0.
+	var dense Mem
+	if !a.avx512 {
+		Comment("dense = 1 when no coefficient of the tile is ±0")
+		dense = AllocLocal(8)
+		zero, acc := a.vec(), a.vec()
+		VXORPD(zero, zero, zero)
+		VXORPD(acc, acc, acc)
+		cb, c3b := GP64(), GP64()
+		Load(Param("coef").Base(), cb)
+		LEAQ(Mem{Base: cb, Index: cs3, Scale: 1}, c3b)
+		for r := range R {
+			p, cnt := GP64(), GP64()
+			LEAQ(rowMem(cb, c3b, csb, r, 0), p)
+			Load(Param("k"), cnt)
+			SHRQ(U8(2), cnt)
+			lbl := fmt.Sprintf("%s_scan%d", name, r)
+			Label(lbl)
+			JZ(LabelRef(lbl + "_tail"))
+			VORPD(a.cmp(0, Mem{Base: p}, zero), acc, acc)
+			ADDQ(I8(32), p)
+			DECQ(cnt)
+			JMP(LabelRef(lbl))
+			Label(lbl + "_tail")
+			Load(Param("k"), cnt)
+			ANDQ(I8(3), cnt)
+			Label(lbl + "_one")
+			JZ(LabelRef(lbl + "_end"))
+			TESTQ(abs, Mem{Base: p})
+			JZ(LabelRef(name + "_sparse"))
+			ADDQ(I8(8), p)
+			DECQ(cnt)
+			JMP(LabelRef(lbl + "_one"))
+			Label(lbl + "_end")
+		}
+		VTESTPD(acc, acc)
+		JNZ(LabelRef(name + "_sparse"))
+		MOVQ(U32(1), dense)
+		JMP(LabelRef(name + "_scanned"))
+		Label(name + "_sparse")
+		MOVQ(U32(0), dense)
+		Label(name + "_scanned")
+	}
+
 	// chunk runs a tile of R rows × u vectors of dst over the k rows; with
 	// mask, the last vector holds only mask's lanes.
 	chunk := func(label string, u int, mask Register) {
@@ -1075,17 +1121,35 @@ func (a *isa) mulAddRows(R int) {
 		Load(Param("coef").Base(), cj)
 		LEAQ(Mem{Base: cj, Index: cs3, Scale: 1}, c3)
 		Load(Param("k"), cnt)
+		// ld and st move a vector, masked where it is the tile's last and
+		// mask is set (AVX2: VMASKMOVPD, the lanes off the mask read as 0
+		// and not written).
+		ld := func(m Mem, v int, dst Register) {
+			switch {
+			case mask == nil || v != u-1:
+				VMOVUPD(m, dst)
+			case a.avx512:
+				VMOVUPD_Z(m, mask, dst)
+			default:
+				VMASKMOVPD(m, mask, dst)
+			}
+		}
+		st := func(src Register, v int, m Mem) {
+			switch {
+			case mask == nil || v != u-1:
+				VMOVUPD(src, m)
+			case a.avx512:
+				VMOVUPD(src, mask, m)
+			default:
+				VMASKMOVPD(src, mask, m)
+			}
+		}
 		accs := make([][]Register, R)
 		for r := range accs {
 			accs[r] = make([]Register, u)
 			for v := range accs[r] {
 				accs[r][v] = a.vec()
-				m := rowMem(dc, d3, nb, r, 8*a.lanes*v)
-				if mask != nil && v == u-1 {
-					VMOVUPD_Z(m, mask, accs[r][v])
-				} else {
-					VMOVUPD(m, accs[r][v])
-				}
+				ld(rowMem(dc, d3, nb, r, 8*a.lanes*v), v, accs[r][v])
 			}
 		}
 		loop := func(label string, check bool) {
@@ -1094,12 +1158,7 @@ func (a *isa) mulAddRows(R int) {
 			src := make([]Register, u)
 			for v := range src {
 				src[v] = a.vec()
-				m := Mem{Base: rp, Disp: 8 * a.lanes * v}
-				if mask != nil && v == u-1 {
-					VMOVUPD_Z(m, mask, src[v])
-				} else {
-					VMOVUPD(m, src[v])
-				}
+				ld(Mem{Base: rp, Disp: 8 * a.lanes * v}, v, src[v])
 			}
 			bc := a.vec()
 			for r := range R {
@@ -1126,29 +1185,31 @@ func (a *isa) mulAddRows(R int) {
 			DECQ(cnt)
 			JNZ(LabelRef(label))
 		}
+		Comment("no coefficient of the tile is ±0: no tests")
 		if kz != nil {
-			Comment("no coefficient of the tile is ±0: no tests")
 			KORTESTW(kz, kz)
 			JNZ(LabelRef(label + "_rows"))
-			loop(label+"_dense", false)
-			JMP(LabelRef(label + "_store"))
+		} else {
+			CMPQ(dense, U8(0))
+			JE(LabelRef(label + "_rows"))
 		}
+		loop(label+"_dense", false)
+		JMP(LabelRef(label + "_store"))
 		loop(label+"_rows", true)
 		Label(label + "_store")
 		for r := range accs {
 			for v := range accs[r] {
-				m := rowMem(dc, d3, nb, r, 8*a.lanes*v)
-				if mask != nil && v == u-1 {
-					VMOVUPD(accs[r][v], mask, m)
-				} else {
-					VMOVUPD(accs[r][v], m)
-				}
+				st(accs[r][v], v, rowMem(dc, d3, nb, r, 8*a.lanes*v))
 			}
 		}
 	}
 
 	m := GP64()
-	us := []int{2, 1}
+	// AVX2: a tile of 4 rows × 3 vectors (12 accumulators, the 3 shared
+	// vectors and the broadcast coefficient fill the 16 registers), then
+	// one tile of 2 and one of 1 vector for what is left, then the last
+	// n mod 4 lanes masked.
+	us := []int{3, 2, 1}
 	if a.avx512 {
 		us = []int{4}
 	}
@@ -1196,6 +1257,16 @@ func (a *isa) mulAddRows(R int) {
 				JMP(LabelRef(name + "_done"))
 			}
 		}
+	}
+	if !a.avx512 {
+		Comment("the last n-i < 4 elements, masked")
+		SUBQ(i, n)
+		JZ(LabelRef(name + "_done"))
+		SHLQ(U8(2), n) // the lanes left × 32, the offset of their mask
+		mask, tbl := a.vec(), GP64()
+		LEAQ(cst["avx2TailMask"], tbl)
+		VMOVUPD(Mem{Base: tbl, Index: n, Scale: 1}, mask)
+		chunk(name+"_tail", 1, mask)
 	}
 	Label(name + "_done")
 	VZEROUPPER()
@@ -1245,6 +1316,18 @@ func main() {
 			DATA(8*l, U64(c.bits))
 		}
 		cst[c.name] = m
+	}
+	// avx2TailMask[r]: the VMASKMOVPD mask of the first r of 4 lanes, r in
+	// [0, 4).
+	cst["avx2TailMask"] = GLOBL("avx2TailMask", RODATA|NOPTR)
+	for r := range 4 {
+		for l := range 4 {
+			bits := uint64(0)
+			if l < r {
+				bits = ^uint64(0)
+			}
+			DATA(32*r+8*l, U64(bits))
+		}
 	}
 	// tailMask[r] = 1<<r - 1: the K mask of the first r lanes, r in [0, 8].
 	cst["tailMask"] = GLOBL("tailMask", RODATA|NOPTR)

@@ -55,7 +55,7 @@ func (r *Recognized) readAttention(consts map[string]*Tensor) error {
 	}
 	var sm *Node
 	for _, in := range pool.Inputs {
-		if n := r.throughShapes(in); n != nil && n.OpType == "Softmax" {
+		if n, _ := r.producer(r.behindShapes(in)); n != nil && n.OpType == "Softmax" {
 			sm = n
 		}
 	}
@@ -63,10 +63,7 @@ func (r *Recognized) readAttention(consts map[string]*Tensor) error {
 		return nil
 	}
 	head, _ := r.producer(r.vName)
-	scores := sm.Inputs[0] // the score layer's output, behind any shape operators
-	for n, _ := r.producer(scores); n != nil && isShapeOp(n) && len(n.Inputs) > 0; n, _ = r.producer(scores) {
-		scores = n.Inputs[0]
-	}
+	scores := r.behindShapes(sm.Inputs[0]) // the score layer's output
 	role := "attention score"
 	top, ok, err := r.readLinear(consts, scores, role)
 	if err != nil {
@@ -109,19 +106,19 @@ func (r *Recognized) readAttention(consts map[string]*Tensor) error {
 	return nil
 }
 
-// throughShapes returns the node that writes name, looking through the
-// shape operators (Unsqueeze, Squeeze, Reshape, Transpose) between: they
-// move α's and the scores' axes about, and what they do to the values is
+// behindShapes returns the tensor that name is made from by shape
+// operators (Unsqueeze, Squeeze, Reshape, Transpose), or name: they move
+// α's and the scores' axes about, and what they do to the values is
 // established by the probes, as for the rest of the head.
-func (r *Recognized) throughShapes(name string) *Node {
+func (r *Recognized) behindShapes(name string) string {
 	for range 8 { // a chain of shape operators is short; a cycle is not followed
 		n, _ := r.producer(name)
 		if n == nil || !isShapeOp(n) || len(n.Inputs) == 0 {
-			return n
+			return name
 		}
 		name = n.Inputs[0]
 	}
-	return nil
+	return name
 }
 
 func isShapeOp(n *Node) bool {

@@ -58,6 +58,7 @@ type runnerState struct {
 	ig      igJob
 	occ     occJob
 	wg      sync.WaitGroup // the helpers running the current job
+	panics  panicBox       // the first panic of the current job's goroutines
 }
 
 // task is a job the workers share: IG's chunks or occlusion's batches.
@@ -132,13 +133,17 @@ func (st *runnerState) start(t task, pool []*worker) {
 	for _, wk := range pool[1:] {
 		if wk.work == nil {
 			wk.work = make(chan task)
-			go wk.loop(&st.wg)
+			go wk.loop(&st.wg, &st.panics)
 		}
 		st.wg.Add(1)
 		wk.work <- t
 	}
-	t.run(pool[0])
+	func() {
+		defer st.panics.catch(func() { abort(t) })
+		t.run(pool[0])
+	}()
 	st.wg.Wait()
+	st.panics.rethrow() // on the caller's goroutine (panics.go)
 }
 
 // watch makes the passes of the workers' lanes end soon after ctx is done
@@ -166,11 +171,17 @@ func unwatch(pool []*worker) {
 }
 
 // loop runs the tasks sent to a helper until its channel is closed.
-func (wk *worker) loop(wg *sync.WaitGroup) {
+func (wk *worker) loop(wg *sync.WaitGroup, box *panicBox) {
 	for t := range wk.work {
-		t.run(wk)
-		wg.Done()
+		wk.run(t, wg, box)
 	}
+}
+
+// run runs t, a panic recovered into box (panics.go).
+func (wk *worker) run(t task, wg *sync.WaitGroup, box *panicBox) {
+	defer wg.Done()
+	defer box.catch(func() { abort(t) })
+	t.run(wk)
 }
 
 // logitsTraceMax is the largest one-lane trace Logits keeps: past it the

@@ -58,6 +58,7 @@ type team struct {
 	gen     atomic.Uint64 // bumped for each job
 	claims  atomic.Uint64 // the job's gen (24 bits) << 40 | its parts << 32 | the parts claimed, a bit each
 	done    atomic.Int64  // parts finished
+	panics  panicBox      // the first panic of the job's parts
 	quit    atomic.Bool
 	helpers []*teamHelper
 }
@@ -163,10 +164,17 @@ func (t *team) work(m int, gen uint64) {
 func (t *team) runPart(gen uint64, i, n int) bool {
 	ok, gone := t.claim(gen, i)
 	if ok {
-		t.task.part(t.chunk(i, n), n)
-		t.done.Add(1)
+		t.runCaught(i, n)
 	}
 	return !gone
+}
+
+// runCaught runs part i of n, counted done even if it panics: the panic
+// is kept for run to raise on member 0's goroutine (panics.go).
+func (t *team) runCaught(i, n int) {
+	defer t.done.Add(1)
+	defer t.panics.catch(nil)
+	t.task.part(t.chunk(i, n), n)
 }
 
 // chunk is the run of a job's output that part i of n computes: member m's
@@ -230,6 +238,7 @@ func (t *team) run(task teamTask, parts int) {
 	}
 	t.claims.Store(0)
 	t.task = nil
+	t.panics.rethrow()
 }
 
 // part computes part i of the product: the output rows [m·i/n, m·(i+1)/n)

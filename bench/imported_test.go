@@ -6,33 +6,40 @@ import (
 	"testing"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
+	"github.com/whitebox-lstm/whitebox/cell"
 	"github.com/whitebox-lstm/whitebox/model"
 )
 
 // ImportedModels are the imported-model cases: files of model/testdata
 // (random weights, made by its gen.py) of the two shapes the model-import
-// work is judged on.
-var ImportedModels = []string{"bench_h256", "bench_bi2_h64"}
+// work is judged on, and bench_gru_h256, bench_h256's shape with a GRU
+// layer (made by model/testdata/gru/gen_gru.py).
+var ImportedModels = []string{"bench_h256", "bench_bi2_h64", "bench_gru_h256"}
 
 // StackedForwardFLOPs counts one forward pass of an imported model over t
-// tokens: 2·4H·(in+H) per step, direction and layer, plus the decoder.
+// tokens: 2·gH·(in+H) per step, direction and layer, g the layer's gates
+// (4 for an LSTM, 3 for a GRU: r, z, n), plus the decoder.
 func StackedForwardFLOPs(m *model.Model, t int) float64 {
 	n := m.Net
 	h, dirs := float64(n.Hidden()), float64(n.Directions())
+	gates := 4.0
+	if n.Kind() == cell.LayerGRU {
+		gates = 3
+	}
 	f := 0.0
 	for k := range n.Layers() {
 		in := float64(n.Input())
 		if k > 0 {
 			in = h * dirs
 		}
-		f += dirs * 8 * h * (in + h)
+		f += dirs * 2 * gates * h * (in + h)
 	}
 	return f*float64(t) + 2*float64(n.Classes())*h*dirs
 }
 
 // importedCases are the input lengths of BenchmarkImportedIG per model:
 // the 1,000-token input is the one-input-on-two-cores case of issue 21.
-var importedCases = map[string][]int{"bench_h256": {200, 1000}, "bench_bi2_h64": {200}}
+var importedCases = map[string][]int{"bench_h256": {200, 1000}, "bench_bi2_h64": {200}, "bench_gru_h256": {200, 1000}}
 
 // BenchmarkImportedIG measures IG with 50 Gauss–Legendre steps (Captum's
 // float32 step sizes) on the TokenIDs input of an imported model, the

@@ -4,8 +4,10 @@
 The imported-model cases of issue 21, the same as BenchmarkImportedIG in
 ../imported_test.go: the same files (model/testdata/bench_h256.safetensors:
 V=200 E=100 H=256, 1 layer; bench_bi2_h64.safetensors: V=200 E=16 H=64, 2
-layers, bidirectional; both F32 weights, C=5, logits = Linear(h_n)) and the
-same token ids (bench.TokenIDs: SplitMix64 seeded with T, id = output mod V).
+layers, bidirectional; bench_gru_h256.safetensors (issue 38): bench_h256's
+shape with an nn.GRU, made by model/testdata/gru/gen_gru.py; all F32
+weights, C=5, logits = Linear(h_n)) and the same token ids (bench.TokenIDs:
+SplitMix64 seeded with T, id = output mod V).
 
 The computation (Captum's IntegratedGradients with internal_batch_size=None,
 written out with autograd so that nothing but PyTorch is timed): on the
@@ -89,7 +91,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TESTDATA = os.path.normpath(os.path.join(HERE, "..", "..", "model", "testdata"))
 STEPS = 50
 # (model, T): BenchmarkImportedIG's cases (importedCases in ../imported_test.go)
-CASES = [("bench_bi2_h64", 200), ("bench_h256", 200), ("bench_h256", 1000)]  # cheapest first
+CASES = [("bench_bi2_h64", 200), ("bench_gru_h256", 200), ("bench_h256", 200),
+         ("bench_gru_h256", 1000), ("bench_h256", 1000)]  # cheapest first
 
 
 def read_safetensors(path):
@@ -111,7 +114,8 @@ def read_safetensors(path):
 
 class Classifier(torch.nn.Module):
     """nn.LSTM -> Linear on h_n[-1] (cat(h_n[-2], h_n[-1]) when bidirectional):
-    gen.py's model family, taking the embedded input."""
+    gen.py's model family, taking the embedded input; nn.GRU in place of the
+    LSTM where the spec says "kind": "gru" (gen_gru.py's bench model)."""
 
     def __init__(self, name):
         super().__init__()
@@ -120,8 +124,10 @@ class Classifier(torch.nn.Module):
         p = spec["prefixes"]
         self.bi, self.vocab = spec["bidirectional"], spec["vocab"]
         self.emb = sd[p["embedding"] + ".weight"]
-        self.lstm = torch.nn.LSTM(spec["input"], spec["hidden"], num_layers=spec["layers"],
-                                  bidirectional=self.bi, batch_first=True, bias=spec["lstm_bias"])
+        self.gru = spec.get("kind", "lstm") == "gru"
+        self.lstm = (torch.nn.GRU if self.gru else torch.nn.LSTM)(
+            spec["input"], spec["hidden"], num_layers=spec["layers"], bidirectional=self.bi, batch_first=True,
+            bias=spec["lstm_bias"])
         self.dec = torch.nn.Linear(spec["hidden"] * (2 if self.bi else 1), spec["classes"],
                                    bias=spec["decoder_bias"])
         self.double()
@@ -132,7 +138,9 @@ class Classifier(torch.nn.Module):
         self.eval()
 
     def forward(self, e):
-        _, (h_n, _) = self.lstm(e)
+        _, h_n = self.lstm(e)
+        if not self.gru:
+            h_n = h_n[0]  # (h_n, c_n)
         return self.dec(torch.cat((h_n[-2], h_n[-1]), dim=-1) if self.bi else h_n[-1])
 
 

@@ -9,8 +9,10 @@ is set): the peak RSS is the process's own (ru_maxrss of wait4, what
 measured here around the process.
 The ids are bench.TokenIDs (tokens.py), the same as the in-process cases.
 
-Cases (issue 21):
+Cases (issue 21; the GRU, issue 38):
   - bench_h256, T = 200: all cores, and GOMAXPROCS=1;
+  - bench_gru_h256 (bench_h256's shape with a GRU layer), T = 200: all
+    cores, and GOMAXPROCS=1;
   - bench_bi2_h64, T = 50,000 (--long-T; 0: none), the default -budget:
     the long-input case; a refusal (non-zero exit) is recorded as such,
     with the command's message.
@@ -34,7 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tokens import token_ids  # noqa: E402
 
 TESTDATA = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "model", "testdata"))
-VOCAB = 200  # both benchmark models (model/testdata/gen.py)
+VOCAB = 200  # every benchmark model (model/testdata/gen.py, model/testdata/gru/gen_gru.py)
 
 
 def run_once(binary, model, ids_path, env):
@@ -65,7 +67,8 @@ def main():
     a = ap.parse_args()
     print("goos: linux\ngoarch: amd64\npkg: github.com/whitebox-lstm/whitebox/bench\nengine: whitebox-cli")
     ncpu = os.cpu_count() or 1
-    cases = [("bench_h256", 200, None, a.repeat), ("bench_h256", 200, 1, a.repeat)]
+    cases = [("bench_h256", 200, None, a.repeat), ("bench_h256", 200, 1, a.repeat),
+             ("bench_gru_h256", 200, None, a.repeat), ("bench_gru_h256", 200, 1, a.repeat)]
     if a.long_T > 0:
         cases.append(("bench_bi2_h64", a.long_T, None, 1))
     with tempfile.TemporaryDirectory(prefix="whitebox-cli-") as tmp:

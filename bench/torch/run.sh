@@ -1,14 +1,17 @@
 #!/bin/sh
 # Regenerates BENCHMARKS.md's section "Imported models beside PyTorch"
-# (issue 21, point 4): IG with 50 Gauss–Legendre steps on the imported
-# benchmark models in Go (go test -bench, a process per thread count) and
+# (issue 21, point 4; the GRU beside the LSTM, issue 38): IG with 50
+# Gauss–Legendre steps on the imported benchmark models (bench_h256,
+# bench_bi2_h64, bench_gru_h256) in Go (go test -bench, a process per thread count) and
 # in PyTorch (bench_ig.py, float64 and float32, a process per thread
 # count), dense-h256 IG beside the core's measured FMA peak (bench/peak)
 # and OpenBLAS's matrix product, two 1-thread dense-h256 processes at once, the
 # one-shot CLI's wall time and peak RSS (cli.py), and the check that
 # PyTorch's float64 scores are whitebox's. About 4–5 minutes on a quiet
 # 2-core machine (estimated from the single cases), 17 under a load
-# average of 15.
+# average of 15, before the GRU's cases; with them, 26 minutes on a 2-core
+# machine shared with other builds (load 1–2.5), 12.6 of them the
+# 50,000-token CLI case.
 #
 # From the repository root:   sh bench/torch/run.sh
 #
@@ -31,9 +34,10 @@
 # thread counts take turns under the machine's other load (6 samples a
 # case by default: benchstat -count 6); PAIR (1): with each Go sample, two
 # 1-thread dense-h256 processes at once, the most two cores do with no
-# hand-over between them (0: none); TORCH_DEADLINE (90): seconds after
-# which a PyTorch process begins no more samples (an overloaded machine
-# makes its 2-thread calls very slow); CLI_REPEAT (5); CLI_LONG_T (50000):
+# hand-over between them (0: none); TORCH_DEADLINE (150; 90 before the
+# GRU's two cases): seconds after which a PyTorch process begins no more
+# samples (an overloaded machine makes its 2-thread calls very slow);
+# CLI_REPEAT (5); CLI_LONG_T (50000):
 # the BiLSTM's long input for cli.py (0: none); PYTHON (/usr/bin/python3,
 # with torch 1.13); TORCH_BLAS: openblas (default: Debian's
 # libopenblas0-pthread, fetched once with apt-get download into CACHE and
@@ -49,7 +53,7 @@ TORCH_REPEAT=${TORCH_REPEAT:-2}
 CLI_REPEAT=${CLI_REPEAT:-5}
 PYTHON=${PYTHON:-/usr/bin/python3}
 TORCH_BLAS=${TORCH_BLAS:-openblas}
-TORCH_DEADLINE=${TORCH_DEADLINE:-90}
+TORCH_DEADLINE=${TORCH_DEADLINE:-150}
 CACHE=${CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/whitebox-bench}
 THREADS=${THREADS:-1 2}
 CLI_LONG_T=${CLI_LONG_T:-50000}

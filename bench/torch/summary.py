@@ -3,7 +3,9 @@
 results directory of bench/torch/run.sh (go.txt, pair.txt, torch.txt,
 cli.txt, check.txt, machine.txt, benchstat-threads.txt), as Markdown on
 stdout. Where the run has thread counts beyond 2 (THREADS), one more table
-gives every case at each.
+gives every case at each. Where it has the GRU (bench_gru_h256, issue 38),
+one more table sets it beside the LSTM of the same shape (bench_h256):
+times, GFLOP/s and their share of the FMA peak, and the GRU / LSTM time.
 
 Every figure is the median of the samples, with their range in
 parentheses; ratios are of medians. Needs no torch.
@@ -20,7 +22,10 @@ H256 = "ImportedIG/model=bench_h256/T=200/steps=50"
 H256_LONG = "ImportedIG/model=bench_h256/T=1000/steps=50"
 BI2 = "ImportedIG/model=bench_bi2_h64/T=200/steps=50"
 DENSE = "IG/net=dense-h256/T=256/steps=50"
+GRU = "ImportedIG/model=bench_gru_h256/T=200/steps=50"
+GRU_LONG = "ImportedIG/model=bench_gru_h256/T=1000/steps=50"
 CLI = "CLIIG/model=bench_h256/T=200/steps=50"
+CLI_GRU = "CLIIG/model=bench_gru_h256/T=200/steps=50"
 MM = re.compile(r"torch\.mm 1024x1024, (\d+) thread\(s\): float64 ([0-9.]+) GFLOP/s")
 
 
@@ -79,6 +84,56 @@ def met(r, target):
     return "—" if r is None else ("yes" if r >= target else "**no**")
 
 
+def gru_vs_lstm(p, s, peaks):
+    """The GRU beside the LSTM of its shape (bench_gru_h256, bench_h256):
+    time, GFLOP/s (the Go benchmark's count: 2·gH·(in+H) a step, g = 3
+    gates for the GRU, 4 for the LSTM) and its share of the FMA peak (one
+    core a thread), and the GRU / LSTM time of each engine."""
+    w, f64, f32 = "whitebox", "pytorch-float64", "pytorch-float32"
+    if not any(k[1] in (GRU, GRU_LONG) for k in s):
+        return
+    best = max(peaks, key=peaks.get) if peaks else None
+
+    def rate(name, th):
+        g = s.get((w, name, th), {}).get("GFLOP/s")
+        if not g:
+            return "—"
+        r = statistics.median(g)
+        return "%.1f (%.0f%%)" % (r, 100 * r / (th * peaks[best])) if best else "%.1f" % r
+
+    p("The GRU beside the LSTM of its shape (V = 200, E = 100, H = 256, 1 layer, the same ids): IG with 50 steps, "
+      "in-process; GFLOP/s counts 2·3H·(E+H) a step for the GRU's 3 gates, 2·4H·(E+H) for the LSTM's 4, "
+      "(2·50 + 2) passes%s:" % (
+          ", in brackets its share of %s the FMA peak (%s, %.1f GFLOP/s a core)" % (
+              "one or twice", best, peaks[best]) if best else ""))
+    p("")
+    p("| case | Go, 1 thread | GFLOP/s, 1 thread | Go, 2 threads | GFLOP/s, 2 threads | "
+      "PyTorch f64, 1 thread | PyTorch f32, 1 thread | Go 1 thread vs f64 / f32, 1 thread |")
+    p("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name in (H256, GRU, H256_LONG, GRU_LONG):
+        g1 = median(s, (w, name, 1))
+        p("| %s | %s | %s | %s | %s | %s | %s | %s / %s |" % (
+            name.replace("ImportedIG/", ""), cell(s, (w, name, 1)), rate(name, 1), cell(s, (w, name, 2)),
+            rate(name, 2), cell(s, (f64, name, 1)), cell(s, (f32, name, 1)),
+            fmt_ratio(ratio(median(s, (f64, name, 1)), g1)), fmt_ratio(ratio(median(s, (f32, name, 1)), g1))))
+    p("")
+    parts = []
+    for gname, lname, t in ((GRU, H256, 200), (GRU_LONG, H256_LONG, 1000)):
+        cells = []
+        for what, e, th in (("Go 1 thread", w, 1), ("Go 2 threads", w, 2), ("PyTorch f64", f64, 1),
+                            ("PyTorch f32", f32, 1)):
+            r = ratio(median(s, (e, gname, th)), median(s, (e, lname, th)))
+            cells.append("%s %s" % (what, "%.2f" % r if r is not None else "—"))
+        parts.append("T = %d: %s" % (t, ", ".join(cells)))
+    cg, cl = max((k for k in s if k[1] == CLI_GRU), key=lambda k: k[2], default=None), \
+        max((k for k in s if k[1] == CLI), key=lambda k: k[2], default=None)
+    if cg and cl and cg[2] == cl[2]:
+        parts.append("the one-shot CLI (T = 200, GOMAXPROCS=%d) %.2f" % (cg[2], ratio(median(s, cg), median(s, cl))))
+    p("GRU / LSTM time (ratio of medians; the same per token-step, both running the same T and steps; "
+      "the FLOPs' ratio is 0.75, 3 gates against 4): %s." % "; ".join(parts))
+    p("")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__.strip().splitlines()[-1])
@@ -115,7 +170,9 @@ def main():
     p("| case | Go, 1 thread | Go, 2 threads | Go 2 vs 1 | PyTorch f64, 1 thread | f64, 2 threads | "
       "PyTorch f32, 1 thread | f32, 2 threads | Go 1 thread vs f64 / f32, 1 thread |")
     p("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for name in (H256, H256_LONG, BI2):
+    for name in (H256, H256_LONG, GRU, GRU_LONG, BI2):
+        if not any((e, name, n) in s for e in (w, f64, f32) for n in (1, 2)):
+            continue  # a run from before the GRU
         g1, g2 = median(s, (w, name, 1)), median(s, (w, name, 2))
         p("| %s | %s | %s | %s | %s | %s | %s | %s | %s / %s |" % (
             name.replace("ImportedIG/", ""), cell(s, (w, name, 1)), cell(s, (w, name, 2)), fmt_ratio(ratio(g1, g2)),
@@ -159,6 +216,7 @@ def main():
           "every step's products, as a framework computes them) = %s." % (
               th, statistics.median(run), statistics.median(dense["GFLOP/s"]), "; ".join(shares)))
     p("")
+    gru_vs_lstm(p, s, peaks)
     pair = s.get(("whitebox-pair", DENSE, 1), {}).get("ns/op", [])
     if d1 and len(pair) >= 2:
         # Each round ran two processes at once (consecutive lines): the work
@@ -176,7 +234,7 @@ def main():
         p("")
         p("| case | engine | " + " | ".join("%d" % n for n in threads) + " |")
         p("| --- | --- | " + " | ".join("---" for _ in threads) + " |")
-        for name in (H256, H256_LONG, BI2, DENSE):
+        for name in (H256, H256_LONG, GRU, GRU_LONG, BI2, DENSE):
             for e in (w, f64, f32):
                 one = median(s, (e, name, 1))
                 cells = []

@@ -61,6 +61,16 @@ the float32 model with the embedding, ids -> logits, exported as
 onnx/<name>.json: the export's description (as gen_onnx.py's, "source" the
 model's <name>.json, whose references apply) and per case the float64
 logits and "logits_f32", the float32 model's.
+
+The benchmark model (bench_gru_h256, written to ../, beside gen.py's
+bench_h256, which it mirrors): Embedding(200, 100) -> nn.GRU(100, 256) ->
+Linear(256, 5) on h_n[-1], F32 weights initialised as gen.py initialises
+its models (numpy RandomState(BENCH["seed"]): the embedding N(0, 1), every
+other weight and bias 2 * U(-1/sqrt(H), 1/sqrt(H))), in
+../bench_gru_h256.safetensors, with ../bench_gru_h256.json: its
+description in gen.py's schema (prefixes, sizes, "lstm_bias" for the GRU's
+biases, "kind": "gru") and no cases -- bench/torch/bench_ig.py checks
+whitebox against PyTorch on it at bench time (BenchmarkImportedIG's model).
 """
 
 import json
@@ -495,10 +505,45 @@ def write(path, text):
     print("wrote %s (%d bytes)" % (os.path.relpath(path, HERE), len(text)), flush=True)
 
 
+BENCH = {"name": "bench_gru_h256", "vocab": 200, "input": 100, "hidden": 256, "classes": 5, "seed": 2560, "scale": 2.0}
+
+
+def build_bench(b):
+    """The benchmark model b (BENCH) in ../<name>.safetensors and its spec
+    ../<name>.json (see the doc string)."""
+    s = spec(b["name"], 1, False, "hn", seed=b["seed"], formats=("safetensors",))
+    s.update(vocab=b["vocab"], input=b["input"], hidden=b["hidden"], classes=b["classes"])
+    m = GRUNet(s)
+    rs = np.random.RandomState(b["seed"])
+    bound = 1 / np.sqrt(s["hidden"])
+    with torch.no_grad():
+        for name, p in m.named_parameters():
+            v = (rs.standard_normal(p.shape) if name == "embedding.weight"
+                 else b["scale"] * rs.uniform(-bound, bound, size=p.shape))
+            p.copy_(torch.from_numpy(v).float())
+    m.eval()
+    sd = {k: v.detach().clone() for k, v in m.state_dict().items()}
+    out = os.path.normpath(os.path.join(HERE, ".."))
+    st = b["name"] + ".safetensors"
+    meta = {"format": "pt"}
+    write_safetensors(os.path.join(out, st), sd, meta)
+    back, back_meta = read_safetensors(os.path.join(out, st))
+    assert back_meta == meta and list(back) == list(sd)
+    for k, v in sd.items():
+        assert v.dtype == torch.float32 and torch.equal(back[k], v), k
+    print("wrote ../%s (%d bytes)" % (st, os.path.getsize(os.path.join(out, st))), flush=True)
+    j = {"name": b["name"], "kind": "gru", "files": [st], "dtype": "F32", "file_dtypes": {st: "F32"},
+         "prefixes": {"embedding": "embedding", "lstm": "gru", "decoder": "fc"}, "vocab": s["vocab"],
+         "input": s["input"], "hidden": s["hidden"], "layers": 1, "bidirectional": False, "classes": s["classes"],
+         "lstm_bias": True, "decoder_bias": True, "init_scale": b["scale"], "seed": b["seed"], "cases": []}
+    write(os.path.join(out, b["name"] + ".json"), json.dumps(j, separators=(",", ":"), allow_nan=False) + "\n")
+
+
 def main():
     os.makedirs(HERE, exist_ok=True)
     for s in SPECS:
         build(s)
+    build_bench(BENCH)
 
 
 if __name__ == "__main__":

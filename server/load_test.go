@@ -207,7 +207,8 @@ func TestShutdownGrace(t *testing.T) {
 	waitFor(t, 20*time.Second, "the call never ran", func() bool { return ts.Pool().Stats().Running == 1 })
 	t0 := time.Now()
 	err := ts.stop()
-	if err == nil || !strings.Contains(err.Error(), "1 request(s) cut off") {
+	var cut *CutOff
+	if !errors.As(err, &cut) || cut.Requests != 1 || !strings.Contains(err.Error(), "1 request(s) cut off") {
 		t.Errorf("Serve: %v", err)
 	}
 	if d := time.Since(t0); d > 5*time.Second {

@@ -370,8 +370,9 @@ func (s *Server) auth(next http.Handler) http.Handler {
 // Serve answers on ln until ctx ends (SIGTERM, SIGINT), then shuts down:
 // it stops accepting, lets the requests in flight finish within grace,
 // then cancels those left (their work stops, their memory returns) and
-// closes. It returns nil after a clean shutdown, with the number of
-// requests cut off in the error otherwise.
+// closes. It returns nil after a clean shutdown, a *CutOff when the
+// grace period ended with requests still running (a shutdown all the
+// same), and the listener's error if serving failed.
 func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
 	srv := s.HTTPServer()
 	errc := make(chan error, 1)
@@ -398,9 +399,21 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	<-errc
 	s.pool.Close()
 	if cut > 0 {
-		return fmt.Errorf("grace period of %v ended: %d request(s) cut off", grace, cut)
+		return &CutOff{Grace: grace, Requests: cut}
 	}
 	return nil
+}
+
+// CutOff is Serve's report of a shutdown whose grace period ended with
+// requests still running: their work was stopped, their memory given
+// back and their connections closed.
+type CutOff struct {
+	Grace    time.Duration
+	Requests int64
+}
+
+func (e *CutOff) Error() string {
+	return fmt.Sprintf("grace period of %v ended: %d request(s) cut off", e.Grace, e.Requests)
 }
 
 // HTTPServer is the http.Server of Serve, with its timeouts: headers

@@ -136,7 +136,7 @@ func TestMatchElided(t *testing.T) {
 		{`{"a":1,"b":[2,3],"c":4}` + "\n", `{"a":1,…,"c":4}` + "\n", true},
 		{`{"a":1,"b":[2,3],"c":4}` + "\n", `{"a":…,"b":[2…],"c"…}` + "\n", true},
 		{`{"a":1,"b":[2,3],"c":4}` + "\n", `{"a":…,"c":4,"b":…}` + "\n", false}, // out of order
-		{`{"a":1}` + "\n", `{"a":1…"a":1}` + "\n", false},                      // the pieces may not overlap
+		{`{"a":1}` + "\n", `{"a":1…"a":1}` + "\n", false},                       // the pieces may not overlap
 		{"x\n", "y…\n", false},
 		{"x\n", "…y\n", false},
 	} {

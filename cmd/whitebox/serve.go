@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -65,9 +66,9 @@ An instance is a string (an input line of whitebox attribute), an array of
 token ids or of tokens (with vocab=), or an array of feature rows. Every
 request shares one pool of cores and one -budget; see docs/server.md.
 
-Exit status: 0 after a shutdown; 1 the address cannot be listened on, or
-requests were cut off at the end of -grace; 2 a usage error (bad flag,
-unreadable model).
+Exit status: 0 after a shutdown (requests still running at the end of
+-grace are cut off, and it says how many); 1 the address cannot be
+listened on; 2 a usage error (bad flag, unreadable model).
 
 Flags:
 `)
@@ -134,6 +135,11 @@ Flags:
 		ready(ln.Addr().String())
 	}
 	if err := srv.Serve(ctx, ln, *grace); err != nil {
+		var cut *server.CutOff
+		if errors.As(err, &cut) { // a shutdown all the same: exit 0
+			fmt.Fprintf(stderr, "whitebox serve: stopped: %v\n", err)
+			return 0
+		}
 		fmt.Fprintf(stderr, "whitebox serve: %v\n", err)
 		return 1
 	}

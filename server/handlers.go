@@ -147,7 +147,14 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 	if s.testHook != nil {
 		s.testHook(r)
 	}
-	data, herr := s.readBody(w, r)
+	if herr := s.enterClient(r); herr != nil {
+		fail(herr)
+		return
+	}
+	defer s.leaveClient(r)
+	var held int64 // the request's bytes in s.mem
+	defer func() { s.mem.give(held) }()
+	data, herr := s.readBody(w, r, &held)
 	if herr != nil {
 		fail(herr)
 		return
@@ -202,18 +209,34 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 	defer func() { <-s.slots }()
 	stream := strings.Contains(r.Header.Get("Accept"), ndjson)
 	rc := http.NewResponseController(w)
+	run, err := s.runInstances(ctx, m, cfg, sc, verb, req.inputs)
+	if err != nil {
+		fail(errorf(http.StatusInternalServerError, "%v", err))
+		return
+	}
+	defer run.stop()
 	var out bytes.Buffer
 	started := false
-	for i, input := range req.inputs {
-		n := out.Len()
-		var err error
-		if verb == "predict" {
-			err = predictLine(ctx, sc, input, &out)
-		} else {
-			err = sc.Line(ctx, input, &out)
+	for i := range req.inputs {
+		rec, err := run.result(ctx, i)
+		if err == nil && !stream {
+			// The response is held whole: its bytes count.
+			add := 2 * int64(len(rec))
+			switch {
+			case held+add > s.mem.share: // its body, instances and response: never
+
+				err = errorf(http.StatusRequestEntityTooLarge, "the response and the request hold more than %d bytes, a request's share of -budget; ask for it streamed (Accept: %s) or send fewer instances", s.mem.share, ndjson)
+			case !s.mem.take(add):
+				err = errorf(http.StatusServiceUnavailable, "busy: the requests in flight hold the memory for responses (-budget); retry later")
+			default:
+				held += add
+			}
 		}
 		if err != nil {
-			herr := classify(err, d)
+			herr, ok := err.(*httpError)
+			if !ok {
+				herr = classify(err, d)
+			}
 			herr.msg = fmt.Sprintf("instances[%d]: %s", i, herr.msg)
 			if !started {
 				fail(herr)
@@ -232,6 +255,8 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if !stream {
+			out.Write(rec)
+			run.done(i)
 			continue
 		}
 		if !started {
@@ -241,11 +266,11 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 			started, code = true, http.StatusOK
 		}
 		rc.SetWriteDeadline(time.Now().Add(writeTimeout))
-		if _, err := w.Write(out.Bytes()[n:]); err != nil {
+		if _, err := w.Write(rec); err != nil {
 			return // the client is gone
 		}
 		rc.Flush()
-		out.Reset()
+		run.done(i)
 	}
 	if stream {
 		if !started { // no instance
@@ -274,12 +299,26 @@ func (s *Server) infer(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, b.Bytes())
 }
 
-// readBody reads the body within MaxBody (413 beyond).
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *httpError) {
+// readBody reads the body within MaxBody (413 beyond), its bytes and its
+// decoded instances' (2× its length) held in s.mem and added to *held
+// (503 when they do not fit now).
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, held *int64) ([]byte, *httpError) {
 	if r.ContentLength > s.opt.MaxBody {
 		return nil, errorf(http.StatusRequestEntityTooLarge, "the body has %d bytes, more than the %d a request may have (-max-body)", r.ContentLength, s.opt.MaxBody)
 	}
+	bound := s.opt.MaxBody // chunked: as much as it may have
+	if r.ContentLength >= 0 {
+		bound = r.ContentLength
+	}
+	if !s.mem.take(2 * bound) {
+		return nil, errorf(http.StatusServiceUnavailable, "busy: the requests in flight hold the memory for requests (-budget); retry later")
+	}
+	*held += 2 * bound
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opt.MaxBody))
+	if extra := 2 * (bound - int64(len(data))); extra > 0 { // a chunked body's unused bound
+		s.mem.give(extra)
+		*held -= extra
+	}
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):

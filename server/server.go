@@ -14,11 +14,14 @@
 // per line, in input order, as they finish.
 //
 // Every attribution runs on one attrib.Pool: the cores and the engine's
-// half of the budget. A request is admitted when one of Workers slots is
-// free (each slot's input, its rows, scores and output, may take the other
-// half's share, -budget / Workers / 2), or waits in a queue of at most
-// Queue requests; one more is refused with 503 and Retry-After. A request
-// that ends (its deadline, its client gone) stops its work and gives its
+// half of the budget. The other half holds the requests' own bytes (their
+// bodies, instances and responses; memory.go). A request is admitted when
+// one of Workers slots is free, or waits in a queue of at most Queue
+// requests; one more is refused with 503 and Retry-After, as is a request
+// whose bytes do not fit now, and one past a client's ClientLimit with
+// 429. Its instances run side by side on the slots free at the time, on
+// a Scorer each, their records written in input order. A request that
+// ends (its deadline, its client gone) stops its work and gives its
 // memory back.
 package server
 
@@ -79,6 +82,11 @@ type Options struct {
 	// headers (default 10s); the whole request has ReadTimeout (default
 	// 60s).
 	ReadHeaderTimeout, ReadTimeout time.Duration
+	// ClientLimit is the most requests one client (one remote address)
+	// may have running or waiting at once; one more is answered 429 with
+	// Retry-After. 0, the default, sets no limit: on loopback, the
+	// default address, every client has the same address.
+	ClientLimit int
 	// Token, when not empty, is the bearer token every request but
 	// /healthz and /readyz must carry (Authorization: Bearer TOKEN).
 	Token string
@@ -117,9 +125,15 @@ type Server struct {
 	models map[string]*served
 	names  []string
 	pool   *attrib.Pool
-	// slots admits requests: Workers at once, Queue waiting.
+	// slots admits requests: Workers at once, Queue waiting. A request's
+	// instances may also run on slots that are free (without waiting).
 	slots   chan struct{}
 	waiting atomic.Int64
+	// mem holds the requests' own bytes: bodies, instances, responses.
+	mem reqMemory
+	// clients counts each remote address's requests (ClientLimit).
+	clientsMu sync.Mutex
+	clients   map[string]int
 	// work is the parent of every request's context: cancelled when the
 	// grace period of a shutdown ends.
 	work       context.Context
@@ -149,6 +163,9 @@ func New(opt Options) (*Server, error) {
 	}
 	if opt.Queue < 0 {
 		return nil, fmt.Errorf("-queue %d must not be negative", opt.Queue)
+	}
+	if opt.ClientLimit < 0 {
+		return nil, fmt.Errorf("-client-limit %d must not be negative", opt.ClientLimit)
 	}
 	def := func(v *int, d int) {
 		if *v <= 0 {
@@ -183,6 +200,9 @@ func New(opt Options) (*Server, error) {
 		s.tokenSum = sha256.Sum256([]byte(opt.Token))
 	}
 	share := budget / int64(opt.Workers) / 2 // one request's engine share, as score gives it
+	s.clients = map[string]int{}
+	s.mem.cap = budget - share*int64(opt.Workers) // the other half: the requests' own bytes
+	s.mem.share = s.mem.cap / int64(opt.Workers)
 	s.pool, err = attrib.NewPool(attrib.PoolOptions{Workers: runtime.GOMAXPROCS(0), Budget: share * int64(opt.Workers), MaxWaiting: opt.Workers})
 	if err != nil {
 		return nil, err

@@ -10,6 +10,8 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -39,9 +41,10 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 	fs.Var(&nets, "net", "a white-box network to serve, named by itself (sp-fsa) or NAME=NETWORK[,m=M,u=U,k=K]; repeatable")
 	fs.Var(&models, "model", "a model to serve: NAME=FILE[,head=H,act=A,verify=FILE,vocab=FILE,unk=TOKEN,classes=FILE,pad=ID,embedding=N,lstm=N,decoder=N,attention=N] (the attribute flags of the same names); repeatable")
 	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on (loopback by default; another needs care: see -token-file)")
-	budget := fs.String("budget", server.DefaultBudget, "the memory of every attribution in flight together (half for the engines, half for the inputs; each running request gets -budget / -workers / 2 of each)")
+	budget := fs.String("budget", server.DefaultBudget, "the memory of every request in flight together: half for the engines, half for the requests' bodies, instances and held responses (each running request gets -budget / -workers / 2 of each)")
 	workers := fs.Int("workers", 0, "requests that run at once (default: the number of cores); the cores are shared among them")
 	queue := fs.Int("queue", server.DefaultQueue, "requests that may wait for one of -workers; one more is answered 503 with Retry-After")
+	clientLimit := fs.Int("client-limit", 0, "the most requests one client address may have running or waiting (more: 429 with Retry-After); 0: no limit (on loopback every client has one address)")
 	maxBody := fs.String("max-body", "1MiB", "the largest request body (more: 413)")
 	maxInstances := fs.Int("max-instances", server.DefaultMaxInstances, "the most instances of one request (more: 413)")
 	maxTokens := fs.Int("max-tokens", server.DefaultMaxTokens, "the most tokens of one instance (more: 413)")
@@ -103,7 +106,10 @@ Flags:
 	if *timeout <= 0 || *grace < 0 {
 		return usageErr("-timeout must be positive and -grace not negative")
 	}
-	opt := server.Options{Models: specs, Budget: *budget, Workers: *workers, Queue: *queue, MaxBody: body,
+	if *clientLimit < 0 {
+		return usageErr("-client-limit %d must not be negative", *clientLimit)
+	}
+	opt := server.Options{Models: specs, Budget: *budget, Workers: *workers, Queue: *queue, MaxBody: body, ClientLimit: *clientLimit,
 		MaxInstances: *maxInstances, MaxTokens: *maxTokens, MaxSteps: *maxSteps, Timeout: *timeout,
 		Log: log.New(stderr, "whitebox serve: ", log.LstdFlags)}
 	if *tokenFile != "" {
@@ -115,11 +121,11 @@ Flags:
 			return usageErr("-token-file %s: want one token, without white space", *tokenFile)
 		}
 	}
-	limitMemory(*budget)
 	srv, err := server.New(opt)
 	if err != nil {
 		return usageErr("%s", errText(err))
 	}
+	limitServeMemory(*budget)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "whitebox serve: %v\n", err)
@@ -151,4 +157,18 @@ Flags:
 func loopback(a net.Addr) bool {
 	ta, ok := a.(*net.TCPAddr)
 	return ok && ta.IP.IsLoopback()
+}
+
+// limitServeMemory sets the Go runtime's soft memory limit (unless
+// GOMEMLIMIT is set) to the process's size once its models are loaded,
+// plus -budget and score.MemoryOverhead: what docs/server.md promises.
+func limitServeMemory(budget string) {
+	b, err := score.ParseSize(budget)
+	if err != nil || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	debug.SetMemoryLimit(int64(ms.Sys-ms.HeapReleased) + b + score.MemoryOverhead)
 }

@@ -152,6 +152,14 @@ func TestShutdownUnderLoad(t *testing.T) {
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	c := &http.Client{Transport: tr, Timeout: 2 * time.Minute}
 	const n = 16
+	// Every request is held at its start until all have arrived, so that
+	// the signal finds them all accepted, running or queued.
+	var arrived atomic.Int64
+	gate := make(chan struct{})
+	ts.testHook = func(*http.Request) {
+		arrived.Add(1)
+		<-gate
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := range n {
@@ -165,7 +173,8 @@ func TestShutdownUnderLoad(t *testing.T) {
 		}()
 	}
 	// Every request accepted (in a handler) before the signal.
-	waitFor(t, time.Minute, "the requests never all arrived", func() bool { return ts.metrics.inflight.Load() == n })
+	waitFor(t, time.Minute, "the requests never all arrived", func() bool { return arrived.Load() == n })
+	close(gate)
 	if err := ts.stop(); err != nil {
 		t.Errorf("shutdown: %v", err)
 	}

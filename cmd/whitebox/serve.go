@@ -51,6 +51,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready func(addr
 	maxSteps := fs.Int("max-steps", server.DefaultMaxSteps, "the most IG steps (steps, max_steps) a request may ask for (more: 400)")
 	timeout := fs.Duration("timeout", server.DefaultTimeout, "a request's deadline (a request's parameters.timeout may shorten it): then its work stops (504)")
 	grace := fs.Duration("grace", 30*time.Second, "on SIGTERM or SIGINT, the time the requests in flight have to finish")
+	stdinEOF := fs.Bool("stdin-eof", false, "also shut down when standard input reaches its end: a parent process that holds the other end of a pipe, and ends even when killed, ends the server (the Python client)")
 	tokenFile := fs.String("token-file", "", "a file holding a bearer token that every request but /healthz and /readyz must carry (Authorization: Bearer TOKEN)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: whitebox serve [-net NET]... [-model NAME=FILE[,KEY=VALUE...]]... [flags]
@@ -137,6 +138,12 @@ Flags:
 	fmt.Fprintf(stderr, "whitebox serve: listening on http://%s (models: %s)\n", ln.Addr(), strings.Join(srv.Models(), ", "))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *stdinEOF {
+		go func() {
+			io.Copy(io.Discard, os.Stdin)
+			stop()
+		}()
+	}
 	if ready != nil {
 		ready(ln.Addr().String())
 	}

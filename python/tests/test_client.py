@@ -52,6 +52,8 @@ if torch is not None:
             h_n = h[0] if isinstance(h, tuple) else h
             if self.head == "hn":
                 v = torch.cat((h_n[-2], h_n[-1]), dim=-1) if self.bi else h_n[-1]
+            elif self.head == "last":
+                v = out[:, -1]
             elif self.head == "mean":
                 v = out.mean(dim=1)
             elif self.head == "max":
@@ -73,6 +75,8 @@ if torch is not None:
         dict(kind="gru", bi=True, head="mean", classifier="tanh"),
         dict(kind="lstm", bi=True, head="attention"),
         dict(kind="gru", head="attention", classifier="relu"),
+        dict(kind="lstm", bi=True, head="last", classifier="tanh"),
+        dict(kind="gru", bi=True, layers=2, head="hn"),
     ]
 
     def references(module, ids, cls=None, steps=50):
@@ -115,7 +119,7 @@ class ClientTest(unittest.TestCase):
         for case in CASES:
             module = Classifier(**case).eval()
             with self.subTest(**case), whitebox.Explainer(module) as ex:
-                want_head = {"hn": "hn", "max": "max", "mean": "mean", "attention": "attention"}[case["head"]]
+                want_head = {"hn": "hn", "last": "last", "max": "max", "mean": "mean", "attention": "attention"}[case["head"]]
                 self.assertEqual(ex.head.split("+")[0], want_head)  # "mean+tanh": the classifier's activation
                 for ids in inputs:
                     ref = references(module, ids)

@@ -51,16 +51,21 @@ func TestClientLimit(t *testing.T) {
 // slots at once (two calls running in the pool of two workers), and the
 // records, streamed or not, are the CLI's in input order.
 func TestInstancesSideBySide(t *testing.T) {
-	ts := startServer(t, Options{MaxTokens: 5000, Workers: 2}, 10*time.Second)
+	// A deadline for emulated arm64 (qemu) too; -short: lighter inputs.
+	ts := startServer(t, Options{MaxTokens: 5000, Workers: 2, Timeout: 10 * time.Minute}, 10*time.Second)
+	repeats, step, steps := 20, 10, "100"
+	if testing.Short() {
+		repeats, step, steps = 10, 5, "50"
+	}
 	var inputs []string
 	for i := range 6 {
-		inputs = append(inputs, strings.TrimSpace(strings.Repeat(fmt.Sprintf("%d 14 15 9 2 ", 3+i), 20+10*i)))
+		inputs = append(inputs, strings.TrimSpace(strings.Repeat(fmt.Sprintf("%d 14 15 9 2 ", 3+i), repeats+step*i)))
 	}
 	in, _ := json.Marshal(inputs)
-	body := `{"instances":` + string(in) + `,"parameters":{"method":"ig","steps":100}}`
+	body := `{"instances":` + string(in) + `,"parameters":{"method":"ig","steps":` + steps + `}}`
 	want := cliLines(t, func() score.Config {
 		c := score.DefaultConfig()
-		c.Model, c.Method, c.Steps = "../model/testdata/bi2.safetensors", "ig", "100"
+		c.Model, c.Method, c.Steps = "../model/testdata/bi2.safetensors", "ig", steps
 		return c
 	}(), inputs)
 	for i := range want {
@@ -76,7 +81,7 @@ func TestInstancesSideBySide(t *testing.T) {
 				case <-stopWatch:
 					both <- false
 					return
-				case <-time.After(time.Millisecond):
+				case <-time.After(100 * time.Microsecond):
 					seen = ts.Pool().Stats().Running == 2
 				}
 			}

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -17,17 +16,7 @@ import (
 // with Retry-After; its count comes back when its requests end.
 func TestClientLimit(t *testing.T) {
 	ts := startServer(t, Options{MaxTokens: 5000, Workers: 1, ClientLimit: 1}, 10*time.Second)
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "POST", ts.url+"/v1/models/bi:explain", strings.NewReader(slowBody("")))
-	errc := make(chan error, 1)
-	go func() {
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			resp.Body.Close()
-		}
-		errc <- err
-	}()
-	waitFor(t, 20*time.Second, "the slow request never ran", func() bool { return ts.Pool().Stats().Running == 1 })
+	cancel, errc := startSlow(t, ts)
 	code, h, body := post(t, http.DefaultClient, ts.url+"/v1/models/sp-fsa:explain", "", `{"instances":["ab"],"parameters":{"method":"lrp"}}`)
 	if code != http.StatusTooManyRequests || h.Get("Retry-After") == "" || !strings.Contains(string(body), "-client-limit") {
 		t.Errorf("a second request of the client: %d %q %s", code, h.Get("Retry-After"), body)

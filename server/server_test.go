@@ -429,21 +429,30 @@ func slowBody(extra string) string {
 	return `{"instances":["` + strings.TrimSpace(strings.Repeat("3 14 15 9 2 6 5 35 ", 250)) + `"],"parameters":{"method":"ig","steps":4000` + extra + `}}`
 }
 
-// TestDisconnect: a client that goes away mid-request cancels its work;
-// the pool's cores and memory come back.
-func TestDisconnect(t *testing.T) {
-	ts := startServer(t, Options{MaxTokens: 5000}, 10*time.Second)
+// startSlow sends slowBody to ts in the background and returns once its
+// call runs in the pool: cancel disconnects the client, errc receives the
+// client's error.
+func startSlow(t *testing.T, ts *testServer) (cancel context.CancelFunc, errc <-chan error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "POST", ts.url+"/v1/models/bi:explain", strings.NewReader(slowBody("")))
-	errc := make(chan error, 1)
+	done := make(chan error, 1)
 	go func() {
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
 			resp.Body.Close()
 		}
-		errc <- err
+		done <- err
 	}()
-	waitFor(t, 20*time.Second, "the call never ran", func() bool { return ts.Pool().Stats().Running == 1 })
+	waitFor(t, 20*time.Second, "the slow call never ran", func() bool { return ts.Pool().Stats().Running == 1 })
+	return cancel, done
+}
+
+// TestDisconnect: a client that goes away mid-request cancels its work;
+// the pool's cores and memory come back.
+func TestDisconnect(t *testing.T) {
+	ts := startServer(t, Options{MaxTokens: 5000}, 10*time.Second)
+	cancel, errc := startSlow(t, ts)
 	t0 := time.Now()
 	cancel()
 	if err := <-errc; err == nil {

@@ -49,7 +49,8 @@ func procKB(t *testing.T, pid int, name string) int64 {
 // TestServeMemoryUnderLoad: a `whitebox serve -budget 64MiB` process under
 // load (16 clients, IG on inputs of up to 1,600 tokens, streams, 48-instance
 // requests, a queue that refuses some) answers every request with 200,
-// 413, 429 or 503, and its peak resident memory (VmHWM) stays within its
+// 413, 429, 503 or 504 (its 60 s deadline, reached on a slow machine by a
+// request that waited behind the long ones), and its peak resident memory (VmHWM) stays within its
 // size once the models are loaded plus -budget plus score.MemoryOverhead;
 // SIGTERM then ends it with status 0.
 func TestServeMemoryUnderLoad(t *testing.T) {
@@ -139,7 +140,7 @@ func TestServeMemoryUnderLoad(t *testing.T) {
 	peak := procKB(t, pid, "VmHWM")
 	for code, n := range codes {
 		switch code {
-		case 200, 413, 429, 503:
+		case 200, 413, 429, 503, 504:
 		default:
 			t.Errorf("%d answers with status %d", n, code)
 		}

@@ -68,12 +68,25 @@ func hasTorch() bool {
 }
 
 // runPython runs a document's Python command in work when PyTorch is
-// here, and requires its files to be testdata/readme's (or, with
+// here (with the repository's python/ on PYTHONPATH, as docs/python.md
+// sets it up), requires the output the document shows (… stands for any
+// text), and requires its files to be testdata/readme's (or, with
 // WHITEBOX_UPDATE_README=1, writes them there); without PyTorch it copies
-// testdata/readme's files into work.
-func runPython(t *testing.T, root, work, line string, files []string, torch bool, run func(*testing.T, string, string) (string, error)) {
+// testdata/readme's files into work. With WHITEBOX_README_STORED=1 the
+// programs that write files are replaced by testdata/readme's even where
+// PyTorch is (their float32 logits may differ in the last bits on another
+// CPU than the one that recorded them), and only the others run: .ci/run's
+// Python block runs the README's Python client example so.
+func runPython(t *testing.T, root, work, line string, output, files []string, torch bool, run func(*testing.T, string, string) (string, error)) {
 	t.Helper()
 	stored := filepath.Join(root, "cmd", "whitebox", "testdata", "readme")
+	if len(files) > 0 && os.Getenv("WHITEBOX_README_STORED") == "1" {
+		torch = false
+	}
+	if !torch && len(files) == 0 {
+		t.Logf("not run (no PyTorch here): %s", line)
+		return
+	}
 	if !torch {
 		for _, f := range files {
 			b, err := os.ReadFile(filepath.Join(stored, f))
@@ -84,11 +97,15 @@ func runPython(t *testing.T, root, work, line string, files []string, torch bool
 				t.Fatal(err)
 			}
 		}
-		t.Logf("instead of %q (no PyTorch here): %s from testdata/readme, written by it", line, strings.Join(files, ", "))
+		t.Logf("instead of %q (no PyTorch here, or WHITEBOX_README_STORED=1): %s from testdata/readme, written by it", line, strings.Join(files, ", "))
 		return
 	}
-	if _, err := run(t, work, python()+strings.TrimPrefix(line, "python3")); err != nil {
+	out, err := run(t, work, "PYTHONPATH="+shellQuote(filepath.Join(root, "python"))+" "+python()+strings.TrimPrefix(line, "python3"))
+	if err != nil {
 		t.Fatalf("%s: %v", line, err)
+	}
+	if want := strings.Join(output, "\n") + "\n"; output != nil && !matchElided(out, want) {
+		t.Errorf("%s:\ngot  %s\nwant %s(… stands for any text)", line, out, want)
 	}
 	update := os.Getenv("WHITEBOX_UPDATE_README") == "1"
 	for _, f := range files {
@@ -144,4 +161,9 @@ func TestMatchElided(t *testing.T) {
 			t.Errorf("matchElided(%q, %q) = %v, want %v", c.out, c.shown, got, c.want)
 		}
 	}
+}
+
+// shellQuote quotes s for bash.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

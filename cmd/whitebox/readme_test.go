@@ -45,6 +45,7 @@ var readmePython = map[string][]string{
 	"python3 my_model.py":      {"model.pt", "verify.jsonl"},
 	"python3 gru_attention.py": {"gru.pt", "gru_verify.jsonl"},
 	"python3 -c 'import torch; from my_model import model; torch.onnx.export(": {"model.onnx"},
+	"python3 explain.py": {}, // the Python client (python/): its output is the README's
 }
 
 // readmeSubstituted are the README's placeholders for the reader's own
@@ -219,7 +220,7 @@ func TestREADME(t *testing.T) {
 						continue
 					}
 					if files := pythonFiles(c.line); files != nil {
-						runPython(t, root, work, c.line, files, torch, run)
+						runPython(t, root, work, c.line, c.output, files, torch, run)
 						continue
 					}
 					line := c.line

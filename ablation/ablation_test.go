@@ -80,7 +80,7 @@ func TestEvaluator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := New(net.Network, attrib.Occlusion, attrib.DefaultOptions(), spStop)
+	ev, err := New(net.Model, attrib.Occlusion, attrib.DefaultOptions(), spStop)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,13 +112,13 @@ func TestEvaluator(t *testing.T) {
 
 func TestNewErrors(t *testing.T) {
 	net, _ := whitebox.New("counting", whitebox.Config{})
-	if _, err := New(net.Network, attrib.LRP, attrib.DefaultOptions(), spStop); err == nil || !strings.Contains(err.Error(), "reads 4 symbols, the network 2") {
+	if _, err := New(net.Model, attrib.LRP, attrib.DefaultOptions(), spStop); err == nil || !strings.Contains(err.Error(), "reads 4 symbols, the network 2") {
 		t.Errorf("alphabet mismatch: %v", err)
 	}
-	if _, err := New(net.Network, attrib.LRP, attrib.DefaultOptions(), Stop{}); err == nil {
+	if _, err := New(net.Model, attrib.LRP, attrib.DefaultOptions(), Stop{}); err == nil {
 		t.Error("no automaton accepted")
 	}
-	if _, err := New(net.Network, attrib.LRP, attrib.DefaultOptions(), Stop{DFA: whitebox.SPAutomaton(), Class: 5}); err == nil {
+	if _, err := New(net.Model, attrib.LRP, attrib.DefaultOptions(), Stop{DFA: whitebox.SPAutomaton(), Class: 5}); err == nil {
 		t.Error("bad stop class accepted")
 	}
 }
@@ -130,11 +130,11 @@ func TestBadArguments(t *testing.T) {
 		t.Errorf("nil network: %v", err)
 	}
 	for _, m := range []attrib.Method{9, -1} {
-		if _, err := New(net.Network, m, attrib.DefaultOptions(), spStop); err == nil || !strings.Contains(err.Error(), "unknown method") {
+		if _, err := New(net.Model, m, attrib.DefaultOptions(), spStop); err == nil || !strings.Contains(err.Error(), "unknown method") {
 			t.Errorf("method %d: %v", int(m), err)
 		}
 	}
-	ev, err := New(net.Network, attrib.Occlusion, attrib.DefaultOptions(), spStop)
+	ev, err := New(net.Model, attrib.Occlusion, attrib.DefaultOptions(), spStop)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func FuzzAblation(f *testing.F) {
 		if want := valid && stopOK; (errOpt == nil) != want || (errRnd == nil) != want || (errDone == nil) != (stopOK && (valid || len(sym) == 0)) {
 			t.Fatalf("%v class %d: errors %v, %v, %v", sym, class, errDone, errOpt, errRnd)
 		}
-		ev, err := New(net.Network, attrib.Method(method), attrib.DefaultOptions(), stop)
+		ev, err := New(net.Model, attrib.Method(method), attrib.DefaultOptions(), stop)
 		if methodOK := method >= 0 && int(method) < len(attrib.Methods()); (err == nil) != (methodOK && stopOK) {
 			t.Fatalf("New(method %d, class %d): %v", method, class, err)
 		}

@@ -49,8 +49,8 @@ func (e *Explainer) shifted(m Method, x cell.Input, row []float64) (cell.Input, 
 	if m != IntegratedGradients && m != Occlusion {
 		return cell.Input{}, unsupported(e.model, m, "a Baseline is for IG, Occlusion and DeepLIFT, not %v", m)
 	}
-	if e.net != nil {
-		return cell.Input{}, unsupported(e.model, m, "a Baseline is for Stacked models (a Network reads one-hot symbols, whose baseline is zero)")
+	if x.IsOneHot() && x.Len() > 0 {
+		return cell.Input{}, unsupported(e.model, m, "a Baseline is for dense input (one-hot symbols' baseline is the zero row)")
 	}
 	s, ok := e.model.(*cell.Stacked)
 	if !ok || s == nil {

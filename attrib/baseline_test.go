@@ -8,11 +8,12 @@ import (
 	"github.com/whitebox-lstm/whitebox/cell"
 )
 
-// A white-box Network's inputs are one-hot: a Baseline is refused, named.
-func TestBaselineNetworkRefused(t *testing.T) {
+// One-hot input (a white-box network's) takes no Baseline: it is refused,
+// named.
+func TestBaselineOneHotRefused(t *testing.T) {
 	net := randomNetwork(t, rand.New(rand.NewPCG(1, 2)), 3, 2, 2)
 	_, err := Attribute(t.Context(), net, IntegratedGradients, cell.OneHot([]int{0, 1}), Options{Baseline: []float64{0, 0}})
-	if err == nil || !strings.Contains(err.Error(), "Baseline is for Stacked models") {
+	if err == nil || !strings.Contains(err.Error(), "Baseline is for dense input") {
 		t.Fatalf("%v", err)
 	}
 }

@@ -45,7 +45,7 @@ func BenchmarkIGWhitebox(b *testing.B) {
 		x := benchInput(b, net, tc.steps)
 		for _, th := range tc.threads {
 			b.Run(fmt.Sprintf("net=%s/t=%d/steps=%d/threads=%d", tc.net, tc.steps, tc.igSteps, th), func(b *testing.B) {
-				e := mustExplainer(b, net.Network)
+				e := mustExplainer(b, net.Model)
 				var res Result
 				opt := DefaultOptions()
 				opt.Steps, opt.Workers = tc.igSteps, th
@@ -68,7 +68,7 @@ func BenchmarkOcclusionWhitebox(b *testing.B) {
 		x := benchInput(b, net, 4096)
 		for _, th := range []int{1, 2} {
 			b.Run(fmt.Sprintf("net=%s/t=4096/threads=%d", name, th), func(b *testing.B) {
-				e := mustExplainer(b, net.Network)
+				e := mustExplainer(b, net.Model)
 				var res Result
 				opt := DefaultOptions()
 				opt.Workers = th
@@ -91,7 +91,7 @@ func BenchmarkOcclusionWhitebox(b *testing.B) {
 //     in PyTorch or Captum (forward 4H×(D+H) per α step and time step,
 //     backward the same again), per second;
 //   - run-GFLOP/s: the products the engine runs, which shares the input
-//     products among the α steps (see cell.Network.GradientSum): W_h and
+//     products among the α steps (see cell.Stacked.GradientSum): W_h and
 //     W_hᵀ per α step, W_x·x_t once per time step, W_xᵀ once per block of 16
 //     α steps and time step (padding lanes not counted).
 func BenchmarkIGDense(b *testing.B) {
@@ -126,23 +126,4 @@ func BenchmarkIGDense(b *testing.B) {
 			b.ReportMetric(run/sec/1e9, "run-GFLOP/s")
 		})
 	}
-}
-
-// BenchmarkIGSinglePath: the gradient sum of IG, 1000 steps, T = 256,
-// sp-counter, on the single-input path (one α-scaled copy at a time,
-// cell.Network.GradientSum), for comparison with BenchmarkIGWhitebox.
-func BenchmarkIGSinglePath(b *testing.B) {
-	net := mustNet(b, "sp-counter", whitebox.Config{})
-	x := benchInput(b, net, 256)
-	alphas, weights := make([]float64, 1000), make([]float64, 1000)
-	Rule(GaussLegendre, 1000, alphas, weights)
-	acc := make([]float64, 256*4)
-	ws := cell.NewWorkspace(net.Network)
-	b.Run("net=sp-counter/t=256/steps=1000/threads=1", func(b *testing.B) {
-		net.Network.GradientSum(ws, x, 1, alphas, weights, acc) // grow the buffers
-		b.ReportAllocs()
-		for b.Loop() {
-			net.Network.GradientSum(ws, x, 1, alphas, weights, acc)
-		}
-	})
 }

@@ -14,28 +14,54 @@ import (
 	"github.com/whitebox-lstm/whitebox/whitebox"
 )
 
-// singleIG is Integrated Gradients on the single-input path of package
-// cell (one gradient at a time, Network.GradientSum), as Attribute computed
-// it before batching.
-func singleIG(t *testing.T, net *cell.Network, x cell.Input, class int, q Quadrature, steps int) []float64 {
+// singleIG is Integrated Gradients on the single-input path: on one-hot
+// input, one gradient at a time (StackedRunner.Gradient), weighted and
+// summed in blocks of 16 steps with one fused multiply-add per term, as
+// the batches sum each lane's input gradient; on dense input, whose
+// batches sum dz first, the engine's IG on one lane and one worker.
+func singleIG(t *testing.T, net *cell.Stacked, x cell.Input, class int, q Quadrature, steps int) []float64 {
 	t.Helper()
 	alphas, weights := make([]float64, steps), make([]float64, steps)
 	if err := Rule(q, steps, alphas, weights); err != nil {
 		t.Fatal(err)
 	}
-	f := make([]float64, x.Len()*net.Input())
-	if err := net.GradientSum(cell.NewWorkspace(net), x, class, alphas, weights, f); err != nil {
-		t.Fatal(err)
+	r := mustRunner(t, net)
+	n := x.Len() * net.Input()
+	f := make([]float64, n)
+	if !x.IsOneHot() {
+		choose := func([]float64) (int, error) { return class, nil }
+		y, y0 := make([]float64, net.Classes()), make([]float64, net.Classes())
+		if err := r.IntegratedGradients(t.Context(), x, choose, alphas, weights, f, y, y0, cell.BatchOptions{Workers: 1, Lanes: 1}); err != nil {
+			t.Fatal(err)
+		}
+		timesInput(f, x, net.Input())
+		return f
+	}
+	const block = 16
+	part, g := make([]float64, n), make([]float64, n)
+	for b0 := 0; b0 < steps; b0 += block {
+		clear(part)
+		for k := b0; k < min(b0+block, steps); k++ {
+			if _, err := r.Gradient(x.Scaled(alphas[k]), class, g); err != nil {
+				t.Fatal(err)
+			}
+			for i := range g {
+				part[i] = math.FMA(weights[k], g[i], part[i])
+			}
+		}
+		for i := range part {
+			f[i] += part[i]
+		}
 	}
 	timesInput(f, x, net.Input())
 	return f
 }
 
 // singleOcclusion is Occlusion by one Forward per occluded copy.
-func singleOcclusion(t *testing.T, net *cell.Network, x cell.Input, class int) []float64 {
+func singleOcclusion(t *testing.T, net *cell.Stacked, x cell.Input, class int) []float64 {
 	t.Helper()
-	ws := cell.NewWorkspace(net)
-	y, _ := net.Forward(ws, x)
+	ws := mustRunner(t, net)
+	y, _ := ws.Forward(x)
 	yc := y[class]
 	d, steps := net.Input(), x.Len()
 	out := make([]float64, steps)
@@ -50,7 +76,7 @@ func singleOcclusion(t *testing.T, net *cell.Network, x cell.Input, class int) [
 			clear(v[p*d : (p+1)*d])
 			occ = cell.Dense(v, steps).Scaled(x.Scale())
 		}
-		yo, err := net.Forward(ws, occ)
+		yo, err := ws.Forward(occ)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +105,7 @@ func TestBatchedMethodsBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(51, 52))
 	type tcase struct {
 		name  string
-		net   *cell.Network
+		net   *cell.Stacked
 		x     cell.Input
 		class int
 	}
@@ -96,7 +122,7 @@ func TestBatchedMethodsBits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cases = append(cases, tcase{name, net.Network, cell.OneHot(sym), 0})
+		cases = append(cases, tcase{name, net.Model, cell.OneHot(sym), 0})
 	}
 	// A long input, whose counters saturate the gates' tanh and sigmoid
 	// (whole vectors of lanes take the kernels' shortcuts).
@@ -109,7 +135,7 @@ func TestBatchedMethodsBits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases = append(cases, tcase{"sp-counter/T=300", long.Network, cell.OneHot(sym), 1})
+	cases = append(cases, tcase{"sp-counter/T=300", long.Model, cell.OneHot(sym), 1})
 	dn := randomNetwork(t, rng, 40, 5, 3)
 	dx := make([]float64, 23*5)
 	for i := range dx {
@@ -153,7 +179,7 @@ func TestBatchedMethodsBits(t *testing.T) {
 func TestAttributeCancel(t *testing.T) {
 	net := mustNet(t, "sp-counter", whitebox.Config{})
 	sym, _ := net.Task.Encode("abcdabcdabcdabcdabcdabcdabcdabcd")
-	e := mustExplainer(t, net.Network)
+	e := mustExplainer(t, net.Model)
 	var res Result
 	ctx, cancel := context.WithCancel(context.Background())
 	opt := DefaultOptions()

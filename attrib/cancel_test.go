@@ -42,7 +42,7 @@ func TestCancelSinglePass(t *testing.T) {
 	for _, c := range []struct {
 		m attrib.Model
 		x cell.Input
-	}{{m, x}, {net.Network, cell.OneHot(sym)}} {
+	}{{m, x}, {net.Model, cell.OneHot(sym)}} {
 		e := mustExplainer(t, c.m)
 		for _, method := range []attrib.Method{attrib.Saliency, attrib.GradientXInput, attrib.LRP} {
 			var res attrib.Result

@@ -18,7 +18,7 @@ import (
 //
 // It is defined for one-layer, one-direction LSTMs whose last state feeds
 // one Linear layer: every Network (the white-box networks run as
-// Network.AsStacked, their one-hot rows made dense) and such Stacked
+// their one-hot rows made dense) and such Stacked
 // models. A stacked or bidirectional model, a mean or max head or a
 // classifier with a hidden layer is refused with an error naming which:
 // the authors define no decomposition for them. CD takes no baseline
@@ -35,11 +35,11 @@ type Span struct {
 func (s Span) String() string { return fmt.Sprintf("%d:%d", s.Start, s.Stop) }
 
 // cdEngine is an Explainer's contextual decomposition: the model in its
-// Stacked form (a Network's made once) and the runner's buffers.
+// Stacked form and the runner's buffers.
 type cdEngine struct {
 	s          *cell.Stacked
 	r          *cell.CDRunner
-	dense      []float64 // a Network's input as dense rows
+	dense      []float64 // a one-hot input as dense rows
 	rel, irrel []float64 // a span's parts, every class
 }
 
@@ -59,16 +59,16 @@ func (e *Explainer) cdEngine() (*cdEngine, error) {
 }
 
 // cdBytes is the memory CD keeps for an input of steps steps: the
-// runner's, and a Network's input as dense rows (0 when the model is one
+// runner's, and a one-hot input as dense rows (0 when the model is one
 // CD refuses, which the call then reports).
-func (e *Explainer) cdBytes(steps int) int64 {
+func (e *Explainer) cdBytes(steps int, oneHot bool) int64 {
 	cd, err := e.cdEngine()
 	if err != nil {
 		return 0
 	}
 	n := cd.s.CDBytes(steps)
-	if e.net != nil {
-		n += 8 * int64(max(steps, 0)) * int64(e.net.Input())
+	if oneHot {
+		n += 8 * int64(max(steps, 0)) * int64(e.model.Input())
 	}
 	return n
 }
@@ -93,8 +93,8 @@ func (e *Explainer) contextualDecomposition(ctx context.Context, x cell.Input, o
 		return err
 	}
 	in := x
-	if e.net != nil {
-		if cd.dense, err = x.AppendDense(cd.dense[:0], e.net.Input()); err != nil {
+	if x.IsOneHot() {
+		if cd.dense, err = x.AppendDense(cd.dense[:0], e.model.Input()); err != nil {
 			return fmt.Errorf("attrib: %w", err)
 		}
 		in = cell.Dense(cd.dense, steps)

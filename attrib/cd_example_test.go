@@ -22,7 +22,7 @@ func ExampleSpan() {
 		panic(err)
 	}
 	opt := attrib.Options{Span: &attrib.Span{Start: 0, Stop: 1}}
-	res, err := attrib.Attribute(context.Background(), net.Network, attrib.ContextualDecomposition, cell.OneHot(sym), opt)
+	res, err := attrib.Attribute(context.Background(), net.Model, attrib.ContextualDecomposition, cell.OneHot(sym), opt)
 	if err != nil {
 		panic(err)
 	}

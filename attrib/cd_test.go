@@ -3,6 +3,7 @@ package attrib_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -80,13 +81,13 @@ func TestCDWhiteBox(t *testing.T) {
 			t.Fatal(err)
 		}
 		fx := readCDFixture(t, name)
-		e := mustExplainer(t, net.Network)
+		e := mustExplainer(t, net.Model)
 		for i, s := range fx.Strings {
 			sym, err := net.Task.Encode(s)
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkCD(t, e, name+" "+s, cell.OneHot(sym), i, fx, net.Network.Classes())
+			checkCD(t, e, name+" "+s, cell.OneHot(sym), i, fx, net.Model.Classes())
 		}
 	}
 }
@@ -126,22 +127,18 @@ func TestCDWhiteBoxDecomposes(t *testing.T) {
 			t.Fatal(err)
 		}
 		x := cell.OneHot(sym)
-		n := net.Network
-		y, err := n.Forward(cell.NewWorkspace(n), x)
+		n := net.Model
+		y, err := mustRunner(t, n).Forward(x)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := n.AsStacked()
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := cell.NewCDRunner(s)
+		r, err := cell.NewCDRunner(n)
 		if err != nil {
 			t.Fatal(err)
 		}
 		dense, _ := x.AppendDense(nil, n.Input())
 		xd := cell.Dense(dense, len(sym))
-		by := s.Params().By
+		by := n.Params().By
 		rel, irrel := make([]float64, n.Classes()), make([]float64, n.Classes())
 		res, err := attrib.Attribute(t.Context(), n, attrib.ContextualDecomposition, x, attrib.Options{})
 		if err != nil {
@@ -183,13 +180,13 @@ func TestCDRefusals(t *testing.T) {
 		opt  attrib.Options
 		want string
 	}{
-		{net.Network, cd, x, attrib.Options{Span: &attrib.Span{Start: 2, Stop: 4}}, "span 2:4 is not within the input's 4 tokens"},
-		{net.Network, cd, x, attrib.Options{Span: &attrib.Span{Start: 2, Stop: 1}}, "span 2:1"},
-		{net.Network, cd, x, attrib.Options{Span: &attrib.Span{Start: -1, Stop: 1}}, "span -1:1"},
-		{net.Network, attrib.IntegratedGradients, x, attrib.Options{Span: &attrib.Span{Stop: 1}}, "a Span is for contextual decomposition"},
-		{net.Network, cd, x, attrib.Options{Class: attrib.ClassIndex(2)}, "class 2 is out of range"},
-		{net.Network, cd, cell.OneHot([]int{0, 7}), attrib.Options{}, "symbol 7"},
-		{net.Network, cd, cell.OneHot(nil), attrib.Options{}, "empty input"},
+		{net.Model, cd, x, attrib.Options{Span: &attrib.Span{Start: 2, Stop: 4}}, "span 2:4 is not within the input's 4 tokens"},
+		{net.Model, cd, x, attrib.Options{Span: &attrib.Span{Start: 2, Stop: 1}}, "span 2:1"},
+		{net.Model, cd, x, attrib.Options{Span: &attrib.Span{Start: -1, Stop: 1}}, "span -1:1"},
+		{net.Model, attrib.IntegratedGradients, x, attrib.Options{Span: &attrib.Span{Stop: 1}}, "a Span is for contextual decomposition"},
+		{net.Model, cd, x, attrib.Options{Class: attrib.ClassIndex(2)}, "class 2 is out of range"},
+		{net.Model, cd, cell.OneHot([]int{0, 7}), attrib.Options{}, "symbol 7"},
+		{net.Model, cd, cell.OneHot(nil), attrib.Options{}, "empty input"},
 	} {
 		_, err := attrib.Attribute(t.Context(), c.m, c.meth, c.x, c.opt)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -232,8 +229,13 @@ func TestCDRefusals(t *testing.T) {
 	if _, err := attrib.Attribute(t.Context(), m, cd, emb, attrib.Options{Baseline: make([]float64, m.Input())}); err == nil || !strings.Contains(err.Error(), "not cd") {
 		t.Errorf("CD with a Baseline: %v", err)
 	}
-	if _, err := attrib.Attribute(t.Context(), m, cd, cell.OneHot([]int{1, 2}), attrib.Options{}); err == nil || !strings.Contains(err.Error(), "dense") {
-		t.Errorf("CD of one-hot input on a Stacked model: %v", err)
+	// One-hot input runs as its rows made dense.
+	oh := cell.OneHot([]int{1, 2})
+	rows, _ := oh.AppendDense(nil, m.Input())
+	a, errA := attrib.Attribute(t.Context(), m, cd, oh, attrib.Options{})
+	b, errB := attrib.Attribute(t.Context(), m, cd, cell.Dense(rows, 2), attrib.Options{})
+	if errA != nil || errB != nil || fmt.Sprint(a.Scores) != fmt.Sprint(b.Scores) {
+		t.Errorf("CD of one-hot input on a Stacked model: %v, %v; %v vs its dense rows' %v", errA, errB, a, b)
 	}
 	if _, err := attrib.Attribute(t.Context(), m, cd, emb, attrib.Options{Budget: 64}); err == nil || !strings.Contains(err.Error(), "budget") {
 		t.Errorf("CD within 64 bytes: %v", err)

@@ -13,7 +13,7 @@ import (
 // BenchmarkAllClasses: every class of one input by AttributeAll (mode=all)
 // against C single-class calls (mode=separate), for saliency, LRP, IG
 // (50 steps) and DeepLIFT, on sp-counter (C = 2, one-hot, T = 256) and a dense random
-// Network (H = 64, D = 32, C = 8, T = 128).
+// one-layer model (H = 64, D = 32, C = 8, T = 128).
 func BenchmarkAllClasses(b *testing.B) {
 	rng := rand.New(rand.NewPCG(91, 92))
 	sp := mustNet(b, "sp-counter", whitebox.Config{})
@@ -26,7 +26,7 @@ func BenchmarkAllClasses(b *testing.B) {
 		model Model
 		x     cell.Input
 	}{
-		{"sp-counter/T=256", sp.Network, benchInput(b, sp, 256)},
+		{"sp-counter/T=256", sp.Model, benchInput(b, sp, 256)},
 		{"dense-H64-C8/T=128", randomNetwork(b, rng, 64, 32, 8), cell.Dense(v, 128)},
 	} {
 		for _, m := range []Method{Saliency, LRP, IntegratedGradients, DeepLIFT} {

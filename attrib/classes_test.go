@@ -93,7 +93,7 @@ func allClassesCases(t *testing.T) []allClassesCase {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cases = append(cases, allClassesCase{name, net.Network, cell.OneHot(sym)})
+		cases = append(cases, allClassesCase{name, net.Model, cell.OneHot(sym)})
 	}
 	dense := func(steps, d int) cell.Input {
 		v := make([]float64, steps*d)
@@ -128,7 +128,8 @@ func TestAttributeAllBits(t *testing.T) {
 		c := tc.model.Classes()
 		single, all := mustExplainer(t, tc.model), mustExplainer(t, tc.model)
 		var multi MultiResult
-		_, stacked := tc.model.(*cell.Stacked)
+		s, _ := tc.model.(*cell.Stacked)
+		stacked := s != nil && s.LRPRule() == cell.LRPArras // a trained model's: a Baseline, LRP's bias factor
 		for _, m := range methods {
 			opts := []Options{{}, {Steps: 17, Workers: 2}, {Steps: 33, Workers: 3}, {Steps: AutoSteps, Tolerance: 1e-4, Workers: 2}}
 			if testing.Short() {
@@ -200,7 +201,7 @@ func smallestBudgetAll(t *testing.T, e *Explainer, m Method, x cell.Input, opt O
 }
 
 // TestAttributeAllAllocations: a reused Explainer and MultiResult allocate
-// nothing in the steady state, on a Network and a Stacked model.
+// nothing in the steady state, on a white-box network and a trained-shape Stacked model.
 func TestAttributeAllAllocations(t *testing.T) {
 	net := mustNet(t, "sp-counter", whitebox.Config{})
 	sym, _ := net.Task.Encode("abcdabcdacbd")
@@ -213,7 +214,7 @@ func TestAttributeAllAllocations(t *testing.T) {
 	for _, tc := range []struct {
 		model Model
 		x     cell.Input
-	}{{net.Network, cell.OneHot(sym)}, {s, cell.Dense(v, 9)}} {
+	}{{net.Model, cell.OneHot(sym)}, {s, cell.Dense(v, 9)}} {
 		e := mustExplainer(t, tc.model)
 		var res MultiResult
 		for _, m := range append(Methods()[:len(Methods()):len(Methods())], DeepLIFT) {
@@ -239,7 +240,7 @@ func TestAttributeAllErrors(t *testing.T) {
 	net := mustNet(t, "counting", whitebox.Config{})
 	sym, _ := net.Task.Encode("aab")
 	x := cell.OneHot(sym)
-	e := mustExplainer(t, net.Network)
+	e := mustExplainer(t, net.Model)
 	var res MultiResult
 	if err := e.AttributeAll(context.Background(), Saliency, x, Options{Class: ClassIndex(0)}, &res); err == nil || !strings.Contains(err.Error(), "Options.Class") {
 		t.Errorf("a class in the options: %v", err)
@@ -262,7 +263,7 @@ func TestAttributeAllErrors(t *testing.T) {
 	}
 	for _, m := range []Method{DeepLIFT, ContextualDecomposition} {
 		errAll := e.AttributeAll(context.Background(), m, x, Options{}, &res)
-		_, errOne := Attribute(t.Context(), net.Network, m, x, Options{Class: ClassIndex(0)})
+		_, errOne := Attribute(t.Context(), net.Model, m, x, Options{Class: ClassIndex(0)})
 		if (errAll == nil) != (errOne == nil) {
 			t.Errorf("%v: AttributeAll error %v, single-class error %v", m, errAll, errOne)
 		}
@@ -286,7 +287,7 @@ func TestAttributeAllCancel(t *testing.T) {
 	for _, tc := range []struct {
 		model Model
 		x     cell.Input
-	}{{net.Network, x}, {s, cell.Dense(v, 40)}} {
+	}{{net.Model, x}, {s, cell.Dense(v, 40)}} {
 		e := mustExplainer(t, tc.model)
 		var res MultiResult
 		for _, m := range []Method{IntegratedGradients, Occlusion} {
@@ -340,7 +341,7 @@ func TestAttributeAllBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		model Model
 		x     cell.Input
-	}{{net.Network, cell.OneHot(nil)}, {s, cell.Dense(nil, 0)}, {net.Network, cell.OneHot([]int{0, 99})}, {s, cell.Dense([]float64{1, 2, 3}, 1)}} {
+	}{{net.Model, cell.OneHot(nil)}, {s, cell.Dense(nil, 0)}, {net.Model, cell.OneHot([]int{0, 99})}, {s, cell.Dense([]float64{1, 2, 3}, 1)}} {
 		for _, m := range AllMethods() {
 			var res MultiResult
 			errAll := mustExplainer(t, tc.model).AttributeAll(context.Background(), m, tc.x, Options{}, &res)

@@ -13,10 +13,10 @@ import (
 // every product of two varying quantities, multipliers through Linear
 // layers and the mean head as gradients, max pooling split between the
 // maximising steps of the input and of the reference). The reference input
-// x₀ is Options.Baseline at every position, the zero row by default. A
-// Network runs as its Stacked form (cell.Network.AsStacked), its one-hot
-// input as dense rows; its logits in the Result are that form's, equal to
-// the Network's to rounding. Result.Delta is Σ_t R_t − (ŷ_c(x) − ŷ_c(x₀)):
+// x₀ is Options.Baseline at every position, the zero row by default.
+// One-hot input runs as its rows made dense; its logits in the Result are
+// those of the dense rows, equal to the one-hot passes' to rounding.
+// Result.Delta is Σ_t R_t − (ŷ_c(x) − ŷ_c(x₀)):
 // zero but for rounding (summation-to-delta). AttributeAll traces x and x₀
 // once for all the classes and runs their multiplier passes together
 // (deepLIFTAll).
@@ -108,7 +108,7 @@ func (e *Explainer) deepLIFTAll(ctx context.Context, x cell.Input, opt Options, 
 }
 
 // deepLIFTInputs checks DeepLIFT's call on x and returns its runner, the
-// input as that runner reads it (a Network's one-hot rows made dense) and
+// input as that runner reads it (one-hot rows made dense) and
 // the reference: Options.Baseline, or the zero row, at every position.
 func (e *Explainer) deepLIFTInputs(x cell.Input, opt Options) (r *cell.StackedRunner, in, ref cell.Input, err error) {
 	r = e.stacked
@@ -122,7 +122,7 @@ func (e *Explainer) deepLIFTInputs(x cell.Input, opt Options) (r *cell.StackedRu
 		}
 	}
 	in = x
-	if e.net != nil {
+	if x.IsOneHot() {
 		if e.dlX, err = x.AppendDense(e.dlX[:0], d); err != nil {
 			return nil, in, ref, fmt.Errorf("attrib: %w", err)
 		}

@@ -10,15 +10,12 @@ import (
 	"github.com/whitebox-lstm/whitebox/whitebox"
 )
 
-// DeepLIFT on a Network is DeepLIFT on its Stacked form with the one-hot
-// input as dense rows, bit for bit, and its scores sum to delta.
-func TestDeepLIFTNetworkIsStacked(t *testing.T) {
+// DeepLIFT on one-hot input is DeepLIFT on the one-hot rows made dense,
+// bit for bit, and its scores sum to delta.
+func TestDeepLIFTOneHotIsDense(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	net := randomNetwork(t, rng, 5, 4, 3)
-	s, err := net.AsStacked()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := net
 	syms := []int{0, 3, -1, 2, 2, 1}
 	x := cell.ScaledOneHot(syms, 0.8)
 	dense, _ := x.AppendDense(nil, 4)
@@ -33,7 +30,7 @@ func TestDeepLIFTNetworkIsStacked(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !sameBits(a.Features, b.Features) || !sameBits(a.Scores, b.Scores) || a.Delta != b.Delta {
-			t.Errorf("baseline %v: Network %v, Stacked form %v", row, a.Scores, b.Scores)
+			t.Errorf("baseline %v: one-hot %v, dense rows %v", row, a.Scores, b.Scores)
 		}
 		if scale := math.Abs(a.Logits[1]) + maxAbs(a.Scores); math.Abs(a.Delta) > 1e-12*scale {
 			t.Errorf("baseline %v: summation-to-delta residual %v", row, a.Delta)
@@ -50,7 +47,7 @@ func TestDeepLIFTNetworkIsStacked(t *testing.T) {
 func TestDeepLIFTWhitebox(t *testing.T) {
 	for _, name := range []string{"counting", "sp-counter", "bracket"} {
 		net := mustNet(t, name, whitebox.Config{})
-		e := mustExplainer(t, net.Network)
+		e := mustExplainer(t, net.Model)
 		var res, other Result
 		for _, s := range []string{"ab", "aabb", "abcd", "(())(", "bbba"} {
 			sym, err := net.Task.Encode(s)

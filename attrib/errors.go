@@ -24,8 +24,8 @@ import (
 //   - *UnsupportedError (errors.Is(err, ErrUnsupported)): what this model
 //     or method does not do: a Model type the engine does not run (nil
 //     included), a Baseline with Saliency, G×I, LRP or contextual
-//     decomposition, a Baseline on a Network, LRP's bias factor on a
-//     Network, contextual decomposition on a model it is not defined for.
+//     decomposition, a Baseline on one-hot input, LRP's bias factor under
+//     the rule cell.LRPHao, contextual decomposition on a model it is not defined for.
 //   - *BudgetError (cell.BudgetError): a call that needs more memory than
 //     Options.Budget, refused before it is allocated.
 //   - *NonFiniteError: a result that is not finite (finite.go).
@@ -91,7 +91,7 @@ func (e *OptionError) Error() string { return "attrib: " + e.Reason }
 // not do: errors.Is(err, ErrUnsupported) holds for every one. Callers
 // find it with errors.As for its fields.
 type UnsupportedError struct {
-	// Model is the model's type (%T: "*cell.Network", "*cell.Stacked",
+	// Model is the model's type (%T: "*cell.Stacked", "*cell.Stacked",
 	// "<nil>", …).
 	Model string
 	// Method is the method asked for, −1 when the model itself is refused

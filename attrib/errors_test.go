@@ -38,7 +38,6 @@ func TestNewExplainerErrors(t *testing.T) {
 		typ  string
 	}{
 		{"nil", nil, "<nil>"},
-		{"nil Network", (*cell.Network)(nil), "*cell.Network"},
 		{"nil Stacked", (*cell.Stacked)(nil), "*cell.Stacked"},
 		{"nil Wrapper pointer", (*nilPointerWrapper)(nil), "*attrib.nilPointerWrapper"},
 		{"Wrapper of nil", wrapped{}, "attrib.wrapped"},
@@ -50,7 +49,7 @@ func TestNewExplainerErrors(t *testing.T) {
 			t.Errorf("%s: %v, %v (%#v)", c.name, e, err, ue)
 		}
 	}
-	for _, m := range []Model{net.Network, s, wrapped{s}, &nilPointerWrapper{s}} {
+	for _, m := range []Model{net.Model, s, wrapped{s}, &nilPointerWrapper{s}} {
 		if e, err := NewExplainer(m); e == nil || err != nil {
 			t.Errorf("%T: %v", m, err)
 		}
@@ -87,37 +86,37 @@ func TestErrorTypes(t *testing.T) {
 		opt   Options
 		want  want
 	}{
-		{"empty one-hot", net.Network, Saliency, cell.OneHot(nil), Options{}, want{is: ErrEmptyInput, input: true, pos: -1, feat: -1}},
+		{"empty one-hot", net.Model, Saliency, cell.OneHot(nil), Options{}, want{is: ErrEmptyInput, input: true, pos: -1, feat: -1}},
 		{"empty dense", s, IntegratedGradients, cell.Dense(nil, 0), Options{}, want{is: ErrEmptyInput, input: true, pos: -1, feat: -1}},
 		{"empty deeplift", s, DeepLIFT, cell.Dense(nil, 0), Options{}, want{is: ErrEmptyInput, input: true, pos: -1, feat: -1}},
 		{"empty cd", s, ContextualDecomposition, cell.Dense(nil, 0), Options{}, want{is: ErrEmptyInput, input: true, pos: -1, feat: -1}},
 		{"empty baseline", s, Occlusion, cell.Dense(nil, 0), Options{Baseline: make([]float64, 4)}, want{is: ErrEmptyInput, input: true, pos: -1, feat: -1}},
-		{"symbol out of range", net.Network, LRP, cell.OneHot([]int{0, 1, 9}), Options{}, want{input: true, pos: 2, feat: -1}},
+		{"symbol out of range", net.Model, LRP, cell.OneHot([]int{0, 1, 9}), Options{}, want{input: true, pos: 2, feat: -1}},
 		{"value not finite", s, GradientXInput, cell.Dense(nan, 3), Options{}, want{input: true, pos: 1, feat: 2}},
 		{"value not finite, baseline", s, IntegratedGradients, cell.Dense(nan, 3), Options{Baseline: make([]float64, 4)}, want{input: true, pos: 1, feat: 2}},
 		{"length mismatch", s, Saliency, cell.Dense(make([]float64, 5), 2), Options{}, want{input: true, pos: -1, feat: -1}},
-		{"steps", net.Network, IntegratedGradients, oneHot, Options{Steps: -5}, want{field: "Steps"}},
-		{"tolerance", net.Network, IntegratedGradients, oneHot, Options{Tolerance: 2}, want{field: "Tolerance"}},
-		{"max auto steps", net.Network, IntegratedGradients, oneHot, Options{MaxAutoSteps: 3}, want{field: "MaxAutoSteps"}},
-		{"epsilon", net.Network, LRP, oneHot, Options{Epsilon: new(-1.0)}, want{field: "Epsilon"}},
+		{"steps", net.Model, IntegratedGradients, oneHot, Options{Steps: -5}, want{field: "Steps"}},
+		{"tolerance", net.Model, IntegratedGradients, oneHot, Options{Tolerance: 2}, want{field: "Tolerance"}},
+		{"max auto steps", net.Model, IntegratedGradients, oneHot, Options{MaxAutoSteps: 3}, want{field: "MaxAutoSteps"}},
+		{"epsilon", net.Model, LRP, oneHot, Options{Epsilon: new(-1.0)}, want{field: "Epsilon"}},
 		{"epsilon NaN", s, LRP, dense, Options{Epsilon: new(math.NaN())}, want{field: "Epsilon"}},
 		{"bias factor", s, LRP, dense, Options{LRPBias: 2}, want{field: "LRPBias"}},
-		{"negative class", net.Network, Saliency, oneHot, Options{Class: ClassIndex(-1)}, want{field: "Class"}},
-		{"class out of range", net.Network, Saliency, oneHot, Options{Class: ClassIndex(7)}, want{field: "Class"}},
+		{"negative class", net.Model, Saliency, oneHot, Options{Class: ClassIndex(-1)}, want{field: "Class"}},
+		{"class out of range", net.Model, Saliency, oneHot, Options{Class: ClassIndex(7)}, want{field: "Class"}},
 		{"class out of range, ig", s, IntegratedGradients, dense, Options{Class: ClassIndex(7)}, want{field: "Class"}},
 		{"class out of range, deeplift", s, DeepLIFT, dense, Options{Class: ClassIndex(7)}, want{field: "Class"}},
-		{"span not cd", net.Network, Saliency, oneHot, Options{Span: &Span{0, 1}}, want{field: "Span"}},
-		{"span outside", net.Network, ContextualDecomposition, oneHot, Options{Span: &Span{1, 5}}, want{field: "Span"}},
+		{"span not cd", net.Model, Saliency, oneHot, Options{Span: &Span{0, 1}}, want{field: "Span"}},
+		{"span outside", net.Model, ContextualDecomposition, oneHot, Options{Span: &Span{1, 5}}, want{field: "Span"}},
 		{"baseline width", s, IntegratedGradients, dense, Options{Baseline: make([]float64, 3)}, want{field: "Baseline"}},
 		{"baseline width, deeplift", s, DeepLIFT, dense, Options{Baseline: make([]float64, 3)}, want{field: "Baseline"}},
 		{"baseline NaN", s, Occlusion, dense, Options{Baseline: []float64{0, math.NaN(), 0, 0}}, want{field: "Baseline"}},
-		{"budget", net.Network, Saliency, oneHot, Options{Budget: -1}, want{field: "Budget"}},
-		{"workers", net.Network, Saliency, oneHot, Options{Workers: -1}, want{field: "Workers"}},
-		{"method", net.Network, Method(99), oneHot, Options{}, want{field: "Method"}},
+		{"budget", net.Model, Saliency, oneHot, Options{Budget: -1}, want{field: "Budget"}},
+		{"workers", net.Model, Saliency, oneHot, Options{Workers: -1}, want{field: "Workers"}},
+		{"method", net.Model, Method(99), oneHot, Options{}, want{field: "Method"}},
 		{"baseline saliency", s, Saliency, dense, Options{Baseline: make([]float64, 4)}, want{is: ErrUnsupported}},
 		{"baseline cd", s, ContextualDecomposition, dense, Options{Baseline: make([]float64, 4)}, want{is: ErrUnsupported}},
-		{"baseline Network", net.Network, IntegratedGradients, oneHot, Options{Baseline: make([]float64, 4)}, want{is: ErrUnsupported}},
-		{"bias factor Network", net.Network, LRP, oneHot, Options{LRPBias: 1}, want{is: ErrUnsupported}},
+		{"baseline one-hot", net.Model, IntegratedGradients, oneHot, Options{Baseline: make([]float64, 4)}, want{is: ErrUnsupported}},
+		{"bias factor, rule hao", net.Model, LRP, oneHot, Options{LRPBias: 1}, want{is: ErrUnsupported}},
 		{"cd two layers", s2, ContextualDecomposition, dense, Options{}, want{is: ErrUnsupported}},
 	} {
 		for _, all := range []bool{false, true} {
@@ -156,14 +155,14 @@ func TestErrorTypes(t *testing.T) {
 		}
 	}
 	// The empty input is one error value across the packages.
-	_, err := Attribute(t.Context(), net.Network, Saliency, cell.OneHot(nil), Options{})
+	_, err := Attribute(t.Context(), net.Model, Saliency, cell.OneHot(nil), Options{})
 	if !errors.Is(err, cell.ErrEmptyInput) || !errors.Is(err, whitebox.ErrEmptyInput) {
 		t.Errorf("an empty input: %v", err)
 	}
 	if _, err := net.Task.Encode(""); !errors.Is(err, ErrEmptyInput) {
 		t.Errorf("whitebox's empty string: %v", err)
 	}
-	if _, err := AttributeAll(t.Context(), net.Network, Saliency, oneHot, Options{Class: ClassIndex(0)}); !isOptionError(err, "Class") {
+	if _, err := AttributeAll(t.Context(), net.Model, Saliency, oneHot, Options{Class: ClassIndex(0)}); !isOptionError(err, "Class") {
 		t.Errorf("AttributeAll with a class: %v", err)
 	}
 }
@@ -183,9 +182,9 @@ func TestBudgetErrorType(t *testing.T) {
 			var err error
 			opt := Options{Budget: 8}
 			if all {
-				_, err = AttributeAll(t.Context(), net.Network, m, x, opt)
+				_, err = AttributeAll(t.Context(), net.Model, m, x, opt)
 			} else {
-				_, err = Attribute(t.Context(), net.Network, m, x, opt)
+				_, err = Attribute(t.Context(), net.Model, m, x, opt)
 			}
 			var be *BudgetError
 			if !errors.As(err, &be) || be.Budget != 8 || be.Need <= 8 {
@@ -209,7 +208,7 @@ func TestCancelErrorType(t *testing.T) {
 		x     cell.Input
 		base  []float64
 	}{
-		{net.Network, cell.OneHot([]int{0, 1, 2, 3}), nil},
+		{net.Model, cell.OneHot([]int{0, 1, 2, 3}), nil},
 		{s, cell.Dense(make([]float64, 4*4), 4), nil},
 		{s, cell.Dense(make([]float64, 4*4), 4), []float64{0.1, 0, 0, 0}},
 	} {

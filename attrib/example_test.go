@@ -19,7 +19,7 @@ func ExampleAttribute() {
 	if err != nil {
 		panic(err)
 	}
-	res, err := attrib.Attribute(context.Background(), net.Network, attrib.LRP, cell.OneHot(sym), attrib.DefaultOptions())
+	res, err := attrib.Attribute(context.Background(), net.Model, attrib.LRP, cell.OneHot(sym), attrib.DefaultOptions())
 	if err != nil {
 		panic(err)
 	}

@@ -39,15 +39,12 @@ func overflowModel(t *testing.T, wih, wy float64) *cell.Stacked {
 // A logit that overflows ends the call with a *NonFiniteError naming the
 // class and the classifier (its input was finite), for every method, one
 // class or all, with a baseline or not, on a Stacked model and on a
-// Network; never a result of ±Inf and NaN (issue 39, case 2).
+// one-layer model with the rule hao; never a result of ±Inf and NaN (issue 39, case 2).
 func TestNonFiniteLogits(t *testing.T) {
 	s := overflowModel(t, 0.5, 1.7e308)
 	x := cell.Dense([]float64{1, 0.5, 0.3, 1, 0.2, 0.7}, 3)
-	net, err := cell.New(cell.Params{Hidden: 2, Input: 2, Classes: 2, Wx: make([]float64, 16), Wh: make([]float64, 16),
-		B: []float64{3, 3, 3, 3, 3, 3, 3, 3}, Wy: []float64{1.7e308, 1.7e308, -1.7e308, -1.7e308}, By: []float64{0, 0}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	net := oneLayer(t, 2, 2, 2, make([]float64, 16), make([]float64, 16),
+		[]float64{3, 3, 3, 3, 3, 3, 3, 3}, []float64{1.7e308, 1.7e308, -1.7e308, -1.7e308}, []float64{0, 0})
 	check := func(what string, err error) {
 		t.Helper()
 		var nf *NonFiniteError
@@ -78,7 +75,7 @@ func TestNonFiniteLogits(t *testing.T) {
 		}
 	}
 	// The class's name, given, is the message's.
-	err = attr(s, Saliency, x, Options{})
+	err := attr(s, Saliency, x, Options{})
 	var nf *NonFiniteError
 	if errors.As(err, &nf) {
 		nf.ClassName = "True"

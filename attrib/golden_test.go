@@ -140,7 +140,7 @@ func TestGolden(t *testing.T) {
 				{"deeplift", attrib.DeepLIFT, attrib.Options{}},
 				{"cd", attrib.ContextualDecomposition, attrib.Options{}},
 			}
-			e, err := attrib.NewExplainer(net.Network)
+			e, err := attrib.NewExplainer(net.Model)
 			if err != nil {
 				t.Fatal(err)
 			}

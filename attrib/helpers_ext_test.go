@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
+	"github.com/whitebox-lstm/whitebox/cell"
 )
 
 // mustExplainer is attrib.NewExplainer(m), failing the test on its error.
@@ -14,4 +15,15 @@ func mustExplainer(tb testing.TB, m attrib.Model) *attrib.Explainer {
 		tb.Fatal(err)
 	}
 	return e
+}
+
+// mustRunner returns a runner of s, closed at the end of the test.
+func mustRunner(tb testing.TB, s *cell.Stacked) *cell.StackedRunner {
+	tb.Helper()
+	r, err := cell.NewStackedRunner(s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { r.Close() })
+	return r
 }

@@ -1,6 +1,10 @@
 package attrib
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/whitebox-lstm/whitebox/cell"
+)
 
 // mustExplainer is NewExplainer(m), failing the test on its error.
 func mustExplainer(tb testing.TB, m Model) *Explainer {
@@ -10,4 +14,28 @@ func mustExplainer(tb testing.TB, m Model) *Explainer {
 		tb.Fatal(err)
 	}
 	return e
+}
+
+// mustRunner returns a runner of s, closed at the end of the test.
+func mustRunner(tb testing.TB, s *cell.Stacked) *cell.StackedRunner {
+	tb.Helper()
+	r, err := cell.NewStackedRunner(s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { r.Close() })
+	return r
+}
+
+// oneLayer is a one-layer LSTM classifier of the white-box networks' shape
+// (head hn, one Linear decoder) and LRP rule (cell.LRPHao): W_x 4H×D, W_h
+// 4H×H, B 4H, W_y C×H, b_y C.
+func oneLayer(tb testing.TB, h, d, c int, wx, wh, b, wy, by []float64) *cell.Stacked {
+	tb.Helper()
+	s, err := cell.NewStacked(cell.StackedParams{Input: d, Hidden: h, Layers: 1, Classes: c,
+		Cells: []cell.StackedCell{{Wih: wx, Whh: wh, B: b}}, Wy: wy, By: by, LRP: cell.LRPHao})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
 }

@@ -30,7 +30,7 @@ func TestMalformedInput(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		model Model
-	}{{"sp-counter", net.Network}, {"stacked", s}, {"wrapper", wrapped{s}}} {
+	}{{"sp-counter", net.Model}, {"stacked", s}, {"wrapper", wrapped{s}}} {
 		e := mustExplainer(t, tc.model)
 		for _, m := range AllMethods() {
 			for _, base := range []bool{false, true} {

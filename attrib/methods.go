@@ -1,7 +1,7 @@
 // Package attrib implements five attribution methods for any LSTM classifier
-// of package cell — a Network (the white-box networks, any one-layer LSTM)
-// or a Stacked model (several layers, two directions: the trained models
-// package model imports) — on one-hot or dense input: Occlusion, Saliency,
+// of package cell — a Stacked model: the white-box networks (one layer),
+// or several layers, two directions, the trained models package model
+// imports — on one-hot or dense input: Occlusion, Saliency,
 // Gradient×Input, Integrated Gradients and LRP (the ε-rule). Each gives a
 // score R_{t,i} to every input feature for a relevance class c and token
 // scores R_t = Σ_i R_{t,i}.
@@ -21,9 +21,8 @@
 // that the scores sum to ŷ_c(x) − ŷ_c(x₀) (deeplift.go,
 // cell.StackedRunner.DeepLIFT).
 //
-// Every model runs on one engine, cell.StackedRunner: a Network as its
-// Stacked form (cell.Network.AsStacked, which keeps the Network's bits on
-// its own input, one-hot included). Saliency, G×I and LRP run one forward
+// Every model runs on one engine, cell.StackedRunner, the white-box
+// networks included. Saliency, G×I and LRP run one forward
 // pass, the class chosen from its logits, and the backward pass.
 // Integrated Gradients and Occlusion run their many forward (and backward)
 // passes as batches on several goroutines within a memory budget
@@ -108,14 +107,13 @@ func ParseMethod(s string) (Method, error) {
 }
 
 // Model is a classifier the methods run on. The set is closed: the
-// engine runs exactly three kinds, and NewExplainer refuses any other
+// engine runs exactly two kinds, and NewExplainer refuses any other
 // type (nil included) with an *UnsupportedError:
 //
-//   - *cell.Network: a one-layer LSTM read on one-hot (or dense) input,
-//     the white-box networks (package whitebox); it runs as its Stacked
-//     form (cell.Network.AsStacked), with the Network's bits;
 //   - *cell.Stacked: layers, directions, heads and classifiers of a
-//     trained model;
+//     trained model, or a one-layer LSTM read on one-hot (or dense) input
+//     such as the white-box networks (package whitebox, whose LRP rule is
+//     cell.LRPHao);
 //   - a Wrapper whose Stacked method returns a non-nil *cell.Stacked,
 //     such as package model's *model.Model.
 //
@@ -215,8 +213,8 @@ type Options struct {
 	// LRPBias is LRP's bias factor, Arras et al.'s bias_factor in [0, 1]:
 	// 0 (the default, theirs too) lets the biases and the stabilizer
 	// absorb their share of relevance, 1 redistributes it over the inputs
-	// so that relevance is conserved. Stacked models only: a Network's LRP
-	// is the white-box paper's rule, bias factor 0.
+	// so that relevance is conserved. A model with the rule cell.LRPHao
+	// (the white-box networks, the paper's rule) takes bias factor 0 only.
 	LRPBias float64
 	// Baseline is the reference input row of IG and DeepLIFT and the
 	// replacement row of Occlusion, the same at every position: nil is the
@@ -352,11 +350,7 @@ type Result struct {
 type Explainer struct {
 	inUse atomic.Bool
 	model Model
-	// The engine: a Stacked model's runner; a Network runs as its Stacked
-	// form (cell.Network.AsStacked: the Network's bits on its own input),
-	// and net is set, for what reads its input as dense rows (DeepLIFT,
-	// contextual decomposition) or refuses it (a Baseline).
-	net      *cell.Network
+	// The engine: the model's runner.
 	stacked  *cell.StackedRunner
 	cd       *cdEngine // contextual decomposition's, made on first use
 	grad     []float64
@@ -435,10 +429,10 @@ type Wrapper interface {
 }
 
 // NewExplainer returns an Explainer for m, one of the types Model lists:
-// a *cell.Network, a *cell.Stacked or a Wrapper of one (a *model.Model).
+// a *cell.Stacked, a *cell.Stacked or a Wrapper of one (a *model.Model).
 // Anything else, a nil model included, is an *UnsupportedError
-// (errors.Is(err, ErrUnsupported)); an engine that cannot be built (a
-// Network without a Stacked form) is an error wrapping the engine's.
+// (errors.Is(err, ErrUnsupported)); an engine that cannot be built is an
+// error wrapping the engine's.
 func NewExplainer(m Model) (*Explainer, error) {
 	if w, ok := m.(Wrapper); ok {
 		if isNilPointer(w) {
@@ -452,18 +446,6 @@ func NewExplainer(m Model) (*Explainer, error) {
 	}
 	e := &Explainer{model: m}
 	switch m := m.(type) {
-	case *cell.Network:
-		if m == nil {
-			return nil, unsupported(m, -1, "a nil %T", m)
-		}
-		s, err := m.AsStacked()
-		if err != nil {
-			return nil, fmt.Errorf("attrib: the Network's engine: %w", err)
-		}
-		e.net = m
-		if e.stacked, err = cell.NewStackedRunner(s); err != nil {
-			return nil, fmt.Errorf("attrib: %w", err)
-		}
 	case *cell.Stacked:
 		if m == nil {
 			return nil, unsupported(m, -1, "a nil %T", m)
@@ -475,7 +457,7 @@ func NewExplainer(m Model) (*Explainer, error) {
 	case nil:
 		return nil, unsupported(m, -1, "a nil Model")
 	default:
-		return nil, unsupported(m, -1, "a Model of type %T: the engine runs a *cell.Network, a *cell.Stacked or a Wrapper of one (such as *model.Model)", m)
+		return nil, unsupported(m, -1, "a Model of type %T: the engine runs a *cell.Stacked or a Wrapper of one (such as *model.Model)", m)
 	}
 	return e, nil
 }
@@ -596,8 +578,8 @@ func (e *Explainer) prepare(ctx context.Context, m Method, x cell.Input, opt Opt
 	if err := ctx.Err(); err != nil {
 		return opt, fmt.Errorf("attrib: %w", err)
 	}
-	if opt.LRPBias != 0 && m == LRP && e.net != nil {
-		return opt, unsupported(e.net, m, "LRP bias factor %v: a Network's LRP has bias factor 0 only", opt.LRPBias)
+	if rule := e.stacked.Model().LRPRule(); opt.LRPBias != 0 && m == LRP && rule == cell.LRPHao {
+		return opt, unsupported(e.model, m, "LRP bias factor %v: the model's LRP rule (cell.LRPHao, the white-box networks') has bias factor 0 only", opt.LRPBias)
 	}
 	// Before anything is sized by x: a length its data does not match
 	// (or whose T×D overflows) would size the buffers below.
@@ -608,7 +590,7 @@ func (e *Explainer) prepare(ctx context.Context, m Method, x cell.Input, opt Opt
 	if budget == 0 {
 		budget = DefaultBudget
 	}
-	if need := e.traceBytes(m, x.Len()); need > budget {
+	if need := e.traceBytes(m, x.Len(), x.IsOneHot()); need > budget {
 		return opt, fmt.Errorf("attrib: %w", &cell.BudgetError{Budget: budget, Need: need, What: fmt.Sprintf("the trace of %v on %d steps", m, x.Len())})
 	}
 	return opt, nil
@@ -624,12 +606,12 @@ func (e *Explainer) prepare(ctx context.Context, m Method, x cell.Input, opt Opt
 // budget, a Stacked model's on checkpoints when the whole trace does not
 // fit (memory O(H·√T) per lane, layer and direction), refusing only a
 // budget below one checkpointed lane.
-func (e *Explainer) traceBytes(m Method, steps int) int64 {
+func (e *Explainer) traceBytes(m Method, steps int, oneHot bool) int64 {
 	switch {
 	case m == DeepLIFT:
 		return e.deepLIFTBytes(steps)
 	case m == ContextualDecomposition:
-		return e.cdBytes(steps)
+		return e.cdBytes(steps, oneHot)
 	case m == IntegratedGradients || m == Occlusion:
 		return 0
 	}

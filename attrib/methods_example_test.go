@@ -24,7 +24,7 @@ func ExampleMethod() {
 	if err != nil {
 		panic(err)
 	}
-	ex, err := attrib.NewExplainer(net.Network)
+	ex, err := attrib.NewExplainer(net.Model)
 	if err != nil {
 		panic(err)
 	}
@@ -83,7 +83,7 @@ func ExampleExplainer_Attribute() {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	ex, err := attrib.NewExplainer(net.Network)
+	ex, err := attrib.NewExplainer(net.Model)
 	if err != nil {
 		panic(err)
 	}
@@ -111,7 +111,7 @@ func ExampleExplainer_Release() {
 	if err != nil {
 		panic(err)
 	}
-	ex, err := attrib.NewExplainer(net.Network)
+	ex, err := attrib.NewExplainer(net.Model)
 	if err != nil {
 		panic(err)
 	}

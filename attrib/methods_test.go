@@ -35,7 +35,7 @@ func heatmap(t testing.TB, net *whitebox.Net, m Method, s, class string) *Result
 		}
 		opt.Class = ClassIndex(k)
 	}
-	res, err := Attribute(t.Context(), net.Network, m, cell.OneHot(sym), opt)
+	res, err := Attribute(t.Context(), net.Model, m, cell.OneHot(sym), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestIGCompleteness(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		y0, _ := net.Forward(cell.NewWorkspace(net), cell.Dense(x, steps).Scaled(0))
+		y0, _ := mustRunner(t, net).Forward(cell.Dense(x, steps).Scaled(0))
 		diff := res.Logits[res.Class.k] - y0[res.Class.k]
 		if math.Abs(res.Delta) > 1e-6*math.Abs(diff) {
 			t.Errorf("trial %d: delta %v for ŷ_c(X) − ŷ_c(0) = %v", trial, res.Delta, diff)
@@ -217,7 +217,7 @@ func TestIGCompleteness(t *testing.T) {
 	}
 }
 
-func randomNetwork(t testing.TB, rng *rand.Rand, h, d, c int) *cell.Network {
+func randomNetwork(t testing.TB, rng *rand.Rand, h, d, c int) *cell.Stacked {
 	v := func(n int, s float64) []float64 {
 		r := make([]float64, n)
 		for i := range r {
@@ -225,9 +225,9 @@ func randomNetwork(t testing.TB, rng *rand.Rand, h, d, c int) *cell.Network {
 		}
 		return r
 	}
-	net, err := cell.New(cell.Params{Hidden: h, Input: d, Classes: c,
-		Wx: v(4*h*d, 1/math.Sqrt(float64(d))), Wh: v(4*h*h, 1/math.Sqrt(float64(h))), B: v(4*h, 0.3),
-		Wy: v(c*h, 1), By: v(c, 0.3)})
+	wx, wh, b := v(4*h*d, 1/math.Sqrt(float64(d))), v(4*h*h, 1/math.Sqrt(float64(h))), v(4*h, 0.3)
+	net, err := cell.NewStacked(cell.StackedParams{Input: d, Hidden: h, Layers: 1, Classes: c,
+		Cells: []cell.StackedCell{{Wih: wx, Whh: wh, B: b}}, Wy: v(c*h, 1), By: v(c, 0.3), LRP: cell.LRPHao})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,13 +245,13 @@ func TestMethodDefinitions(t *testing.T) {
 		x[i] = rng.NormFloat64()
 	}
 	in := cell.Dense(x, steps)
-	ws := cell.NewWorkspace(net)
+	ws := mustRunner(t, net)
 	e := mustExplainer(t, net)
 	var res Result
 	opt := DefaultOptions()
 	opt.Class = ClassIndex(2)
 	grad := make([]float64, len(x))
-	net.Gradient(ws, in, 2, grad)
+	ws.Gradient(in, 2, grad)
 
 	e.Attribute(t.Context(), Saliency, in, opt, &res)
 	for i := range grad {
@@ -266,12 +266,12 @@ func TestMethodDefinitions(t *testing.T) {
 		}
 	}
 	e.Attribute(t.Context(), Occlusion, in, opt, &res)
-	y, _ := net.Forward(ws, in)
+	y, _ := ws.Forward(in)
 	yc := y[2]
 	for tt := range steps {
 		occ := append([]float64(nil), x...)
 		clear(occ[tt*d : (tt+1)*d])
-		yo, _ := net.Forward(ws, cell.Dense(occ, steps))
+		yo, _ := ws.Forward(cell.Dense(occ, steps))
 		if res.Scores[tt] != yc-yo[2] {
 			t.Fatalf("occlusion token %d = %v, want %v", tt, res.Scores[tt], yc-yo[2])
 		}
@@ -281,7 +281,7 @@ func TestMethodDefinitions(t *testing.T) {
 	e.Attribute(t.Context(), IntegratedGradients, in, opt, &res)
 	want := make([]float64, len(x))
 	for k := range 4 {
-		net.Gradient(ws, in.Scaled(float64(k)/4), 2, grad)
+		ws.Gradient(in.Scaled(float64(k)/4), 2, grad)
 		for i := range grad {
 			want[i] += grad[i] / 4
 		}
@@ -296,7 +296,7 @@ func TestMethodDefinitions(t *testing.T) {
 func TestExplainerAllocations(t *testing.T) {
 	net := mustNet(t, "sp-counter", whitebox.Config{})
 	sym, _ := net.Task.Encode("abcdabcdacbd")
-	e := mustExplainer(t, net.Network)
+	e := mustExplainer(t, net.Model)
 	var res Result
 	for _, m := range Methods() {
 		opt := DefaultOptions()
@@ -316,27 +316,27 @@ func TestAttributeErrors(t *testing.T) {
 	net := mustNet(t, "counting", whitebox.Config{})
 	for want, f := range map[string]func() error{
 		"empty input": func() error {
-			_, err := Attribute(t.Context(), net.Network, Saliency, cell.OneHot(nil), DefaultOptions())
+			_, err := Attribute(t.Context(), net.Model, Saliency, cell.OneHot(nil), DefaultOptions())
 			return err
 		},
 		"class 5": func() error {
-			_, err := Attribute(t.Context(), net.Network, LRP, cell.OneHot([]int{0}), Options{Class: ClassIndex(5)})
+			_, err := Attribute(t.Context(), net.Model, LRP, cell.OneHot([]int{0}), Options{Class: ClassIndex(5)})
 			return err
 		},
 		"IG steps -3": func() error {
-			_, err := Attribute(t.Context(), net.Network, IntegratedGradients, cell.OneHot([]int{0}), Options{Steps: -3})
+			_, err := Attribute(t.Context(), net.Model, IntegratedGradients, cell.OneHot([]int{0}), Options{Steps: -3})
 			return err
 		},
 		"epsilon -1": func() error {
-			_, err := Attribute(t.Context(), net.Network, LRP, cell.OneHot([]int{0}), Options{Epsilon: new(float64(-1))})
+			_, err := Attribute(t.Context(), net.Model, LRP, cell.OneHot([]int{0}), Options{Epsilon: new(float64(-1))})
 			return err
 		},
 		"unknown method": func() error {
-			_, err := Attribute(t.Context(), net.Network, Method(9), cell.OneHot([]int{0}), DefaultOptions())
+			_, err := Attribute(t.Context(), net.Model, Method(9), cell.OneHot([]int{0}), DefaultOptions())
 			return err
 		},
 		"symbol 7": func() error {
-			_, err := Attribute(t.Context(), net.Network, Occlusion, cell.OneHot([]int{7}), DefaultOptions())
+			_, err := Attribute(t.Context(), net.Model, Occlusion, cell.OneHot([]int{7}), DefaultOptions())
 			return err
 		},
 	} {
@@ -395,12 +395,12 @@ func TestResultAbsentFeatures(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := cell.Dense([]float64{1, 0, 0, 0, 0, 0.5, 0, 0, 0, 1, 0, 0}, 3)
-	fresh, err := Attribute(t.Context(), net.Network, Occlusion, x, Options{})
+	fresh, err := Attribute(t.Context(), net.Model, Occlusion, x, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	reused := new(Result)
-	e := mustExplainer(t, net.Network)
+	e := mustExplainer(t, net.Model)
 	if err := e.Attribute(t.Context(), Saliency, x, Options{}, reused); err != nil {
 		t.Fatal(err)
 	}

@@ -18,11 +18,11 @@ func TestZeroOptions(t *testing.T) {
 	sym, _ := net.Task.Encode("accb")
 	x := cell.OneHot(sym)
 	for _, m := range Methods() {
-		zero, err := Attribute(t.Context(), net.Network, m, x, Options{})
+		zero, err := Attribute(t.Context(), net.Model, m, x, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		def, err := Attribute(t.Context(), net.Network, m, x, DefaultOptions())
+		def, err := Attribute(t.Context(), net.Model, m, x, DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +38,7 @@ func TestZeroOptions(t *testing.T) {
 			t.Fatalf("IG used %d steps", zero.IGSteps)
 		}
 	}
-	res, err := Attribute(t.Context(), net.Network, Saliency, x, Options{Class: ClassIndex(0)})
+	res, err := Attribute(t.Context(), net.Model, Saliency, x, Options{Class: ClassIndex(0)})
 	if err != nil || res.Class != ClassIndex(0) {
 		t.Fatalf("ClassIndex(0): class %v, %v", res.Class, err)
 	}
@@ -72,7 +72,7 @@ func TestBadOptions(t *testing.T) {
 		{Method(9), Options{}, "unknown method 9"},
 		{Method(-1), Options{}, "unknown method -1"},
 	} {
-		_, err := Attribute(t.Context(), net.Network, c.m, x, c.opt)
+		_, err := Attribute(t.Context(), net.Model, c.m, x, c.opt)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v %+v: %v, want an error containing %q", c.m, c.opt, err, c.want)
 		}
@@ -80,11 +80,11 @@ func TestBadOptions(t *testing.T) {
 	if _, err := Attribute(t.Context(), nil, Saliency, x, Options{}); err == nil {
 		t.Error("nil model accepted")
 	}
-	var nilNet *cell.Network
+	var nilNet *cell.Stacked
 	if _, err := Attribute(t.Context(), nilNet, Saliency, x, Options{}); err == nil {
-		t.Error("nil *cell.Network accepted")
+		t.Error("nil *cell.Stacked accepted")
 	}
-	if err := mustExplainer(t, net.Network).Attribute(t.Context(), Saliency, x, Options{}, nil); err == nil {
+	if err := mustExplainer(t, net.Model).Attribute(t.Context(), Saliency, x, Options{}, nil); err == nil {
 		t.Error("nil Result accepted")
 	}
 }
@@ -95,20 +95,17 @@ func TestBadOptions(t *testing.T) {
 func TestEpsilonZero(t *testing.T) {
 	net := mustNet(t, "sp-fsa", whitebox.Config{})
 	sym, _ := net.Task.Encode("aacb")
-	if _, err := Attribute(t.Context(), net.Network, LRP, cell.OneHot(sym), Options{Epsilon: new(0.0)}); err == nil || !strings.Contains(err.Error(), "zero") {
+	if _, err := Attribute(t.Context(), net.Model, LRP, cell.OneHot(sym), Options{Epsilon: new(0.0)}); err == nil || !strings.Contains(err.Error(), "zero") {
 		t.Fatalf("ε = 0 on sp-fsa: %v", err)
 	}
-	p := cell.Params{Hidden: 3, Input: 2, Classes: 2}
-	for _, v := range []*[]float64{&p.Wx, &p.Wh, &p.B, &p.Wy, &p.By} {
-		n := map[*[]float64]int{&p.Wx: 24, &p.Wh: 36, &p.B: 12, &p.Wy: 6, &p.By: 2}[v]
+	var wx, wh, b, wy, by []float64
+	for _, v := range []*[]float64{&wx, &wh, &b, &wy, &by} {
+		n := map[*[]float64]int{&wx: 24, &wh: 36, &b: 12, &wy: 6, &by: 2}[v]
 		for i := range n {
 			*v = append(*v, math.Sin(float64(3*i+n)))
 		}
 	}
-	dense, err := cell.New(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dense := oneLayer(t, 3, 2, 2, wx, wh, b, wy, by)
 	x := cell.Dense([]float64{0.3, -1, 2, 0.5, -0.7, 1.1}, 3)
 	zero, err := Attribute(t.Context(), dense, LRP, x, Options{Epsilon: new(0.0)})
 	if err != nil {
@@ -133,7 +130,7 @@ func TestAutoSteps(t *testing.T) {
 	net := mustNet(t, "sp-counter", whitebox.Config{})
 	sym, _ := net.Task.Encode(strings.Repeat("ab", 100))
 	x := cell.OneHot(sym)
-	fixed, err := Attribute(t.Context(), net.Network, IntegratedGradients, x, Options{})
+	fixed, err := Attribute(t.Context(), net.Model, IntegratedGradients, x, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +138,7 @@ func TestAutoSteps(t *testing.T) {
 		t.Fatalf("50 steps on 200 symbols: gap %v not flagged", fixed.Delta)
 	}
 	var last, total int
-	auto, err := Attribute(t.Context(), net.Network, IntegratedGradients, x, Options{Steps: AutoSteps, Tolerance: 1e-3,
+	auto, err := Attribute(t.Context(), net.Model, IntegratedGradients, x, Options{Steps: AutoSteps, Tolerance: 1e-3,
 		Progress: func(done, tot int) {
 			if done < last {
 				t.Errorf("progress went back from %d to %d", last, done)
@@ -160,17 +157,17 @@ func TestAutoSteps(t *testing.T) {
 	}
 	// The rule before it misses the tolerance, and the result is that
 	// rule's: the same bits as asking for it directly.
-	half, _ := Attribute(t.Context(), net.Network, IntegratedGradients, x, Options{Steps: auto.IGSteps / 2, Tolerance: 1e-3})
+	half, _ := Attribute(t.Context(), net.Model, IntegratedGradients, x, Options{Steps: auto.IGSteps / 2, Tolerance: 1e-3})
 	if !half.GapExceeded {
 		t.Fatalf("%d steps already met the tolerance", auto.IGSteps/2)
 	}
-	direct, _ := Attribute(t.Context(), net.Network, IntegratedGradients, x, Options{Steps: auto.IGSteps})
+	direct, _ := Attribute(t.Context(), net.Model, IntegratedGradients, x, Options{Steps: auto.IGSteps})
 	for i := range direct.Scores {
 		if direct.Scores[i] != auto.Scores[i] {
 			t.Fatal("AutoSteps' result differs from its rule asked directly")
 		}
 	}
-	capped, _ := Attribute(t.Context(), net.Network, IntegratedGradients, x, Options{Steps: AutoSteps, Tolerance: 1e-12, MaxAutoSteps: 16})
+	capped, _ := Attribute(t.Context(), net.Model, IntegratedGradients, x, Options{Steps: AutoSteps, Tolerance: 1e-12, MaxAutoSteps: 16})
 	if capped.IGSteps != 16 || !capped.GapExceeded || !strings.Contains(capped.Warning(), "cap") {
 		t.Fatalf("capped: %d steps, %q", capped.IGSteps, capped.Warning())
 	}
@@ -181,7 +178,7 @@ func TestAutoSteps(t *testing.T) {
 func TestExplainerConcurrentUse(t *testing.T) {
 	net := mustNet(t, "sp-counter", whitebox.Config{})
 	sym, _ := net.Task.Encode(strings.Repeat("abcd", 64))
-	e := mustExplainer(t, net.Network)
+	e := mustExplainer(t, net.Model)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	busy := 0
@@ -216,7 +213,7 @@ func BenchmarkAutoSteps(b *testing.B) {
 	}
 	sym, _ := net.Task.Encode(strings.Repeat("abcd", 64))
 	x := cell.OneHot(sym)
-	e := mustExplainer(b, net.Network)
+	e := mustExplainer(b, net.Model)
 	var res Result
 	if err := e.Attribute(b.Context(), IntegratedGradients, x, Options{Steps: AutoSteps}, &res); err != nil {
 		b.Fatal(err)

@@ -35,7 +35,7 @@ func ExamplePool() {
 				panic(err)
 			}
 			var res attrib.Result
-			if err := pool.Attribute(context.Background(), net.Network, attrib.LRP, cell.OneHot(sym), attrib.Options{}, &res); err != nil {
+			if err := pool.Attribute(context.Background(), net.Model, attrib.LRP, cell.OneHot(sym), attrib.Options{}, &res); err != nil {
 				panic(err) // ErrPoolBusy past MaxWaiting, a deadline, a bad input…
 			}
 			scores[i] = res.Scores

@@ -84,10 +84,10 @@ func TestReleaseScratch(t *testing.T) {
 	for i := range sym {
 		sym[i] = i % 4
 	}
-	before, after := retained(t, net.Network, cell.OneHot(sym))
+	before, after := retained(t, net.Model, cell.OneHot(sym))
 	t.Logf("sp-counter, 20,000 symbols: held after IG: %.1f MB; after Release: %.2f MB", float64(before)/1e6, float64(after)/1e6)
 	if after > 4<<20 || before < after+(8<<20) {
-		t.Errorf("a Network's Explainer holds %d bytes before Release, %d after", before, after)
+		t.Errorf("a white-box network's Explainer holds %d bytes before Release, %d after", before, after)
 	}
 	before, after = longIG(t)
 	t.Logf("held after IG: %.1f MB; after Release: %.2f MB", float64(before)/1e6, float64(after)/1e6)
@@ -128,7 +128,7 @@ func TestReleaseSameBits(t *testing.T) {
 	for _, c := range []struct {
 		m attrib.Model
 		x cell.Input
-	}{{m, x}, {net.Network, cell.OneHot([]int{0, 2, 2, 1, 3, 0, 1})}} {
+	}{{m, x}, {net.Model, cell.OneHot([]int{0, 2, 2, 1, 3, 0, 1})}} {
 		e := mustExplainer(t, c.m)
 		for _, method := range attrib.Methods() {
 			var a, b attrib.Result

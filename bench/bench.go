@@ -56,7 +56,7 @@ const (
 // Workload is a network and an input of length T for it.
 type Workload struct {
 	Net     string
-	Network *cell.Network
+	Model   *cell.Stacked // one LSTM layer, head hn, one Linear decoder
 	Input   cell.Input
 	H, D    int
 	Symbols []int     // the one-hot symbols (white-box nets)
@@ -66,12 +66,12 @@ type Workload struct {
 // NewWorkload builds network name and a fixed-seed input of length t.
 func NewWorkload(name string, t int) (*Workload, error) {
 	if h, d, ok := denseShape(name); ok {
-		net, err := cell.New(DenseParams(h, d))
+		net, err := cell.NewStacked(DenseParams(h, d))
 		if err != nil {
 			return nil, err
 		}
 		x := DenseInput(t, d)
-		return &Workload{Net: name, Network: net, Input: cell.Dense(x, t), H: h, D: d, Dense: x}, nil
+		return &Workload{Net: name, Model: net, Input: cell.Dense(x, t), H: h, D: d, Dense: x}, nil
 	}
 	cfg := whitebox.Config{}
 	if name == "bracket" {
@@ -91,8 +91,8 @@ func NewWorkload(name string, t int) (*Workload, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: generated input does not encode: %w", name, err)
 	}
-	n := net.Network
-	return &Workload{Net: name, Network: n, Input: cell.OneHot(sym), H: n.Hidden(), D: n.Input(), Symbols: sym}, nil
+	n := net.Model
+	return &Workload{Net: name, Model: n, Input: cell.OneHot(sym), H: n.Hidden(), D: n.Input(), Symbols: sym}, nil
 }
 
 // denseShape parses dense-h64 and dense-h256 (D = H/2).
@@ -107,8 +107,10 @@ func denseShape(name string) (h, d int, ok bool) {
 	return h, h / 2, true
 }
 
-// DenseParams are the random dense LSTM with H units, D inputs and 2 classes.
-func DenseParams(h, d int) cell.Params {
+// DenseParams are the random dense LSTM with H units, D inputs and 2
+// classes: one layer, head hn, one Linear decoder, with the white-box
+// networks' LRP rule (cell.LRPHao), as the suite has measured them.
+func DenseParams(h, d int) cell.StackedParams {
 	rng := rand.New(rand.NewPCG(weightSeed, uint64(h)))
 	normal := func(n int, sd float64) []float64 {
 		v := make([]float64, n)
@@ -119,9 +121,11 @@ func DenseParams(h, d int) cell.Params {
 	}
 	sd := 1 / math.Sqrt(float64(h+d))
 	const c = 2
-	return cell.Params{Hidden: h, Input: d, Classes: c,
-		Wx: normal(4*h*d, sd), Wh: normal(4*h*h, sd), B: normal(4*h, sd),
-		Wy: normal(c*h, 1/math.Sqrt(float64(h))), By: normal(c, 1/math.Sqrt(float64(h)))}
+	wx, wh, b := normal(4*h*d, sd), normal(4*h*h, sd), normal(4*h, sd)
+	return cell.StackedParams{Input: d, Hidden: h, Layers: 1, Classes: c,
+		Cells: []cell.StackedCell{{Wih: wx, Whh: wh, B: b}},
+		Wy:    normal(c*h, 1/math.Sqrt(float64(h))), By: normal(c, 1/math.Sqrt(float64(h))),
+		LRP: cell.LRPHao}
 }
 
 // DenseInput is a T×D matrix of N(0, 1) entries.
@@ -176,7 +180,7 @@ func FLOPs(method string, h, d, c, t, steps int) float64 {
 }
 
 // IGRunFLOPs counts the products Integrated Gradients runs on a dense input,
-// which share the input products among the α steps (cell.Network.GradientSum):
+// which share the input products among the α steps (cell.Stacked.GradientSum):
 // W_h·h and W_hᵀ·dz per α step and time step (none at t = 0 backward),
 // W_x·x once per time step, W_xᵀ once per block of 16 α steps and time step,
 // and the forward passes of x and 0·x. FLOPs("ig", …) counts the same

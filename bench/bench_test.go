@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
-	"github.com/whitebox-lstm/whitebox/cell"
 )
 
 // Per-case work limits in Work units (≈ FLOPs). The engine is single-threaded
@@ -79,10 +78,10 @@ func report(b *testing.B, w *Workload, method string, steps, n int) {
 		b.ReportMetric(t*float64(steps)*float64(n)/sec, "token-steps/s")
 	}
 	if w.Symbols == nil {
-		f := FLOPs(method, w.H, w.D, w.Network.Classes(), w.Input.Len(), steps)
+		f := FLOPs(method, w.H, w.D, w.Model.Classes(), w.Input.Len(), steps)
 		b.ReportMetric(f*float64(n)/sec/1e9, "GFLOP/s")
 		if method == "ig" {
-			f = IGRunFLOPs(w.H, w.D, w.Network.Classes(), w.Input.Len(), steps)
+			f = IGRunFLOPs(w.H, w.D, w.Model.Classes(), w.Input.Len(), steps)
 			b.ReportMetric(f*float64(n)/sec/1e9, "run-GFLOP/s")
 		}
 	}
@@ -104,16 +103,16 @@ func matrix(b *testing.B, body func(b *testing.B, w *Workload)) {
 func BenchmarkForward(b *testing.B) {
 	matrix(b, func(b *testing.B, w *Workload) {
 		skipLarge(b, w, "forward", 1)
-		ws := cell.NewWorkspace(w.Network)
+		ws := mustRunner(b, w.Model)
 		// One call before the loop sizes the workspace, so that allocs/op
 		// is the steady state's (b.Loop resets the counters).
-		if _, err := w.Network.Forward(ws, w.Input); err != nil {
+		if _, err := ws.Forward(w.Input); err != nil {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
 		n := 0
 		for b.Loop() {
-			if _, err := w.Network.Forward(ws, w.Input); err != nil {
+			if _, err := ws.Forward(w.Input); err != nil {
 				b.Fatal(err)
 			}
 			n++
@@ -126,7 +125,7 @@ func BenchmarkForward(b *testing.B) {
 // predicted class; the Explainer and Result are reused, as a server would.
 func attribute(b *testing.B, w *Workload, m attrib.Method, steps int) {
 	skipLarge(b, w, m.String(), steps)
-	e := mustExplainer(b, w.Network)
+	e := mustExplainer(b, w.Model)
 	opt := attrib.DefaultOptions()
 	opt.Steps = steps
 	var res attrib.Result
@@ -160,8 +159,8 @@ func BenchmarkLRP(b *testing.B) {
 	matrix(b, func(b *testing.B, w *Workload) { attribute(b, w, attrib.LRP, 0) })
 }
 
-// BenchmarkDeepLIFT measures DeepLIFT against the zero reference (a
-// Network runs as its Stacked form).
+// BenchmarkDeepLIFT measures DeepLIFT against the zero reference (one-hot
+// input runs as its rows made dense).
 func BenchmarkDeepLIFT(b *testing.B) {
 	matrix(b, func(b *testing.B, w *Workload) { attribute(b, w, attrib.DeepLIFT, 0) })
 }
@@ -192,13 +191,13 @@ func TestWorkloads(t *testing.T) {
 			t.Fatal(err)
 		}
 		b, _ := NewWorkload(net, 16)
-		ws := cell.NewWorkspace(a.Network)
-		ya, err := a.Network.Forward(ws, a.Input)
+		ws := mustRunner(t, a.Model)
+		ya, err := ws.Forward(a.Input)
 		if err != nil {
 			t.Fatal(net, err)
 		}
 		ya = append([]float64(nil), ya...)
-		yb, _ := b.Network.Forward(cell.NewWorkspace(b.Network), b.Input)
+		yb, _ := mustRunner(t, b.Model).Forward(b.Input)
 		if fmt.Sprint(ya) != fmt.Sprint(yb) {
 			t.Errorf("%s: logits differ between two builds: %v, %v", net, ya, yb)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 )
 
 // Input is one sequence x⁽¹⁾…x⁽ᵀ⁾: either one-hot rows given by their symbol
@@ -119,4 +120,29 @@ func (x Input) check(d int) error {
 		}
 	}
 	return nil
+}
+
+// AppendDense appends x's T×d values, as a model with d input features
+// reads them (scale applied, one-hot rows expanded, −1 rows zero), to dst
+// and returns the extended slice. It checks x against d first.
+func (x Input) AppendDense(dst []float64, d int) ([]float64, error) {
+	if err := x.check(d); err != nil {
+		return dst, err
+	}
+	n := len(dst)
+	dst = slices.Grow(dst, x.t*d)[:n+x.t*d] // no allocation when dst has room
+	out := dst[n:]
+	clear(out)
+	if x.dense != nil {
+		for i, v := range x.dense {
+			out[i] = x.feature(v)
+		}
+		return dst, nil
+	}
+	for t, s := range x.symbols {
+		if s >= 0 {
+			out[t*d+s] = x.scale
+		}
+	}
+	return dst, nil
 }

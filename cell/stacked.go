@@ -20,15 +20,13 @@ import (
 // in DeepLIFT and contextual decomposition, one-hot input: a fast path of
 // the first layer, whose gates without recurrent weights come from
 // per-symbol tables (stacked_tables.go) and whose IG sums each lane's
-// input gradient, as the Network engine does.
+// input gradient.
 //
-// A one-layer, one-direction Stacked computes what a Network with the same
-// weights computes, and as Network.AsStacked the same bits on the same
-// input (the logits, gradients, LRP, occlusion and IG). Network stays the
-// engine of the white-box networks in package attrib until Stacked's
-// batches are as fast on them (BenchmarkEngines), Stacked that of
-// imported models. Like Network, a Stacked is immutable and safe for
-// concurrent use; a StackedRunner holds the buffers of one goroutine.
+// It is the one engine: the white-box networks (package whitebox) are its
+// one-layer, one-direction models with head hn and one Linear decoder,
+// built with the LRP rule LRPHao (StackedParams.LRP). A Stacked is
+// immutable and safe for concurrent use; a StackedRunner holds the
+// buffers of one goroutine.
 type Stacked struct {
 	p       StackedParams
 	in, h   int // input size of layer 0, H
@@ -41,10 +39,6 @@ type Stacked struct {
 	w1, w1T []float64     // Units×(H·dirs) and its transpose (hidden layer)
 	b1      []float64     // Units (zeros without bias)
 	tabs    *tableSet     // layer 0's gates read from tables on one-hot input (stacked_tables.go), or nil
-	// netLRP: LRP as Network.LRP defines it (AsStacked): the decoder's
-	// denominator is W_y·h, its bias left out; the bias factor is 0; and
-	// Relevance.Bias is Σ_t Σ_j b_gj·q_j, the biases' share of g.
-	netLRP bool
 
 	att *attnHead // the attention head's scoring layers, or nil
 }
@@ -80,6 +74,11 @@ type StackedParams struct {
 	Units int
 	W1    []float64
 	B1    []float64
+
+	// LRP is the rule LRP follows (LRPArras, the zero value, or LRPHao,
+	// the white-box networks' rule: one layer, one direction, head hn,
+	// a single Linear classifier, LSTM layers only).
+	LRP LRPRule
 
 	// Attention is the scoring layers of the attention head
 	// (stacked_attention.go): required for HeadAttention, kept (checked,
@@ -145,7 +144,10 @@ func NewStacked(p StackedParams) (*Stacked, error) {
 		return nil, fmt.Errorf("cell: unknown layer kind %v", p.Kind)
 	}
 	s := &Stacked{in: p.Input, h: h, dirs: dirs, c: p.Classes}
-	s.p = StackedParams{Input: p.Input, Hidden: h, Layers: p.Layers, Bidirectional: p.Bidirectional, Classes: p.Classes, Kind: p.Kind}
+	if err := checkLRPRule(p, dirs); err != nil {
+		return nil, err
+	}
+	s.p = StackedParams{Input: p.Input, Hidden: h, Layers: p.Layers, Bidirectional: p.Bidirectional, Classes: p.Classes, Kind: p.Kind, LRP: p.LRP}
 	for k := range p.Layers {
 		for d := range dirs {
 			pc := p.Cells[k*dirs+d]
@@ -188,6 +190,24 @@ func NewStacked(p StackedParams) (*Stacked, error) {
 	}
 	return s, nil
 }
+
+// checkLRPRule checks p.LRP: LRPHao is defined for one layer of LSTM
+// cells, one direction, the head hn and a single Linear classifier.
+func checkLRPRule(p StackedParams, dirs int) error {
+	switch p.LRP {
+	case LRPArras:
+		return nil
+	case LRPHao:
+		if p.Layers != 1 || dirs != 1 || p.Kind != LayerLSTM || p.Head != HeadHN || p.Act != ActNone {
+			return fmt.Errorf("cell: LRP rule %v is for one LSTM layer, one direction, head hn and a single Linear classifier", p.LRP)
+		}
+		return nil
+	}
+	return fmt.Errorf("cell: unknown LRP rule %v", p.LRP)
+}
+
+// LRPRule returns the rule the model's LRP follows (StackedParams.LRP).
+func (s *Stacked) LRPRule() LRPRule { return s.p.LRP }
 
 // countWeights reports whether p's weights number at most
 // MaxStackedWeights, counted without overflow before any size is trusted.

@@ -110,8 +110,8 @@ func (r *StackedRunner) integratedGradients(ctx context.Context, x Input, choose
 	//     costs about the same for 52 lanes as for 50 (measured, IG sp-fsa
 	//     T = 256, BenchmarkEngines: the two-lane pass took 11 % of the
 	//     call);
-	//   - on sparse models, lanes that fill the last vector of 8 (pad), as
-	//     the Batcher's batches do: their products are an axpy per
+	//   - on sparse models, lanes that fill the last vector of 8 (pad):
+	//     their products are an axpy per
 	//     nonzero weight into one row of lanes after another, and a row
 	//     ending in a partial vector ends in a masked store that the next
 	//     axpy's load of the row waits for (measured: 100 Axpys into one
@@ -780,3 +780,7 @@ func (j *occJob) run(wk *worker) {
 		j.prog.add(l)
 	}
 }
+
+// roundUp8 rounds n up to a multiple of 8 (a sparse batch's lanes fill
+// whole AVX-512 vectors).
+func roundUp8(n int) int { return (n + 7) &^ 7 }

@@ -41,7 +41,7 @@ import (
 // Only that architecture has the authors' definition: a Stacked model with
 // more than one layer, two directions, a mean or max head or a hidden
 // classifier layer is refused (CDSupported says why). The white-box
-// networks run it as Network.AsStacked.
+// networks run it on their one-hot rows made dense.
 
 // CDSupported returns nil when contextual decomposition is defined for s
 // (one layer, one direction, a head that reads the last state, one Linear

@@ -95,7 +95,7 @@ func (r *StackedRunner) LRPAll(ctx context.Context, x Input, eps, biasFactor flo
 			if r.pass.err() != nil {
 				return nil // withStop returns the context's error
 			}
-			if r.s.netLRP { // as Network.LRPAll says it
+			if r.s.p.LRP == LRPHao { // as LRP says it
 				if err := finiteRelevance(outs[c], rel, eps); err != nil {
 					return fmt.Errorf("class %d: %w", c, err)
 				}
@@ -158,6 +158,20 @@ func (r *StackedRunner) integratedGradientsEach(ctx context.Context, x Input, al
 		class := func([]float64) (int, error) { return c, nil }
 		if err := r.integratedGradients(ctx, x, class, alphas, weights, grads[c], nil, y, y0, opt); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkClasses checks that outs holds one buffer of size each for every
+// one of C classes.
+func checkClasses(outs [][]float64, c, size int, what string) error {
+	if len(outs) != c {
+		return fmt.Errorf("cell: %d %s buffers, want one per class, C = %d", len(outs), what, c)
+	}
+	for k, o := range outs {
+		if len(o) != size {
+			return fmt.Errorf("cell: the %s buffer of class %d has %d elements, want %d", what, k, len(o), size)
 		}
 	}
 	return nil

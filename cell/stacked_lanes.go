@@ -8,7 +8,7 @@ import (
 
 // Stacked models run on lanes: the variants of one input that a batch
 // carries side by side (IG's α-scaled copies, Occlusion's occluded copies;
-// one lane for the single-input methods), in Batcher's gate-major layout
+// one lane for the single-input methods), in a gate-major layout
 // [gate][unit][lane]. A gate step is one kernel.GateStep over H·l values and
 // each product one kernel.MulAddRows with the lanes along the rows, so every
 // lane gets the operations of a one-lane pass in the same order: the same
@@ -48,6 +48,7 @@ type lanes struct {
 	lin       []float64   // C×l
 	scale     []float64   // l: the factor of layer 0's input products per lane
 	occluded  []int       // l: the step whose input a lane zeroes, or −1
+	h0, c0    []float64   // one lane: the initial states, cell by cell (ForwardFrom); nil: zero
 	row, acc  []float64   // max(E, H·dirs): LRP's layer input and scratch
 	planes    [][]float64 // per cell, 4H×l: the bias broadcast to the lanes
 	planeL    int         // the l the planes are for
@@ -230,6 +231,8 @@ func (r *lanes) forward(u []float64, steps, l int) {
 				tp := order(cl.reverse, i-1, steps)
 				cs, hs := r.stateSlot(tp), r.hSlot(tp)
 				cPrev, hPrev = tr.c[cs*hl:(cs+1)*hl], tr.hs[hs*hl:(hs+1)*hl]
+			} else if r.h0 != nil { // ForwardFrom: one lane
+				cPrev, hPrev = r.c0[ci*h:(ci+1)*h], r.h0[ci*h:(ci+1)*h]
 			}
 			zg := tr.zg[:hl]
 			if r.keepZg {
@@ -390,7 +393,7 @@ func mulAddLanes(dst, a, aT []float64, m, k, cols, c0 int, src []float64, l int)
 
 // inputProducts writes u[(dir*T+t)*4H : …] = W_ih·x_t for each direction of
 // layer 0 and every step of the dense input x (T×E), inputBlock steps at a
-// time: the products the lanes scale (z = b + s·u, as Network.forward).
+// time: the products the lanes scale (z = b + s·u).
 // With a team (tm) the steps are shared among its members, each step's
 // row computed as alone, a chunk of steps at a time with a stopper (the
 // rows do not depend on the chunks). It ends early once stop has.

@@ -123,7 +123,7 @@ func (r *StackedRunner) checkpointedPlan(steps, items int, budget int64, workers
 // share (teamable) in one batch on one worker's whole trace, each time
 // step on a team of the workers (stacked_team.go); else with batches of at
 // most an equal share of the blocks of 16 steps per worker, so that every
-// worker has a chunk (as the Batcher's planIG), kept when it runs on the
+// worker has a chunk, kept when it runs on the
 // whole trace with several workers; else, steps large enough to share,
 // every lane in one batch of checkpoints on a team (its segments as long
 // as the budget allows, widenSegments); else plan's most lanes, whose
@@ -188,7 +188,7 @@ func (r *StackedRunner) igPlan(steps, n int, budget int64, workers, maxLanes int
 // of lanes, gain more from many lanes than from the whole trace: it tries
 // l lanes only, then checkpoints. Measured, IG 50 steps, 1 thread: 16
 // lanes with the whole trace against 50 checkpointed lanes, dense-h64
-// T = 4,096 (AsStacked) 417 ms and 530 ms, the H = 256 model on 1,000
+// T = 4,096 417 ms and 530 ms, the H = 256 model on 1,000
 // tokens 1.17 s and 1.29 s; sparse sp-fsa T = 4,096 138 ms and 99 ms.
 func halfLanes(l int) int {
 	if l <= igBlock {

@@ -4,12 +4,11 @@ package cell
 // trace but the state the head reads; in a model of one layer and one
 // direction whose head reads the last state (hn, hn-bf, last), a pass of
 // its lanes keeps two steps, step t in slot t&1, instead of T: the steps
-// write to memory that stays in the cache (the Batcher's occlusion does
-// the same). The same operations, the same bits.
+// write to memory that stays in the cache. The same operations, the same bits.
 //
 // Measured, occlusion sp-counter T = 4096 through the Stacked engine
-// (package bench, BenchmarkOcclusion, Networks routed through AsStacked),
-// 1 thread: whole traces 123 ms, ring 60 ms, the Batcher 59 ms.
+// (package bench, BenchmarkOcclusion), 1 thread: whole traces 123 ms,
+// ring 60 ms (the retired Batcher engine: 59 ms).
 
 // ringOK reports whether s's occlusion lanes can keep a ring trace.
 func (s *Stacked) ringOK() bool {

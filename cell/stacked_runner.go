@@ -47,9 +47,10 @@ type runnerState struct {
 	u        []float64 // dirs×T×4H: layer 0's input products of the current input
 	oh       []float64 // T×E: a one-hot input's rows, made dense (input)
 	// perLane: the current input is one-hot; IG sums each lane's W_ihᵀ·dz
-	// (E wide, the Network engine's order) instead of dz (gradSink.perLane).
+	// (E wide) instead of dz (gradSink.perLane).
 	perLane bool
 	syms    []int     // the one-hot input's symbols, for layer 0's tables (nil: dense)
+	final   int       // the steps of the last Forward or ForwardFrom, whose states Final reads (0: none)
 	xs      []float64 // T×E: a scaled input as the model reads it (LRP)
 	dl      *deepLIFTState
 	pool    []*worker
@@ -222,8 +223,7 @@ func (r *StackedRunner) check(x Input) error {
 // input validates *x for the model (T×E, finite) and, when it is one-hot,
 // replaces it by its rows made dense in r.oh (1 at each symbol, the scale
 // kept: the same bits as the one-hot rows) and sets r.perLane, so that IG
-// sums each lane's input gradient in the order of the Network engine
-// (gradSink.perLane). The rows take 8·T·E bytes, refused past the one-lane
+// sums each lane's input gradient (gradSink.perLane). The rows take 8·T·E bytes, refused past the one-lane
 // trace of the input (TraceBytes), which the caller bounds; the batched
 // methods count them in their budget (rowsBytes).
 func (r *StackedRunner) input(x *Input) error {
@@ -267,16 +267,24 @@ func (r *StackedRunner) prepare(x Input, tm *team, stop *stopper) {
 	r.s.inputProducts(tm, r.u, x.dense, steps, stop)
 }
 
-// single runs x on the one-lane buffers, with the trace LRP needs.
-func (r *StackedRunner) single(x Input) {
+// single runs x on the one-lane buffers, with the trace LRP needs, from
+// the zero state.
+func (r *StackedRunner) single(x Input) { r.singleFrom(x, nil, nil) }
+
+// singleFrom is single from the initial states h0 and c0 (nil: zero; see
+// ForwardFrom).
+func (r *StackedRunner) singleFrom(x Input, h0, c0 []float64) {
 	steps := x.Len()
 	if !r.one.fits(1, steps, true) {
 		r.one = newLanes(r.s, 1, steps, true)
 	}
+	r.final = 0
 	r.prepare(x, nil, r.pass)
 	r.one.scale[0], r.one.occluded[0] = x.scale, -1
 	r.one.stop = r.pass
+	r.one.h0, r.one.c0 = h0, c0
 	r.one.forward(r.u, steps, 1)
+	r.one.h0, r.one.c0 = nil, nil
 }
 
 // withStop runs f with r's single passes ending soon after ctx is done,
@@ -349,7 +357,87 @@ func (r *StackedRunner) Forward(x Input) ([]float64, error) {
 		return nil, err
 	}
 	r.single(x)
+	r.final = x.Len()
 	return r.one.logitsBuf[:r.s.c], nil
+}
+
+// ForwardFrom is Forward started from the initial states h⁽⁰⁾ = h0 and
+// c⁽⁰⁾ = c0 instead of zero, in PyTorch's layout of h_0 and c_0: cell
+// k·directions + d (layer k, direction d; a backward direction starts at
+// the last step) at [(k·directions+d)·H : …+H], Layers·directions·H values
+// each, all finite. It continues a sequence whose prefix ran before (see
+// Final); LSTM layers only. The other methods start from the zero state.
+func (r *StackedRunner) ForwardFrom(x Input, h0, c0 []float64) ([]float64, error) {
+	if err := r.acquire(); err != nil {
+		return nil, err
+	}
+	defer r.release()
+	if err := r.input(&x); err != nil {
+		return nil, err
+	}
+	if err := r.s.checkState(h0, c0); err != nil {
+		return nil, err
+	}
+	r.singleFrom(x, h0, c0)
+	r.final = x.Len()
+	return r.one.logitsBuf[:r.s.c], nil
+}
+
+// checkState checks ForwardFrom's initial states.
+func (s *Stacked) checkState(h0, c0 []float64) error {
+	if s.p.Kind != LayerLSTM {
+		return errors.New("cell: ForwardFrom runs LSTM layers only")
+	}
+	n := len(s.cells) * s.h
+	if len(h0) != n || len(c0) != n {
+		return fmt.Errorf("cell: initial state has %d and %d values, want layers × directions × H = %d each", len(h0), len(c0), n)
+	}
+	for _, st := range []struct {
+		name string
+		v    []float64
+	}{{"h0", h0}, {"c0", c0}} {
+		for j, v := range st.v {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("cell: initial state %s[%d] is %v; it must be finite", st.name, j, v)
+			}
+		}
+	}
+	return nil
+}
+
+// Final writes the final states h_n and c_n of the last Forward or
+// ForwardFrom to h and c, in PyTorch's layout (see ForwardFrom): each
+// direction's state after the last step it processed (a backward
+// direction's after the first step). It is an error when another call
+// came between them, or the model's layers are not LSTM layers.
+func (r *StackedRunner) Final(h, c []float64) error {
+	if err := r.acquire(); err != nil {
+		return err
+	}
+	defer r.release()
+	if r.s.p.Kind != LayerLSTM {
+		return errors.New("cell: Final reads LSTM layers only")
+	}
+	n := len(r.s.cells) * r.s.h
+	if len(h) != n || len(c) != n {
+		return fmt.Errorf("cell: final state buffers have %d and %d values, want layers × directions × H = %d each", len(h), len(c), n)
+	}
+	steps := r.final
+	if steps == 0 || r.one == nil {
+		return errors.New("cell: Final without a Forward or ForwardFrom just before it")
+	}
+	hd := r.s.h
+	for ci := range r.s.cells {
+		t := steps - 1
+		if r.s.cells[ci].reverse {
+			t = 0
+		}
+		tr := &r.one.cells[ci]
+		cs, hs := r.one.stateSlot(t), r.one.hSlot(t)
+		copy(h[ci*hd:(ci+1)*hd], tr.hs[hs*hd:(hs+1)*hd])
+		copy(c[ci*hd:(ci+1)*hd], tr.c[cs*hd:(cs+1)*hd])
+	}
+	return nil
 }
 
 // Logits writes the logits of x to y (C values). It keeps no trace: an
@@ -455,6 +543,11 @@ func (r *StackedRunner) Gradient(x Input, class int, grad []float64) ([]float64,
 //     the layer's input size;
 //   - layer k+1's input relevance at step t is the relevance of layer k's
 //     outputs there, split between its two directions.
+//
+// That is the rule LRPArras. A model built with LRPHao (the white-box
+// networks) follows it through the LSTM but starts at the decoder with the
+// denominator W_y·h⁽ᵀ⁾ ± ε (its bias left out), takes bias factor 0 only,
+// and reports in Relevance.Bias the biases' share of g (see LRPRule).
 func (r *StackedRunner) LRP(x Input, class int, eps, biasFactor float64, rel []float64) (Relevance, error) {
 	if err := r.acquire(); err != nil {
 		return Relevance{}, err
@@ -477,7 +570,7 @@ func (r *StackedRunner) lrpTrace(x Input, class int, eps, biasFactor float64, re
 		xs = r.scaled(x)
 	}
 	out := r.one.lrp(xs, x.Len(), class, eps, biasFactor, rel)
-	if r.s.netLRP { // a Network's Stacked form says it as Network.LRP does
+	if r.s.p.LRP == LRPHao { // the rule's own message (finiteRelevance)
 		if err := finiteRelevance(out, rel, eps); err != nil {
 			return Relevance{}, err
 		}
@@ -500,8 +593,8 @@ func (s *Stacked) checkLRP(eps, biasFactor float64) error {
 	if !(biasFactor >= 0 && biasFactor <= 1) {
 		return fmt.Errorf("cell: LRP bias factor %v must be in [0, 1]", biasFactor)
 	}
-	if s.netLRP && biasFactor != 0 {
-		return fmt.Errorf("cell: LRP bias factor %v: a Network's LRP (AsStacked) has bias factor 0 only", biasFactor)
+	if s.p.LRP == LRPHao && biasFactor != 0 {
+		return fmt.Errorf("cell: LRP bias factor %v: the LRP rule %v has bias factor 0 only", biasFactor, s.p.LRP)
 	}
 	return nil
 }
@@ -543,7 +636,7 @@ func canceled(ctx context.Context) error {
 	return nil
 }
 
-// stackedOptions checks opt and fills in its defaults, as the Batcher does.
+// stackedOptions checks opt and fills in its defaults.
 func stackedOptions(opt BatchOptions) (budget int64, workers, maxLanes int, err error) {
 	if err := opt.check(); err != nil {
 		return 0, 0, 0, err

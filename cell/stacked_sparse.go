@@ -7,10 +7,10 @@ import (
 )
 
 // Sparse products of the Stacked engine. The white-box networks run as
-// Stacked models (Network.AsStacked) have weight matrices with few nonzero
+// Stacked models (the white-box networks) have weight matrices with few nonzero
 // entries; kernel.MulAddRows tests every coefficient of every output row
 // for each of them, where one axpy per nonzero term does the same work,
-// as the Batcher's products do (matmul.go). MulAddRows skips exactly the
+// (matmul.go's sparseTerms). MulAddRows skips exactly the
 // terms whose coefficient (the weight) is ±0 and adds the others in order
 // of j, one fused multiply-add each, which is what the axpys over the
 // nonzero terms in ascending column order do: the same bits.

@@ -106,12 +106,10 @@ func TestBudgetErrors(t *testing.T) {
 		}
 	}
 	n := mustNew(t, randomParams(rng, 5, 4, 3, true))
-	b := NewBatcher(n)
-	defer b.Close()
 	x := OneHot([]int{0, 1, 1, 0})
-	err = b.IntegratedGradients(ctx, x, choose, alphas, weights, make([]float64, 4*4), y, y0, BatchOptions{Budget: 100})
+	err = n.IntegratedGradients(ctx, x, choose, alphas, weights, make([]float64, 4*4), y, y0, BatchOptions{Budget: 100})
 	var be *BudgetError
 	if !errors.As(err, &be) || be.Budget != 100 {
-		t.Errorf("Batcher IG, budget 100: error %v, want a BudgetError naming it", err)
+		t.Errorf("one-layer IG, budget 100: error %v, want a BudgetError naming it", err)
 	}
 }

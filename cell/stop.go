@@ -86,10 +86,6 @@ func chunkSteps(work, block int) int {
 	return max(block, (n+block-1)/block*block)
 }
 
-// stepWork is the work of one time step of n, forward or backward: the
-// gates' products with h and the input's row (as dense), and the gate step.
-func (n *Network) stepWork() int { return n.gates * (n.h + n.d + 8) }
-
 // stepWork is the work of one time step of cell ci of s on l lanes,
 // forward or backward: the products with the layer's input and with h
 // (4H rows each), and the gate step.

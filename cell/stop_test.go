@@ -22,28 +22,31 @@ func TestPassContext(t *testing.T) {
 		sym[i] = i % 4
 	}
 	x := cell.OneHot(sym)
-	n := net.Network
-	ws := cell.NewWorkspace(n)
+	n, err := cell.NewStackedRunner(net.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
 	want, got := make([]float64, 600*4), make([]float64, 600*4)
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := n.GradientContext(done, ws, x, 1, got); !errors.Is(err, context.Canceled) {
+	if _, err := n.GradientContext(done, x, 1, got); !errors.Is(err, context.Canceled) {
 		t.Errorf("GradientContext, canceled: %v", err)
 	}
-	if _, err := n.LRPContext(done, ws, x, 1, 0.001, got); !errors.Is(err, context.Canceled) {
+	if _, err := n.LRPContext(done, x, 1, 0.001, 0, got); !errors.Is(err, context.Canceled) {
 		t.Errorf("LRPContext, canceled: %v", err)
 	}
-	if _, err := n.ForwardContext(done, ws, x); !errors.Is(err, context.Canceled) {
+	if _, err := n.ForwardContext(done, x); !errors.Is(err, context.Canceled) {
 		t.Errorf("ForwardContext, canceled: %v", err)
 	}
 	live, stop := context.WithCancel(context.Background())
 	defer stop()
-	n.Gradient(ws, x, 1, want)
-	if _, err := n.GradientContext(live, ws, x, 1, got); err != nil || !equal(got, want) {
+	n.Gradient(x, 1, want)
+	if _, err := n.GradientContext(live, x, 1, got); err != nil || !equal(got, want) {
 		t.Errorf("GradientContext: %v, or other bits", err)
 	}
-	n.LRP(ws, x, 1, 0.001, want)
-	if _, err := n.LRPContext(live, ws, x, 1, 0.001, got); err != nil || !equal(got, want) {
+	n.LRP(x, 1, 0.001, 0, want)
+	if _, err := n.LRPContext(live, x, 1, 0.001, 0, got); err != nil || !equal(got, want) {
 		t.Errorf("LRPContext: %v, or other bits", err)
 	}
 

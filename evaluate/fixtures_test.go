@@ -34,7 +34,7 @@ func TestPyTorchFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s:%d: %v", name, lines, err)
 			}
-			res, err := attrib.Attribute(t.Context(), e.Net().Network, attrib.IntegratedGradients, cell.OneHot(l.Symbols), attrib.Options{Class: attrib.ClassIndex(l.Class), Float32Weights: true}) // Captum's float32 step sizes
+			res, err := attrib.Attribute(t.Context(), e.Net().Model, attrib.IntegratedGradients, cell.OneHot(l.Symbols), attrib.Options{Class: attrib.ClassIndex(l.Class), Float32Weights: true}) // Captum's float32 step sizes
 			if err != nil {
 				t.Fatal(err)
 			}

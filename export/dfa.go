@@ -64,5 +64,5 @@ func DFANet(a *whitebox.DFA, m, u float64) (*whitebox.Net, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &whitebox.Net{Name: "dfa", Task: a.Task("dfa"), Network: net, Params: whitebox.Params{M: m, U: u}}, nil
+	return &whitebox.Net{Name: "dfa", Task: a.Task("dfa"), Model: net, Params: whitebox.Params{M: m, U: u}}, nil
 }

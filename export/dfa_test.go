@@ -19,13 +19,13 @@ func TestDFA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws := cell.NewWorkspace(net.Network)
+	ws := mustRunner(t, net.Model)
 	for _, s := range []string{"a", "b", "abab", "abbb", "bbbbbbbbbbbbbbbbbbba"} {
 		sym, err := net.Task.Encode(s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		y, err := net.Network.Forward(ws, cell.OneHot(sym))
+		y, err := ws.Forward(cell.OneHot(sym))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +33,7 @@ func TestDFA(t *testing.T) {
 			t.Errorf("%s: predicted %d, want %d", s, cell.Predict(y), want)
 		}
 	}
-	if _, err := StateDict(net.Network); err != nil {
+	if _, err := StateDict(net.Model); err != nil {
 		t.Fatal(err)
 	}
 	if md := Metadata(net); md["vocab"] != "a b" || md["classes"] != "False True" {

@@ -15,7 +15,7 @@ import (
 
 func write(t *testing.T, net *whitebox.Net) string {
 	t.Helper()
-	sd, err := StateDict(net.Network)
+	sd, err := StateDict(net.Model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,14 +50,14 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			if m.Vocab != len(net.Task.Alphabet) || m.Net.Classes() != len(net.Task.Classes) || m.Net.Hidden() != net.Network.Hidden() {
+			if m.Vocab != len(net.Task.Alphabet) || m.Net.Classes() != len(net.Task.Classes) || m.Net.Hidden() != net.Model.Hidden() {
 				t.Fatalf("%s: read back as V=%d C=%d H=%d", name, m.Vocab, m.Net.Classes(), m.Net.Hidden())
 			}
 			r, err := cell.NewStackedRunner(m.Net)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ws := cell.NewWorkspace(net.Network)
+			ws := mustRunner(t, net.Model)
 			rng := whitebox.NewRand(uint64(len(name)))
 			for range 200 {
 				s, err := net.Task.Generate(rng, 1, 30)
@@ -65,7 +65,7 @@ func TestRoundTrip(t *testing.T) {
 					t.Fatal(err)
 				}
 				sym, _ := net.Task.Encode(s)
-				want, err := net.Network.Forward(ws, cell.OneHot(sym))
+				want, err := ws.Forward(cell.OneHot(sym))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -140,7 +140,7 @@ func TestPyTorchRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sd, _ := StateDict(net.Network)
+		sd, _ := StateDict(net.Model)
 		var b bytes.Buffer
 		if err := WritePyTorch(&b, sd); err != nil {
 			t.Fatal(err)

@@ -20,23 +20,32 @@ import (
 //	fc.weight          C×H
 //	fc.bias            C
 //
-// in PyTorch's gate order (i, f, g, o). The logits are fc(h_n[-1]). A nil
-// network is an error.
-func StateDict(net *cell.Network) ([]Tensor, error) {
+// in PyTorch's gate order (i, f, g, o), read from the engine's parameters
+// (cell.StackedParams). The logits are fc(h_n[-1]). A nil network is an
+// error, and so is a model of another shape than the white-box networks':
+// one LSTM layer, one direction, head hn, one Linear decoder with a bias.
+func StateDict(net *cell.Stacked) ([]Tensor, error) {
 	if net == nil {
 		return nil, errors.New("export: nil network")
 	}
 	p := net.Params()
+	if p.Layers != 1 || p.Bidirectional || p.Kind != cell.LayerLSTM || p.Head != cell.HeadHN || p.Act != cell.ActNone || p.By == nil {
+		return nil, errors.New("export: a state dict is written for a one-layer, one-direction LSTM with head hn and one Linear decoder with a bias (a white-box network's shape)")
+	}
 	d, h, c := p.Input, p.Hidden, p.Classes
+	lstm := p.Cells[0]
+	if lstm.B == nil {
+		lstm.B = make([]float64, 4*h)
+	}
 	eye := make([]float64, d*d)
 	for k := range d {
 		eye[k*d+k] = 1
 	}
 	return []Tensor{
 		{"embedding.weight", []int{d, d}, eye},
-		{"lstm.weight_ih_l0", []int{4 * h, d}, p.Wx},
-		{"lstm.weight_hh_l0", []int{4 * h, h}, p.Wh},
-		{"lstm.bias_ih_l0", []int{4 * h}, p.B},
+		{"lstm.weight_ih_l0", []int{4 * h, d}, lstm.Wih},
+		{"lstm.weight_hh_l0", []int{4 * h, h}, lstm.Whh},
+		{"lstm.bias_ih_l0", []int{4 * h}, lstm.B},
 		{"lstm.bias_hh_l0", []int{4 * h}, make([]float64, 4*h)},
 		{"fc.weight", []int{c, h}, p.Wy},
 		{"fc.bias", []int{c}, p.By},
@@ -48,10 +57,10 @@ func StateDict(net *cell.Network) ([]Tensor, error) {
 // order), and the PyTorch sizes. A nil network, or one without a task,
 // has none.
 func Metadata(net *whitebox.Net) map[string]string {
-	if net == nil || net.Network == nil || net.Task == nil {
+	if net == nil || net.Model == nil || net.Task == nil {
 		return nil
 	}
-	p := net.Network.Params()
+	p := net.Model.Params()
 	m := map[string]string{
 		"format":          "pt",
 		"whitebox.net":    net.Name,

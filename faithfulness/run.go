@@ -252,15 +252,16 @@ type worker struct {
 	criteria []int
 	explain  []Explain
 	cfg      Config
-	ws       *cell.Workspace
-	empty    []float64 // the logits of the empty input: the decoder's bias
+	run      *cell.StackedRunner // the raw forward passes
+	empty    []float64           // the logits of the empty input: the decoder's bias
 }
 
 func newWorker(net *whitebox.Net, ev *evaluate.Evaluator, criteria []int, methods []Method, cfg Config) *worker {
-	w := &worker{net: net, ev: ev, criteria: criteria, cfg: cfg, ws: cell.NewWorkspace(net.Network),
-		empty: net.Network.Params().By}
+	run, _ := cell.NewStackedRunner(net.Model) // an error for a nil model only: whitebox.New always builds one
+	w := &worker{net: net, ev: ev, criteria: criteria, cfg: cfg, run: run,
+		empty: net.Model.Params().By}
 	for _, m := range methods {
-		w.explain = append(w.explain, m.New(net.Network))
+		w.explain = append(w.explain, m.New(net.Model))
 	}
 	return w
 }
@@ -303,7 +304,7 @@ func (w *worker) output(symbols []int, c int) Output {
 		y := w.empty // Delete of every token: h⁽⁰⁾ = 0, so ŷ = b_y
 		if len(buf) > 0 {
 			var err error
-			if y, err = w.net.Network.Forward(w.ws, cell.OneHot(buf)); err != nil {
+			if y, err = w.run.Forward(cell.OneHot(buf)); err != nil {
 				return 0, err
 			}
 		}
@@ -318,7 +319,7 @@ func (w *worker) output(symbols []int, c int) Output {
 // of the T×D one-hot matrix), the same for every method and worker count.
 func (w *worker) perturbations(i int, symbols []int) (subsets [][]bool, noisy [][]float64) {
 	rng := rand.New(rand.NewPCG(w.cfg.Seed, uint64(i)))
-	t, d := len(symbols), w.net.Network.Input()
+	t, d := len(symbols), w.net.Model.Input()
 	for range w.cfg.InfidelitySamples {
 		s := make([]bool, t)
 		for p := range s {
@@ -341,7 +342,7 @@ func (w *worker) perturbations(i int, symbols []int) (subsets [][]bool, noisy []
 
 // input computes everything of input i.
 func (w *worker) input(ctx context.Context, i int, symbols []int) (perInput, error) {
-	y, err := w.net.Network.Forward(w.ws, cell.OneHot(symbols))
+	y, err := w.run.Forward(cell.OneHot(symbols))
 	if err != nil {
 		return perInput{}, err
 	}

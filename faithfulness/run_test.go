@@ -68,7 +68,7 @@ func TestRunDeterministic(t *testing.T) {
 
 // oracle scores the last unclosed bracket 1 and the others 0: the
 // bracket ground truth, as a method plugged in from outside.
-var oracle = Method{Name: "oracle", New: func(*cell.Network) Explain {
+var oracle = Method{Name: "oracle", New: func(*cell.Stacked) Explain {
 	return func(_ context.Context, x cell.Input, _ int) ([]float64, error) {
 		s := make([]float64, x.Len())
 		sym := x.Symbols()
@@ -91,7 +91,7 @@ var oracle = Method{Name: "oracle", New: func(*cell.Network) Explain {
 }}
 
 // blank scores every token 0.
-var blank = Method{Name: "blank", New: func(*cell.Network) Explain {
+var blank = Method{Name: "blank", New: func(*cell.Stacked) Explain {
 	return func(_ context.Context, x cell.Input, _ int) ([]float64, error) { return make([]float64, x.Len()), nil }
 }}
 
@@ -160,14 +160,14 @@ func TestOutputEmptyAndZero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := Softmax(net.Network.Params().By, 1); v != want {
+	if want := Softmax(net.Model.Params().By, 1); v != want {
 		t.Errorf("f(empty) = %v, want softmax(b_y) = %v", v, want)
 	}
 	v, err = f(none, Zero)
 	if err != nil {
 		t.Fatal(err)
 	}
-	y, _ := net.Network.Forward(cell.NewWorkspace(net.Network), cell.OneHot([]int{-1, -1, -1}))
+	y, _ := mustRunner(t, net.Model).Forward(cell.OneHot([]int{-1, -1, -1}))
 	if want := Softmax(y, 1); v != want {
 		t.Errorf("f(zero rows) = %v, want %v", v, want)
 	}

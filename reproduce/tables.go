@@ -164,7 +164,7 @@ func attribute(net *whitebox.Net, m attrib.Method, s, class string, opt attrib.O
 		return record.Record{}, err
 	}
 	opt.Class = attrib.ClassIndex(k)
-	res, err := attrib.Attribute(context.Background(), net.Network, m, cell.OneHot(sym), opt)
+	res, err := attrib.Attribute(context.Background(), net.Model, m, cell.OneHot(sym), opt)
 	if err != nil {
 		return record.Record{}, err
 	}
@@ -259,28 +259,32 @@ func Table4(ctx context.Context, cfg Config) ([]Table4Row, error) {
 		}
 		results := make([]result, len(data))
 		err = parallel(ctx, cfg.Workers, len(data), func() func(i int) error {
-			ws := cell.NewWorkspace(net.Network)
+			r, _ := cell.NewStackedRunner(net.Model) // an error for a nil model only
 			var rel []float64
+			h, c := make([]float64, net.Model.Hidden()), make([]float64, net.Model.Hidden())
 			return func(i int) error {
 				sym, err := net.Task.Encode(data[i].Input)
 				if err != nil {
 					return err
 				}
-				logits, err := net.Network.Forward(ws, cell.OneHot(sym))
+				logits, err := r.Forward(cell.OneHot(sym))
 				if err != nil {
 					return err
 				}
 				results[i].correct = (cell.Predict(logits) == 1) == data[i].True
 				rel = grow(rel, len(sym)*2)
-				if _, err := net.Network.LRP(ws, cell.OneHot(sym), 1, cell.DefaultEpsilon, rel); err != nil {
+				// The paper's LRP: the model's rule is cell.LRPHao.
+				if _, err := r.LRP(cell.OneHot(sym), 1, cell.DefaultEpsilon, 0, rel); err != nil {
 					return err
 				}
 				results[i].blank = math.Abs(rel[0]+rel[1]) < heatmap.BlankThreshold
 				if z := zeroPoint(sym); z >= 0 {
-					if _, err := net.Network.Forward(ws, cell.OneHot(sym[:z+1])); err != nil {
+					if _, err := r.Forward(cell.OneHot(sym[:z+1])); err != nil {
 						return err
 					}
-					_, c := ws.Final()
+					if err := r.Final(h, c); err != nil {
+						return err
+					}
 					results[i].c = c[0]
 				}
 				return nil
@@ -420,7 +424,7 @@ func table5Column(ctx context.Context, cfg Config, name string, netCfg whitebox.
 			m, i := j/len(symbols), j%len(symbols)
 			if evals[m] == nil {
 				var err error
-				if evals[m], err = ablation.New(net.Network, attrib.Methods()[m], attrib.DefaultOptions(), stop); err != nil {
+				if evals[m], err = ablation.New(net.Model, attrib.Methods()[m], attrib.DefaultOptions(), stop); err != nil {
 					return err
 				}
 			}

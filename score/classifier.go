@@ -42,7 +42,7 @@ func (c *Classifier) Info() ClassifierInfo {
 		in.Net = s.net.Name
 		in.Alphabet = s.net.Task.Alphabet
 		in.Vocab = len(s.net.Task.Alphabet)
-		in.Features = s.net.Network.Input()
+		in.Features = s.net.Model.Input()
 	case *modelSubject:
 		in.Model = s.name
 		in.Head, in.HeadSource = model.HeadSpec(s.m.Head, s.m.Act), s.m.HeadSource

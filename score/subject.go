@@ -55,7 +55,7 @@ type subject interface {
 // its alphabet.
 type whiteboxSubject struct{ net *whitebox.Net }
 
-func (w whiteboxSubject) model() attrib.Model { return w.net.Network }
+func (w whiteboxSubject) model() attrib.Model { return w.net.Model }
 func (w whiteboxSubject) classes() []string   { return w.net.Task.Classes }
 func (w whiteboxSubject) label() string       { return w.net.Name }
 func (w whiteboxSubject) stamp(r *record.Record) {
@@ -75,7 +75,7 @@ func (w whiteboxSubject) check(string, cell.Input, []float64, int64) error {
 // tokenBytes: the symbol, its label, the T×D scores, the token score, the
 // JSON (about 30 bytes a number).
 func (w whiteboxSubject) tokenBytes(features bool) int64 {
-	return 8 + 16 + 8*int64(w.net.Network.Input()) + 8 + 48
+	return 8 + 16 + 8*int64(w.net.Model.Input()) + 8 + 48
 }
 
 func (w whiteboxSubject) parse(s string) (cell.Input, []string, string, error) {

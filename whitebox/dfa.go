@@ -147,7 +147,7 @@ func SPAutomaton() *DFA {
 // allows, and one string) and refuses a network whose prediction
 // differs from the automaton's class on one of them, as for a tiny m whose
 // gates no longer saturate.
-func CompileDFA(a *DFA, m, u float64) (*cell.Network, error) {
+func CompileDFA(a *DFA, m, u float64) (*cell.Stacked, error) {
 	net, err := compileDFA(a, m, u, true)
 	if err != nil {
 		return nil, fmt.Errorf("whitebox: CompileDFA: %w", err)
@@ -157,7 +157,7 @@ func CompileDFA(a *DFA, m, u float64) (*cell.Network, error) {
 
 // compileDFA compiles a; with check, it refuses a network that does not
 // simulate a (see checkSimulates).
-func compileDFA(a *DFA, m, u float64, check bool) (*cell.Network, error) {
+func compileDFA(a *DFA, m, u float64, check bool) (*cell.Stacked, error) {
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func compileDFA(a *DFA, m, u float64, check bool) (*cell.Network, error) {
 			w.p.Wy[a.ClassOf[q]*h+j] = 1
 		}
 	}
-	net, err := cell.New(w.p)
+	net, err := w.build()
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +233,7 @@ const (
 // CompileDFA documents, one time step per string (a depth-first walk that
 // continues each prefix's state), and returns an error naming the first
 // string whose prediction differs from a's class.
-func checkSimulates(net *cell.Network, a *DFA, weights int, m, u float64) error {
+func checkSimulates(net *cell.Stacked, a *DFA, weights int, m, u float64) error {
 	s := len(a.Alphabet)
 	maxLen, count, level := 0, 0, 1
 	for level <= MaxCheckedStrings/s {
@@ -246,7 +246,11 @@ func checkSimulates(net *cell.Network, a *DFA, weights int, m, u float64) error 
 	}
 	maxLen = max(maxLen, 1)
 	budget := max(1, MaxCheckWork/weights) // strings, when even length 1 is too many
-	ws := cell.NewWorkspace(net)
+	r, err := cell.NewStackedRunner(net)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
 	h := net.Hidden()
 	hs := make([][]float64, maxLen+1) // hs[l], cs[l]: the state after the prefix of length l
 	cs := make([][]float64, maxLen+1)
@@ -264,7 +268,7 @@ func checkSimulates(net *cell.Network, a *DFA, weights int, m, u float64) error 
 			}
 			budget--
 			one[0] = k
-			logits, err := net.ForwardFrom(ws, cell.OneHot(one), hs[l], cs[l])
+			logits, err := r.ForwardFrom(cell.OneHot(one), hs[l], cs[l])
 			if err != nil {
 				return fmt.Errorf("checking the network: %w", err)
 			}
@@ -278,9 +282,9 @@ func checkSimulates(net *cell.Network, a *DFA, weights int, m, u float64) error 
 					m, u, a.Classes[got], strings.Join(b, ""), a.Classes[want])
 			}
 			if l+1 < maxLen {
-				hT, cT := ws.Final()
-				copy(hs[l+1], hT)
-				copy(cs[l+1], cT)
+				if err := r.Final(hs[l+1], cs[l+1]); err != nil {
+					return fmt.Errorf("checking the network: %w", err)
+				}
 				prefix = append(prefix, k)
 				if err := walk(p); err != nil {
 					return err
@@ -308,13 +312,33 @@ const (
 	gateO
 )
 
-// params helps fill cell.Params by gate and unit.
-type params struct{ p cell.Params }
+// params helps fill a one-layer LSTM classifier's weights by gate and
+// unit, in PyTorch's layout (see cell.StackedParams).
+type params struct{ p netParams }
+
+// netParams are the weights of a one-layer LSTM classifier: W_x 4H×D,
+// W_h 4H×H, B 4H, the decoder W_y C×H and b_y.
+type netParams struct {
+	Hidden, Input, Classes int
+	Wx, Wh, B, Wy, By      []float64
+}
 
 func newParams(h, d, c int) *params {
-	return &params{cell.Params{Hidden: h, Input: d, Classes: c,
+	return &params{netParams{Hidden: h, Input: d, Classes: c,
 		Wx: make([]float64, 4*h*d), Wh: make([]float64, 4*h*h), B: make([]float64, 4*h),
 		Wy: make([]float64, c*h), By: make([]float64, c)}}
+}
+
+// build returns the engine's model of w: one layer, one direction, head
+// hn, one Linear decoder, and the white-box networks' LRP rule (cell.LRPHao,
+// the paper's).
+func (w *params) build() (*cell.Stacked, error) {
+	p := w.p
+	return cell.NewStacked(cell.StackedParams{
+		Input: p.Input, Hidden: p.Hidden, Layers: 1, Classes: p.Classes,
+		Cells: []cell.StackedCell{{Wih: p.Wx, Whh: p.Wh, B: p.B}},
+		Wy:    p.Wy, By: p.By, Head: cell.HeadHN, LRP: cell.LRPHao,
+	})
 }
 
 func (w *params) setWx(gate, unit, col int, v float64) {

@@ -8,7 +8,7 @@ import (
 )
 
 // predictsTruth reports whether net predicts the task's answer for s.
-func predictsTruth(t *testing.T, net *Net, ws *cell.Workspace, s string) bool {
+func predictsTruth(t *testing.T, net *Net, ws *cell.StackedRunner, s string) bool {
 	t.Helper()
 	sym, err := net.Task.Encode(s)
 	if err != nil {
@@ -18,7 +18,7 @@ func predictsTruth(t *testing.T, net *Net, ws *cell.Workspace, s string) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	y, err := net.Network.Forward(ws, cell.OneHot(sym))
+	y, err := ws.Forward(cell.OneHot(sym))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestBracketExactDepth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws := cell.NewWorkspace(net.Network)
+	ws := mustRunner(t, net.Model)
 	closer := map[string]string{"(": ")", "[": "]"}
 	first := 0
 	for d := 1; d <= DefaultStackSize && first == 0; d++ {
@@ -86,7 +86,7 @@ func TestLongStrings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ws := cell.NewWorkspace(net.Network)
+		ws := mustRunner(t, net.Model)
 		fs := families["sp"]
 		if name == "counting" {
 			fs = families["counting"]
@@ -99,4 +99,15 @@ func TestLongStrings(t *testing.T) {
 			}
 		}
 	}
+}
+
+// mustRunner returns a runner of s, closed at the end of the test.
+func mustRunner(t testing.TB, s *cell.Stacked) *cell.StackedRunner {
+	t.Helper()
+	r, err := cell.NewStackedRunner(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
 }

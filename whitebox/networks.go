@@ -12,10 +12,14 @@ import (
 
 // Net is a white-box network together with the task it solves.
 type Net struct {
-	Name    string // counting, sp-counter, sp-fsa or bracket
-	Task    *Task
-	Network *cell.Network
-	Params  Params // the parameters it was built with, defaults filled in
+	Name string // counting, sp-counter, sp-fsa or bracket
+	Task *Task
+	// Model is the network: a one-layer, one-direction LSTM classifier of
+	// the engine (head hn, one Linear decoder), with the paper's LRP rule
+	// (cell.LRPHao). Run it with attrib, or with a cell.StackedRunner for
+	// the raw passes (Forward, ForwardFrom and Final, Gradient, LRP).
+	Model  *cell.Stacked
+	Params Params // the parameters it was built with, defaults filled in
 }
 
 // Params are a network's parameters as built: m, and u or k where the
@@ -122,7 +126,7 @@ func newNet(name string, cfg Config) (*Net, error) {
 		return nil, err
 	}
 	var (
-		net  *cell.Network
+		net  *cell.Stacked
 		task *Task
 		err  error
 	)
@@ -172,12 +176,12 @@ func newNet(name string, cfg Config) (*Net, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Net{Name: name, Task: task, Network: net, Params: p}, nil
+	return &Net{Name: name, Task: task, Model: net, Params: p}, nil
 }
 
 // counting: one counter, g = tanh(u·(x_a − x_b)), all gates open (σ(m));
 // ŷ_True = h₀, ŷ_False = tanh(v)/2 with v = tanh(u).
-func counting(m, u float64) (*cell.Network, error) {
+func counting(m, u float64) (*cell.Stacked, error) {
 	w := newParams(1, 2, 2)
 	w.setWx(gateG, 0, 0, u)
 	w.setWx(gateG, 0, 1, -u)
@@ -186,13 +190,13 @@ func counting(m, u float64) (*cell.Network, error) {
 	w.setB(gateO, 0, m)
 	w.p.Wy[1] = 1
 	w.p.By[0] = kernel.Tanh(kernel.Tanh(u)) / 2
-	return cell.New(w.p)
+	return w.build()
 }
 
 // spCounter: units 0–3 count a, b, c, d; unit 4 counts b's after an a,
 // unit 5 c's after a b or d, unit 6 d's after a c (the input gate opens on
 // the earlier symbol's counter). ŷ_True = h₄ + h₅ + h₆; ŷ_False = tanh(v)/20.
-func spCounter(m, u float64) (*cell.Network, error) {
+func spCounter(m, u float64) (*cell.Stacked, error) {
 	w := newParams(7, 4, 2)
 	for j := range 4 {
 		w.setWx(gateG, j, j, u)
@@ -217,14 +221,14 @@ func spCounter(m, u float64) (*cell.Network, error) {
 		w.p.Wy[1*7+j] = 1
 	}
 	w.p.By[0] = kernel.Tanh(kernel.Tanh(u)) / 20
-	return cell.New(w.p)
+	return w.build()
 }
 
 // bracket is the authors' released PDA construction, which produced the
 // published heatmaps (the paper's appendix describes a 2k+1-unit variant
 // whose printed matrices contain typos): stack slots
 // S_j = j, unary height U_j = k+j, top of stack T = 2k, empty flag E = 2k+1.
-func bracket(m float64, k int) (*cell.Network, error) {
+func bracket(m float64, k int) (*cell.Stacked, error) {
 	h := 2*k + 2
 	w := newParams(h, 4, 3)
 	S := func(j int) int { return j }
@@ -283,5 +287,5 @@ func bracket(m float64, k int) (*cell.Network, error) {
 	w.p.Wy[0*h+T] = 1  // ŷ_) = h_T
 	w.p.Wy[1*h+T] = -1 // ŷ_] = −h_T
 	w.p.Wy[2*h+E] = 1  // ŷ_None = h_E
-	return cell.New(w.p)
+	return w.build()
 }

@@ -14,9 +14,9 @@ import (
 // with each prefix and its logits.
 func walk(t *testing.T, net *Net, maxLen int, keep func([]int) bool, visit func(prefix []int, logits []float64)) {
 	t.Helper()
-	nw := net.Network
+	nw := net.Model
 	h := nw.Hidden()
-	ws := cell.NewWorkspace(nw)
+	ws := mustRunner(t, nw)
 	hs, cs := make([][]float64, maxLen+1), make([][]float64, maxLen+1)
 	for d := range hs {
 		hs[d], cs[d] = make([]float64, h), make([]float64, h)
@@ -32,14 +32,14 @@ func walk(t *testing.T, net *Net, maxLen int, keep func([]int) bool, visit func(
 			prefix = append(prefix, s)
 			if keep(prefix) {
 				one[0] = s
-				logits, err := nw.ForwardFrom(ws, cell.OneHot(one), hs[depth], cs[depth])
+				logits, err := ws.ForwardFrom(cell.OneHot(one), hs[depth], cs[depth])
 				if err != nil {
 					t.Fatal(err)
 				}
 				visit(prefix, logits)
-				fh, fc := ws.Final()
-				copy(hs[depth+1], fh)
-				copy(cs[depth+1], fc)
+				if err := ws.Final(hs[depth+1], cs[depth+1]); err != nil {
+					t.Fatal(err)
+				}
 				rec(depth + 1)
 			}
 			prefix = prefix[:len(prefix)-1]
@@ -174,7 +174,7 @@ func TestUnchecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	sym, _ := net.Task.Encode("aaaab")
-	logits, err := net.Network.Forward(cell.NewWorkspace(net.Network), cell.OneHot(sym))
+	logits, err := mustRunner(t, net.Model).Forward(cell.OneHot(sym))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestUnchecked(t *testing.T) {
 	}
 	a, _ := New("sp-fsa", Config{})
 	b, _ := New("sp-fsa", Config{Unchecked: true})
-	if !slices.Equal(a.Network.Params().Wx, b.Network.Params().Wx) {
+	if !slices.Equal(a.Model.Params().Cells[0].Wih, b.Model.Params().Cells[0].Wih) {
 		t.Error("Unchecked changed the weights")
 	}
 }

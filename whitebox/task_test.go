@@ -102,7 +102,7 @@ func TestCompileOtherDFA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	net := &Net{Name: "mod3", Task: a.Task("mod3"), Network: nw}
+	net := &Net{Name: "mod3", Task: a.Task("mod3"), Model: nw}
 	if n := checkExhaustive(t, net, 9, all); n != 29523 {
 		t.Fatalf("checked %d strings", n)
 	}
@@ -128,7 +128,7 @@ func TestNewErrors(t *testing.T) {
 		}
 	}
 	net, err := New("bracket", Config{})
-	if err != nil || net.Params != (Params{M: 50, K: 50}) || net.Network.Hidden() != 102 {
+	if err != nil || net.Params != (Params{M: 50, K: 50}) || net.Model.Hidden() != 102 {
 		t.Errorf("bracket defaults: %+v, %v", net, err)
 	}
 }
@@ -308,13 +308,13 @@ func FuzzCompileDFA(f *testing.F) {
 			return
 		}
 		task := a.Task("fuzz")
-		ws := cell.NewWorkspace(net)
+		ws := mustRunner(t, net)
 		for k := range s {
 			want, err := task.LabelSymbols([]int{k})
 			if err != nil {
 				t.Fatal(err)
 			}
-			logits, err := net.Forward(ws, cell.OneHot([]int{k}))
+			logits, err := ws.Forward(cell.OneHot([]int{k}))
 			if err != nil {
 				t.Fatal(err)
 			}

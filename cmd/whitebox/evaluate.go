@@ -238,8 +238,8 @@ type parsedLine struct {
 	attnErr    error
 }
 
-// parse parses and judges a line, with a workspace of the worker's own.
-func (j *evalJob) parse(ws *cell.Workspace, in scoresLine) parsedLine {
+// parse parses and judges a line, with a runner of the worker's own.
+func (j *evalJob) parse(run *cell.StackedRunner, in scoresLine) parsedLine {
 	if in.long > 0 {
 		return parsedLine{unreadable: fmt.Errorf("the line has %d bytes, more than the %d a line may have", in.long, maxScoresLine)}
 	}
@@ -248,7 +248,7 @@ func (j *evalJob) parse(ws *cell.Workspace, in scoresLine) parsedLine {
 		return parsedLine{unreadable: err}
 	}
 	if l.Class < 0 {
-		y, err := j.net.Network.Forward(ws, cell.OneHot(l.Symbols))
+		y, err := run.Forward(cell.OneHot(l.Symbols))
 		if err != nil {
 			return parsedLine{l: l, err: err}
 		}
@@ -357,8 +357,11 @@ func (j *evalJob) scoresFile(ctx context.Context, in io.Reader, stderr io.Writer
 			})
 		},
 		func(int) (func(context.Context, scoresLine) parsedLine, error) {
-			ws := cell.NewWorkspace(j.net.Network)
-			return func(_ context.Context, in scoresLine) parsedLine { return j.parse(ws, in) }, nil
+			run, err := cell.NewStackedRunner(j.net.Model)
+			if err != nil {
+				return nil, err
+			}
+			return func(_ context.Context, in scoresLine) parsedLine { return j.parse(run, in) }, nil
 		}, gather)
 	if ctx.Err() != nil {
 		return nil, false, ctx.Err()
@@ -452,14 +455,14 @@ func (j *evalJob) method(ctx context.Context, m attrib.Method, sym [][]int) ([]j
 func (j *evalJob) judge(m attrib.Method, sym [][]int) (func(context.Context, int) judged, error) {
 	opt := attrib.DefaultOptions()
 	opt.Workers = 1
-	ex, err := attrib.NewExplainer(j.net.Network)
+	ex, err := attrib.NewExplainer(j.net.Model)
 	if err != nil {
 		return nil, err
 	}
 	stop := ablation.Stop{DFA: whitebox.SPAutomaton(), Class: 0}
 	var abl *ablation.Evaluator
 	if j.net.Task.Name == "sp" {
-		if abl, err = ablation.New(j.net.Network, m, opt, stop); err != nil {
+		if abl, err = ablation.New(j.net.Model, m, opt, stop); err != nil {
 			return nil, err
 		}
 	}

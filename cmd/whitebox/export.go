@@ -53,7 +53,7 @@ Flags:
 		fmt.Fprintf(stderr, "whitebox export: %v\n", err)
 		return 2
 	}
-	sd, err := export.StateDict(net.Network)
+	sd, err := export.StateDict(net.Model)
 	if err == nil {
 		err = writeFileAtomic(out, func(w io.Writer) error {
 			if ext == ".safetensors" {
@@ -66,7 +66,7 @@ Flags:
 		fmt.Fprintf(stderr, "whitebox export: -o %s: %v\n", out, err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "wrote %s: %s, %d hidden units, alphabet %s, classes %s\n", out, net.Name, net.Network.Hidden(), strings.Join(net.Task.Alphabet, " "), strings.Join(net.Task.Classes, " "))
+	fmt.Fprintf(stdout, "wrote %s: %s, %d hidden units, alphabet %s, classes %s\n", out, net.Name, net.Model.Hidden(), strings.Join(net.Task.Alphabet, " "), strings.Join(net.Task.Classes, " "))
 	return 0
 }
 

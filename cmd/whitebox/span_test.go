@@ -53,7 +53,7 @@ func TestAttributeCDSpan(t *testing.T) {
 	}
 	for _, r := range recs {
 		sym, _ := net.Task.Encode(r.Input)
-		want, err := attrib.Attribute(t.Context(), net.Network, attrib.ContextualDecomposition, cell.OneHot(sym), attrib.Options{Span: &attrib.Span{Start: 0, Stop: 1}})
+		want, err := attrib.Attribute(t.Context(), net.Model, attrib.ContextualDecomposition, cell.OneHot(sym), attrib.Options{Span: &attrib.Span{Start: 0, Stop: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package cell
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -8,9 +9,33 @@ import (
 	"testing"
 )
 
+// The reference: a plain float64 LSTM classifier (one layer, one
+// direction, head hn, one Linear decoder) written out loop by loop with
+// math.Exp and math.Tanh, its forward pass (referenceForward), BPTT by
+// central differences and LRP as the authors' NumPy code
+// (referenceLRP), independent of the engine. The tests below check the
+// engine's one-layer models against it, and the engine's passes against
+// each other bit for bit (one-hot and dense rows, one lane and many, a
+// pass continued from a state).
+
+// netParams are the weights of a one-layer LSTM classifier in PyTorch's
+// layout and gate order (i, f, g, o): W_x 4H×D, W_h 4H×H, B = b_ih + b_hh,
+// the decoder W_y C×H and b_y.
+type netParams struct {
+	Hidden, Input, Classes int
+	Wx, Wh, B, Wy, By      []float64
+}
+
+// stacked is p as the engine's model, with the white-box networks' LRP
+// rule (LRPHao, whose decoder the reference follows).
+func (p netParams) stacked() StackedParams {
+	return StackedParams{Input: p.Input, Hidden: p.Hidden, Layers: 1, Classes: p.Classes,
+		Cells: []StackedCell{{Wih: p.Wx, Whh: p.Wh, B: p.B}}, Wy: p.Wy, By: p.By, LRP: LRPHao}
+}
+
 // randomParams returns a dense, non-saturated network: weights of scale
 // about 1/√fan-in, so that every gate works in its sensitive range.
-func randomParams(rng *rand.Rand, h, d, c int, bias bool) Params {
+func randomParams(rng *rand.Rand, h, d, c int, bias bool) netParams {
 	v := func(n int, scale float64) []float64 {
 		s := make([]float64, n)
 		for i := range s {
@@ -18,7 +43,7 @@ func randomParams(rng *rand.Rand, h, d, c int, bias bool) Params {
 		}
 		return s
 	}
-	p := Params{Hidden: h, Input: d, Classes: c,
+	p := netParams{Hidden: h, Input: d, Classes: c,
 		Wx: v(4*h*d, 1/math.Sqrt(float64(d))), Wh: v(4*h*h, 1/math.Sqrt(float64(h))),
 		B: make([]float64, 4*h), Wy: v(c*h, 1), By: make([]float64, c)}
 	if bias {
@@ -27,13 +52,19 @@ func randomParams(rng *rand.Rand, h, d, c int, bias bool) Params {
 	return p
 }
 
-func mustNew(t testing.TB, p Params) *Network {
+// mustNew returns a runner of p's model.
+func mustNew(t testing.TB, p netParams) *StackedRunner {
 	t.Helper()
-	n, err := New(p)
+	s, err := NewStacked(p.stacked())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	r, err := NewStackedRunner(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
 }
 
 func randomDense(rng *rand.Rand, steps, d int) []float64 {
@@ -56,7 +87,7 @@ func randomSymbols(rng *rand.Rand, steps, d int) []int {
 // (z = W_x x⁽ᵗ⁾ + W_h h⁽ᵗ⁻¹⁾ + b, gates i, f, g, o; c⁽ᵗ⁾ = f⊙c⁽ᵗ⁻¹⁾ + i⊙g;
 // h⁽ᵗ⁾ = o⊙tanh(c⁽ᵗ⁾); ŷ = W_y h⁽ᵀ⁾ + b_y, from h⁽⁰⁾ = c⁽⁰⁾ = 0) with
 // math.Exp and math.Tanh, for cross-checking.
-func referenceForward(p Params, x []float64, steps int) (logits []float64, hs, cs [][]float64) {
+func referenceForward(p netParams, x []float64, steps int) (logits []float64, hs, cs [][]float64) {
 	h, d := p.Hidden, p.Input
 	sig := func(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
 	hPrev, cPrev := make([]float64, h), make([]float64, h)
@@ -99,17 +130,25 @@ func TestForwardMatchesReference(t *testing.T) {
 	for _, sz := range [][3]int{{1, 1, 1}, {3, 2, 2}, {7, 4, 2}, {16, 9, 3}, {33, 5, 4}} {
 		p := randomParams(rng, sz[0], sz[1], sz[2], true)
 		n := mustNew(t, p)
-		ws := NewWorkspace(n)
 		for _, steps := range []int{1, 2, 17} {
 			x := randomDense(rng, steps, p.Input)
-			got, err := n.Forward(ws, Dense(x, steps))
+			got, err := n.Forward(Dense(x, steps))
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, _, _ := referenceForward(p, x, steps)
+			want, hs, cs := referenceForward(p, x, steps)
 			for k := range want {
 				if e := relErr(got[k], want[k]); e > 1e-12 && math.Abs(got[k]-want[k]) > 1e-14 {
 					t.Errorf("H=%d D=%d T=%d logit %d: got %v want %v", p.Hidden, p.Input, steps, k, got[k], want[k])
+				}
+			}
+			h, c := make([]float64, p.Hidden), make([]float64, p.Hidden)
+			if err := n.Final(h, c); err != nil {
+				t.Fatal(err)
+			}
+			for j := range h {
+				if math.Abs(h[j]-hs[steps-1][j]) > 1e-13 || math.Abs(c[j]-cs[steps-1][j]) > 1e-13 {
+					t.Errorf("H=%d T=%d final state %d: h %v c %v, want %v %v", p.Hidden, steps, j, h[j], c[j], hs[steps-1][j], cs[steps-1][j])
 				}
 			}
 		}
@@ -117,12 +156,11 @@ func TestForwardMatchesReference(t *testing.T) {
 }
 
 // TestOneHotEqualsDense: the fast path for one-hot rows gives the bits of the
-// dense form of the same matrix, also for occluded rows and scaled copies.
+// dense form of the same matrix, also for rows of no symbol and scaled copies.
 func TestOneHotEqualsDense(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	p := randomParams(rng, 9, 5, 3, true)
 	n := mustNew(t, p)
-	ws := NewWorkspace(n)
 	sym := randomSymbols(rng, 23, 5)
 	sym[4], sym[11] = -1, -1
 	for _, alpha := range []float64{1, 0.37, 0, 2.5} {
@@ -133,22 +171,22 @@ func TestOneHotEqualsDense(t *testing.T) {
 			}
 		}
 		oh, dx := ScaledOneHot(sym, alpha), Dense(dense, len(sym)).Scaled(alpha)
-		a, _ := n.Forward(ws, oh)
+		a, _ := n.Forward(oh)
 		a = append([]float64(nil), a...)
-		b, _ := n.Forward(ws, dx)
+		b, _ := n.Forward(dx)
 		assertSameBits(t, "logits", a, b)
 		ga, gb := make([]float64, len(dense)), make([]float64, len(dense))
-		if _, err := n.Gradient(ws, oh, 1, ga); err != nil {
+		if _, err := n.Gradient(oh, 1, ga); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := n.Gradient(ws, dx, 1, gb); err != nil {
+		if _, err := n.Gradient(dx, 1, gb); err != nil {
 			t.Fatal(err)
 		}
 		assertSameBits(t, "gradient", ga, gb)
-		if _, err := n.LRP(ws, oh, 2, DefaultEpsilon, ga); err != nil {
+		if _, err := n.LRP(oh, 2, DefaultEpsilon, 0, ga); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := n.LRP(ws, dx, 2, DefaultEpsilon, gb); err != nil {
+		if _, err := n.LRP(dx, 2, DefaultEpsilon, 0, gb); err != nil {
 			t.Fatal(err)
 		}
 		assertSameBits(t, "lrp", ga, gb)
@@ -167,19 +205,18 @@ func assertSameBits(t *testing.T, what string, a, b []float64) {
 	}
 }
 
-// TestGradientFiniteDifferences checks BPTT against central differences on
-// random non-saturated networks.
+// TestGradientFiniteDifferences checks BPTT against central differences of
+// the reference on random non-saturated networks.
 func TestGradientFiniteDifferences(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, sz := range [][4]int{{1, 1, 1, 1}, {3, 2, 2, 4}, {7, 4, 2, 9}, {12, 6, 3, 15}} {
 		h, d, c, steps := sz[0], sz[1], sz[2], sz[3]
 		p := randomParams(rng, h, d, c, true)
 		n := mustNew(t, p)
-		ws := NewWorkspace(n)
 		x := randomDense(rng, steps, d)
 		for class := range c {
 			g := make([]float64, len(x))
-			if _, err := n.Gradient(ws, Dense(x, steps), class, g); err != nil {
+			if _, err := n.Gradient(Dense(x, steps), class, g); err != nil {
 				t.Fatal(err)
 			}
 			fd := make([]float64, len(x))
@@ -187,11 +224,10 @@ func TestGradientFiniteDifferences(t *testing.T) {
 			for i := range x {
 				old := x[i]
 				x[i] = old + eps
-				up, _ := n.Forward(ws, Dense(x, steps))
-				yu := up[class]
+				up, _, _ := referenceForward(p, x, steps)
 				x[i] = old - eps
-				down, _ := n.Forward(ws, Dense(x, steps))
-				fd[i] = (yu - down[class]) / (2 * eps)
+				down, _, _ := referenceForward(p, x, steps)
+				fd[i] = (up[class] - down[class]) / (2 * eps)
 				x[i] = old
 			}
 			var num, den float64
@@ -208,7 +244,7 @@ func TestGradientFiniteDifferences(t *testing.T) {
 
 // TestLRPConservation: with zero biases and ε → 0 the input relevance and the
 // initial state's share add up to ŷ_c; with biases, the g biases' share
-// makes up the rest.
+// (LRPHao's Relevance.Bias) makes up the rest.
 func TestLRPConservation(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, bias := range []bool{false, true} {
@@ -216,11 +252,10 @@ func TestLRPConservation(t *testing.T) {
 			h, d, c, steps := sz[0], sz[1], sz[2], sz[3]
 			p := randomParams(rng, h, d, c, bias)
 			n := mustNew(t, p)
-			ws := NewWorkspace(n)
 			x := randomDense(rng, steps, d)
 			rel := make([]float64, len(x))
 			for class := range c {
-				info, err := n.LRP(ws, Dense(x, steps), class, 1e-12, rel)
+				info, err := n.LRP(Dense(x, steps), class, 1e-12, 0, rel)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -241,7 +276,7 @@ func TestLRPConservation(t *testing.T) {
 }
 
 // referenceLRP transliterates the authors' NumPy LRP (Arras et al.'s lrp_linear).
-func referenceLRP(p Params, x []float64, steps, class int, eps float64) []float64 {
+func referenceLRP(p netParams, x []float64, steps, class int, eps float64) []float64 {
 	h, d := p.Hidden, p.Input
 	logits, hs, cs := referenceForward(p, x, steps)
 	stab := func(z float64) float64 {
@@ -308,17 +343,17 @@ func referenceLRP(p Params, x []float64, steps, class int, eps float64) []float6
 	return rel
 }
 
+// TestLRPMatchesReference: the LRPHao rule is the authors' NumPy LRP.
 func TestLRPMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, sz := range [][4]int{{2, 2, 2, 3}, {7, 4, 2, 10}, {13, 6, 3, 8}} {
 		h, d, c, steps := sz[0], sz[1], sz[2], sz[3]
 		p := randomParams(rng, h, d, c, true)
 		n := mustNew(t, p)
-		ws := NewWorkspace(n)
 		x := randomDense(rng, steps, d)
 		rel := make([]float64, len(x))
 		for class := range c {
-			if _, err := n.LRP(ws, Dense(x, steps), class, DefaultEpsilon, rel); err != nil {
+			if _, err := n.LRP(Dense(x, steps), class, DefaultEpsilon, 0, rel); err != nil {
 				t.Fatal(err)
 			}
 			want := referenceLRP(p, x, steps, class, DefaultEpsilon)
@@ -331,42 +366,26 @@ func TestLRPMatchesReference(t *testing.T) {
 	}
 }
 
-// TestBatchEqualsSingle: ForwardBatch and GradientSum give the bits of the
-// single calls they stand for.
-func TestBatchEqualsSingle(t *testing.T) {
+// TestIGEqualsSingle: IG's batched sum of gradients on one-hot input gives
+// the bits of the single gradients it stands for, summed in blocks of 16
+// α steps with one fused multiply-add per term, whatever the workers,
+// lanes and budget.
+func TestIGEqualsSingle(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	p := randomParams(rng, 8, 4, 3, true)
 	n := mustNew(t, p)
-	ws := NewWorkspace(n)
-	var xs []Input
-	for k := range 7 {
-		xs = append(xs, OneHot(randomSymbols(rng, 3+k, 4)))
-		xs = append(xs, Dense(randomDense(rng, 5+k, 4), 5+k))
-	}
-	logits := make([]float64, len(xs)*3)
-	if err := n.ForwardBatch(ws, xs, logits); err != nil {
-		t.Fatal(err)
-	}
-	for b, x := range xs {
-		y, _ := n.Forward(NewWorkspace(n), x)
-		assertSameBits(t, "batch logits", logits[b*3:(b+1)*3], y)
-	}
-
 	x := OneHot(randomSymbols(rng, 12, 4))
 	alphas, weights := make([]float64, 37), make([]float64, 37)
 	for k := range alphas {
 		alphas[k], weights[k] = rng.Float64(), rng.Float64()
 	}
-	acc := make([]float64, 12*4)
-	if err := n.GradientSum(ws, x, 1, alphas, weights, acc); err != nil {
-		t.Fatal(err)
-	}
-	// The same sum, block by block, from single gradients.
-	want, part, g := make([]float64, len(acc)), make([]float64, len(acc)), make([]float64, len(acc))
-	for b0 := 0; b0 < len(alphas); b0 += sumBlock {
+	want, part, g := make([]float64, 12*4), make([]float64, 12*4), make([]float64, 12*4)
+	for b0 := 0; b0 < len(alphas); b0 += igBlock {
 		clear(part)
-		for k := b0; k < min(b0+sumBlock, len(alphas)); k++ {
-			n.Gradient(NewWorkspace(n), x.Scaled(alphas[k]), 1, g)
+		for k := b0; k < min(b0+igBlock, len(alphas)); k++ {
+			if _, err := n.Gradient(x.Scaled(alphas[k]), 1, g); err != nil {
+				t.Fatal(err)
+			}
 			for i := range g {
 				part[i] = math.FMA(weights[k], g[i], part[i])
 			}
@@ -375,27 +394,53 @@ func TestBatchEqualsSingle(t *testing.T) {
 			want[i] += part[i]
 		}
 	}
-	assertSameBits(t, "gradient sum", acc, want)
+	choose := func([]float64) (int, error) { return 1, nil }
+	y, y0 := make([]float64, 3), make([]float64, 3)
+	for _, opt := range []BatchOptions{{}, {Workers: 1}, {Workers: 2, Lanes: 3}, {Workers: 3, Lanes: 1}, {Budget: 64 << 10}} {
+		acc := make([]float64, 12*4)
+		if err := n.IntegratedGradients(context.Background(), x, choose, alphas, weights, acc, y, y0, opt); err != nil {
+			t.Fatal(err)
+		}
+		assertSameBits(t, "gradient sum", acc, want)
+	}
 }
 
+// TestForwardFromContinues: a pass continued from the state a prefix left
+// (Final) gives the bits of the whole pass, and the runner is back to the
+// zero state afterwards.
 func TestForwardFromContinues(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	n := mustNew(t, randomParams(rng, 6, 3, 2, true))
-	ws := NewWorkspace(n)
 	sym := randomSymbols(rng, 15, 3)
-	whole, _ := n.Forward(ws, OneHot(sym))
+	whole, _ := n.Forward(OneHot(sym))
 	whole = append([]float64(nil), whole...)
-	n.Forward(ws, OneHot(sym[:6]))
-	h, c := ws.Final()
-	h, c = append([]float64(nil), h...), append([]float64(nil), c...)
-	rest, err := n.ForwardFrom(ws, OneHot(sym[6:]), h, c)
+	hw, cw := make([]float64, 6), make([]float64, 6)
+	if err := n.Final(hw, cw); err != nil {
+		t.Fatal(err)
+	}
+	n.Forward(OneHot(sym[:6]))
+	h, c := make([]float64, 6), make([]float64, 6)
+	if err := n.Final(h, c); err != nil {
+		t.Fatal(err)
+	}
+	rest, err := n.ForwardFrom(OneHot(sym[6:]), h, c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	assertSameBits(t, "continued logits", whole, rest)
-	// And the workspace is back to the zero state afterwards.
-	again, _ := n.Forward(ws, OneHot(sym))
+	if err := n.Final(h, c); err != nil {
+		t.Fatal(err)
+	}
+	assertSameBits(t, "continued h", hw, h)
+	assertSameBits(t, "continued c", cw, c)
+	again, _ := n.Forward(OneHot(sym))
 	assertSameBits(t, "logits after ForwardFrom", whole, again)
+	// Final reads only what Forward or ForwardFrom left.
+	g := make([]float64, 15*3)
+	n.Gradient(OneHot(sym), 0, g)
+	if err := n.Final(h, c); err == nil {
+		t.Error("Final after Gradient: no error")
+	}
 }
 
 func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
@@ -403,10 +448,11 @@ func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
 	n := mustNew(t, randomParams(rng, 10, 4, 2, true))
 	x := OneHot(randomSymbols(rng, 30, 4))
 	run := func() []float64 {
-		ws := NewWorkspace(n)
 		g := make([]float64, 30*4)
+		y, y0 := make([]float64, 2), make([]float64, 2)
 		alphas, weights := []float64{0.1, 0.5, 0.9}, []float64{0.3, 0.4, 0.3}
-		if err := n.GradientSum(ws, x, 0, alphas, weights, g); err != nil {
+		choose := func([]float64) (int, error) { return 0, nil }
+		if err := n.IntegratedGradients(context.Background(), x, choose, alphas, weights, g, y, y0, BatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		return g
@@ -420,24 +466,19 @@ func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
 func TestAllocations(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 18))
 	n := mustNew(t, randomParams(rng, 16, 4, 2, true))
-	ws := NewWorkspace(n)
 	sym := randomSymbols(rng, 40, 4)
 	dense := randomDense(rng, 40, 4)
 	g := make([]float64, 40*4)
-	alphas, weights := []float64{0.2, 0.8}, []float64{0.5, 0.5}
 	h0, c0 := make([]float64, 16), make([]float64, 16)
-	logits := make([]float64, 2*2)
-	batch := []Input{OneHot(sym), Dense(dense, 40)}
 	for name, f := range map[string]func(){
-		"Forward":      func() { n.Forward(ws, OneHot(sym)) },
-		"ForwardDense": func() { n.Forward(ws, Dense(dense, 40).Scaled(0.5)) },
-		"ForwardFrom":  func() { n.ForwardFrom(ws, OneHot(sym), h0, c0) },
-		"ForwardBatch": func() { n.ForwardBatch(ws, batch, logits) },
-		"Gradient":     func() { n.Gradient(ws, OneHot(sym), 1, g) },
-		"GradientSum":  func() { n.GradientSum(ws, OneHot(sym), 1, alphas, weights, g) },
-		"LRP":          func() { n.LRP(ws, Dense(dense, 40), 0, DefaultEpsilon, g) },
+		"Forward":      func() { n.Forward(OneHot(sym)) },
+		"ForwardDense": func() { n.Forward(Dense(dense, 40).Scaled(0.5)) },
+		"ForwardFrom":  func() { n.ForwardFrom(OneHot(sym), h0, c0) },
+		"Final":        func() { n.Forward(OneHot(sym)); n.Final(h0, c0) },
+		"Gradient":     func() { n.Gradient(OneHot(sym), 1, g) },
+		"LRP":          func() { n.LRP(Dense(dense, 40), 0, DefaultEpsilon, 0, g) },
 	} {
-		f() // grow the workspace
+		f() // grow the buffers
 		if a := testing.AllocsPerRun(20, f); a != 0 {
 			t.Errorf("%s: %v allocs per run, want 0", name, a)
 		}
@@ -447,51 +488,40 @@ func TestAllocations(t *testing.T) {
 func TestErrors(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 20))
 	good := randomParams(rng, 3, 2, 2, true)
-	bad := func(edit func(p *Params)) Params {
-		p := good
-		p.Wx, p.Wh, p.B, p.Wy, p.By = clone(p.Wx), clone(p.Wh), clone(p.B), clone(p.Wy), clone(p.By)
-		edit(&p)
-		return p
-	}
-	for want, p := range map[string]Params{
-		"sizes must be positive": bad(func(p *Params) { p.Hidden = 0 }),
-		"Wx has 11 elements":     bad(func(p *Params) { p.Wx = p.Wx[:11] }),
-		"Wh has":                 bad(func(p *Params) { p.Wh = append(p.Wh, 1) }),
-		"By has":                 bad(func(p *Params) { p.By = nil }),
-		"Wh[4] is NaN":           bad(func(p *Params) { p.Wh[4] = math.NaN() }),
-		"B[0] is +Inf":           bad(func(p *Params) { p.B[0] = math.Inf(1) }),
-		"Wy[1] is -Inf":          bad(func(p *Params) { p.Wy[1] = math.Inf(-1) }),
-	} {
-		if _, err := New(p); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("New: got error %v, want one containing %q", err, want)
-		}
-	}
 	n := mustNew(t, good)
-	ws := NewWorkspace(n)
 	g := make([]float64, 4)
 	for want, f := range map[string]func() error{
-		"empty input":       func() error { _, err := n.Forward(ws, OneHot(nil)); return err },
-		"symbol 2":          func() error { _, err := n.Forward(ws, OneHot([]int{0, 2})); return err },
-		"symbol -2":         func() error { _, err := n.Forward(ws, OneHot([]int{-2})); return err },
-		"dense input has 3": func() error { _, err := n.Forward(ws, Dense([]float64{1, 2, 3}, 2)); return err },
-		"x[1][0] is NaN":    func() error { _, err := n.Forward(ws, Dense([]float64{1, 2, math.NaN(), 3}, 2)); return err },
-		"scale is +Inf":     func() error { _, err := n.Forward(ws, OneHot([]int{1}).Scaled(math.Inf(1))); return err },
-		"class 2":           func() error { _, err := n.Gradient(ws, OneHot([]int{0, 1}), 2, g); return err },
-		"class -1":          func() error { _, err := n.LRP(ws, OneHot([]int{0, 1}), -1, 0.001, g); return err },
-		"gradient buffer":   func() error { _, err := n.Gradient(ws, OneHot([]int{0}), 0, g); return err },
-		"epsilon":           func() error { _, err := n.LRP(ws, OneHot([]int{0, 1}), 0, math.NaN(), g); return err },
-		"alphas but":        func() error { return n.GradientSum(ws, OneHot([]int{0, 1}), 0, []float64{1}, nil, g) },
-		"workspace is for": func() error {
-			_, err := n.Forward(NewWorkspace(mustNew(t, randomParams(rng, 4, 2, 2, true))), OneHot([]int{0}))
-			return err
+		"empty input":       func() error { _, err := n.Forward(OneHot(nil)); return err },
+		"symbol 2":          func() error { _, err := n.Forward(OneHot([]int{0, 2})); return err },
+		"symbol -2":         func() error { _, err := n.Forward(OneHot([]int{-2})); return err },
+		"dense input has 3": func() error { _, err := n.Forward(Dense([]float64{1, 2, 3}, 2)); return err },
+		"x[1][0] is NaN":    func() error { _, err := n.Forward(Dense([]float64{1, 2, math.NaN(), 3}, 2)); return err },
+		"scale is +Inf":     func() error { _, err := n.Forward(OneHot([]int{1}).Scaled(math.Inf(1))); return err },
+		"class 2":           func() error { _, err := n.Gradient(OneHot([]int{0, 1}), 2, g); return err },
+		"class -1":          func() error { _, err := n.LRP(OneHot([]int{0, 1}), -1, 0.001, 0, g); return err },
+		"output buffer":     func() error { _, err := n.Gradient(OneHot([]int{0}), 0, g); return err },
+		"epsilon":           func() error { _, err := n.LRP(OneHot([]int{0, 1}), 0, math.NaN(), 0, g); return err },
+		"bias factor 0.5":   func() error { _, err := n.LRP(OneHot([]int{0, 1}), 0, 0.001, 0.5, g); return err },
+		"initial state has": func() error { _, err := n.ForwardFrom(OneHot([]int{0}), nil, nil); return err },
+		"final state buffers": func() error {
+			n.Forward(OneHot([]int{0}))
+			return n.Final(nil, nil)
 		},
-		"nil workspace":     func() error { _, err := n.Forward(nil, OneHot([]int{0})); return err },
-		"initial state has": func() error { _, err := n.ForwardFrom(ws, OneHot([]int{0}), nil, nil); return err },
-		"logits has":        func() error { return n.ForwardBatch(ws, []Input{OneHot([]int{0})}, nil) },
 	} {
 		if err := f(); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("got error %v, want one containing %q", err, want)
 		}
+	}
+	// LRPHao is for one LSTM layer, one direction, head hn, one Linear.
+	p := good.stacked()
+	p.Head = HeadLast
+	if _, err := NewStacked(p); err == nil || !strings.Contains(err.Error(), "LRP rule hao") {
+		t.Errorf("LRPHao with head last: err = %v", err)
+	}
+	p = good.stacked()
+	p.LRP = 7
+	if _, err := NewStacked(p); err == nil || !strings.Contains(err.Error(), "unknown LRP rule") {
+		t.Errorf("LRP rule 7: err = %v", err)
 	}
 }
 
@@ -500,21 +530,18 @@ func TestErrors(t *testing.T) {
 func TestSizesWithoutOverflow(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	n := mustNew(t, randomParams(rng, 2, 1, 2, false))
-	ws := NewWorkspace(n)
 	for _, steps := range []int{math.MaxInt/2 + 1, math.MaxInt/4 + 1, math.MaxInt} {
-		if _, err := n.Forward(ws, Dense([]float64{}, steps)); err == nil || !strings.Contains(err.Error(), "dense input has 0 values") {
+		if _, err := n.Forward(Dense([]float64{}, steps)); err == nil || !strings.Contains(err.Error(), "dense input has 0 values") {
 			t.Errorf("Dense(empty, %d): err = %v", steps, err)
 		}
 	}
-	for _, p := range []Params{
-		{Hidden: 1, Input: math.MaxInt/2 + 1, Classes: 1},
-		{Hidden: math.MaxInt/2 + 1, Input: 1, Classes: 1},
-		{Hidden: 1, Input: 1, Classes: math.MaxInt},
-		{Hidden: 5000, Input: 4000, Classes: 2},
-	} {
-		if _, err := New(p); err == nil || !strings.Contains(err.Error(), "weights") {
-			t.Errorf("New(H=%d D=%d C=%d): err = %v, want the weight cap", p.Hidden, p.Input, p.Classes, err)
+	for _, sz := range [][3]int{{1, math.MaxInt/2 + 1, 1}, {math.MaxInt/2 + 1, 1, 1}, {1, 1, math.MaxInt}, {5000, 4000, 2}} {
+		if _, err := Weights(sz[0], sz[1], sz[2]); err == nil || !strings.Contains(err.Error(), "weights") {
+			t.Errorf("Weights(H=%d D=%d C=%d): err = %v, want the weight cap", sz[0], sz[1], sz[2], err)
 		}
+	}
+	if _, err := Weights(0, 1, 1); err == nil || !strings.Contains(err.Error(), "sizes must be positive") {
+		t.Errorf("Weights(0, 1, 1): err = %v", err)
 	}
 	if w, err := Weights(3, 2, 2); err != nil || w != 4*3*(2+3+1)+2*(3+1) {
 		t.Errorf("Weights(3, 2, 2) = %d, %v", w, err)
@@ -525,18 +552,17 @@ func TestSizesWithoutOverflow(t *testing.T) {
 // refuses a NaN initial state; Predict passes over NaN.
 func TestNaNHandling(t *testing.T) {
 	// All weights zero: every z is 0, so ε = 0 divides by zero.
-	p := Params{Hidden: 1, Input: 1, Classes: 1, Wx: make([]float64, 4), Wh: make([]float64, 4), B: make([]float64, 4), Wy: make([]float64, 1), By: make([]float64, 1)}
+	p := netParams{Hidden: 1, Input: 1, Classes: 1, Wx: make([]float64, 4), Wh: make([]float64, 4), B: make([]float64, 4), Wy: make([]float64, 1), By: make([]float64, 1)}
 	n := mustNew(t, p)
-	ws := NewWorkspace(n)
 	rel := make([]float64, 2)
-	if _, err := n.LRP(ws, OneHot([]int{0, 0}), 0, 0, rel); err == nil || !strings.Contains(err.Error(), "epsilon 0") {
+	if _, err := n.LRP(OneHot([]int{0, 0}), 0, 0, 0, rel); err == nil || !strings.Contains(err.Error(), "epsilon 0") {
 		t.Errorf("LRP(ε = 0) on z = 0: err = %v", err)
 	}
-	if r, err := n.LRP(ws, OneHot([]int{0, 0}), 0, DefaultEpsilon, rel); err != nil || r.Output != 0 {
+	if r, err := n.LRP(OneHot([]int{0, 0}), 0, DefaultEpsilon, 0, rel); err != nil || r.Output != 0 {
 		t.Errorf("LRP(ε = 0.001): %v, %v", r, err)
 	}
 	for _, st := range [][2][]float64{{{math.NaN()}, {0}}, {{0}, {math.Inf(1)}}} {
-		if _, err := n.ForwardFrom(ws, OneHot([]int{0}), st[0], st[1]); err == nil || !strings.Contains(err.Error(), "initial state") {
+		if _, err := n.ForwardFrom(OneHot([]int{0}), st[0], st[1]); err == nil || !strings.Contains(err.Error(), "initial state") {
 			t.Errorf("ForwardFrom(%v, %v): err = %v", st[0], st[1], err)
 		}
 	}
@@ -552,4 +578,31 @@ func TestNaNHandling(t *testing.T) {
 			t.Errorf("Predict(%v) = %d, want %d", c.logits, got, c.want)
 		}
 	}
+}
+
+func randomRule(rng *rand.Rand, n int) (alphas, weights []float64) {
+	alphas, weights = make([]float64, n), make([]float64, n)
+	for k := range alphas {
+		alphas[k], weights[k] = rng.Float64(), rng.Float64()
+	}
+	alphas[0] = 0 // a zero copy: the one-hot path skips its input product
+	return alphas, weights
+}
+
+// perClass returns C buffers of n values.
+func perClass(c, n int) [][]float64 {
+	v := make([][]float64, c)
+	for k := range v {
+		v[k] = make([]float64, n)
+	}
+	return v
+}
+
+func mustRunner(t testing.TB, s *Stacked) *StackedRunner {
+	t.Helper()
+	r, err := NewStackedRunner(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -1,0 +1,18 @@
+package bench
+
+import (
+	"testing"
+
+	"github.com/whitebox-lstm/whitebox/cell"
+)
+
+// mustRunner returns a runner of s, closed at the end of the test.
+func mustRunner(tb testing.TB, s *cell.Stacked) *cell.StackedRunner {
+	tb.Helper()
+	r, err := cell.NewStackedRunner(s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { r.Close() })
+	return r
+}

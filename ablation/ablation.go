@@ -89,7 +89,7 @@ type Evaluator struct {
 // nil network, a method that is not one of attrib.AllMethods(), an invalid stop
 // condition (no automaton, an invalid one, a class out of range) and an
 // automaton whose alphabet is not the network's input.
-func New(net *cell.Stacked, m attrib.Method, opt attrib.Options, stop Stop) (*Evaluator, error) {
+func New(net *cell.Model, m attrib.Method, opt attrib.Options, stop Stop) (*Evaluator, error) {
 	if net == nil {
 		return nil, errors.New("ablation: nil network")
 	}

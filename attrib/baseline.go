@@ -52,9 +52,9 @@ func (e *Explainer) shifted(m Method, x cell.Input, row []float64) (cell.Input, 
 	if x.IsOneHot() && x.Len() > 0 {
 		return cell.Input{}, unsupported(e.model, m, "a Baseline is for dense input (one-hot symbols' baseline is the zero row)")
 	}
-	s, ok := e.model.(*cell.Stacked)
+	s, ok := e.model.(*cell.Model)
 	if !ok || s == nil {
-		return cell.Input{}, unsupported(e.model, m, "a Baseline needs a *cell.Stacked model")
+		return cell.Input{}, unsupported(e.model, m, "a Baseline needs a *cell.Model model")
 	}
 	d := s.Input()
 	if err := checkBaselineRow(row, d); err != nil {
@@ -94,7 +94,7 @@ func (e *Explainer) shifted(m Method, x cell.Input, row []float64) (cell.Input, 
 // shift returns the model M'(y) = M(y + row): layer 0's biases (each
 // direction) plus W_ih·row; the other cells get zero biases where the
 // model has none, as M' has some.
-func shift(s *cell.Stacked, row []float64) (*cell.Stacked, error) {
+func shift(s *cell.Model, row []float64) (*cell.Model, error) {
 	p := s.Params()
 	for ci := range p.Cells {
 		c := &p.Cells[ci]
@@ -117,5 +117,5 @@ func shift(s *cell.Stacked, row []float64) (*cell.Stacked, error) {
 			c.B[q] += sum
 		}
 	}
-	return cell.NewStacked(p)
+	return cell.NewModel(p)
 }

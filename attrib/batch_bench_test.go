@@ -91,7 +91,7 @@ func BenchmarkOcclusionWhitebox(b *testing.B) {
 //     in PyTorch or Captum (forward 4H×(D+H) per α step and time step,
 //     backward the same again), per second;
 //   - run-GFLOP/s: the products the engine runs, which shares the input
-//     products among the α steps (see cell.Stacked.GradientSum): W_h and
+//     products among the α steps (see cell.Model.GradientSum): W_h and
 //     W_hᵀ per α step, W_x·x_t once per time step, W_xᵀ once per block of 16
 //     α steps and time step (padding lanes not counted).
 func BenchmarkIGDense(b *testing.B) {

@@ -15,11 +15,11 @@ import (
 )
 
 // singleIG is Integrated Gradients on the single-input path: on one-hot
-// input, one gradient at a time (StackedRunner.Gradient), weighted and
+// input, one gradient at a time (Runner.Gradient), weighted and
 // summed in blocks of 16 steps with one fused multiply-add per term, as
 // the batches sum each lane's input gradient; on dense input, whose
 // batches sum dz first, the engine's IG on one lane and one worker.
-func singleIG(t *testing.T, net *cell.Stacked, x cell.Input, class int, q Quadrature, steps int) []float64 {
+func singleIG(t *testing.T, net *cell.Model, x cell.Input, class int, q Quadrature, steps int) []float64 {
 	t.Helper()
 	alphas, weights := make([]float64, steps), make([]float64, steps)
 	if err := Rule(q, steps, alphas, weights); err != nil {
@@ -31,7 +31,7 @@ func singleIG(t *testing.T, net *cell.Stacked, x cell.Input, class int, q Quadra
 	if !x.IsOneHot() {
 		choose := func([]float64) (int, error) { return class, nil }
 		y, y0 := make([]float64, net.Classes()), make([]float64, net.Classes())
-		if err := r.IntegratedGradients(t.Context(), x, choose, alphas, weights, f, y, y0, cell.BatchOptions{Workers: 1, Lanes: 1}); err != nil {
+		if err := r.IntegratedGradients(t.Context(), x, choose, alphas, weights, f, y, y0, cell.RunOptions{Workers: 1, Lanes: 1}); err != nil {
 			t.Fatal(err)
 		}
 		timesInput(f, x, net.Input())
@@ -58,7 +58,7 @@ func singleIG(t *testing.T, net *cell.Stacked, x cell.Input, class int, q Quadra
 }
 
 // singleOcclusion is Occlusion by one Forward per occluded copy.
-func singleOcclusion(t *testing.T, net *cell.Stacked, x cell.Input, class int) []float64 {
+func singleOcclusion(t *testing.T, net *cell.Model, x cell.Input, class int) []float64 {
 	t.Helper()
 	ws := mustRunner(t, net)
 	y, _ := ws.Forward(x)
@@ -105,7 +105,7 @@ func TestBatchedMethodsBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(51, 52))
 	type tcase struct {
 		name  string
-		net   *cell.Stacked
+		net   *cell.Model
 		x     cell.Input
 		class int
 	}

@@ -9,7 +9,7 @@ import (
 
 // Contextual decomposition (Murdoch, Liu and Yu 2018) splits the LSTM's
 // states into the part due to a span of tokens and the rest, step by step,
-// exactly as the authors' released CD() does (cell/stacked_cd.go has the
+// exactly as the authors' released CD() does (cell/cd.go has the
 // rules and conventions). A token's score R_t is the relevant part of the
 // class logit for the one-token span [t, t], W_y[c]·β_T, without the
 // decoder's bias; Options.Span also scores a longer span
@@ -18,7 +18,7 @@ import (
 //
 // It is defined for one-layer, one-direction LSTMs whose last state feeds
 // one Linear layer: every Network (the white-box networks run as
-// their one-hot rows made dense) and such Stacked
+// their one-hot rows made dense) and such
 // models. A stacked or bidirectional model, a mean or max head or a
 // classifier with a hidden layer is refused with an error naming which:
 // the authors define no decomposition for them. CD takes no baseline
@@ -35,9 +35,9 @@ type Span struct {
 func (s Span) String() string { return fmt.Sprintf("%d:%d", s.Start, s.Stop) }
 
 // cdEngine is an Explainer's contextual decomposition: the model in its
-// Stacked form and the runner's buffers.
+// form and the runner's buffers.
 type cdEngine struct {
-	s          *cell.Stacked
+	s          *cell.Model
 	r          *cell.CDRunner
 	dense      []float64 // a one-hot input as dense rows
 	rel, irrel []float64 // a span's parts, every class
@@ -48,7 +48,7 @@ func (e *Explainer) cdEngine() (*cdEngine, error) {
 	if e.cd != nil {
 		return e.cd, nil
 	}
-	s := e.stacked.Model()
+	s := e.runner.Model()
 	r, err := cell.NewCDRunner(s)
 	if err != nil {
 		return nil, &UnsupportedError{Model: fmt.Sprintf("%T", e.model), Method: ContextualDecomposition, Reason: err.Error(), Err: err}

@@ -67,7 +67,7 @@ func (e *Explainer) AttributeAll(ctx context.Context, m Method, x cell.Input, op
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if e == nil || e.stacked == nil {
+	if e == nil || e.runner == nil {
 		return unsupported(e.modelOrNil(), m, "no model (an Explainer not made by NewExplainer)")
 	}
 	if res == nil {
@@ -241,14 +241,14 @@ func (e *Explainer) tracedAll(ctx context.Context, m Method, x cell.Input, opt O
 			e.rels = make([]cell.Relevance, len(all))
 		}
 		rels := e.rels[:len(all)]
-		logits, err = e.stacked.LRPAll(ctx, x, opt.eps, opt.LRPBias, e.all, rels)
+		logits, err = e.runner.LRPAll(ctx, x, opt.eps, opt.LRPBias, e.all, rels)
 		if err == nil {
 			for k := range all {
 				all[k].Relevance = rels[k]
 			}
 		}
 	} else {
-		logits, err = e.stacked.GradientAll(ctx, x, e.all)
+		logits, err = e.runner.GradientAll(ctx, x, e.all)
 	}
 	if err != nil {
 		return fmt.Errorf("attrib: %w", err)
@@ -281,7 +281,7 @@ func (e *Explainer) occlusionAll(ctx context.Context, x cell.Input, opt Options,
 	for k := range all {
 		e.all[k] = e.occludedAll[k*steps : (k+1)*steps]
 	}
-	if err := e.stacked.OcclusionAll(ctx, x, e.all, batchOptions(opt)); err != nil {
+	if err := e.runner.OcclusionAll(ctx, x, e.all, batchOptions(opt)); err != nil {
 		return fmt.Errorf("attrib: %w", err)
 	}
 	for k := range all {
@@ -365,7 +365,7 @@ func (e *Explainer) integratedGradientsAll(ctx context.Context, x cell.Input, op
 	if err := e.beginAll(IntegratedGradients, steps, steps*d, opt, all); err != nil {
 		return err
 	}
-	if err := e.stacked.IntegratedGradientsAll(ctx, x, e.alphas, e.weights, e.all, e.y, e.y0, batchOptions(opt)); err != nil {
+	if err := e.runner.IntegratedGradientsAll(ctx, x, e.alphas, e.weights, e.all, e.y, e.y0, batchOptions(opt)); err != nil {
 		return fmt.Errorf("attrib: %w", err)
 	}
 	e.shareLogits(all, e.y)

@@ -37,9 +37,9 @@ func sameResult(got, want *Result) string {
 	return ""
 }
 
-// randomStackedModel is a Stacked model with random weights, the given
+// randomStackedModel is a model with random weights, the given
 // shape, head and classifier (a hidden layer of 5 units with act).
-func randomStackedModel(t testing.TB, rng *rand.Rand, in, h, layers int, bi bool, c int, head cell.Head, act cell.Activation) *cell.Stacked {
+func randomStackedModel(t testing.TB, rng *rand.Rand, in, h, layers int, bi bool, c int, head cell.Head, act cell.Activation) *cell.Model {
 	t.Helper()
 	dirs := 1
 	if bi {
@@ -52,21 +52,21 @@ func randomStackedModel(t testing.TB, rng *rand.Rand, in, h, layers int, bi bool
 		}
 		return v
 	}
-	p := cell.StackedParams{Input: in, Hidden: h, Layers: layers, Bidirectional: bi, Classes: c, Head: head, Act: act}
+	p := cell.Params{Input: in, Hidden: h, Layers: layers, Bidirectional: bi, Classes: c, Head: head, Act: act}
 	for k := range layers {
 		li := in
 		if k > 0 {
 			li = h * dirs
 		}
 		for range dirs {
-			p.Cells = append(p.Cells, cell.StackedCell{Wih: u(4*h*li, 1.5/math.Sqrt(float64(h))), Whh: u(4*h*h, 1.5/math.Sqrt(float64(h))), B: u(4*h, 0.5)})
+			p.Cells = append(p.Cells, cell.CellParams{Wih: u(4*h*li, 1.5/math.Sqrt(float64(h))), Whh: u(4*h*h, 1.5/math.Sqrt(float64(h))), B: u(4*h, 0.5)})
 		}
 	}
 	p.Wy, p.By = u(c*h*dirs, 1), u(c, 0.3)
 	if act != cell.ActNone {
 		p.Units, p.W1, p.B1, p.Wy = 5, u(5*h*dirs, 1), u(5, 0.5), u(c*5, 1)
 	}
-	s, err := cell.NewStacked(p)
+	s, err := cell.NewModel(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,10 +117,10 @@ func allClassesCases(t *testing.T) []allClassesCase {
 
 // TestAttributeAllBits: AttributeAll's result of every class is the bits
 // of Attribute with that class, for every method with a multi-class path,
-// on white-box networks (one-hot), a dense Network and Stacked models of
+// on white-box networks (one-hot), a dense Network and models of
 // every head, with 1, 2 and 3 workers, the default budget and the
 // smallest that fits (checkpointed IG plans with one lane), fixed and
-// automatic IG rules, a Baseline on Stacked models (and on every model for
+// automatic IG rules, a Baseline on models (and on every model for
 // DeepLIFT, whose reference it is); the same MultiResult reused.
 func TestAttributeAllBits(t *testing.T) {
 	methods := []Method{Occlusion, Saliency, GradientXInput, IntegratedGradients, LRP, DeepLIFT}
@@ -128,7 +128,7 @@ func TestAttributeAllBits(t *testing.T) {
 		c := tc.model.Classes()
 		single, all := mustExplainer(t, tc.model), mustExplainer(t, tc.model)
 		var multi MultiResult
-		s, _ := tc.model.(*cell.Stacked)
+		s, _ := tc.model.(*cell.Model)
 		stacked := s != nil && s.LRPRule() == cell.LRPArras // a trained model's: a Baseline, LRP's bias factor
 		for _, m := range methods {
 			opts := []Options{{}, {Steps: 17, Workers: 2}, {Steps: 33, Workers: 3}, {Steps: AutoSteps, Tolerance: 1e-4, Workers: 2}}
@@ -201,7 +201,7 @@ func smallestBudgetAll(t *testing.T, e *Explainer, m Method, x cell.Input, opt O
 }
 
 // TestAttributeAllAllocations: a reused Explainer and MultiResult allocate
-// nothing in the steady state, on a white-box network and a trained-shape Stacked model.
+// nothing in the steady state, on a white-box network and a trained-shape model.
 func TestAttributeAllAllocations(t *testing.T) {
 	net := mustNet(t, "sp-counter", whitebox.Config{})
 	sym, _ := net.Task.Encode("abcdabcdacbd")

@@ -8,7 +8,7 @@ import (
 	"github.com/whitebox-lstm/whitebox/cell"
 )
 
-// DeepLIFT runs on the Stacked engine (cell.StackedRunner.DeepLIFT has the
+// DeepLIFT runs on the engine (cell.Runner.DeepLIFT has the
 // rules: Rescale for every sigmoid, tanh and ReLU, the symmetric split of
 // every product of two varying quantities, multipliers through Linear
 // layers and the mean head as gradients, max pooling split between the
@@ -23,7 +23,7 @@ import (
 
 // deepLIFTBytes is the memory of DeepLIFT's two traces on steps steps.
 func (e *Explainer) deepLIFTBytes(steps int) int64 {
-	return e.stacked.Model().DeepLIFTBytes(steps)
+	return e.runner.Model().DeepLIFTBytes(steps)
 }
 
 // checkBaselineRow checks a reference row of d values.
@@ -68,8 +68,8 @@ func (e *Explainer) deepLIFT(ctx context.Context, x cell.Input, opt Options, res
 
 // deepLIFTAll is deepLIFT for every class: the traced passes of x and of
 // the reference run once, the multiplier passes of all the classes
-// together (cell.StackedRunner.DeepLIFTAll); where their C lanes of
-// multipliers (cell.Stacked.DeepLIFTAllBytes) would take the memory over
+// together (cell.Runner.DeepLIFTAll); where their C lanes of
+// multipliers (cell.Model.DeepLIFTAllBytes) would take the memory over
 // opt.Budget, one single-class call per class instead.
 func (e *Explainer) deepLIFTAll(ctx context.Context, x cell.Input, opt Options, all []Result) error {
 	r, in, ref, err := e.deepLIFTInputs(x, opt)
@@ -110,8 +110,8 @@ func (e *Explainer) deepLIFTAll(ctx context.Context, x cell.Input, opt Options, 
 // deepLIFTInputs checks DeepLIFT's call on x and returns its runner, the
 // input as that runner reads it (one-hot rows made dense) and
 // the reference: Options.Baseline, or the zero row, at every position.
-func (e *Explainer) deepLIFTInputs(x cell.Input, opt Options) (r *cell.StackedRunner, in, ref cell.Input, err error) {
-	r = e.stacked
+func (e *Explainer) deepLIFTInputs(x cell.Input, opt Options) (r *cell.Runner, in, ref cell.Input, err error) {
+	r = e.runner
 	d, steps := e.model.Input(), x.Len()
 	if steps < 1 {
 		return nil, in, ref, emptyInput()

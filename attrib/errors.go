@@ -91,7 +91,7 @@ func (e *OptionError) Error() string { return "attrib: " + e.Reason }
 // not do: errors.Is(err, ErrUnsupported) holds for every one. Callers
 // find it with errors.As for its fields.
 type UnsupportedError struct {
-	// Model is the model's type (%T: "*cell.Stacked", "*cell.Stacked",
+	// Model is the model's type (%T: "*cell.Model", "*cell.Model",
 	// "<nil>", …).
 	Model string
 	// Method is the method asked for, −1 when the model itself is refused

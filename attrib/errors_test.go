@@ -20,11 +20,11 @@ func (shapeOnly) Classes() int { return 2 }
 
 // nilPointerWrapper is a Wrapper whose Stacked would fail on a nil
 // receiver.
-type nilPointerWrapper struct{ s *cell.Stacked }
+type nilPointerWrapper struct{ s *cell.Model }
 
-func (w *nilPointerWrapper) Input() int             { return w.s.Input() }
-func (w *nilPointerWrapper) Classes() int           { return w.s.Classes() }
-func (w *nilPointerWrapper) Stacked() *cell.Stacked { return w.s }
+func (w *nilPointerWrapper) Input() int           { return w.s.Input() }
+func (w *nilPointerWrapper) Classes() int         { return w.s.Classes() }
+func (w *nilPointerWrapper) Stacked() *cell.Model { return w.s }
 
 // Issue 43: NewExplainer refuses what the engine does not run, at once,
 // with an *UnsupportedError naming the type; every type Model lists is
@@ -38,7 +38,7 @@ func TestNewExplainerErrors(t *testing.T) {
 		typ  string
 	}{
 		{"nil", nil, "<nil>"},
-		{"nil Stacked", (*cell.Stacked)(nil), "*cell.Stacked"},
+		{"nil Model", (*cell.Model)(nil), "*cell.Model"},
 		{"nil Wrapper pointer", (*nilPointerWrapper)(nil), "*attrib.nilPointerWrapper"},
 		{"Wrapper of nil", wrapped{}, "attrib.wrapped"},
 		{"another type", shapeOnly{}, "attrib.shapeOnly"},

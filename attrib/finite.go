@@ -146,7 +146,7 @@ func nonFiniteResult(m Method, res *Result) *NonFiniteError {
 // outputs lie in [−1, 1] when finite, so the sum is finite exactly when
 // they all are. (false too if the model cannot be run again.)
 func (e *Explainer) headFinite(x cell.Input) bool {
-	p := e.stacked.Model().Params()
+	p := e.runner.Model().Params()
 	n := p.Hidden
 	if p.Bidirectional {
 		n *= 2
@@ -156,11 +156,11 @@ func (e *Explainer) headFinite(x cell.Input) bool {
 	for i := range p.Wy {
 		p.Wy[i] = 1
 	}
-	s, err := cell.NewStacked(p)
+	s, err := cell.NewModel(p)
 	if err != nil {
 		return false
 	}
-	r, err := cell.NewStackedRunner(s)
+	r, err := cell.NewRunner(s)
 	if err != nil {
 		return false
 	}

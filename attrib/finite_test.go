@@ -14,7 +14,7 @@ import (
 // saturate, so that its outputs are about 0.8, and whose classifier's
 // weights are wy (class 0) and −wy (class 1): at wy = 1.7e308 the logits
 // are +Inf and −Inf, from finite weights. wih is every weight_ih.
-func overflowModel(t *testing.T, wih, wy float64) *cell.Stacked {
+func overflowModel(t *testing.T, wih, wy float64) *cell.Model {
 	t.Helper()
 	fill := func(n int, v float64) []float64 {
 		s := make([]float64, n)
@@ -27,8 +27,8 @@ func overflowModel(t *testing.T, wih, wy float64) *cell.Stacked {
 	for i := 1; i < len(wi); i += 2 {
 		wi[i] = math.Abs(wih) // row q is [wih, |wih|]: with wih < 0, +Inf and −Inf on a huge input
 	}
-	s, err := cell.NewStacked(cell.StackedParams{Input: 2, Hidden: 2, Layers: 1, Classes: 2,
-		Cells: []cell.StackedCell{{Wih: wi, Whh: fill(16, 0.1), B: fill(8, 2)}},
+	s, err := cell.NewModel(cell.Params{Input: 2, Hidden: 2, Layers: 1, Classes: 2,
+		Cells: []cell.CellParams{{Wih: wi, Whh: fill(16, 0.1), B: fill(8, 2)}},
 		Wy:    []float64{wy, wy, -wy, -wy}, By: []float64{0, 0}})
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func overflowModel(t *testing.T, wih, wy float64) *cell.Stacked {
 
 // A logit that overflows ends the call with a *NonFiniteError naming the
 // class and the classifier (its input was finite), for every method, one
-// class or all, with a baseline or not, on a Stacked model and on a
+// class or all, with a baseline or not, on a model and on a
 // one-layer model with the rule hao; never a result of ±Inf and NaN (issue 39, case 2).
 func TestNonFiniteLogits(t *testing.T) {
 	s := overflowModel(t, 0.5, 1.7e308)

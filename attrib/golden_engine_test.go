@@ -14,7 +14,7 @@ import (
 func engineRecords(t *testing.T, g *golden, net *whitebox.Net, key string, sym []int) {
 	t.Helper()
 	s := net.Model
-	r, err := cell.NewStackedRunner(s)
+	r, err := cell.NewRunner(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,9 +17,9 @@ func mustExplainer(tb testing.TB, m Model) *Explainer {
 }
 
 // mustRunner returns a runner of s, closed at the end of the test.
-func mustRunner(tb testing.TB, s *cell.Stacked) *cell.StackedRunner {
+func mustRunner(tb testing.TB, s *cell.Model) *cell.Runner {
 	tb.Helper()
-	r, err := cell.NewStackedRunner(s)
+	r, err := cell.NewRunner(s)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -30,10 +30,10 @@ func mustRunner(tb testing.TB, s *cell.Stacked) *cell.StackedRunner {
 // oneLayer is a one-layer LSTM classifier of the white-box networks' shape
 // (head hn, one Linear decoder) and LRP rule (cell.LRPHao): W_x 4H×D, W_h
 // 4H×H, B 4H, W_y C×H, b_y C.
-func oneLayer(tb testing.TB, h, d, c int, wx, wh, b, wy, by []float64) *cell.Stacked {
+func oneLayer(tb testing.TB, h, d, c int, wx, wh, b, wy, by []float64) *cell.Model {
 	tb.Helper()
-	s, err := cell.NewStacked(cell.StackedParams{Input: d, Hidden: h, Layers: 1, Classes: c,
-		Cells: []cell.StackedCell{{Wih: wx, Whh: wh, B: b}}, Wy: wy, By: by, LRP: cell.LRPHao})
+	s, err := cell.NewModel(cell.Params{Input: d, Hidden: h, Layers: 1, Classes: c,
+		Cells: []cell.CellParams{{Wih: wx, Whh: wh, B: b}}, Wy: wy, By: by, LRP: cell.LRPHao})
 	if err != nil {
 		tb.Fatal(err)
 	}

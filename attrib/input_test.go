@@ -15,7 +15,7 @@ import (
 // not match its data, or whose T×D overflows an int, is an error, never a
 // panic nor an allocation it sizes, for every method, one class or all of
 // them, with and without a Baseline, through Attribute and a reused
-// Explainer, on a white-box network, a Stacked model and a Wrapper.
+// Explainer, on a white-box network, a model and a Wrapper.
 func TestMalformedInput(t *testing.T) {
 	net := mustNet(t, "sp-counter", whitebox.Config{})
 	s := randomStackedModel(t, rand.New(rand.NewPCG(39, 3)), 4, 6, 1, true, 3, cell.HeadHN, cell.ActNone)

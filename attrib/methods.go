@@ -1,27 +1,27 @@
 // Package attrib implements five attribution methods for any LSTM classifier
-// of package cell — a Stacked model: the white-box networks (one layer),
+// of package cell — a model: the white-box networks (one layer),
 // or several layers, two directions, the trained models package model
 // imports — on one-hot or dense input: Occlusion, Saliency,
 // Gradient×Input, Integrated Gradients and LRP (the ε-rule). Each gives a
 // score R_{t,i} to every input feature for a relevance class c and token
 // scores R_t = Σ_i R_{t,i}.
 //
-// A Stacked model's head (cell.Head: hn, hn-bf, last, mean, max) and
+// A model's head (cell.Head: hn, hn-bf, last, mean, max) and
 // classifier (one Linear layer, or two with ReLU or tanh between) are part
 // of the model: every method runs through them. Gradients follow
 // PyTorch's backward (max pooling's to the maximising step); LRP passes
 // relevance by the ε-rule through every Linear layer and through mean
 // pooling, gives a max-pooled unit's relevance to its maximising step and
-// passes it unchanged through ReLU and tanh (cell.StackedRunner.LRP has
+// passes it unchanged through ReLU and tanh (cell.Runner.LRP has
 // the rules). DeepLIFT (the paper's future work, with contextual
 // decomposition) propagates multipliers against a reference input through
 // the same heads and classifiers: Rescale at every nonlinearity, the
 // symmetric split at every product of two varying quantities, max pooling
 // split between the maximising steps of the input and the reference, so
 // that the scores sum to ŷ_c(x) − ŷ_c(x₀) (deeplift.go,
-// cell.StackedRunner.DeepLIFT).
+// cell.Runner.DeepLIFT).
 //
-// Every model runs on one engine, cell.StackedRunner, the white-box
+// Every model runs on one engine, cell.Runner, the white-box
 // networks included. Saliency, G×I and LRP run one forward
 // pass, the class chosen from its logits, and the backward pass.
 // Integrated Gradients and Occlusion run their many forward (and backward)
@@ -110,11 +110,11 @@ func ParseMethod(s string) (Method, error) {
 // engine runs exactly two kinds, and NewExplainer refuses any other
 // type (nil included) with an *UnsupportedError:
 //
-//   - *cell.Stacked: layers, directions, heads and classifiers of a
+//   - *cell.Model: layers, directions, heads and classifiers of a
 //     trained model, or a one-layer LSTM read on one-hot (or dense) input
 //     such as the white-box networks (package whitebox, whose LRP rule is
 //     cell.LRPHao);
-//   - a Wrapper whose Stacked method returns a non-nil *cell.Stacked,
+//   - a Wrapper whose Stacked method returns a non-nil *cell.Model,
 //     such as package model's *model.Model.
 //
 // The interface's two methods only describe the model's shape.
@@ -220,7 +220,7 @@ type Options struct {
 	// replacement row of Occlusion, the same at every position: nil is the
 	// zero row; otherwise Input() values (for example the embedding row of
 	// a PAD or UNK token id, as Captum's LayerIntegratedGradients uses
-	// token id 0 by default). IG and Occlusion take it on Stacked models
+	// token id 0 by default). IG and Occlusion take it on models
 	// only; DeepLIFT on every model. Contextual decomposition refuses it.
 	Baseline []float64
 	// Span, for contextual decomposition only, also scores the tokens
@@ -231,7 +231,7 @@ type Options struct {
 	// The batched methods (IG, Occlusion) run many variants of the input
 	// as batches, in chunks, on several goroutines. These settings change
 	// time and memory, never a result: every setting gives the same bits.
-	Budget int64 // scratch memory in bytes, ≥ 0 (0: DefaultBudget): IG's and occlusion's batches (cell.BatchOptions), every method's trace; AttributeAll's results too, on their own (Explainer.AllBytes)
+	Budget int64 // scratch memory in bytes, ≥ 0 (0: DefaultBudget): IG's and occlusion's batches (cell.RunOptions), every method's trace; AttributeAll's results too, on their own (Explainer.AllBytes)
 	// Workers: goroutines, ≥ 0 (0: runtime.GOMAXPROCS(0)). One input's
 	// batch of a large dense model shares each time step among them, and
 	// they spin between steps: a caller that attributes several inputs at
@@ -351,7 +351,7 @@ type Explainer struct {
 	inUse atomic.Bool
 	model Model
 	// The engine: the model's runner.
-	stacked  *cell.StackedRunner
+	runner   *cell.Runner
 	cd       *cdEngine // contextual decomposition's, made on first use
 	grad     []float64
 	alphas   []float64
@@ -421,15 +421,15 @@ func (e *Explainer) quadrature(q Quadrature, n int, f32 bool) error {
 	return nil
 }
 
-// A Wrapper is a model that holds a *cell.Stacked, such as package
+// A Wrapper is a model that holds a *cell.Model, such as package
 // model's *model.Model: NewExplainer and Attribute take it as its engine.
 type Wrapper interface {
 	Model
-	Stacked() *cell.Stacked
+	Stacked() *cell.Model
 }
 
 // NewExplainer returns an Explainer for m, one of the types Model lists:
-// a *cell.Stacked, a *cell.Stacked or a Wrapper of one (a *model.Model).
+// a *cell.Model, a *cell.Model or a Wrapper of one (a *model.Model).
 // Anything else, a nil model included, is an *UnsupportedError
 // (errors.Is(err, ErrUnsupported)); an engine that cannot be built is an
 // error wrapping the engine's.
@@ -440,24 +440,24 @@ func NewExplainer(m Model) (*Explainer, error) {
 		}
 		s := w.Stacked()
 		if s == nil {
-			return nil, unsupported(m, -1, "a %T without a model (nil Stacked): load it first", m)
+			return nil, unsupported(m, -1, "a %T without a model (its Stacked method returns nil): load it first", m)
 		}
 		m = s
 	}
 	e := &Explainer{model: m}
 	switch m := m.(type) {
-	case *cell.Stacked:
+	case *cell.Model:
 		if m == nil {
 			return nil, unsupported(m, -1, "a nil %T", m)
 		}
 		var err error
-		if e.stacked, err = cell.NewStackedRunner(m); err != nil {
+		if e.runner, err = cell.NewRunner(m); err != nil {
 			return nil, fmt.Errorf("attrib: %w", err)
 		}
 	case nil:
 		return nil, unsupported(m, -1, "a nil Model")
 	default:
-		return nil, unsupported(m, -1, "a Model of type %T: the engine runs a *cell.Stacked or a Wrapper of one (such as *model.Model)", m)
+		return nil, unsupported(m, -1, "a Model of type %T: the engine runs a *cell.Model or a Wrapper of one (such as *model.Model)", m)
 	}
 	return e, nil
 }
@@ -471,7 +471,7 @@ func isNilPointer(w Wrapper) bool {
 
 // Release gives back everything the Explainer keeps from call to call and
 // ends its worker goroutines: the batch lanes of IG and Occlusion (up to
-// Options.Budget, 256 MiB by default; a Stacked model's lanes keep the
+// Options.Budget, 256 MiB by default; a model's lanes keep the
 // whole trace when it fits and checkpoints otherwise: IG 50 steps on
 // 2,000 tokens of a 2-layer bidirectional H = 64 model keeps about 52
 // MB, where the whole trace would be 1.6 GB), the trace of the single
@@ -493,8 +493,8 @@ func (e *Explainer) Release() error {
 		return fmt.Errorf("attrib: Release during a call")
 	}
 	defer e.inUse.Store(false)
-	if e.stacked != nil {
-		if err := e.stacked.Release(); err != nil {
+	if e.runner != nil {
+		if err := e.runner.Release(); err != nil {
 			return fmt.Errorf("attrib: %w", err)
 		}
 	}
@@ -543,7 +543,7 @@ func (e *Explainer) Attribute(ctx context.Context, m Method, x cell.Input, opt O
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if e == nil || e.stacked == nil {
+	if e == nil || e.runner == nil {
 		return unsupported(e.modelOrNil(), m, "no model (an Explainer not made by NewExplainer)")
 	}
 	if res == nil {
@@ -578,7 +578,7 @@ func (e *Explainer) prepare(ctx context.Context, m Method, x cell.Input, opt Opt
 	if err := ctx.Err(); err != nil {
 		return opt, fmt.Errorf("attrib: %w", err)
 	}
-	if rule := e.stacked.Model().LRPRule(); opt.LRPBias != 0 && m == LRP && rule == cell.LRPHao {
+	if rule := e.runner.Model().LRPRule(); opt.LRPBias != 0 && m == LRP && rule == cell.LRPHao {
 		return opt, unsupported(e.model, m, "LRP bias factor %v: the model's LRP rule (cell.LRPHao, the white-box networks') has bias factor 0 only", opt.LRPBias)
 	}
 	// Before anything is sized by x: a length its data does not match
@@ -600,10 +600,10 @@ func (e *Explainer) prepare(ctx context.Context, m Method, x cell.Input, opt Opt
 // input of steps steps, 0 for none: the budget bounds it as it does the
 // batches of IG and occlusion, refused before it is taken. The single
 // passes of Saliency, G×I and LRP keep the whole one-lane trace (a
-// Stacked model's too), DeepLIFT two (the input's and the reference's);
+// model's too), DeepLIFT two (the input's and the reference's);
 // contextual decomposition keeps its own buffers (cdBytes). IG and
 // occlusion keep none of their own: their batches plan within the
-// budget, a Stacked model's on checkpoints when the whole trace does not
+// budget, a model's on checkpoints when the whole trace does not
 // fit (memory O(H·√T) per lane, layer and direction), refusing only a
 // budget below one checkpointed lane.
 func (e *Explainer) traceBytes(m Method, steps int, oneHot bool) int64 {
@@ -615,7 +615,7 @@ func (e *Explainer) traceBytes(m Method, steps int, oneHot bool) int64 {
 	case m == IntegratedGradients || m == Occlusion:
 		return 0
 	}
-	return e.stacked.Model().TraceBytes(steps)
+	return e.runner.Model().TraceBytes(steps)
 }
 
 // attribute computes one method's scores with resolved options.
@@ -643,7 +643,7 @@ func (e *Explainer) occlusion(ctx context.Context, x cell.Input, opt Options, re
 	e.occluded = grow(e.occluded, steps)
 	occluded := e.occluded
 	choose := e.startChoice(Occlusion, res, opt, res.Features)
-	_, err := e.stacked.OcclusionChosen(ctx, x, choose, e.y, occluded, batchOptions(opt))
+	_, err := e.runner.OcclusionChosen(ctx, x, choose, e.y, occluded, batchOptions(opt))
 	if err := e.endChoice(err); err != nil {
 		return err
 	}
@@ -671,8 +671,8 @@ func occludedScores(res *Result, x cell.Input, occluded []float64, d int) {
 	}
 }
 
-func batchOptions(opt Options) cell.BatchOptions {
-	return cell.BatchOptions{Budget: opt.Budget, Workers: opt.Workers, Progress: opt.Progress}
+func batchOptions(opt Options) cell.RunOptions {
+	return cell.RunOptions{Budget: opt.Budget, Workers: opt.Workers, Progress: opt.Progress}
 }
 
 // integratedGradients is IG: R = X ⊙ Σ_k w_k ∇ŷ_c(α_k X) with the zero
@@ -690,7 +690,7 @@ func (e *Explainer) integratedGradients(ctx context.Context, x cell.Input, opt O
 	features := grow(res.Features, steps*d)
 	res.Scores = grow(res.Scores, steps)
 	choose := e.startChoice(IntegratedGradients, res, opt, features)
-	err = e.stacked.IntegratedGradients(ctx, x, choose, e.alphas, e.weights, features, e.y, e.y0, batchOptions(opt))
+	err = e.runner.IntegratedGradients(ctx, x, choose, e.alphas, e.weights, features, e.y, e.y0, batchOptions(opt))
 	if err := e.endChoice(err); err != nil {
 		return err
 	}
@@ -700,7 +700,7 @@ func (e *Explainer) integratedGradients(ctx context.Context, x cell.Input, opt O
 	return nil
 }
 
-// singlePass is Saliency, G×I or LRP on a Stacked model: one forward
+// singlePass is Saliency, G×I or LRP on a model: one forward
 // pass, the class chosen from its logits (chooseClass), the backward pass.
 func (e *Explainer) singlePass(ctx context.Context, m Method, x cell.Input, opt Options, res *Result) (err error) {
 	d, steps := e.model.Input(), x.Len()
@@ -709,9 +709,9 @@ func (e *Explainer) singlePass(ctx context.Context, m Method, x cell.Input, opt 
 	choose := e.startChoice(m, res, opt, f)
 	var rel cell.Relevance
 	if m == LRP {
-		_, _, rel, err = e.stacked.LRPChosenContext(ctx, x, choose, opt.eps, opt.LRPBias, f)
+		_, _, rel, err = e.runner.LRPChosenContext(ctx, x, choose, opt.eps, opt.LRPBias, f)
 	} else {
-		_, _, err = e.stacked.GradientChosenContext(ctx, x, choose, f)
+		_, _, err = e.runner.GradientChosenContext(ctx, x, choose, f)
 	}
 	if err := e.endChoice(err); err != nil {
 		return err
@@ -809,7 +809,7 @@ func grow(v []float64, n int) []float64 {
 	return v[:n]
 }
 
-// The engine underneath: the Stacked runner, for every model.
+// The engine underneath: the runner, for every model.
 
 func (e *Explainer) modelOrNil() Model {
 	if e == nil {
@@ -820,5 +820,5 @@ func (e *Explainer) modelOrNil() Model {
 
 // logits writes the logits of x to y without keeping a trace.
 func (e *Explainer) logits(x cell.Input, y []float64) error {
-	return e.stacked.Logits(x, y)
+	return e.runner.Logits(x, y)
 }

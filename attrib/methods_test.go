@@ -217,7 +217,7 @@ func TestIGCompleteness(t *testing.T) {
 	}
 }
 
-func randomNetwork(t testing.TB, rng *rand.Rand, h, d, c int) *cell.Stacked {
+func randomNetwork(t testing.TB, rng *rand.Rand, h, d, c int) *cell.Model {
 	v := func(n int, s float64) []float64 {
 		r := make([]float64, n)
 		for i := range r {
@@ -226,8 +226,8 @@ func randomNetwork(t testing.TB, rng *rand.Rand, h, d, c int) *cell.Stacked {
 		return r
 	}
 	wx, wh, b := v(4*h*d, 1/math.Sqrt(float64(d))), v(4*h*h, 1/math.Sqrt(float64(h))), v(4*h, 0.3)
-	net, err := cell.NewStacked(cell.StackedParams{Input: d, Hidden: h, Layers: 1, Classes: c,
-		Cells: []cell.StackedCell{{Wih: wx, Whh: wh, B: b}}, Wy: v(c*h, 1), By: v(c, 0.3), LRP: cell.LRPHao})
+	net, err := cell.NewModel(cell.Params{Input: d, Hidden: h, Layers: 1, Classes: c,
+		Cells: []cell.CellParams{{Wih: wx, Whh: wh, B: b}}, Wy: v(c*h, 1), By: v(c, 0.3), LRP: cell.LRPHao})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,11 +414,11 @@ func TestResultAbsentFeatures(t *testing.T) {
 
 // Issue 24: a Wrapper (such as a *model.Model) is its engine, and a nil
 // one is an error, not a panic.
-type wrapped struct{ s *cell.Stacked }
+type wrapped struct{ s *cell.Model }
 
-func (w wrapped) Input() int             { return w.s.Input() }
-func (w wrapped) Classes() int           { return w.s.Classes() }
-func (w wrapped) Stacked() *cell.Stacked { return w.s }
+func (w wrapped) Input() int           { return w.s.Input() }
+func (w wrapped) Classes() int         { return w.s.Classes() }
+func (w wrapped) Stacked() *cell.Model { return w.s }
 
 func TestWrapper(t *testing.T) {
 	if _, err := Attribute(t.Context(), wrapped{}, Saliency, cell.OneHot([]int{0}), Options{}); err == nil {

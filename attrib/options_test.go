@@ -80,9 +80,9 @@ func TestBadOptions(t *testing.T) {
 	if _, err := Attribute(t.Context(), nil, Saliency, x, Options{}); err == nil {
 		t.Error("nil model accepted")
 	}
-	var nilNet *cell.Stacked
+	var nilNet *cell.Model
 	if _, err := Attribute(t.Context(), nilNet, Saliency, x, Options{}); err == nil {
-		t.Error("nil *cell.Stacked accepted")
+		t.Error("nil *cell.Model accepted")
 	}
 	if err := mustExplainer(t, net.Model).Attribute(t.Context(), Saliency, x, Options{}, nil); err == nil {
 		t.Error("nil Result accepted")

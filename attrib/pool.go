@@ -121,7 +121,7 @@ func NewPool(opt PoolOptions) (*Pool, error) {
 }
 
 // poolKey is the engine's model of m, which the pool's Explainers of m
-// share: a *cell.Stacked (a Wrapper's); NewExplainer's
+// share: a *cell.Model (a Wrapper's); NewExplainer's
 // error for anything else.
 func poolKey(m Model) (Model, error) {
 	if w, ok := m.(Wrapper); ok && !isNilPointer(w) {
@@ -129,7 +129,7 @@ func poolKey(m Model) (Model, error) {
 			return s, nil
 		}
 	}
-	if k, ok := m.(*cell.Stacked); ok && k != nil {
+	if k, ok := m.(*cell.Model); ok && k != nil {
 		return k, nil
 	}
 	if _, err := NewExplainer(m); err != nil {

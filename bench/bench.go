@@ -56,7 +56,7 @@ const (
 // Workload is a network and an input of length T for it.
 type Workload struct {
 	Net     string
-	Model   *cell.Stacked // one LSTM layer, head hn, one Linear decoder
+	Model   *cell.Model // one LSTM layer, head hn, one Linear decoder
 	Input   cell.Input
 	H, D    int
 	Symbols []int     // the one-hot symbols (white-box nets)
@@ -66,7 +66,7 @@ type Workload struct {
 // NewWorkload builds network name and a fixed-seed input of length t.
 func NewWorkload(name string, t int) (*Workload, error) {
 	if h, d, ok := denseShape(name); ok {
-		net, err := cell.NewStacked(DenseParams(h, d))
+		net, err := cell.NewModel(DenseParams(h, d))
 		if err != nil {
 			return nil, err
 		}
@@ -110,7 +110,7 @@ func denseShape(name string) (h, d int, ok bool) {
 // DenseParams are the random dense LSTM with H units, D inputs and 2
 // classes: one layer, head hn, one Linear decoder, with the white-box
 // networks' LRP rule (cell.LRPHao), as the suite has measured them.
-func DenseParams(h, d int) cell.StackedParams {
+func DenseParams(h, d int) cell.Params {
 	rng := rand.New(rand.NewPCG(weightSeed, uint64(h)))
 	normal := func(n int, sd float64) []float64 {
 		v := make([]float64, n)
@@ -122,8 +122,8 @@ func DenseParams(h, d int) cell.StackedParams {
 	sd := 1 / math.Sqrt(float64(h+d))
 	const c = 2
 	wx, wh, b := normal(4*h*d, sd), normal(4*h*h, sd), normal(4*h, sd)
-	return cell.StackedParams{Input: d, Hidden: h, Layers: 1, Classes: c,
-		Cells: []cell.StackedCell{{Wih: wx, Whh: wh, B: b}},
+	return cell.Params{Input: d, Hidden: h, Layers: 1, Classes: c,
+		Cells: []cell.CellParams{{Wih: wx, Whh: wh, B: b}},
 		Wy:    normal(c*h, 1/math.Sqrt(float64(h))), By: normal(c, 1/math.Sqrt(float64(h))),
 		LRP: cell.LRPHao}
 }
@@ -180,7 +180,7 @@ func FLOPs(method string, h, d, c, t, steps int) float64 {
 }
 
 // IGRunFLOPs counts the products Integrated Gradients runs on a dense input,
-// which share the input products among the α steps (cell.Stacked.GradientSum):
+// which share the input products among the α steps (cell.Model.GradientSum):
 // W_h·h and W_hᵀ·dz per α step and time step (none at t = 0 backward),
 // W_x·x once per time step, W_xᵀ once per block of 16 α steps and time step,
 // and the forward passes of x and 0·x. FLOPs("ig", …) counts the same

@@ -89,7 +89,7 @@ func BenchmarkImportedIG(b *testing.B) {
 // BenchmarkImportedIGConcurrent measures two IG calls at once (50 steps,
 // the 200-token bench_h256 input, an Explainer each), each with one worker
 // or with every core (Workers 0): what a batch whose time steps are
-// shared among cores (cell/stacked_team.go) costs when the calls
+// shared among cores (cell/team.go) costs when the calls
 // oversubscribe the cores. Run it with -cpu 2.
 func BenchmarkImportedIGConcurrent(b *testing.B) {
 	m, err := model.Load("../model/testdata/bench_h256.safetensors", model.Options{})
@@ -138,9 +138,9 @@ func BenchmarkImportedDeepLIFT(b *testing.B) {
 // BenchmarkImportedOcclusion measures occlusion (the zero embedding) on
 // inputs of length 200 and 48 of an imported model, in tokens (occluded
 // copies) per second: a one-direction model's copies start from the
-// unoccluded prefix (cell/stacked_prefix.go), a bidirectional one's run
+// unoccluded prefix (cell/occlusion_prefix.go), a bidirectional one's run
 // whole; 48 copies are one batch, whose time steps a dense model shares
-// among the cores (cell/stacked_team.go; run with -cpu 1 and 2).
+// among the cores (cell/team.go; run with -cpu 1 and 2).
 func BenchmarkImportedOcclusion(b *testing.B) {
 	benchImported(b, attrib.Occlusion, nil, 200, 48)
 }

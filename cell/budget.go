@@ -3,7 +3,7 @@ package cell
 import "fmt"
 
 // A BudgetError is a call refused, before it takes any memory, because
-// its budget is too small for the input: BatchOptions.Budget for the
+// its budget is too small for the input: RunOptions.Budget for the
 // batched methods. Callers that hand out shares of a larger budget (the
 // CLI gives each input -budget / workers / 2) can say so with errors.As.
 type BudgetError struct {

@@ -1,11 +1,11 @@
-// Package cell is the engine of recurrent classifiers: a Stacked model is
+// Package cell is the engine of recurrent classifiers: a model is
 // PyTorch's nn.LSTM or nn.GRU (one or more layers, one or two directions)
 // followed by a head (h_n, output[:, -1], mean, max or attention pooling)
 // and a classifier (one Linear layer, or two with ReLU or tanh between).
 // The white-box networks of package whitebox are its one-layer,
 // one-direction LSTM models with head hn and one Linear decoder.
 //
-// A StackedRunner runs a model on one input at a time: the forward pass
+// A Runner runs a model on one input at a time: the forward pass
 // (also from a given state, ForwardFrom, with the state reached, Final),
 // the analytic gradient of a logit with respect to every input feature
 // (backpropagation through time), layer-wise relevance propagation (the
@@ -17,17 +17,17 @@
 // and max pooling's change split between the maximising steps a (of the
 // input) and b (of the reference) in the proportion λ = (h_a − h_b) /
 // ((h_a − h_b) + (h₀_b − h₀_a)) to 1 − λ, so that the scores sum to the
-// change of the logit; stacked_deeplift.go has the rules), and the
+// change of the logit; deeplift.go has the rules), and the
 // batched methods: the α-scaled copies of Integrated Gradients and the
 // occluded copies of Occlusion as lanes of a batch, in chunks on several
-// goroutines, within a memory budget (BatchOptions), with checkpointed
+// goroutines, within a memory budget (RunOptions), with checkpointed
 // backprop for long inputs; their results are the bits of the one-lane
 // passes whatever the number of goroutines, lanes or budget. A CDRunner
 // computes contextual decomposition.
 //
 // One-hot input has a fast path in the first layer: gates without
-// recurrent weights come from per-symbol tables (stacked_tables.go) and
-// IG sums each lane's input gradient. A Stacked model is immutable and
+// recurrent weights come from per-symbol tables (tables.go) and
+// IG sums each lane's input gradient. A model is immutable and
 // safe for concurrent use; each goroutine brings its own runner, which
 // reuses its buffers, so that steady-state calls allocate nothing.
 package cell

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Head says how a Stacked model turns its top layer's outputs into the
+// Head says how a model turns its top layer's outputs into the
 // vector its classifier reads, each exactly PyTorch's expression. output
 // is the top layer's output sequence (batch_first, both directions
 // concatenated, forward first) and h_n its final states. For one
@@ -13,7 +13,7 @@ import (
 // final state; hn-bf has no backward half to put first). Max pooling's
 // ties go to the earliest step, as PyTorch's CPU max(dim) (its indices,
 // which its backward follows, are the first maximal ones); gradients and
-// LRP follow stacked_head.go's rules.
+// LRP follow head_pool.go's rules.
 type Head int
 
 // The heads. HeadHN is the zero value and the default.
@@ -25,7 +25,7 @@ const (
 	HeadMax              // output.max(dim=1).values
 
 	// HeadAttention is attention pooling, Σ_t softmax_t(score(out_t))·out_t
-	// (stacked_attention.go); it needs StackedParams.Attention.
+	// (head_attention.go); it needs Params.Attention.
 	HeadAttention
 )
 

@@ -17,12 +17,12 @@ func TestLRPErrNotFinite(t *testing.T) {
 	if _, err := n.LRP(OneHot([]int{0, 0}), 0, 0, 0, rel); !errors.Is(err, ErrNotFinite) {
 		t.Errorf("LRPHao: %v", err)
 	}
-	s, err := NewStacked(StackedParams{Input: 1, Hidden: 1, Layers: 1, Classes: 1,
-		Cells: []StackedCell{{Wih: make([]float64, 4), Whh: make([]float64, 4)}}, Wy: make([]float64, 1)})
+	s, err := NewModel(Params{Input: 1, Hidden: 1, Layers: 1, Classes: 1,
+		Cells: []CellParams{{Wih: make([]float64, 4), Whh: make([]float64, 4)}}, Wy: make([]float64, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewStackedRunner(s)
+	r, err := NewRunner(s)
 	if err != nil {
 		t.Fatal(err)
 	}

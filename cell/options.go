@@ -5,17 +5,17 @@ import (
 	"runtime"
 )
 
-// DefaultBudget is the scratch memory a run may use when BatchOptions
+// DefaultBudget is the scratch memory a run may use when RunOptions
 // gives none: 256 MiB.
 const DefaultBudget int64 = 256 << 20
 
-// BatchOptions tune a batched call of a StackedRunner (IG, occlusion and
+// RunOptions tune a batched call of a Runner (IG, occlusion and
 // their every-class forms). None of them changes a result: the lanes of a
 // batch compute exactly the operations of the one-lane pass, and sums
 // over steps are added in fixed blocks, in order, whatever the chunking.
 // The zero value is the default for every field; a negative Budget,
 // Workers or Lanes is an error.
-type BatchOptions struct {
+type RunOptions struct {
 	// Budget bounds the scratch memory of the call in bytes (0:
 	// DefaultBudget). It decides the number of lanes per batch and whether
 	// backprop keeps the whole trace or checkpoints (the segments in
@@ -23,11 +23,11 @@ type BatchOptions struct {
 	// checkpoints is an error that gives the least budget the input needs.
 	Budget int64
 	// Workers is the number of goroutines (0: runtime.GOMAXPROCS(0)). A
-	// StackedRunner's IG may run one batch with each time step shared
-	// among them (stacked_team.go), spinning between steps: callers that
+	// Runner's IG may run one batch with each time step shared
+	// among them (team.go), spinning between steps: callers that
 	// run several inputs at once give each its share of the cores. A
-	// StackedRunner's call too small to gain from a second goroutine runs
-	// on one (stacked_workers.go).
+	// Runner's call too small to gain from a second goroutine runs
+	// on one (workers.go).
 	Workers int
 	// Lanes caps the lanes per batch (0: automatic, at most 64).
 	Lanes int
@@ -39,19 +39,19 @@ type BatchOptions struct {
 }
 
 // check rejects negative options, naming the field.
-func (o BatchOptions) check() error {
+func (o RunOptions) check() error {
 	switch {
 	case o.Budget < 0:
-		return fmt.Errorf("cell: BatchOptions.Budget is %d, want ≥ 0 (0: DefaultBudget)", o.Budget)
+		return fmt.Errorf("cell: RunOptions.Budget is %d, want ≥ 0 (0: DefaultBudget)", o.Budget)
 	case o.Workers < 0:
-		return fmt.Errorf("cell: BatchOptions.Workers is %d, want ≥ 0 (0: GOMAXPROCS)", o.Workers)
+		return fmt.Errorf("cell: RunOptions.Workers is %d, want ≥ 0 (0: GOMAXPROCS)", o.Workers)
 	case o.Lanes < 0:
-		return fmt.Errorf("cell: BatchOptions.Lanes is %d, want ≥ 0 (0: automatic)", o.Lanes)
+		return fmt.Errorf("cell: RunOptions.Lanes is %d, want ≥ 0 (0: automatic)", o.Lanes)
 	}
 	return nil
 }
 
-// limits are BatchOptions with the defaults filled in.
+// limits are RunOptions with the defaults filled in.
 type limits struct {
 	budget  int64 // bytes of scratch memory, > 0
 	workers int   // > 0
@@ -59,7 +59,7 @@ type limits struct {
 }
 
 // limitsOf fills in the defaults of opt (its fields are not negative).
-func limitsOf(opt BatchOptions) limits {
+func limitsOf(opt RunOptions) limits {
 	l := limits{budget: opt.Budget, workers: opt.Workers, lanes: max(opt.Lanes, 0)}
 	if l.budget <= 0 {
 		l.budget = DefaultBudget

@@ -28,9 +28,9 @@ type netParams struct {
 
 // stacked is p as the engine's model, with the white-box networks' LRP
 // rule (LRPHao, whose decoder the reference follows).
-func (p netParams) stacked() StackedParams {
-	return StackedParams{Input: p.Input, Hidden: p.Hidden, Layers: 1, Classes: p.Classes,
-		Cells: []StackedCell{{Wih: p.Wx, Whh: p.Wh, B: p.B}}, Wy: p.Wy, By: p.By, LRP: LRPHao}
+func (p netParams) stacked() Params {
+	return Params{Input: p.Input, Hidden: p.Hidden, Layers: 1, Classes: p.Classes,
+		Cells: []CellParams{{Wih: p.Wx, Whh: p.Wh, B: p.B}}, Wy: p.Wy, By: p.By, LRP: LRPHao}
 }
 
 // randomParams returns a dense, non-saturated network: weights of scale
@@ -53,13 +53,13 @@ func randomParams(rng *rand.Rand, h, d, c int, bias bool) netParams {
 }
 
 // mustNew returns a runner of p's model.
-func mustNew(t testing.TB, p netParams) *StackedRunner {
+func mustNew(t testing.TB, p netParams) *Runner {
 	t.Helper()
-	s, err := NewStacked(p.stacked())
+	s, err := NewModel(p.stacked())
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewStackedRunner(s)
+	r, err := NewRunner(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,7 +396,7 @@ func TestIGEqualsSingle(t *testing.T) {
 	}
 	choose := func([]float64) (int, error) { return 1, nil }
 	y, y0 := make([]float64, 3), make([]float64, 3)
-	for _, opt := range []BatchOptions{{}, {Workers: 1}, {Workers: 2, Lanes: 3}, {Workers: 3, Lanes: 1}, {Budget: 64 << 10}} {
+	for _, opt := range []RunOptions{{}, {Workers: 1}, {Workers: 2, Lanes: 3}, {Workers: 3, Lanes: 1}, {Budget: 64 << 10}} {
 		acc := make([]float64, 12*4)
 		if err := n.IntegratedGradients(context.Background(), x, choose, alphas, weights, acc, y, y0, opt); err != nil {
 			t.Fatal(err)
@@ -452,7 +452,7 @@ func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
 		y, y0 := make([]float64, 2), make([]float64, 2)
 		alphas, weights := []float64{0.1, 0.5, 0.9}, []float64{0.3, 0.4, 0.3}
 		choose := func([]float64) (int, error) { return 0, nil }
-		if err := n.IntegratedGradients(context.Background(), x, choose, alphas, weights, g, y, y0, BatchOptions{}); err != nil {
+		if err := n.IntegratedGradients(context.Background(), x, choose, alphas, weights, g, y, y0, RunOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		return g
@@ -515,12 +515,12 @@ func TestErrors(t *testing.T) {
 	// LRPHao is for one LSTM layer, one direction, head hn, one Linear.
 	p := good.stacked()
 	p.Head = HeadLast
-	if _, err := NewStacked(p); err == nil || !strings.Contains(err.Error(), "LRP rule hao") {
+	if _, err := NewModel(p); err == nil || !strings.Contains(err.Error(), "LRP rule hao") {
 		t.Errorf("LRPHao with head last: err = %v", err)
 	}
 	p = good.stacked()
 	p.LRP = 7
-	if _, err := NewStacked(p); err == nil || !strings.Contains(err.Error(), "unknown LRP rule") {
+	if _, err := NewModel(p); err == nil || !strings.Contains(err.Error(), "unknown LRP rule") {
 		t.Errorf("LRP rule 7: err = %v", err)
 	}
 }
@@ -598,9 +598,9 @@ func perClass(c, n int) [][]float64 {
 	return v
 }
 
-func mustRunner(t testing.TB, s *Stacked) *StackedRunner {
+func mustRunner(t testing.TB, s *Model) *Runner {
 	t.Helper()
-	r, err := NewStackedRunner(s)
+	r, err := NewRunner(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ const MaxEpsilon = 1e300
 
 // LRPRule chooses the rules LRP follows where its published variants
 // differ: the decoder's denominator, the bias factor, and what
-// Relevance.Bias holds. It is a model's (StackedParams.LRP): the white-box
+// Relevance.Bias holds. It is a model's (Params.LRP): the white-box
 // networks (package whitebox) carry LRPHao, every other model LRPArras.
 type LRPRule int
 

@@ -22,7 +22,7 @@ func TestRunnerProgressAndCancel(t *testing.T) {
 	g, y, y0 := make([]float64, 30*3), make([]float64, 2), make([]float64, 2)
 	choose := func([]float64) (int, error) { return 0, nil }
 	last, calls := 0, 0
-	opt := BatchOptions{Workers: 2, Lanes: 16, Progress: func(done, total int) {
+	opt := RunOptions{Workers: 2, Lanes: 16, Progress: func(done, total int) {
 		if done <= last || total != 100 {
 			t.Errorf("progress %d/%d after %d", done, total, last)
 		}
@@ -39,7 +39,7 @@ func TestRunnerProgressAndCancel(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := n.IntegratedGradients(ctx, x, choose, alphas, weights, g, y, y0, BatchOptions{}); !errors.Is(err, context.Canceled) {
+	if err := n.IntegratedGradients(ctx, x, choose, alphas, weights, g, y, y0, RunOptions{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled context: %v", err)
 	}
 	ctx, cancel = context.WithCancel(context.Background())
@@ -48,11 +48,11 @@ func TestRunnerProgressAndCancel(t *testing.T) {
 		t.Errorf("canceled during the run: %v", err)
 	}
 	ctx, cancel = context.WithCancel(context.Background())
-	if err := n.Occlusion(ctx, x, 0, make([]float64, 30), BatchOptions{Lanes: 1, Workers: 2, Progress: func(int, int) { cancel() }}); !errors.Is(err, context.Canceled) {
+	if err := n.Occlusion(ctx, x, 0, make([]float64, 30), RunOptions{Lanes: 1, Workers: 2, Progress: func(int, int) { cancel() }}); !errors.Is(err, context.Canceled) {
 		t.Errorf("occlusion canceled during the run: %v", err)
 	}
 	// And the runner still works afterwards, with the same bits.
-	if err := n.IntegratedGradients(context.Background(), x, choose, alphas, weights, g, y, y0, BatchOptions{}); err != nil {
+	if err := n.IntegratedGradients(context.Background(), x, choose, alphas, weights, g, y, y0, RunOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	assertSameBits(t, "after cancellation", g, want)
@@ -62,7 +62,7 @@ func TestRunnerProgressAndCancel(t *testing.T) {
 func TestRunnerGoroutinesEnd(t *testing.T) {
 	rng := rand.New(rand.NewPCG(45, 46))
 	p := randomParams(rng, 3, 2, 2, true)
-	s, err := NewStacked(p.stacked())
+	s, err := NewModel(p.stacked())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,12 +78,12 @@ func TestRunnerGoroutinesEnd(t *testing.T) {
 		before = m
 	}
 	func() {
-		r, err := NewStackedRunner(s)
+		r, err := NewRunner(s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		x := OneHot(randomSymbols(rng, 40, 2))
-		if err := r.Occlusion(context.Background(), x, 0, make([]float64, 40), BatchOptions{Workers: 4, Lanes: 1}); err != nil {
+		if err := r.Occlusion(context.Background(), x, 0, make([]float64, 40), RunOptions{Workers: 4, Lanes: 1}); err != nil {
 			t.Fatal(err)
 		}
 		if got := runtime.NumGoroutine(); got <= before {
@@ -114,14 +114,14 @@ func TestAllClassesErrors(t *testing.T) {
 		if _, err := n.LRPAll(ctx, x, 0.01, 0, bufs, make([]Relevance, 3)); err == nil {
 			t.Errorf("LRPAll, %s buffers: no error", name)
 		}
-		if err := n.IntegratedGradientsAll(ctx, x, []float64{1}, []float64{1}, bufs, make([]float64, 3), make([]float64, 3), BatchOptions{}); err == nil {
+		if err := n.IntegratedGradientsAll(ctx, x, []float64{1}, []float64{1}, bufs, make([]float64, 3), make([]float64, 3), RunOptions{}); err == nil {
 			t.Errorf("IntegratedGradientsAll, %s buffers: no error", name)
 		}
 	}
 	if _, err := n.LRPAll(ctx, x, 0.01, 0, perClass(3, 6), make([]Relevance, 2)); err == nil {
 		t.Error("LRPAll with 2 Relevance values for 3 classes: no error")
 	}
-	if err := n.OcclusionAll(ctx, x, perClass(3, 2), BatchOptions{}); err == nil {
+	if err := n.OcclusionAll(ctx, x, perClass(3, 2), RunOptions{}); err == nil {
 		t.Error("OcclusionAll with short buffers: no error")
 	}
 	s := randomHeadStacked(t, rng, 2, 3, 3, headCase{1, false, HeadLast, ActNone})
@@ -139,11 +139,11 @@ func TestAllClassesErrors(t *testing.T) {
 }
 
 func TestLimitsOf(t *testing.T) {
-	l := limitsOf(BatchOptions{})
+	l := limitsOf(RunOptions{})
 	if l.budget != DefaultBudget || l.workers < 1 || l.lanes != 0 {
 		t.Errorf("limitsOf(zero options) = %+v", l)
 	}
-	l = limitsOf(BatchOptions{Budget: 5, Workers: 3, Lanes: 7})
+	l = limitsOf(RunOptions{Budget: 5, Workers: 3, Lanes: 7})
 	if l != (limits{budget: 5, workers: 3, lanes: 7}) {
 		t.Errorf("limitsOf(5, 3, 7) = %+v", l)
 	}

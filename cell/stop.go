@@ -89,4 +89,4 @@ func chunkSteps(work, block int) int {
 // stepWork is the work of one time step of cell ci of s on l lanes,
 // forward or backward: the products with the layer's input and with h
 // (4H rows each), and the gate step.
-func (s *Stacked) stepWork(ci, l int) int { return 4 * s.h * (s.cells[ci].in + s.h + 8) * l }
+func (s *Model) stepWork(ci, l int) int { return 4 * s.h * (s.cells[ci].in + s.h + 8) * l }

@@ -13,7 +13,7 @@ import (
 	"github.com/whitebox-lstm/whitebox/model"
 )
 
-// Issue 43: every method of the Stacked engine ends within milliseconds of
+// Issue 43: every method of the engine ends within milliseconds of
 // its context being done, at any input length: the stop checks count work
 // done (stop.go), not time steps.
 
@@ -23,7 +23,7 @@ type stopCase struct {
 	run  func(ctx context.Context) error
 }
 
-// stopCases returns a call of every method of the Stacked engine on m and
+// stopCases returns a call of every method of the engine on m and
 // the embedding of ids (dense input), on a runner of their own, and a
 // function that returns the bits of every output buffer.
 func stopCases(t *testing.T, m *model.Model, ids []int) ([]stopCase, func() []uint64) {
@@ -37,7 +37,7 @@ func stopCases(t *testing.T, m *model.Model, ids []int) ([]stopCase, func() []ui
 		t.Fatal(err)
 	}
 	s := m.Net
-	r, err := cell.NewStackedRunner(s)
+	r, err := cell.NewRunner(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func stopCases(t *testing.T, m *model.Model, ids []int) ([]stopCase, func() []ui
 		alphas[k], weights[k] = (float64(k)+0.5)/n, 1.0/n
 	}
 	argmax := func(y []float64) (int, error) { return 0, nil }
-	small := cell.BatchOptions{Budget: 24 << 20} // checkpoints
+	small := cell.RunOptions{Budget: 24 << 20} // checkpoints
 	cases := []stopCase{
 		{"Forward", func(ctx context.Context) error { _, err := r.ForwardContext(ctx, x); return err }},
 		{"Gradient", func(ctx context.Context) error { _, err := r.GradientContext(ctx, x, 1, out); return err }},
@@ -79,21 +79,21 @@ func stopCases(t *testing.T, m *model.Model, ids []int) ([]stopCase, func() []ui
 		{"DeepLIFT", func(ctx context.Context) error { _, _, err := r.DeepLIFTContext(ctx, x, ref, 1, out); return err }},
 		{"DeepLIFTAll", func(ctx context.Context) error { _, _, err := r.DeepLIFTAll(ctx, x, ref, outs); return err }},
 		{"IG", func(ctx context.Context) error {
-			return r.IntegratedGradients(ctx, x, argmax, alphas, weights, out, y, y0, cell.BatchOptions{})
+			return r.IntegratedGradients(ctx, x, argmax, alphas, weights, out, y, y0, cell.RunOptions{})
 		}},
 		{"IG/checkpoints", func(ctx context.Context) error {
 			return r.IntegratedGradients(ctx, x, argmax, alphas, weights, out, y, y0, small)
 		}},
 		{"IGAll", func(ctx context.Context) error {
-			return r.IntegratedGradientsAll(ctx, x, alphas, weights, outs, y, y0, cell.BatchOptions{})
+			return r.IntegratedGradientsAll(ctx, x, alphas, weights, outs, y, y0, cell.RunOptions{})
 		}},
-		{"Occlusion", func(ctx context.Context) error { return r.Occlusion(ctx, x, 1, occ, cell.BatchOptions{}) }},
+		{"Occlusion", func(ctx context.Context) error { return r.Occlusion(ctx, x, 1, occ, cell.RunOptions{}) }},
 		{"Occlusion/checkpoints", func(ctx context.Context) error { return r.Occlusion(ctx, x, 1, occ, small) }},
 		{"OcclusionChosen", func(ctx context.Context) error {
-			_, err := r.OcclusionChosen(ctx, x, argmax, y, occ, cell.BatchOptions{})
+			_, err := r.OcclusionChosen(ctx, x, argmax, y, occ, cell.RunOptions{})
 			return err
 		}},
-		{"OcclusionAll", func(ctx context.Context) error { return r.OcclusionAll(ctx, x, occs, cell.BatchOptions{}) }},
+		{"OcclusionAll", func(ctx context.Context) error { return r.OcclusionAll(ctx, x, occs, cell.RunOptions{}) }},
 	}
 	var extra [][]float64 // more buffers of the snapshot
 	if cell.CDSupported(s) == nil {

@@ -22,7 +22,7 @@ func TestPassContext(t *testing.T) {
 		sym[i] = i % 4
 	}
 	x := cell.OneHot(sym)
-	n, err := cell.NewStackedRunner(net.Model)
+	n, err := cell.NewRunner(net.Model)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestPassContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := cell.NewStackedRunner(m.Net)
+	r, err := cell.NewRunner(m.Net)
 	if err != nil {
 		t.Fatal(err)
 	}

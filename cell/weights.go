@@ -13,7 +13,7 @@ import (
 const MaxWeights = 1 << 27
 
 // Weights returns the number of weights of a one-layer, one-direction
-// LSTM classifier with h units, d input features and c classes (a Stacked
+// LSTM classifier with h units, d input features and c classes (a Model
 // model with Layers 1), 4H·D + 4H·H + 4H + C·H + C, computed without
 // overflow. It returns an error naming the sizes when one is not positive
 // or the count exceeds MaxWeights: a builder calls it before anything is

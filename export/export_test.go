@@ -53,7 +53,7 @@ func TestRoundTrip(t *testing.T) {
 			if m.Vocab != len(net.Task.Alphabet) || m.Net.Classes() != len(net.Task.Classes) || m.Net.Hidden() != net.Model.Hidden() {
 				t.Fatalf("%s: read back as V=%d C=%d H=%d", name, m.Vocab, m.Net.Classes(), m.Net.Hidden())
 			}
-			r, err := cell.NewStackedRunner(m.Net)
+			r, err := cell.NewRunner(m.Net)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,9 +7,9 @@ import (
 )
 
 // mustRunner returns a runner of s, closed at the end of the test.
-func mustRunner(tb testing.TB, s *cell.Stacked) *cell.StackedRunner {
+func mustRunner(tb testing.TB, s *cell.Model) *cell.Runner {
 	tb.Helper()
-	r, err := cell.NewStackedRunner(s)
+	r, err := cell.NewRunner(s)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -21,10 +21,10 @@ import (
 //	fc.bias            C
 //
 // in PyTorch's gate order (i, f, g, o), read from the engine's parameters
-// (cell.StackedParams). The logits are fc(h_n[-1]). A nil network is an
+// (cell.Params). The logits are fc(h_n[-1]). A nil network is an
 // error, and so is a model of another shape than the white-box networks':
 // one LSTM layer, one direction, head hn, one Linear decoder with a bias.
-func StateDict(net *cell.Stacked) ([]Tensor, error) {
+func StateDict(net *cell.Model) ([]Tensor, error) {
 	if net == nil {
 		return nil, errors.New("export: nil network")
 	}

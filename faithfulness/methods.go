@@ -14,7 +14,7 @@ import (
 type Method struct {
 	Name string
 	// New returns an Explain for one goroutine (each worker calls it once).
-	New func(net *cell.Stacked) Explain
+	New func(net *cell.Model) Explain
 }
 
 // Explain returns the token scores of x for class (one per time step, in a
@@ -35,7 +35,7 @@ func AttribMethodsOf(opt attrib.Options, ms []attrib.Method) []Method {
 	opt.Workers = 1
 	out := make([]Method, 0, len(ms))
 	for _, m := range ms {
-		out = append(out, Method{Name: m.String(), New: func(net *cell.Stacked) Explain {
+		out = append(out, Method{Name: m.String(), New: func(net *cell.Model) Explain {
 			ex, err := attrib.NewExplainer(net)
 			var res attrib.Result
 			return func(ctx context.Context, x cell.Input, class int) ([]float64, error) {

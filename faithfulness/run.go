@@ -252,12 +252,12 @@ type worker struct {
 	criteria []int
 	explain  []Explain
 	cfg      Config
-	run      *cell.StackedRunner // the raw forward passes
-	empty    []float64           // the logits of the empty input: the decoder's bias
+	run      *cell.Runner // the raw forward passes
+	empty    []float64    // the logits of the empty input: the decoder's bias
 }
 
 func newWorker(net *whitebox.Net, ev *evaluate.Evaluator, criteria []int, methods []Method, cfg Config) *worker {
-	run, _ := cell.NewStackedRunner(net.Model) // an error for a nil model only: whitebox.New always builds one
+	run, _ := cell.NewRunner(net.Model) // an error for a nil model only: whitebox.New always builds one
 	w := &worker{net: net, ev: ev, criteria: criteria, cfg: cfg, run: run,
 		empty: net.Model.Params().By}
 	for _, m := range methods {

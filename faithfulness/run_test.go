@@ -68,7 +68,7 @@ func TestRunDeterministic(t *testing.T) {
 
 // oracle scores the last unclosed bracket 1 and the others 0: the
 // bracket ground truth, as a method plugged in from outside.
-var oracle = Method{Name: "oracle", New: func(*cell.Stacked) Explain {
+var oracle = Method{Name: "oracle", New: func(*cell.Model) Explain {
 	return func(_ context.Context, x cell.Input, _ int) ([]float64, error) {
 		s := make([]float64, x.Len())
 		sym := x.Symbols()
@@ -91,7 +91,7 @@ var oracle = Method{Name: "oracle", New: func(*cell.Stacked) Explain {
 }}
 
 // blank scores every token 0.
-var blank = Method{Name: "blank", New: func(*cell.Stacked) Explain {
+var blank = Method{Name: "blank", New: func(*cell.Model) Explain {
 	return func(_ context.Context, x cell.Input, _ int) ([]float64, error) { return make([]float64, x.Len()), nil }
 }}
 

@@ -70,7 +70,7 @@ func TestAttentionFixtures(t *testing.T) {
 					t.Fatalf("summary does not show the attention head:\n%s", s)
 				}
 				e := mustExplainer(t, n)
-				r, err := cell.NewStackedRunner(n)
+				r, err := cell.NewRunner(n)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -235,7 +235,7 @@ func TestAttentionONNX(t *testing.T) {
 		if a := n.Attention(); n.Head() != cell.HeadAttention || a == nil || a.Units != f.Units || m.Names.Attention == "" {
 			t.Fatalf("%s: head %v, attention %+v, names %+v", f.ONNX.File, n.Head(), a, m.Names)
 		}
-		r, err := cell.NewStackedRunner(n)
+		r, err := cell.NewRunner(n)
 		if err != nil {
 			t.Fatal(err)
 		}

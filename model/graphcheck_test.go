@@ -55,7 +55,7 @@ func TestCheckGraphLengthDependent(t *testing.T) {
 			if m.FixedLength != fx.Fixed {
 				t.Fatalf("FixedLength %d, want %d", m.FixedLength, fx.Fixed)
 			}
-			run, err := cell.NewStackedRunner(m.Net)
+			run, err := cell.NewRunner(m.Net)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +139,7 @@ func embedForward(t *testing.T, m *Model, ids []int) (cell.Input, []float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := cell.NewStackedRunner(m.Net)
+	run, err := cell.NewRunner(m.Net)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ type gruONNXFixture struct {
 }
 
 // Every GRU export loads with no options (head and classifier from the
-// graph) as a Stacked GRU model whose logits, saliency, G×I, IG,
+// graph) as a GRU model whose logits, saliency, G×I, IG,
 // occlusion and DeepLIFT equal float64 PyTorch's to 1e-8.
 func TestGRUONNXFixtures(t *testing.T) {
 	sources := map[string]gruFixture{}

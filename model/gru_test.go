@@ -33,7 +33,7 @@ type gruDeepLIFTRef struct {
 	Features   [][]float64 `json:"features"`
 }
 
-// Every GRU fixture, from each of its files: a Stacked model with GRU
+// Every GRU fixture, from each of its files: a model with GRU
 // layers whose logits, saliency, G×I, IG (Gauss–Legendre, 50 nodes) and
 // occlusion equal float64 PyTorch to 1e-8; LRP with bias factor 1
 // conserves relevance; DeepLIFT equals gen_gru.py's independent

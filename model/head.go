@@ -90,7 +90,7 @@ func (m *Model) WithHead(h cell.Head, a cell.Activation) (*Model, error) {
 		return nil, fmt.Errorf("model: %w", err)
 	}
 	p.Head, p.Act = h, a
-	net, err := cell.NewStacked(p)
+	net, err := cell.NewModel(p)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}

@@ -171,8 +171,8 @@ func TestWithHead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r1, _ := cell.NewStackedRunner(w.Net)
-		r2, _ := cell.NewStackedRunner(direct.Net)
+		r1, _ := cell.NewRunner(w.Net)
+		r2, _ := cell.NewRunner(direct.Net)
 		y1, _ := r1.Forward(x)
 		y2, _ := r2.Forward(x)
 		for k := range y1 {

@@ -237,7 +237,7 @@ func TestHeadVerifyFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, _ := cell.NewStackedRunner(m.Net)
+			r, _ := cell.NewRunner(m.Net)
 			y, err := r.Forward(x)
 			if err != nil {
 				t.Fatal(err)

@@ -1,7 +1,7 @@
 // Package model loads a trained LSTM classifier of PyTorch's usual shape —
 // Embedding → nn.LSTM (one or more layers, one or two directions) → head →
 // Linear, or Linear → ReLU/Tanh → Linear — from a PyTorch state_dict
-// (torch.save) or a .safetensors file, and makes it a cell.Stacked model
+// (torch.save) or a .safetensors file, and makes it a cell.Model model
 // that package attrib attributes.
 //
 // The architecture is inferred from PyTorch's names and shapes: an nn.LSTM
@@ -117,7 +117,7 @@ type Model struct {
 	Embedding []float64
 	Vocab     int // V (0 without embedding)
 
-	Net *cell.Stacked
+	Net *cell.Model
 
 	// OutputLayer is the prefix of the classifier's second Linear layer
 	// when it has two (Names.Decoder is then the first, the hidden layer
@@ -303,7 +303,7 @@ func (b *builder) build(names Names) (*Model, error) {
 	if err := b.leftovers(root(m.Names.Embedding, m.Names.LSTM, m.Names.Decoder, m.OutputLayer, al.first, al.second)); err != nil {
 		return nil, err
 	}
-	m.Net, err = cell.NewStacked(p)
+	m.Net, err = cell.NewModel(p)
 	if err != nil {
 		return nil, err
 	}
@@ -365,14 +365,14 @@ func (b *builder) lstmPrefix(given string) (string, error) {
 }
 
 // lstm reads the layers of the LSTM at prefix.
-func (b *builder) lstm(prefix string) (cell.StackedParams, error) {
+func (b *builder) lstm(prefix string) (cell.Params, error) {
 	name := func(s string) string {
 		if prefix == "" {
 			return s
 		}
 		return prefix + "." + s
 	}
-	var p cell.StackedParams
+	var p cell.Params
 	if b.f.Get(name("weight_hr_l0")) != nil {
 		return p, fmt.Errorf("LSTM %q has proj_size (tensor %q): not supported", prefix, name("weight_hr_l0"))
 	}
@@ -424,7 +424,7 @@ func (b *builder) lstm(prefix string) (cell.StackedParams, error) {
 // direction reads direction d of layer k (the tensors named by name(…)):
 // its weights, the sum of its biases (a GRU's, gates = 3: both biases),
 // and its input size.
-func (b *builder) direction(name func(string) string, k, d, h, dirs, gates int, hasBias bool) (cell.StackedCell, int, error) {
+func (b *builder) direction(name func(string) string, k, d, h, dirs, gates int, hasBias bool) (cell.CellParams, int, error) {
 	suffix, role := fmt.Sprintf("_l%d", k), fmt.Sprintf("layer %d", k)
 	if d == 1 {
 		suffix += "_reverse"
@@ -436,13 +436,13 @@ func (b *builder) direction(name func(string) string, k, d, h, dirs, gates int, 
 	}
 	wih, err := b.matrix(name("weight_ih"+suffix), gates*h, in, role+" weight_ih")
 	if err != nil {
-		return cell.StackedCell{}, 0, err
+		return cell.CellParams{}, 0, err
 	}
 	whh, err := b.matrix(name("weight_hh"+suffix), gates*h, h, role+" weight_hh")
 	if err != nil {
-		return cell.StackedCell{}, 0, err
+		return cell.CellParams{}, 0, err
 	}
-	c := cell.StackedCell{Wih: wih.Data, Whh: whh.Data}
+	c := cell.CellParams{Wih: wih.Data, Whh: whh.Data}
 	bi, bh := b.f.Get(name("bias_ih"+suffix)), b.f.Get(name("bias_hh"+suffix))
 	if (bi != nil) != hasBias || (bh != nil) != hasBias {
 		return c, 0, fmt.Errorf("%s has %s; want both bias_ih and bias_hh in every layer or none", role, present(bi, bh))
@@ -721,7 +721,7 @@ func (m *Model) Input() int { return m.Net.Input() }
 func (m *Model) Classes() int { return m.Net.Classes() }
 
 // Stacked returns the engine, m.Net (nil for a nil Model).
-func (m *Model) Stacked() *cell.Stacked {
+func (m *Model) Stacked() *cell.Model {
 	if m == nil {
 		return nil
 	}

@@ -67,7 +67,7 @@ func loadONNX(path string, o Options) (*Model, error) {
 	if o.Act != cell.ActNone && o.Act != p.Act {
 		return nil, fmt.Errorf("activation %v given, but the graph's classifier has %v (nodes %q)", o.Act, p.Act, r.Linears)
 	}
-	net, err := cell.NewStacked(p)
+	net, err := cell.NewModel(p)
 	if err != nil {
 		return nil, err
 	}

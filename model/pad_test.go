@@ -88,7 +88,7 @@ func TestPadFixtures(t *testing.T) {
 					t.Fatalf("NoPad: %v, pad %v", err, unpacked.HasPad)
 				}
 				e := mustExplainer(t, m.Net)
-				r, err := cell.NewStackedRunner(unpacked.Net)
+				r, err := cell.NewRunner(unpacked.Net)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -18,8 +18,8 @@ const CheckTolerance = 1e-9
 // CheckTolerance is an error naming the first node whose output differs
 // from the engine's: an LSTM node (its h_n against the engine's layers up
 // to it), the head's node, or the classifier.
-func (r *Recognized) Check(net *cell.Stacked) (float64, error) {
-	run, err := cell.NewStackedRunner(net)
+func (r *Recognized) Check(net *cell.Model) (float64, error) {
+	run, err := cell.NewRunner(net)
 	if err != nil {
 		return 0, err
 	}
@@ -67,7 +67,7 @@ func relDiff(a, b []float64) float64 {
 // diagnose names the first node whose value differs from the engine's:
 // each LSTM node's h_n against a model of the layers up to it with an
 // identity classifier, then the head against the whole model's.
-func (r *Recognized) diagnose(env *Env, x cell.Input, net *cell.Stacked) string {
+func (r *Recognized) diagnose(env *Env, x cell.Input, net *cell.Model) string {
 	p := net.Params()
 	h, dirs := p.Hidden, dirsOf(p.Bidirectional)
 	eye := make([]float64, h*dirs*h*dirs)
@@ -75,16 +75,16 @@ func (r *Recognized) diagnose(env *Env, x cell.Input, net *cell.Stacked) string 
 		eye[i*h*dirs+i] = 1
 	}
 	sub := func(layers int, head cell.Head) ([]float64, error) {
-		q := cell.StackedParams{Input: p.Input, Hidden: h, Layers: layers, Bidirectional: p.Bidirectional, Classes: h * dirs,
+		q := cell.Params{Input: p.Input, Hidden: h, Layers: layers, Bidirectional: p.Bidirectional, Classes: h * dirs,
 			Cells: p.Cells[:layers*dirs], Wy: eye, Head: head, Kind: p.Kind}
 		if head == cell.HeadAttention {
 			q.Attention = p.Attention
 		}
-		s, err := cell.NewStacked(q)
+		s, err := cell.NewModel(q)
 		if err != nil {
 			return nil, err
 		}
-		run, err := cell.NewStackedRunner(s)
+		run, err := cell.NewRunner(s)
 		if err != nil {
 			return nil, err
 		}
@@ -128,7 +128,7 @@ func (r *Recognized) diagnose(env *Env, x cell.Input, net *cell.Stacked) string 
 // maxValues bounds the float64s the evaluation may allocate, its share of
 // the caller's memory budget (ValuesPerToken estimates it); an input that
 // needs more is refused, before the allocation, with an *EvalBudgetError.
-func (r *Recognized) CheckInput(net *cell.Stacked, ids []int, x []float64, logits []float64, maxValues int64) (float64, error) {
+func (r *Recognized) CheckInput(net *cell.Model, ids []int, x []float64, logits []float64, maxValues int64) (float64, error) {
 	t := len(ids)
 	if r.Dense {
 		t = len(x) / max(1, r.Params.Input)

@@ -52,11 +52,11 @@ func FuzzDecode(f *testing.F) {
 		if r.Params.Layers < 1 || len(r.Embedding) != r.Vocab*r.Params.Input {
 			t.Fatalf("recognised an inconsistent model: %s", r.Describe())
 		}
-		net, err := cell.NewStacked(r.Params)
+		net, err := cell.NewModel(r.Params)
 		if err != nil {
 			return
 		}
-		run, err := cell.NewStackedRunner(net)
+		run, err := cell.NewRunner(net)
 		if err != nil {
 			return
 		}

@@ -54,7 +54,7 @@ func decodeGRU(t testing.TB, file string) *Model {
 
 // The interpreter's GRU gives float64 PyTorch's logits to 1e-12 (and the
 // float32 model's to float32 precision); the recogniser reads each export
-// as a Stacked GRU model of its shape and head, whose logits equal the
+// as a GRU model of its shape and head, whose logits equal the
 // graph's (Check) and PyTorch's to 1e-12; CheckInput still checks other
 // lengths.
 func TestGRUExports(t *testing.T) {
@@ -82,14 +82,14 @@ func TestGRUExports(t *testing.T) {
 				t.Fatalf("head %v, want %s: %s", pp.Head, head, r.Describe())
 			}
 			heads[head] = true
-			net, err := cell.NewStacked(pp)
+			net, err := cell.NewModel(pp)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if d, err := r.Check(net); err != nil || d > 1e-12 {
 				t.Fatalf("Check: %v (%.3g)", err, d)
 			}
-			run, err := cell.NewStackedRunner(net)
+			run, err := cell.NewRunner(net)
 			if err != nil {
 				t.Fatal(err)
 			}

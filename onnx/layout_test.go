@@ -75,7 +75,7 @@ func TestLayout1(t *testing.T) {
 		if r1.Params.Head != r0.Params.Head || !slices.Equal(r1.layout, []int64{1, 1}[:len(r1.layout)]) || r1.layout[0] != 1 {
 			t.Fatalf("%s: layout %v, head %v; want layout 1, head %v", f.Name, r1.layout, r1.Params.Head, r0.Params.Head)
 		}
-		net, err := cell.NewStacked(r1.Params)
+		net, err := cell.NewModel(r1.Params)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -75,11 +75,11 @@ func TestCheckInputAgainstPyTorch(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		net, err := cell.NewStacked(r.Params)
+		net, err := cell.NewModel(r.Params)
 		if err != nil {
 			t.Fatal(err)
 		}
-		run, err := cell.NewStackedRunner(net)
+		run, err := cell.NewRunner(net)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,10 +20,10 @@ const (
 )
 
 // Recognized is what Recognize understood of a graph: the model as
-// cell.StackedParams (PyTorch's layout and gate order), the embedding,
+// cell.Params (PyTorch's layout and gate order), the embedding,
 // and where each part came from.
 type Recognized struct {
-	Params    cell.StackedParams
+	Params    cell.Params
 	Embedding []float64 // V×E; nil for a model reading dense features
 	Vocab     int
 
@@ -269,7 +269,7 @@ func (r *Recognized) readLSTMs(consts map[string]*Tensor) error {
 			return fmt.Errorf("%s: hidden size %d, %d direction(s), input %d; layer 0 has hidden size %d and %d direction(s) (every layer must have the same, reading the one below)", Describe(n), h, dirs, in, pp.Hidden, dirsOf(pp.Bidirectional))
 		}
 		for d := range dirs {
-			c := cell.StackedCell{Wih: make([]float64, 4*h*in), Whh: make([]float64, 4*h*h)}
+			c := cell.CellParams{Wih: make([]float64, 4*h*in), Whh: make([]float64, 4*h*h)}
 			for g := range 4 {
 				og := gateOrder[g]
 				copy(c.Wih[g*h*in:(g+1)*h*in], w.F[(d*4+og)*h*in:(d*4+og+1)*h*in])

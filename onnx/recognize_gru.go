@@ -62,7 +62,7 @@ func (r *Recognized) readGRUs(consts map[string]*Tensor) error {
 			return fmt.Errorf("%s: hidden size %d, %d direction(s), input %d; layer 0 has hidden size %d and %d direction(s) (every layer must have the same, reading the one below)", Describe(n), h, dirs, in, pp.Hidden, dirsOf(pp.Bidirectional))
 		}
 		for d := range dirs {
-			c := cell.StackedCell{Wih: make([]float64, 3*h*in), Whh: make([]float64, 3*h*h)}
+			c := cell.CellParams{Wih: make([]float64, 3*h*in), Whh: make([]float64, 3*h*h)}
 			for g, og := range gruGateOrder {
 				copy(c.Wih[g*h*in:(g+1)*h*in], w.F[(d*3+og)*h*in:(d*3+og+1)*h*in])
 				copy(c.Whh[g*h*h:(g+1)*h*h], rr.F[(d*3+og)*h*h:(d*3+og+1)*h*h])

@@ -44,7 +44,7 @@ func TestRecognizeFixtures(t *testing.T) {
 			if (r.SeqLen > 0) != (f.SeqLen > 0) || (r.SeqAxis == 1) != f.BatchFrst || r.Dense != f.Dense || (r.Embedding == nil) != f.Dense {
 				t.Fatalf("sequence axis %d, fixed length %d; want batch first %v, fixed %d", r.SeqAxis, r.SeqLen, f.BatchFrst, f.SeqLen)
 			}
-			net, err := cell.NewStacked(p)
+			net, err := cell.NewModel(p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,22 +67,22 @@ func TestCheckNamesNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		edit func(p *cell.StackedParams)
+		edit func(p *cell.Params)
 		want string
 	}{
-		{func(p *cell.StackedParams) { p.Cells[3].Whh[5] += 1e-3 }, `LSTM node "/lstm/LSTM_1"`},
-		{func(p *cell.StackedParams) { p.Cells[0].B[0] += 1e-3 }, `LSTM node "/lstm/LSTM"`},
-		{func(p *cell.StackedParams) { p.Head = cell.HeadHN }, `the head`},
-		{func(p *cell.StackedParams) { p.By[1] += 1e-3 }, `the classifier`},
+		{func(p *cell.Params) { p.Cells[3].Whh[5] += 1e-3 }, `LSTM node "/lstm/LSTM_1"`},
+		{func(p *cell.Params) { p.Cells[0].B[0] += 1e-3 }, `LSTM node "/lstm/LSTM"`},
+		{func(p *cell.Params) { p.Head = cell.HeadHN }, `the head`},
+		{func(p *cell.Params) { p.By[1] += 1e-3 }, `the classifier`},
 	} {
 		p := r.Params
-		p.Cells = append([]cell.StackedCell(nil), p.Cells...)
+		p.Cells = append([]cell.CellParams(nil), p.Cells...)
 		for i := range p.Cells {
-			p.Cells[i] = cell.StackedCell{Wih: append([]float64(nil), p.Cells[i].Wih...), Whh: append([]float64(nil), p.Cells[i].Whh...), B: append([]float64(nil), p.Cells[i].B...)}
+			p.Cells[i] = cell.CellParams{Wih: append([]float64(nil), p.Cells[i].Wih...), Whh: append([]float64(nil), p.Cells[i].Whh...), B: append([]float64(nil), p.Cells[i].B...)}
 		}
 		p.By = append([]float64(nil), p.By...)
 		c.edit(&p)
-		net, err := cell.NewStacked(p)
+		net, err := cell.NewModel(p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -259,7 +259,7 @@ func Table4(ctx context.Context, cfg Config) ([]Table4Row, error) {
 		}
 		results := make([]result, len(data))
 		err = parallel(ctx, cfg.Workers, len(data), func() func(i int) error {
-			r, _ := cell.NewStackedRunner(net.Model) // an error for a nil model only
+			r, _ := cell.NewRunner(net.Model) // an error for a nil model only
 			var rel []float64
 			h, c := make([]float64, net.Model.Hidden()), make([]float64, net.Model.Hidden())
 			return func(i int) error {

@@ -8,7 +8,7 @@ import (
 // model with an attention head (cell.HeadAttention): every record carries
 // them ("attention", one per token; a removed trailing pad token's is 0).
 type attnState struct {
-	runner *cell.StackedRunner
+	runner *cell.Runner
 	alpha  []float64 // nil: the model has no attention head
 }
 
@@ -17,12 +17,12 @@ type attnState struct {
 // nil for a model without an attention head.
 func (s *Scorer) attention(x cell.Input, n int) error {
 	s.attn.alpha = nil
-	st, ok := s.subj.model().(*cell.Stacked)
+	st, ok := s.subj.model().(*cell.Model)
 	if !ok || st.Head() != cell.HeadAttention {
 		return nil
 	}
 	if s.attn.runner == nil {
-		r, err := cell.NewStackedRunner(st)
+		r, err := cell.NewRunner(st)
 		if err != nil {
 			return err
 		}

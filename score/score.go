@@ -378,7 +378,7 @@ func (c *Classifier) Scorer(cfg Config, pool *attrib.Pool) (*Scorer, error) {
 	if opt.Baseline, err = baselineRow(f.Baseline, subj, method); err != nil {
 		return nil, err
 	}
-	if st, ok := subj.model().(*cell.Stacked); ok && method == attrib.ContextualDecomposition {
+	if st, ok := subj.model().(*cell.Model); ok && method == attrib.ContextualDecomposition {
 		if err := cell.CDSupported(st); err != nil {
 			return nil, err // a usage error: no input of this model can be scored
 		}

@@ -57,7 +57,7 @@ func check(m *model.Model, src source) (Verdict, error) {
 	if m.Embedding == nil {
 		return Verdict{}, fmt.Errorf("verify: the model reads features, not token ids: verification needs a model with an embedding")
 	}
-	r, err := cell.NewStackedRunner(m.Net)
+	r, err := cell.NewRunner(m.Net)
 	if err != nil {
 		return Verdict{}, err
 	}

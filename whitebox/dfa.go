@@ -147,7 +147,7 @@ func SPAutomaton() *DFA {
 // allows, and one string) and refuses a network whose prediction
 // differs from the automaton's class on one of them, as for a tiny m whose
 // gates no longer saturate.
-func CompileDFA(a *DFA, m, u float64) (*cell.Stacked, error) {
+func CompileDFA(a *DFA, m, u float64) (*cell.Model, error) {
 	net, err := compileDFA(a, m, u, true)
 	if err != nil {
 		return nil, fmt.Errorf("whitebox: CompileDFA: %w", err)
@@ -157,7 +157,7 @@ func CompileDFA(a *DFA, m, u float64) (*cell.Stacked, error) {
 
 // compileDFA compiles a; with check, it refuses a network that does not
 // simulate a (see checkSimulates).
-func compileDFA(a *DFA, m, u float64, check bool) (*cell.Stacked, error) {
+func compileDFA(a *DFA, m, u float64, check bool) (*cell.Model, error) {
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}
@@ -233,7 +233,7 @@ const (
 // CompileDFA documents, one time step per string (a depth-first walk that
 // continues each prefix's state), and returns an error naming the first
 // string whose prediction differs from a's class.
-func checkSimulates(net *cell.Stacked, a *DFA, weights int, m, u float64) error {
+func checkSimulates(net *cell.Model, a *DFA, weights int, m, u float64) error {
 	s := len(a.Alphabet)
 	maxLen, count, level := 0, 0, 1
 	for level <= MaxCheckedStrings/s {
@@ -246,7 +246,7 @@ func checkSimulates(net *cell.Stacked, a *DFA, weights int, m, u float64) error 
 	}
 	maxLen = max(maxLen, 1)
 	budget := max(1, MaxCheckWork/weights) // strings, when even length 1 is too many
-	r, err := cell.NewStackedRunner(net)
+	r, err := cell.NewRunner(net)
 	if err != nil {
 		return err
 	}
@@ -313,7 +313,7 @@ const (
 )
 
 // params helps fill a one-layer LSTM classifier's weights by gate and
-// unit, in PyTorch's layout (see cell.StackedParams).
+// unit, in PyTorch's layout (see cell.Params).
 type params struct{ p netParams }
 
 // netParams are the weights of a one-layer LSTM classifier: W_x 4H×D,
@@ -332,11 +332,11 @@ func newParams(h, d, c int) *params {
 // build returns the engine's model of w: one layer, one direction, head
 // hn, one Linear decoder, and the white-box networks' LRP rule (cell.LRPHao,
 // the paper's).
-func (w *params) build() (*cell.Stacked, error) {
+func (w *params) build() (*cell.Model, error) {
 	p := w.p
-	return cell.NewStacked(cell.StackedParams{
+	return cell.NewModel(cell.Params{
 		Input: p.Input, Hidden: p.Hidden, Layers: 1, Classes: p.Classes,
-		Cells: []cell.StackedCell{{Wih: p.Wx, Whh: p.Wh, B: p.B}},
+		Cells: []cell.CellParams{{Wih: p.Wx, Whh: p.Wh, B: p.B}},
 		Wy:    p.Wy, By: p.By, Head: cell.HeadHN, LRP: cell.LRPHao,
 	})
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // predictsTruth reports whether net predicts the task's answer for s.
-func predictsTruth(t *testing.T, net *Net, ws *cell.StackedRunner, s string) bool {
+func predictsTruth(t *testing.T, net *Net, ws *cell.Runner, s string) bool {
 	t.Helper()
 	sym, err := net.Task.Encode(s)
 	if err != nil {
@@ -102,9 +102,9 @@ func TestLongStrings(t *testing.T) {
 }
 
 // mustRunner returns a runner of s, closed at the end of the test.
-func mustRunner(t testing.TB, s *cell.Stacked) *cell.StackedRunner {
+func mustRunner(t testing.TB, s *cell.Model) *cell.Runner {
 	t.Helper()
-	r, err := cell.NewStackedRunner(s)
+	r, err := cell.NewRunner(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,9 +16,9 @@ type Net struct {
 	Task *Task
 	// Model is the network: a one-layer, one-direction LSTM classifier of
 	// the engine (head hn, one Linear decoder), with the paper's LRP rule
-	// (cell.LRPHao). Run it with attrib, or with a cell.StackedRunner for
+	// (cell.LRPHao). Run it with attrib, or with a cell.Runner for
 	// the raw passes (Forward, ForwardFrom and Final, Gradient, LRP).
-	Model  *cell.Stacked
+	Model  *cell.Model
 	Params Params // the parameters it was built with, defaults filled in
 }
 
@@ -126,7 +126,7 @@ func newNet(name string, cfg Config) (*Net, error) {
 		return nil, err
 	}
 	var (
-		net  *cell.Stacked
+		net  *cell.Model
 		task *Task
 		err  error
 	)
@@ -181,7 +181,7 @@ func newNet(name string, cfg Config) (*Net, error) {
 
 // counting: one counter, g = tanh(u·(x_a − x_b)), all gates open (σ(m));
 // ŷ_True = h₀, ŷ_False = tanh(v)/2 with v = tanh(u).
-func counting(m, u float64) (*cell.Stacked, error) {
+func counting(m, u float64) (*cell.Model, error) {
 	w := newParams(1, 2, 2)
 	w.setWx(gateG, 0, 0, u)
 	w.setWx(gateG, 0, 1, -u)
@@ -196,7 +196,7 @@ func counting(m, u float64) (*cell.Stacked, error) {
 // spCounter: units 0–3 count a, b, c, d; unit 4 counts b's after an a,
 // unit 5 c's after a b or d, unit 6 d's after a c (the input gate opens on
 // the earlier symbol's counter). ŷ_True = h₄ + h₅ + h₆; ŷ_False = tanh(v)/20.
-func spCounter(m, u float64) (*cell.Stacked, error) {
+func spCounter(m, u float64) (*cell.Model, error) {
 	w := newParams(7, 4, 2)
 	for j := range 4 {
 		w.setWx(gateG, j, j, u)
@@ -228,7 +228,7 @@ func spCounter(m, u float64) (*cell.Stacked, error) {
 // published heatmaps (the paper's appendix describes a 2k+1-unit variant
 // whose printed matrices contain typos): stack slots
 // S_j = j, unary height U_j = k+j, top of stack T = 2k, empty flag E = 2k+1.
-func bracket(m float64, k int) (*cell.Stacked, error) {
+func bracket(m float64, k int) (*cell.Model, error) {
 	h := 2*k + 2
 	w := newParams(h, 4, 3)
 	S := func(j int) int { return j }

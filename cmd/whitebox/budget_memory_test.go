@@ -143,7 +143,7 @@ func TestVerifyMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := cell.NewStackedRunner(m.Net)
+	r, err := cell.NewRunner(m.Net)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -239,7 +239,7 @@ type parsedLine struct {
 }
 
 // parse parses and judges a line, with a runner of the worker's own.
-func (j *evalJob) parse(run *cell.StackedRunner, in scoresLine) parsedLine {
+func (j *evalJob) parse(run *cell.Runner, in scoresLine) parsedLine {
 	if in.long > 0 {
 		return parsedLine{unreadable: fmt.Errorf("the line has %d bytes, more than the %d a line may have", in.long, maxScoresLine)}
 	}
@@ -357,7 +357,7 @@ func (j *evalJob) scoresFile(ctx context.Context, in io.Reader, stderr io.Writer
 			})
 		},
 		func(int) (func(context.Context, scoresLine) parsedLine, error) {
-			run, err := cell.NewStackedRunner(j.net.Model)
+			run, err := cell.NewRunner(j.net.Model)
 			if err != nil {
 				return nil, err
 			}

@@ -1,0 +1,267 @@
+package cell
+
+import (
+	"fmt"
+	"math"
+)
+
+// Planning of the batched methods on a model: the workers, the
+// lanes per batch and whether the lanes keep the whole trace or
+// checkpoints (checkpoint.go). Only the schedule depends on the
+// plan, never a result.
+
+// runPlan is the decomposition of one IntegratedGradients or
+// Occlusion call.
+type runPlan struct {
+	workers, lanes int
+	ck             bool // checkpointed lanes, segments of seg steps
+	// IG keeps its sums of dz for the whole input (always on the whole
+	// trace; on checkpoints when that takes less memory than a chunk's
+	// batches going through the segments together, see batchesPer).
+	longSums  bool
+	seg, nseg int
+	// The workers share IG's one chunk of checkpointed lanes, each a run
+	// of its lanes (ig_split.go).
+	split bool
+	// One worker's batch runs each time step on a team of this many
+	// goroutines (team_steps.go); 0 or 1: none.
+	team int
+}
+
+// fullTraceMax caps the whole trace one worker keeps, whatever the budget
+// (tests lower it to force checkpoints).
+var fullTraceMax int64 = math.MaxInt64
+
+// laneCost is the memory of one worker's lanes under p for T steps.
+func (s *Model) laneCost(p runPlan, steps int) int64 {
+	if p.ck {
+		return s.ckLaneBytes(p.lanes, p.seg, p.nseg)
+	}
+	return s.workerLaneBytes(p.lanes, steps)
+}
+
+// newPlan is the plan of l lanes a batch (checkpointed with ck, segments
+// of ⌈√T⌉ steps) for items variants of an input of T steps, on as many of
+// the workers as get a batch.
+func newPlan(steps, items, workers, l int, ck bool) runPlan {
+	seg, nseg := segments(steps)
+	return runPlan{workers: max(1, min(workers, (items+l-1)/l)), lanes: l, ck: ck, seg: seg, nseg: nseg, longSums: !ck}
+}
+
+// planCost is the memory of plan p for an input of T steps: what the
+// workers share, and each worker's lanes and extra(p).
+func (s *Model) planCost(p runPlan, steps int, extra func(p runPlan) int64) int64 {
+	return s.sharedBytes(p, steps) + int64(p.workers)*(s.laneCost(p, steps)+extra(p))
+}
+
+// sharedBytes is the memory the workers of p share: the input products of
+// the full-trace lanes (dirs×T×4H).
+func (s *Model) sharedBytes(p runPlan, steps int) int64 {
+	if p.ck {
+		return 0
+	}
+	return 8 * int64(s.dirs) * int64(steps) * 4 * int64(s.h)
+}
+
+// plan chooses the plan for items variants of an input of T steps: the
+// whole trace with as many lanes (up to maxLanes and items) and workers
+// as fit the budget, halving the lanes down to one block of IG's 16 steps
+// (halfLanes); else checkpointed lanes,
+// as many as fit, then the fewest workers. Recomputing the segments costs
+// about one more forward pass per layer below the top (one layer: a
+// third more time; measured, IG 50 steps on 200 tokens, 1 core: H = 256,
+// 1 layer 0.27 s whole trace, 0.41 s checkpointed; 2 bidirectional
+// layers, H = 64, 0.19 s and 0.51 s), fewer lanes with the whole trace
+// less. A budget too small for one checkpointed lane is an error that
+// names the least budget. extra(p) is the memory of one worker besides
+// its lanes.
+func (r *Runner) plan(steps, items int, budget int64, workers, maxLanes int, extra func(p runPlan) int64) (runPlan, error) {
+	s := r.s
+	cost := func(p runPlan) int64 { return s.planCost(p, steps, extra) }
+	for full := min(maxLanes, items); full > 0; full = halfLanes(full) {
+		p := newPlan(steps, items, workers, full, false)
+		for cost(p) > budget && p.workers > 1 {
+			p.workers--
+		}
+		if cost(p) <= budget && s.laneCost(p, steps) <= fullTraceMax {
+			return p, nil
+		}
+		if s.sparse() {
+			break // see halfLanes
+		}
+	}
+	return r.checkpointedPlan(steps, items, budget, workers, maxLanes, extra)
+}
+
+// checkpointedPlan is plan's choice among checkpointed lanes: the most
+// lanes that fit, trying whole blocks of IG's 16 steps before halving
+// below them (a batch that cuts a block keeps its sums of dz for the
+// whole input), then the fewest workers.
+func (r *Runner) checkpointedPlan(steps, items int, budget int64, workers, maxLanes int, extra func(p runPlan) int64) (runPlan, error) {
+	s := r.s
+	cost := func(p runPlan) int64 { return s.planCost(p, steps, extra) }
+	var p runPlan
+	for l := min(maxLanes, items); l >= 1; l = fewerLanes(l) {
+		for _, long := range []bool{false, true} {
+			p = newPlan(steps, items, workers, l, true)
+			for p.longSums = long; p.workers > 1 && cost(p) > budget; p.workers-- {
+			}
+			if cost(p) <= budget {
+				return p, nil
+			}
+		}
+	}
+	least := newPlan(steps, items, workers, 1, true)
+	least.workers = 1
+	need := cost(least)
+	least.longSums = true
+	need = min(need, cost(least))
+	return runPlan{}, &BudgetError{Budget: budget, Need: need, What: fmt.Sprintf("one variant of this %d-step input (with checkpoints)", steps)}
+}
+
+// igPlan is plan for IG's n steps: a dense model's steps large enough to
+// share (teamable) in one batch on one worker's whole trace, each time
+// step on a team of the workers (team.go); else with batches of at
+// most an equal share of the blocks of 16 steps per worker, so that every
+// worker has a chunk, kept when it runs on the
+// whole trace with several workers; else, steps large enough to share,
+// every lane in one batch of checkpoints on a team (its segments as long
+// as the budget allows, widenSegments); else plan's most lanes, whose
+// checkpointed lanes the workers share (splitPlan) where plan leaves some
+// idle, or, where that does not fit either, whose checkpointed batches
+// take turns on a team. Only the schedule changes, never a result.
+// Measured, IG 50 steps, 2 cores (BenchmarkEngines, BenchmarkStackedIG):
+// one batch of 50 lanes on one worker against 32 + 18 lanes on two,
+// sp-fsa T = 256 10 → 7 ms,
+// dense-h64 T = 256 29 → 18 ms, H = 256 T = 200 205 → 150 ms; 1,000
+// tokens of the H = 256 model, whose whole trace holds 16 lanes
+// (BenchmarkImportedIG, six alternating rounds): split checkpointed lanes
+// 739–901 ms, one batch of checkpoints on a team 676–775 ms (one core,
+// 16 lanes' whole trace: 1.12–1.24 s); 200 tokens in an 8 MiB share (the
+// CLI's, -budget 32MiB), whose batch holds 16 checkpointed lanes: one
+// worker 0.38–0.42 s, the batches on a team 0.31–0.33 s.
+func (r *Runner) igPlan(steps, n int, budget int64, workers, maxLanes int, extra func(p runPlan) int64) (runPlan, error) {
+	team := workers > 1 && r.teamable(min(maxLanes, n)) // steps large enough to share
+	if team {
+		if p, err := r.plan(steps, n, budget, 1, maxLanes, extra); err == nil && r.teamable(p.lanes) && (!p.ck && p.lanes >= n || teamsOn) {
+			p.team = workers
+			return p, nil
+		}
+	}
+	blocks := (n + igBlock - 1) / igBlock
+	if share := (blocks + workers - 1) / workers * igBlock; workers > 1 && share < min(maxLanes, n) {
+		if p, err := r.plan(steps, n, budget, workers, share, extra); err == nil && !p.ck && p.workers > 1 {
+			return p, nil
+		}
+	}
+	// The whole trace holds too few lanes for every worker: every lane in
+	// one batch of checkpoints on a team (its segments then as long as the
+	// budget allows, widenSegments).
+	var ck runPlan
+	teamCk := false
+	if team {
+		var err error
+		ck, err = r.checkpointedPlan(steps, n, budget, 1, maxLanes, extra)
+		teamCk = err == nil && r.teamable(ck.lanes)
+	}
+	if teamCk && ck.lanes >= n {
+		ck.team = workers
+		return ck, nil
+	}
+	p, err := r.plan(steps, n, budget, workers, maxLanes, extra)
+	if err == nil && p.workers < workers {
+		if sp, ok := r.splitPlan(steps, n, budget, workers, maxLanes, extra); ok {
+			return sp, nil
+		}
+		if teamCk { // the batches that fit take turns on the team, not on one core
+			ck.team = workers
+			return ck, nil
+		}
+	}
+	return p, err
+}
+
+// halfLanes is the next lanes per batch the whole-trace planner tries
+// after l on a dense model: half, rounded up to whole blocks of IG's 16
+// steps (IG's chunks hold whole blocks: 25 lanes would run batches of 16),
+// none after 16. A sparse model's products, an axpy per weight into a row
+// of lanes, gain more from many lanes than from the whole trace: it tries
+// l lanes only, then checkpoints. Measured, IG 50 steps, 1 thread: 16
+// lanes with the whole trace against 50 checkpointed lanes, dense-h64
+// T = 4,096 417 ms and 530 ms, the H = 256 model on 1,000
+// tokens 1.17 s and 1.29 s; sparse sp-fsa T = 4,096 138 ms and 99 ms.
+func halfLanes(l int) int {
+	if l <= igBlock {
+		return 0
+	}
+	return max(igBlock, (l/2+igBlock-1)/igBlock*igBlock)
+}
+
+// fewerLanes is the next lanes per batch a checkpointed plan tries after
+// l: the multiple of 16 below it, then halves down to 1 (0: none left).
+func fewerLanes(l int) int {
+	if l > igBlock {
+		return (l - 1) / igBlock * igBlock
+	}
+	return l / 2
+}
+
+// workers returns p.workers workers, each with lanes for p and room for
+// dz sums and products of the given sizes (float64s). Buffers grown by
+// earlier, larger calls are kept for reuse (steady-state calls allocate
+// nothing) unless they exceed this call's budget: then the spare workers'
+// buffers are dropped and oversized ones made anew.
+func (r *Runner) workers(p runPlan, steps, sums, parts, siblings int, budget int64) []*worker {
+	for len(r.pool) < p.workers {
+		r.pool = append(r.pool, &worker{idx: len(r.pool)})
+	}
+	s := r.s
+	held := int64(0)
+	for _, wk := range r.pool {
+		held += wk.bytes()
+	}
+	tight := held > budget
+	if tight {
+		for _, wk := range r.pool[p.workers:] {
+			wk.r, wk.sib, wk.dzSum, wk.part = nil, nil, nil, nil
+		}
+	}
+	for _, wk := range r.pool[:p.workers] {
+		if p.ck {
+			if !wk.r.fitsCk(p.lanes, p.seg, p.nseg) || (tight && s.laneCost(p, steps) < wk.laneBytes()) {
+				wk.r, wk.sib = nil, nil // the old lanes go before the new ones come
+				wk.r = newCkLanes(s, p.lanes, p.seg, p.nseg)
+			}
+			if tight && len(wk.sib) > siblings {
+				wk.sib = append([]*lanes(nil), wk.sib[:siblings]...)
+			}
+			for len(wk.sib) < siblings {
+				wk.sib = append(wk.sib, newCkSibling(wk.r))
+			}
+		} else if !wk.r.fits(p.lanes, steps, false) || (tight && (wk.r.l > p.lanes || wk.r.steps > steps)) {
+			wk.r, wk.sib = nil, nil
+			wk.r = newWorkerLanes(s, p.lanes, steps)
+		}
+		if len(wk.dzSum) < sums || len(wk.part) < parts || (tight && len(wk.dzSum)+len(wk.part) > sums+parts) {
+			wk.dzSum, wk.part = nil, nil
+			wk.dzSum, wk.part = bigFloats(sums), bigFloats(parts)
+		}
+	}
+	return r.pool[:p.workers]
+}
+
+// bytes is the memory of a worker's buffers.
+func (wk *worker) bytes() int64 {
+	return 8*int64(len(wk.dzSum)+len(wk.part)) + wk.laneBytes()
+}
+
+// laneBytes is the memory of a worker's lanes.
+func (wk *worker) laneBytes() int64 {
+	switch {
+	case wk.r == nil:
+		return 0
+	case wk.r.ck != nil:
+		return wk.r.s.ckLaneBytes(wk.r.l, wk.r.steps, wk.r.ck.nsegCap) + int64(len(wk.sib))*wk.r.s.siblingBytes(wk.r.l, wk.r.ck.nsegCap)
+	}
+	return wk.r.s.laneBytesOf(wk.r.l, wk.r.steps, wk.r.keepZg, wk.r.hRing)
+}

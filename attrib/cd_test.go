@@ -72,7 +72,7 @@ func checkCD(t *testing.T, e *attrib.Explainer, name string, x cell.Input, fxCas
 }
 
 // TestCDWhiteBox runs CD on the white-box networks (their one-hot input,
-// through Network.AsStacked) and matches the authors' CD() on the
+// one-layer models of the engine) and matches the authors' CD() on the
 // exported weights.
 func TestCDWhiteBox(t *testing.T) {
 	for _, name := range []string{"sp-counter", "counting"} {

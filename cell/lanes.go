@@ -39,6 +39,7 @@ type lanes struct {
 	keepZg    bool
 	cells     []cellTrace
 	zero      []float64 // H×l zeros
+	zeroGates []float64 // 4H zeros: a padding symbol's input product (cols)
 	dh, dc    []float64 // H×l
 	dcPrev    []float64 // H×l
 	dz        []float64 // 4H×l
@@ -49,6 +50,7 @@ type lanes struct {
 	scale     []float64   // l: the factor of layer 0's input products per lane
 	occluded  []int       // l: the step whose input a lane zeroes, or −1
 	h0, c0    []float64   // one lane: the initial states, cell by cell (ForwardFrom); nil: zero
+	cols      []int       // one lane, one-hot input: its symbols, whose products are W_ih's columns (forward reads them in place of u); nil: u's
 	row, acc  []float64   // max(E, H·dirs): LRP's layer input and scratch
 	planes    [][]float64 // per cell, 4H×l: the bias broadcast to the lanes
 	planeL    int         // the l the planes are for
@@ -151,6 +153,7 @@ func newLanesOf(s *Model, l, steps int, keepZg, hRing bool) *lanes {
 		}
 	}
 	r.zero = make([]float64, h*l)
+	r.zeroGates = make([]float64, 4*h)
 	r.planes = make([][]float64, len(s.cells))
 	for ci := range r.planes {
 		r.planes[ci] = make([]float64, 4*h*l)
@@ -210,6 +213,11 @@ func (r *lanes) forward(u []float64, steps, l int) {
 			r.startFrom(ci, from, l)
 		}
 		work := s.stepWork(ci, l)
+		// One lane of layer 0 of an LSTM (Forward, the gradient and LRP
+		// passes) runs stepForward's l = 1 work in the loop: on the small
+		// white-box networks the call's thirteen slices cost a fifth of
+		// the time.
+		inline := l == 1 && cl.layer == 0 && s.p.Kind == LayerLSTM && tr.pre == nil && r.team == nil
 		for i := from; i < steps; i++ {
 			if r.stop.spend(work) {
 				return
@@ -218,7 +226,7 @@ func (r *lanes) forward(u []float64, steps, l int) {
 			st, sc := r.slot(t), r.stateSlot(t) // where step t lies in the trace
 			var ut, in0, in1, cPrev, hPrev []float64
 			if cl.layer == 0 {
-				ut = u[(cl.dir*steps+t)*g : (cl.dir*steps+t+1)*g]
+				ut = r.inputProduct(u, cl, t, steps)
 			} else {
 				below := ci - s.dirs - cl.dir // the forward direction of the layer below
 				in0 = r.cells[below].hs[t*hl : (t+1)*hl]
@@ -239,10 +247,37 @@ func (r *lanes) forward(u []float64, steps, l int) {
 				zg = tr.zg[t*hl : (t+1)*hl]
 			}
 			sh := r.hSlot(t)
+			if inline {
+				z := tr.z[st*g : (st+1)*g]
+				biasPlusScaled(z, ut, r.scale[0], cl.b)
+				if r.occluded[0] == t {
+					copy(z, cl.b)
+				}
+				if hPrev != nil {
+					kernel.AxpyRows(z, cl.whhT, g, hPrev[:h])
+				}
+				kernel.GateStep(z, zg, cPrev, tr.c[sc*h:(sc+1)*h], tr.tc[st*h:(st+1)*h], tr.hs[sh*h:(sh+1)*h])
+				continue
+			}
 			r.stepForward(ci, t, tr.z[st*gl:(st+1)*gl], ut, in0, in1, hPrev, cPrev, zg, tr.c[sc*hl:(sc+1)*hl], tr.tc[st*hl:(st+1)*hl], tr.hs[sh*hl:(sh+1)*hl], l)
 		}
 	}
 	r.decode(steps, l)
+}
+
+// inputProduct returns W_ih·x_t of layer-0 cell cl: u's row, or for
+// one-hot lanes (r.cols) the column of the symbol read in place (a
+// negative symbol's row is zero). The column's −0 where u holds +0 makes
+// no difference: stepForward adds b alone where a product is zero.
+func (r *lanes) inputProduct(u []float64, cl *packedCell, t, steps int) []float64 {
+	g := 4 * r.s.h
+	if r.cols == nil {
+		return u[(cl.dir*steps+t)*g : (cl.dir*steps+t+1)*g]
+	}
+	if sym := r.cols[t]; sym >= 0 {
+		return cl.wihT[sym*g : (sym+1)*g]
+	}
+	return r.zeroGates
 }
 
 // stepForward runs time step t of cell ci for l lanes: z = b + the input
@@ -254,13 +289,15 @@ func (r *lanes) stepForward(ci, t int, z, ut, in0, in1, hPrev, cPrev, zg, c, tc,
 	s := r.s
 	cl := &s.cells[ci]
 	g, hd := 4*s.h, s.h
-	if r.tablesOn(ci, l) {
-		r.stepForwardTable(t, z, ut, hPrev, cPrev, c, tc, h, l)
-		return
-	}
-	if tm := r.stepTeam(ci, l); tm != nil {
-		r.teamForward(tm, ci, t, z, ut, in0, in1, hPrev, cPrev, c, tc, h, l)
-		return
+	if l > 1 { // (one lane has neither tables nor a team)
+		if r.tablesOn(ci, l) {
+			r.stepForwardTable(t, z, ut, hPrev, cPrev, c, tc, h, l)
+			return
+		}
+		if tm := r.stepTeam(ci, l); tm != nil {
+			r.teamForward(tm, ci, t, z, ut, in0, in1, hPrev, cPrev, c, tc, h, l)
+			return
+		}
 	}
 	if cl.layer == 0 {
 		// z = b + s_j·u_t per lane: fma(u, s_j, b), and b alone where u = 0
@@ -268,7 +305,9 @@ func (r *lanes) stepForward(ci, t int, z, ut, in0, in1, hPrev, cPrev, zg, c, tc,
 		// never −0. One lane does it without a call per row.
 		if l == 1 {
 			biasPlusScaled(z, ut, r.scale[0], cl.b)
-			r.occludeRows(ci, t, z, l, 0, g)
+			if r.occluded[0] == t {
+				copy(z[:g], cl.b)
+			}
 		} else {
 			r.inputRows(ci, t, z, ut, l, 0, g)
 		}
@@ -280,7 +319,11 @@ func (r *lanes) stepForward(ci, t int, z, ut, in0, in1, hPrev, cPrev, zg, c, tc,
 		}
 	}
 	if hPrev != nil {
-		r.mulAdd(z, cl.whh, cl.whhT, cl.terms.whh, g, hd, hd, 0, hPrev, l)
+		if l == 1 && r.team == nil { // mulAddLanes' one lane, without the calls between
+			kernel.AxpyRows(z[:g], cl.whhT, g, hPrev[:hd])
+		} else {
+			r.mulAdd(z, cl.whh, cl.whhT, cl.terms.whh, g, hd, hd, 0, hPrev, l)
+		}
 	}
 	if pre := r.cells[ci].pre; pre != nil { // DeepLIFT's whole-trace lanes
 		copy(pre[t*g*l:(t+1)*g*l], z)
@@ -388,6 +431,28 @@ func mulAddLanes(dst, a, aT []float64, m, k, cols, c0 int, src []float64, l int)
 	for j0 := 0; j0 < k; j0 += kb {
 		j1 := min(j0+kb, k)
 		kernel.MulAddRows(dst[:m*l], l, src[j0*l:j1*l], l, a[c0+j0:], cols, j1-j0)
+	}
+}
+
+// symbolProducts writes u as inputProducts does for the one-hot input of
+// syms (a negative symbol: a zero row), reading W_ih's columns instead of
+// multiplying: the product's sum is +0 + w (w's bits, −0 made +0), so
+// the bits are inputProducts' at a fraction of its work (T·4H copies
+// instead of T·E·4H multiply-adds).
+func (s *Model) symbolProducts(u []float64, syms []int) {
+	g, steps := 4*s.h, len(syms)
+	for d := range s.dirs {
+		wT := s.cells[d].wihT
+		for t, sym := range syms {
+			row := u[(d*steps+t)*g : (d*steps+t+1)*g]
+			if sym < 0 {
+				clear(row)
+				continue
+			}
+			for q, w := range wT[sym*g : (sym+1)*g] {
+				row[q] = w + 0 // −0 + 0 is +0, as the product's sum
+			}
+		}
 	}
 }
 

@@ -4,7 +4,7 @@ package cell
 // time, an occluded copy agrees with the unoccluded input, bit for bit,
 // at every step before its occluded row: the lanes of a batch whose rows
 // are t0, t0+1, … start at step t0 from the states of one unoccluded pass,
-// as Batcher does for the white-box networks, and run T − t0 steps
+// as the retired white-box engine's did, and run T − t0 steps
 // instead of T (half the work of occlusion, on average). A bidirectional
 // model's backward direction reads every row before its first output, so
 // its copies run whole.

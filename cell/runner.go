@@ -264,6 +264,10 @@ func (r *Runner) prepare(x Input, tm *team, stop *stopper) {
 		r.u = bigFloats(n)
 	}
 	r.u = r.u[:n]
+	if r.syms != nil && len(x.dense) == len(r.oh) && len(r.oh) > 0 && &x.dense[0] == &r.oh[0] {
+		r.s.symbolProducts(r.u, r.syms)
+		return
+	}
 	r.s.inputProducts(tm, r.u, x.dense, steps, stop)
 }
 
@@ -279,12 +283,14 @@ func (r *Runner) singleFrom(x Input, h0, c0 []float64) {
 		r.one = newLanes(r.s, 1, steps, true)
 	}
 	r.final = 0
-	r.prepare(x, nil, r.pass)
+	if r.syms == nil {
+		r.prepare(x, nil, r.pass)
+	} // one-hot: the lane reads W_ih's columns (lanes.cols), no products to make
 	r.one.scale[0], r.one.occluded[0] = x.scale, -1
 	r.one.stop = r.pass
-	r.one.h0, r.one.c0 = h0, c0
+	r.one.h0, r.one.c0, r.one.cols = h0, c0, r.syms
 	r.one.forward(r.u, steps, 1)
-	r.one.h0, r.one.c0 = nil, nil
+	r.one.h0, r.one.c0, r.one.cols = nil, nil, nil
 }
 
 // withStop runs f with r's single passes ending soon after ctx is done,

@@ -18,5 +18,6 @@ def find_binary():
     path = shutil.which("whitebox")
     if path:
         return path
-    raise WhiteboxError("the whitebox command was not found: build it from the repository with "
-                        "`go build -o bin/whitebox ./cmd/whitebox` and put it on PATH, or set WHITEBOX_BIN to it")
+    raise WhiteboxError("the whitebox command was not found (WHITEBOX_BIN is not set and no `whitebox` is on PATH): "
+                        "in the repository, `go install ./cmd/whitebox` (into $(go env GOPATH)/bin, which must be on "
+                        "PATH), or `go build -o /path/to/whitebox ./cmd/whitebox` and set WHITEBOX_BIN=/path/to/whitebox")

@@ -29,3 +29,22 @@ def write(path, tensors, metadata=None):
         f.write(h)
         for b in blobs:
             f.write(b)
+
+
+_READ_DTYPES = {"F32": torch.float32, "F64": torch.float64}
+
+
+def read(path):
+    """The tensors (F32, F64) and the metadata of a .safetensors file."""
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    meta = header.pop("__metadata__", {})
+    tensors = {}
+    for name, v in header.items():
+        if v["dtype"] not in _READ_DTYPES:
+            raise TypeError("tensor %s is %s: read here are F32 and F64" % (name, v["dtype"]))
+        a, b = v["data_offsets"]
+        tensors[name] = torch.frombuffer(bytearray(data[a:b]), dtype=_READ_DTYPES[v["dtype"]]).reshape(v["shape"]).clone()
+    return tensors, meta

@@ -232,6 +232,11 @@ type Options struct {
 	// as batches, in chunks, on several goroutines. These settings change
 	// time and memory, never a result: every setting gives the same bits.
 	Budget int64 // scratch memory in bytes, ≥ 0 (0: DefaultBudget): IG's and occlusion's batches (cell.RunOptions), every method's trace; AttributeAll's results too, on their own (Explainer.AllBytes)
+	// Spare is memory beyond Budget, ≥ 0, that IG and occlusion may use
+	// to run faster (cell.RunOptions.Spare); Budget alone decides whether
+	// an input is refused. A Pool sets it: a call alone is lent the memory
+	// of the cores it borrows, as far as it is free (PoolOptions).
+	Spare int64
 	// Workers: goroutines, ≥ 0 (0: runtime.GOMAXPROCS(0)). One input's
 	// batch of a large dense model shares each time step among them, and
 	// they spin between steps: a caller that attributes several inputs at
@@ -305,6 +310,9 @@ func (opt Options) resolve(m Method) (Options, error) {
 	}
 	if opt.Workers < 0 {
 		return opt, optionError("Workers", opt.Workers, "Budget %d and Workers %d must not be negative (0: the defaults)", opt.Budget, opt.Workers)
+	}
+	if opt.Spare < 0 {
+		return opt, optionError("Spare", opt.Spare, "Spare %d must not be negative (0: none)", opt.Spare)
 	}
 	return opt, nil
 }
@@ -672,7 +680,7 @@ func occludedScores(res *Result, x cell.Input, occluded []float64, d int) {
 }
 
 func batchOptions(opt Options) cell.RunOptions {
-	return cell.RunOptions{Budget: opt.Budget, Workers: opt.Workers, Progress: opt.Progress}
+	return cell.RunOptions{Budget: opt.Budget, Spare: opt.Spare, Workers: opt.Workers, Progress: opt.Progress}
 }
 
 // integratedGradients is IG: R = X ⊙ Σ_k w_k ∇ŷ_c(α_k X) with the zero

@@ -25,6 +25,8 @@ import (
 // A call alone takes every free core; when others wait, each takes one, so
 // that a burst of calls runs one per core (never slower than as many
 // single-worker Explainers, which would share the cores by time slices).
+// A call alone also gets the free memory its Options.Spare asks (the share
+// of the cores it borrows), which only makes IG and occlusion faster.
 // Results are the bits an Explainer gives: they depend on no Workers or
 // Budget.
 //
@@ -93,6 +95,7 @@ type poolWaiter struct {
 	model Model // the call's, unwrapped (poolKey)
 	want  int   // cores wanted
 	bytes int64 // Options.Budget, or 0 for a share
+	spare int64 // Options.Spare: memory it may also use when free
 	ready chan struct{}
 	lease poolLease
 	err   error // admission failed (NewExplainer's error)
@@ -103,6 +106,7 @@ type poolLease struct {
 	p     *pooled
 	cores int
 	bytes int64
+	spare int64 // granted of Options.Spare
 }
 
 // NewPool returns a Pool, or an error for options out of range.
@@ -212,8 +216,8 @@ func (p *Pool) acquire(ctx context.Context, model Model, opt Options) (poolLease
 	if p == nil {
 		return poolLease{}, opt, fmt.Errorf("attrib: nil Pool")
 	}
-	if opt.Workers < 0 || opt.Budget < 0 {
-		return poolLease{}, opt, fmt.Errorf("attrib: Budget %d and Workers %d must not be negative (0: the defaults)", opt.Budget, opt.Workers)
+	if opt.Workers < 0 || opt.Budget < 0 || opt.Spare < 0 {
+		return poolLease{}, opt, fmt.Errorf("attrib: Budget %d, Spare %d and Workers %d must not be negative (0: the defaults)", opt.Budget, opt.Spare, opt.Workers)
 	}
 	if opt.Workers > p.cores {
 		return poolLease{}, opt, fmt.Errorf("attrib: Options.Workers %d is more than the pool's %d", opt.Workers, p.cores)
@@ -232,7 +236,7 @@ func (p *Pool) acquire(ctx context.Context, model Model, opt Options) (poolLease
 	if want == 0 {
 		want = p.cores
 	}
-	w := &poolWaiter{model: key, want: want, bytes: opt.Budget}
+	w := &poolWaiter{model: key, want: want, bytes: opt.Budget, spare: opt.Spare}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -282,7 +286,7 @@ func (p *Pool) admitted(w *poolWaiter, opt Options, err error) (poolLease, Optio
 	if err != nil {
 		return poolLease{}, opt, err
 	}
-	opt.Workers, opt.Budget = w.lease.cores, w.lease.bytes
+	opt.Workers, opt.Budget, opt.Spare = w.lease.cores, w.lease.bytes, w.lease.spare
 	return w.lease, opt, nil
 }
 
@@ -331,6 +335,18 @@ func (p *Pool) grant(w *poolWaiter, others int) (bool, error) {
 		}
 		return false, nil
 	}
+	// Alone (no call waits behind it), the call may also use the memory
+	// it asks as Spare, as far as it is free (the idle Explainers' scratch
+	// given back for it): the share of the cores it borrows.
+	spare := int64(0)
+	if others == 0 && w.spare > 0 {
+		for p.freeBytes-extra < w.spare && len(p.idle) > 0 {
+			if err := p.evict(); err != nil {
+				return false, err
+			}
+		}
+		spare = min(w.spare, p.freeBytes-extra)
+	}
 	if pe == nil {
 		e, err := NewExplainer(w.model)
 		if err != nil {
@@ -338,12 +354,12 @@ func (p *Pool) grant(w *poolWaiter, others int) (bool, error) {
 		}
 		pe = &pooled{e: e}
 	}
-	p.freeBytes -= extra
-	pe.reserved += extra
+	p.freeBytes -= extra + spare
+	pe.reserved += extra + spare
 	p.freeCores -= cores
 	p.stats.Running++
 	p.stats.Calls++
-	w.lease = poolLease{p: pe, cores: cores, bytes: bytes}
+	w.lease = poolLease{p: pe, cores: cores, bytes: bytes, spare: spare}
 	return true, nil
 }
 

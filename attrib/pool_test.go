@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -497,5 +498,69 @@ func TestPoolModels(t *testing.T) {
 	var r attrib.Result
 	if err := p.Attribute(t.Context(), nil, attrib.Saliency, inputs[0], attrib.Options{}, &r); err == nil {
 		t.Error("a nil model: no error")
+	}
+}
+
+// TestPoolSpare: a call alone gets the free memory its Options.Spare
+// asks; while another call holds memory, only what is left; its results
+// are the bits of a call without it.
+func TestPoolSpare(t *testing.T) {
+	m, xs := poolModel(t)
+	const share = 16 << 20
+	p, err := attrib.NewPool(attrib.PoolOptions{Workers: 2, Budget: 3 * share})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var want attrib.Result
+	if err := p.Attribute(t.Context(), m, attrib.IntegratedGradients, xs[3], attrib.Options{Budget: share}, &want); err != nil {
+		t.Fatal(err)
+	}
+	p.Release()
+	opt, started, release := blockIG()
+	opt.Budget, opt.Spare, opt.Workers = share, 4*share, 1
+	first := make(chan error, 1)
+	var got attrib.Result
+	go func() { first <- p.Attribute(t.Context(), m, attrib.IntegratedGradients, xs[3], opt, &got) }()
+	<-started
+	if s := p.Stats(); s.ReservedBytes != 3*share {
+		t.Errorf("a call alone, Budget %d and Spare %d of a pool of %d: %d bytes reserved, want all of them", share, 4*share, 3*share, s.ReservedBytes)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Scores, want.Scores) {
+		t.Errorf("with Spare: scores %v, want %v", got.Scores, want.Scores)
+	}
+	// With one call holding its share, the next gets what is left.
+	p.Release()
+	opt1, started1, release1 := blockIG()
+	opt1.Budget, opt1.Workers = share, 1
+	go func() {
+		var r attrib.Result
+		first <- p.Attribute(t.Context(), m, attrib.IntegratedGradients, xs[3], opt1, &r)
+	}()
+	<-started1
+	opt2, started2, release2 := blockIG()
+	opt2.Budget, opt2.Spare, opt2.Workers = share, 4*share, 1
+	second := make(chan error, 1)
+	go func() {
+		var r attrib.Result
+		second <- p.Attribute(t.Context(), m, attrib.IntegratedGradients, xs[3], opt2, &r)
+	}()
+	<-started2
+	if s := p.Stats(); s.ReservedBytes != 3*share {
+		t.Errorf("two calls: %d bytes reserved, want the pool's %d", s.ReservedBytes, 3*share)
+	}
+	close(release1)
+	close(release2)
+	for _, c := range []chan error{first, second} {
+		if err := <-c; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Attribute(t.Context(), m, attrib.IntegratedGradients, xs[3], attrib.Options{Spare: -1}, &got); err == nil {
+		t.Error("Spare −1: no error")
 	}
 }

@@ -95,6 +95,11 @@ func (r *Runner) integratedGradients(ctx context.Context, x Input, choose func(y
 	if err != nil {
 		return r.withRows(err)
 	}
+	if opt.Spare > 0 { // the input fits Budget: the spare memory may speed it up
+		if q, err := r.igPlan(steps, n, budget+opt.Spare, maxWorkers, maxLanes, extra); err == nil {
+			p, budget = q, budget+opt.Spare
+		}
+	}
 	if classes > 1 && p.ck {
 		return r.integratedGradientsEach(ctx, x, alphas, weights, grads, y, y0, opt)
 	}
@@ -660,6 +665,11 @@ func (r *Runner) occlusion(ctx context.Context, x Input, class int, out []float6
 		laneSteps = steps
 		if p, err = r.plan(steps, steps, budget, maxWorkers, maxLanes, func(runPlan) int64 { return 0 }); err != nil {
 			return r.withRows(err)
+		}
+		if opt.Spare > 0 { // the input fits Budget: the spare memory may speed it up
+			if q, err := r.plan(steps, steps, budget+opt.Spare, maxWorkers, maxLanes, func(runPlan) int64 { return 0 }); err == nil {
+				p, budget = q, budget+opt.Spare
+			}
 		}
 	}
 	pool := r.workers(p, laneSteps, 0, 0, 0, budget-s.sharedBytes(p, steps))

@@ -22,6 +22,12 @@ type RunOptions struct {
 	// between are recomputed). A budget too small for even one lane with
 	// checkpoints is an error that gives the least budget the input needs.
 	Budget int64
+	// Spare is memory beyond Budget, ≥ 0, that IG and occlusion may also
+	// use to run faster (more lanes, the whole trace instead of
+	// checkpoints): memory another caller left idle, such as the share of
+	// a worker with nothing to do. It never decides whether an input is
+	// refused, which Budget alone does, nor a result.
+	Spare int64
 	// Workers is the number of goroutines (0: runtime.GOMAXPROCS(0)). A
 	// Runner's IG may run one batch with each time step shared
 	// among them (team.go), spinning between steps: callers that
@@ -43,6 +49,8 @@ func (o RunOptions) check() error {
 	switch {
 	case o.Budget < 0:
 		return fmt.Errorf("cell: RunOptions.Budget is %d, want ≥ 0 (0: DefaultBudget)", o.Budget)
+	case o.Spare < 0:
+		return fmt.Errorf("cell: RunOptions.Spare is %d, want ≥ 0", o.Spare)
 	case o.Workers < 0:
 		return fmt.Errorf("cell: RunOptions.Workers is %d, want ≥ 0 (0: GOMAXPROCS)", o.Workers)
 	case o.Lanes < 0:

@@ -458,11 +458,15 @@ func (s *Scorer) InputBytes() int64 { return s.inputBytes }
 func (s *Scorer) SetProgress(fn func(done, total int)) { s.opt.Progress = fn }
 
 // Borrow lets the Scorer's next inputs run on the cores of n more
-// Scorers, which have nothing to do (corpus.Lent; 0: its own share). The
-// budget stays its own share: a team of cores runs one batch of lanes in
-// the memory of one. Results do not depend on it.
+// Scorers, which have nothing to do (corpus.Lent; 0: its own share), and
+// use their shares of the budget as far as the pool has them free
+// (attrib.Options.Spare): one input alone on two cores plans with the
+// memory it has on one. Whether an input is refused stays decided by the
+// Scorer's own share; results do not depend on it.
 func (s *Scorer) Borrow(n int) {
-	s.opt.Workers = min(s.shared.opt.Workers*(1+max(0, n)), s.pool.Stats().Workers) // at most the pool's cores
+	n = max(0, n)
+	s.opt.Workers = min(s.shared.opt.Workers*(1+n), s.pool.Stats().Workers) // at most the pool's cores
+	s.opt.Spare = s.shared.opt.Budget * int64(n)
 }
 
 // Score attributes one input. It returns the token labels and the result,

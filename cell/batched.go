@@ -89,7 +89,7 @@ func (r *Runner) integratedGradients(ctx context.Context, x Input, choose func(y
 	extra := func(p runPlan) int64 {
 		per := chunkBlocks(p)
 		sums, parts := sizes(p, per)
-		return 8*int64(sums+parts) + int64(batchesPer(p, per, n)-1)*s.siblingBytes(p.lanes, p.nseg)
+		return 8*int64(sums+parts) + int64(batchesPer(p, per, n)-1)*s.siblingBytes(p.lanes, p.seg, p.nseg, p.keep)
 	}
 	p, err := r.igPlan(steps, n, budget, maxWorkers, maxLanes, extra)
 	if err != nil {
@@ -99,6 +99,9 @@ func (r *Runner) integratedGradients(ctx context.Context, x Input, choose func(y
 		if q, err := r.igPlan(steps, n, budget+opt.Spare, maxWorkers, maxLanes, extra); err == nil {
 			p, budget = q, budget+opt.Spare
 		}
+	}
+	if planSeen != nil {
+		planSeen(p)
 	}
 	if classes > 1 && p.ck {
 		return r.integratedGradientsEach(ctx, x, alphas, weights, grads, y, y0, opt)

@@ -24,6 +24,20 @@ import "github.com/whitebox-lstm/whitebox/kernel"
 // recomputation repeats the operations of the first computation, so every
 // value, and every result, is bit for bit that of the full-trace pass.
 //
+// Kept boundaries (runPlan.keep, models of two layers or more, where the
+// budget holds them): the outputs of every layer below the top are kept
+// for the whole input as the forward pass makes them, and the gradient of
+// a layer's outputs is kept whole as the sweeps of the layer above add to
+// it, so that a layer's segment is recomputed without the layers below it
+// and a sweep reads its outputs' gradient instead of re-running the layers
+// above: the forward pass runs twice, once more than on the whole trace,
+// whatever the depth (Chen et al.'s sublinear-memory schedule, with the
+// layers' outputs as the stored boundaries), for 4H words a step and lane
+// of a 2-layer bidirectional model against the whole trace's 32H. Without
+// them the cost of the recomputation grows with depth and directions (the
+// bottom layer of a 2-layer bidirectional model runs about six times). The
+// operations are the same either way, and so are the bits.
+//
 // Integrated Gradients' block sums of layer 0's dz then cover one segment:
 // when a batch holds its blocks whole, each segment's sums are multiplied
 // by W_ihᵀ as soon as the segment is done (the products of a step's row do
@@ -42,6 +56,25 @@ type checkpoints struct {
 	uTag             int
 	x                []float64   // T×E: the input, unscaled
 	dh, dc, dcPrev   [][]float64 // per layer: backprop's running state, H×l
+	// The layers' boundaries, kept whole (runPlan.keep; nil: recomputed
+	// per segment): out, per cell of the layers below the top, its outputs
+	// at every step (T×H×l); dOut, the gradient of a layer's outputs at
+	// every step (T×dirs×H×l), written by the sweeps of the layer above and
+	// read by its own (two for three layers or more, as lanes.dOut).
+	out  [][]float64
+	dOut [2][]float64
+}
+
+// keepBoundaries lets plans keep the layers' boundaries (tests turn it off
+// to check the recursive recomputation).
+var keepBoundaries = true
+
+// keptWords is the memory, in words a lane, of the boundaries of T steps
+// that checkpointed lanes keep (runPlan.keep).
+func (s *Model) keptWords(steps int) int64 {
+	h, t := int64(s.h), int64(steps)
+	below := int64(len(s.cells) - s.dirs)
+	return below*t*h + int64(min(2, s.p.Layers-1))*t*int64(s.dirs)*h
 }
 
 // segments returns S = ⌈√T⌉ and ⌈T/S⌉.
@@ -55,27 +88,43 @@ func segments(steps int) (seg, nseg int) {
 
 // ckLaneBytes is the memory of checkpointed lanes: l lanes, segments of seg
 // steps, nseg of them.
-func (s *Model) ckLaneBytes(l, seg, nseg int) int64 {
+func (s *Model) ckLaneBytes(l, seg, nseg int, keep bool) int64 {
 	h, cells := int64(s.h), int64(len(s.cells))
 	upper := cells - int64(s.dirs)
 	words := int64(l) * (2*h*int64(nseg)*(cells+upper) + 3*h*int64(s.p.Layers))
+	if keep {
+		words += int64(l) * s.keptWords(seg*nseg)
+	}
 	words += int64(s.dirs) * int64(seg) * 4 * h
 	words += int64(l) * s.attnStepWords(seg*nseg)
 	return s.workerLaneBytes(l, seg) + 8*words
 }
 
-func newCkLanes(s *Model, l, seg, nseg int) *lanes {
+func newCkLanes(s *Model, l, seg, nseg int, keep bool) *lanes {
 	r := newWorkerLanes(s, l, seg)
-	r.ck = newCheckpoints(s, l, nseg, make([]float64, s.dirs*seg*4*s.h), make([]int, len(s.cells)))
+	kept := 0
+	if keep {
+		kept = seg * nseg
+	}
+	r.ck = newCheckpoints(s, l, nseg, kept, make([]float64, s.dirs*seg*4*s.h), make([]int, len(s.cells)))
 	return r
 }
 
 // newCheckpoints returns the checkpoints of l lanes, nseg segments, with
 // the given input-products and tag buffers (shared by the batches of a
-// group).
-func newCheckpoints(s *Model, l, nseg int, u []float64, tag []int) *checkpoints {
+// group), keeping the boundaries of up to kept steps (0: none).
+func newCheckpoints(s *Model, l, nseg, kept int, u []float64, tag []int) *checkpoints {
 	hl := s.h * l
 	ck := &checkpoints{nsegCap: nseg, u: u, tag: tag}
+	if kept > 0 {
+		ck.out = make([][]float64, len(s.cells))
+		for ci := range len(s.cells) - s.dirs {
+			ck.out[ci] = bigFloats(kept * hl)
+		}
+		for i := range min(2, s.p.Layers-1) {
+			ck.dOut[i] = bigFloats(kept * s.dirs * hl)
+		}
+	}
 	for ci := range s.cells {
 		ck.cp = append(ck.cp, make([]float64, nseg*2*hl))
 		var b []float64
@@ -107,15 +156,23 @@ func newCkSibling(a *lanes) *lanes {
 	b.logitsBuf = make([]float64, s.c*l)
 	b.scale, b.occluded = make([]float64, l), make([]int, l)
 	b.newHeadBuffers()
-	b.ck = newCheckpoints(s, l, a.ck.nsegCap, a.ck.u, a.ck.tag)
+	kept := 0
+	if a.ck.out != nil {
+		kept = a.steps * a.ck.nsegCap
+	}
+	b.ck = newCheckpoints(s, l, a.ck.nsegCap, kept, a.ck.u, a.ck.tag)
 	return b
 }
 
-// siblingBytes is the memory of newCkSibling's own buffers.
-func (s *Model) siblingBytes(l, nseg int) int64 {
+// siblingBytes is the memory of newCkSibling's own buffers (lanes of
+// segments of seg steps, nseg of them).
+func (s *Model) siblingBytes(l, seg, nseg int, keep bool) int64 {
 	h, cells := int64(s.h), int64(len(s.cells))
 	upper := cells - int64(s.dirs)
 	words := 2*h*int64(nseg)*(cells+upper) + 3*h*int64(s.p.Layers) + cells*4*h + s.headWords() + 3*int64(s.c) + 3 + s.attnStepWords(0)
+	if keep {
+		words += s.keptWords(seg * nseg)
+	}
 	return 8 * words * int64(l)
 }
 
@@ -130,8 +187,8 @@ func (r *lanes) activate() {
 
 // fitsCk reports whether r is checkpointed lanes for l lanes and segments
 // of seg steps, nseg of them.
-func (r *lanes) fitsCk(l, seg, nseg int) bool {
-	return r != nil && r.ck != nil && l <= r.l && seg <= r.steps && nseg <= r.ck.nsegCap
+func (r *lanes) fitsCk(l, seg, nseg int, keep bool) bool {
+	return r != nil && r.ck != nil && l <= r.l && seg <= r.steps && nseg <= r.ck.nsegCap && (r.ck.out != nil) == keep
 }
 
 // setInput readies checkpointed lanes for passes over x (T×E, unscaled)
@@ -234,7 +291,7 @@ func (r *lanes) ensure(ci, sg, l int) {
 	cl := &s.cells[ci]
 	if cl.layer == 0 {
 		r.ensureInput(sg)
-	} else {
+	} else if ck.out == nil { // (kept: the layer below's outputs are in ck.out)
 		below := ci - s.dirs - cl.dir
 		r.ensure(below, sg, l)
 		if s.dirs == 2 {
@@ -293,9 +350,17 @@ func (r *lanes) runSegment(ci, sg, l int) {
 			ut = ck.u[(cl.dir*ck.seg+j)*g : (cl.dir*ck.seg+j+1)*g]
 		} else {
 			below := ci - s.dirs - cl.dir
-			in0 = r.cells[below].hs[j*hl : (j+1)*hl]
+			src, k := r.cells[below].hs, j
+			if ck.out != nil {
+				src, k = ck.out[below], t0+j
+			}
+			in0 = src[k*hl : (k+1)*hl]
 			if s.dirs == 2 {
-				in1 = r.cells[below+1].hs[j*hl : (j+1)*hl]
+				src := r.cells[below+1].hs
+				if ck.out != nil {
+					src = ck.out[below+1]
+				}
+				in1 = src[k*hl : (k+1)*hl]
 			}
 		}
 		if i > 0 {
@@ -308,6 +373,9 @@ func (r *lanes) runSegment(ci, sg, l int) {
 		}
 		jh := r.hSlot(j)
 		r.stepForward(ci, t0+j, tr.z[j*gl:(j+1)*gl], ut, in0, in1, hPrev, cPrev, tr.zg[:hl], tr.c[j*hl:(j+1)*hl], tr.tc[j*hl:(j+1)*hl], tr.hs[jh*hl:(jh+1)*hl], l)
+		if ck.out != nil && ck.out[ci] != nil {
+			copy(ck.out[ci][(t0+j)*hl:(t0+j+1)*hl], tr.hs[jh*hl:(jh+1)*hl])
+		}
 	}
 }
 
@@ -412,6 +480,9 @@ func (r *lanes) backwardUpper(l, class int) {
 	s, ck := r.s, r.ck
 	r.headGrad(class, l)
 	for k := s.p.Layers - 1; k >= 1; k-- {
+		if ck.out != nil { // the sweeps below add to the layer below's gradient
+			clear(ck.dOut[(k-1)&1][:ck.steps*s.dirs*s.h*l])
+		}
 		for d := range s.dirs {
 			r.startSweep(k, d, l)
 			for i := ck.nseg - 1; i >= 0; i-- {
@@ -447,7 +518,12 @@ func (r *lanes) sweepSegment(k, d, sg, l int, sk *gradSink) {
 	}
 	above := r.aboveSeg(k, sg, r.dv[:hl*s.dirs], l)
 	r.ensure(ci, sg, l)
-	ck.dc[k], ck.dcPrev[k] = r.backSegment(ci, sg, above, ck.dh[k][:hl], ck.dc[k][:hl], ck.dcPrev[k][:hl], nil, sk, l)
+	var below []float64 // kept: the layer below's gradient, over sg
+	if ck.out != nil && k > 0 {
+		t0, t1 := ck.segRange(sg)
+		below = ck.dOut[(k-1)&1][t0*s.dirs*hl : t1*s.dirs*hl]
+	}
+	ck.dc[k], ck.dcPrev[k] = r.backSegment(ci, sg, above, ck.dh[k][:hl], ck.dc[k][:hl], ck.dcPrev[k][:hl], below, sk, l)
 }
 
 // aboveSeg returns the gradient of layer k's outputs over segment sg
@@ -465,6 +541,9 @@ func (r *lanes) aboveSeg(k, sg int, dv []float64, l int) []float64 {
 	if k == s.p.Layers-1 {
 		r.headSeqSeg(dv, buf, t0, t1, l)
 		return buf
+	}
+	if ck.out != nil { // written whole by the sweeps of layer k+1
+		return ck.dOut[k&1][t0*dirs*hl : t1*dirs*hl]
 	}
 	a := r.aboveSeg(k+1, sg, dv, l)
 	clear(buf)

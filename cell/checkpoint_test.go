@@ -44,28 +44,32 @@ func TestModelCheckpointSameBits(t *testing.T) {
 				}
 				wantY, _ := r.Forward(x)
 				wantY = append([]float64(nil), wantY...)
-				restore := forceCheckpoints()
-				gotY := make([]float64, 3)
-				if err := r.Logits(x, gotY); err != nil {
-					t.Fatal(err)
-				}
-				assertSameBits(t, fmt.Sprintf("%v T=%d Logits", c, steps), gotY, wantY)
-				// {Workers: 2}, {Workers: 3} and {Workers: 4}: split
-				// plans (TestSplitPlanChosen).
-				for _, opt := range []RunOptions{{}, {Workers: 1}, {Workers: 3, Lanes: 5}, {Lanes: 1}, {Lanes: 16, Workers: 2}, {Lanes: 17, Workers: 2}, {Workers: 2}, {Workers: 3}, {Workers: 4}} {
-					name := fmt.Sprintf("%v T=%d n=%d %+v", c, steps, n, opt)
-					got := make([]float64, steps*4+6)
-					if err := r.IntegratedGradients(ctx, x, choose, alphas, weights, got[:steps*4], got[steps*4:steps*4+3], got[steps*4+3:], opt); err != nil {
+				for _, keep := range []bool{true, false} {
+					keepBoundaries = keep
+					restore := forceCheckpoints()
+					gotY := make([]float64, 3)
+					if err := r.Logits(x, gotY); err != nil {
 						t.Fatal(err)
 					}
-					assertSameBits(t, name+" IG", got, want)
-					occ := make([]float64, steps)
-					if err := r.Occlusion(ctx, x, 1, occ, opt); err != nil {
-						t.Fatal(err)
+					assertSameBits(t, fmt.Sprintf("%v T=%d Logits", c, steps), gotY, wantY)
+					// {Workers: 2}, {Workers: 3} and {Workers: 4}: split
+					// plans (TestSplitPlanChosen).
+					for _, opt := range []RunOptions{{}, {Workers: 1}, {Workers: 3, Lanes: 5}, {Lanes: 1}, {Lanes: 16, Workers: 2}, {Lanes: 17, Workers: 2}, {Workers: 2}, {Workers: 3}, {Workers: 4}} {
+						name := fmt.Sprintf("%v T=%d n=%d keep %v %+v", c, steps, n, keep, opt)
+						got := make([]float64, steps*4+6)
+						if err := r.IntegratedGradients(ctx, x, choose, alphas, weights, got[:steps*4], got[steps*4:steps*4+3], got[steps*4+3:], opt); err != nil {
+							t.Fatal(err)
+						}
+						assertSameBits(t, name+" IG", got, want)
+						occ := make([]float64, steps)
+						if err := r.Occlusion(ctx, x, 1, occ, opt); err != nil {
+							t.Fatal(err)
+						}
+						assertSameBits(t, name+" occlusion", occ, wantOcc)
 					}
-					assertSameBits(t, name+" occlusion", occ, wantOcc)
+					restore()
 				}
-				restore()
+				keepBoundaries = true
 				r.Close()
 			}
 		}
@@ -182,7 +186,7 @@ func TestModelCheckpointLongInput(t *testing.T) {
 	}
 	assertSameBits(t, "checkpointed occlusion", occ, occFull)
 	seg, nseg := segments(steps)
-	least := s.ckLaneBytes(1, seg, nseg)
+	least := s.ckLaneBytes(1, seg, nseg, false)
 	err := r.Occlusion(ctx, x, 2, occ, RunOptions{Budget: least - 1})
 	if err == nil || !contains(err.Error(), fmt.Sprint(least)) {
 		t.Fatalf("budget %d below one checkpointed lane (%d): %v", least-1, least, err)

@@ -40,12 +40,15 @@ func (r *Runner) splitPlan(steps, n int, budget int64, workers, maxLanes int, ex
 		return runPlan{}, false
 	}
 	seg, nseg := segments(steps)
-	p := runPlan{workers: w, lanes: (n+w-1)/w + 1, ck: true, split: true, seg: seg, nseg: nseg} // + ŷ(x) or ŷ(0)
+	p := runPlan{workers: w, lanes: (n+w-1)/w + 1, ck: true, split: true, seg: seg, nseg: nseg, keep: r.s.keeps()} // + ŷ(x) or ŷ(0)
 	if p.lanes > maxLanes {
 		return runPlan{}, false
 	}
-	cost := int64(w) * (r.s.laneCost(p, steps) + extra(p))
-	return p, cost <= budget
+	cost := func() int64 { return int64(w) * (r.s.laneCost(p, steps) + extra(p)) }
+	if p.keep && cost() > budget {
+		p.keep = false
+	}
+	return p, cost() <= budget
 }
 
 // splitRange returns the steps [b0, b1) of worker q of w.

@@ -70,7 +70,7 @@ func TestWorkerLanesKeepTwoStepsOfH(t *testing.T) {
 		if got := s.workerLaneBytes(l, steps); got != want {
 			t.Errorf("%v: workerLaneBytes %d, want %d", c.hc, got, want)
 		}
-		if n, seg := len(newCkLanes(s, l, 4, 3).cells[0].hs), min(4, keep); n != seg*h*l {
+		if n, seg := len(newCkLanes(s, l, 4, 3, false).cells[0].hs), min(4, keep); n != seg*h*l {
 			t.Errorf("%v: checkpointed lanes (segments of 4 steps) keep %d values of h, want %d steps'", c.hc, n, seg)
 		}
 		for _, r := range []*lanes{newLanes(s, 1, steps, false), newLanes(s, 1, steps, true)} {

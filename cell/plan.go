@@ -26,7 +26,14 @@ type runPlan struct {
 	// One worker's batch runs each time step on a team of this many
 	// goroutines (team_steps.go); 0 or 1: none.
 	team int
+	// Checkpointed lanes keep the layers' boundaries whole (checkpoints.out
+	// and dOut): each layer's segments are recomputed once in backprop,
+	// not once per layer and direction above.
+	keep bool
 }
+
+// planSeen, when set (tests), is told the plan of each IG call.
+var planSeen func(runPlan)
 
 // fullTraceMax caps the whole trace one worker keeps, whatever the budget
 // (tests lower it to force checkpoints).
@@ -35,7 +42,7 @@ var fullTraceMax int64 = math.MaxInt64
 // laneCost is the memory of one worker's lanes under p for T steps.
 func (s *Model) laneCost(p runPlan, steps int) int64 {
 	if p.ck {
-		return s.ckLaneBytes(p.lanes, p.seg, p.nseg)
+		return s.ckLaneBytes(p.lanes, p.seg, p.nseg, p.keep)
 	}
 	return s.workerLaneBytes(p.lanes, steps)
 }
@@ -101,6 +108,19 @@ func (r *Runner) checkpointedPlan(steps, items int, budget int64, workers, maxLa
 	s := r.s
 	cost := func(p runPlan) int64 { return s.planCost(p, steps, extra) }
 	var p runPlan
+	if s.keeps() { // the boundaries kept while a batch holds a block of IG's steps
+		for l := min(maxLanes, items); l >= min(items, igBlock/2); l = fewerLanes(l) {
+			for _, long := range []bool{false, true} {
+				p = newPlan(steps, items, workers, l, true)
+				p.keep = true
+				for p.longSums = long; p.workers > 1 && cost(p) > budget; p.workers-- {
+				}
+				if cost(p) <= budget {
+					return p, nil
+				}
+			}
+		}
+	}
 	for l := min(maxLanes, items); l >= 1; l = fewerLanes(l) {
 		for _, long := range []bool{false, true} {
 			p = newPlan(steps, items, workers, l, true)
@@ -170,7 +190,18 @@ func (r *Runner) igPlan(steps, n int, budget int64, workers, maxLanes int, extra
 	}
 	p, err := r.plan(steps, n, budget, workers, maxLanes, extra)
 	if err == nil && p.workers < workers {
-		if sp, ok := r.splitPlan(steps, n, budget, workers, maxLanes, extra); ok {
+		// A split that recomputes the layers below loses to batches that
+		// keep the boundaries taking turns on a team (1,000 tokens of a
+		// 2-layer BiLSTM, H 128, 2 cores: BENCHMARKS.md, "Checkpoints that
+		// keep the layers' boundaries").
+		sp, ok := r.splitPlan(steps, n, budget, workers, maxLanes, extra)
+		if ok && sp.keep {
+			return sp, nil
+		}
+		if q, ok := r.keptOnEveryWorker(steps, n, budget, workers, maxLanes, extra); ok {
+			return q, nil
+		}
+		if ok && !(teamCk && ck.keep) {
 			return sp, nil
 		}
 		if teamCk { // the batches that fit take turns on the team, not on one core
@@ -180,6 +211,34 @@ func (r *Runner) igPlan(steps, n int, budget int64, workers, maxLanes int, extra
 	}
 	return p, err
 }
+
+// keptOnEveryWorker is a checkpointed plan that keeps the boundaries on
+// every one of the workers, with the most lanes (at least half a block of
+// IG's steps) that fit: the layers below recomputed once, on every core.
+func (r *Runner) keptOnEveryWorker(steps, n int, budget int64, workers, maxLanes int, extra func(p runPlan) int64) (runPlan, bool) {
+	s := r.s
+	if !s.keeps() {
+		return runPlan{}, false
+	}
+	for l := min(maxLanes, (n+workers-1)/workers); l >= igBlock/2; l = fewerLanes(l) {
+		for _, long := range []bool{false, true} {
+			p := newPlan(steps, n, workers, l, true)
+			p.keep, p.longSums = true, long
+			if p.workers == workers && s.planCost(p, steps, extra) <= budget {
+				return p, true
+			}
+		}
+	}
+	return runPlan{}, false
+}
+
+// keeps reports whether checkpointed plans of s may keep the layers'
+// boundaries (runPlan.keep): models of two layers or more. Measured, IG
+// 50 steps on 1,000 tokens of a 2-layer bidirectional model (E 100,
+// H 128), one core: checkpointed lanes that recompute the layers below
+// 2.2× the time of the whole trace, with the boundaries kept
+// (BENCHMARKS.md, "Checkpoints that keep the layers' boundaries").
+func (s *Model) keeps() bool { return keepBoundaries && s.p.Layers > 1 }
 
 // halfLanes is the next lanes per batch the whole-trace planner tries
 // after l on a dense model: half, rounded up to whole blocks of IG's 16
@@ -228,9 +287,9 @@ func (r *Runner) workers(p runPlan, steps, sums, parts, siblings int, budget int
 	}
 	for _, wk := range r.pool[:p.workers] {
 		if p.ck {
-			if !wk.r.fitsCk(p.lanes, p.seg, p.nseg) || (tight && s.laneCost(p, steps) < wk.laneBytes()) {
+			if !wk.r.fitsCk(p.lanes, p.seg, p.nseg, p.keep) || (tight && s.laneCost(p, steps) < wk.laneBytes()) {
 				wk.r, wk.sib = nil, nil // the old lanes go before the new ones come
-				wk.r = newCkLanes(s, p.lanes, p.seg, p.nseg)
+				wk.r = newCkLanes(s, p.lanes, p.seg, p.nseg, p.keep)
 			}
 			if tight && len(wk.sib) > siblings {
 				wk.sib = append([]*lanes(nil), wk.sib[:siblings]...)
@@ -261,7 +320,8 @@ func (wk *worker) laneBytes() int64 {
 	case wk.r == nil:
 		return 0
 	case wk.r.ck != nil:
-		return wk.r.s.ckLaneBytes(wk.r.l, wk.r.steps, wk.r.ck.nsegCap) + int64(len(wk.sib))*wk.r.s.siblingBytes(wk.r.l, wk.r.ck.nsegCap)
+		keep := wk.r.ck.out != nil
+		return wk.r.s.ckLaneBytes(wk.r.l, wk.r.steps, wk.r.ck.nsegCap, keep) + int64(len(wk.sib))*wk.r.s.siblingBytes(wk.r.l, wk.r.steps, wk.r.ck.nsegCap, keep)
 	}
 	return wk.r.s.laneBytesOf(wk.r.l, wk.r.steps, wk.r.keepZg, wk.r.hRing)
 }

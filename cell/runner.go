@@ -480,9 +480,9 @@ func (r *Runner) forwardOne(x Input) *lanes {
 		return r.one
 	}
 	seg, nseg := segments(steps)
-	if !r.light.fitsCk(1, seg, nseg) {
+	if !r.light.fitsCk(1, seg, nseg, false) {
 		r.light = nil
-		r.light = newCkLanes(r.s, 1, seg, nseg)
+		r.light = newCkLanes(r.s, 1, seg, nseg, false)
 	}
 	r.light.setInput(x.dense, steps, seg)
 	r.light.scale[0], r.light.occluded[0] = x.scale, -1

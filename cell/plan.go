@@ -190,10 +190,13 @@ func (r *Runner) igPlan(steps, n int, budget int64, workers, maxLanes int, extra
 	}
 	p, err := r.plan(steps, n, budget, workers, maxLanes, extra)
 	if err == nil && p.workers < workers {
-		// A split that recomputes the layers below loses to batches that
-		// keep the boundaries taking turns on a team (1,000 tokens of a
-		// 2-layer BiLSTM, H 128, 2 cores: BENCHMARKS.md, "Checkpoints that
-		// keep the layers' boundaries").
+		// In order: split lanes that keep the layers' boundaries, fewer
+		// lanes that keep them on every worker, then split lanes that
+		// recompute the layers below, unless batches that keep them can
+		// take turns on a team (1,000 tokens of a 2-layer BiLSTM, H 128,
+		// 2 cores, default budget: split and recomputing 13.0–13.8 s, kept
+		// on both workers 9.2–10.6 s; BENCHMARKS.md, "Checkpoints that keep
+		// the layers' boundaries").
 		sp, ok := r.splitPlan(steps, n, budget, workers, maxLanes, extra)
 		if ok && sp.keep {
 			return sp, nil

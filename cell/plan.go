@@ -107,29 +107,14 @@ func (r *Runner) plan(steps, items int, budget int64, workers, maxLanes int, ext
 func (r *Runner) checkpointedPlan(steps, items int, budget int64, workers, maxLanes int, extra func(p runPlan) int64) (runPlan, error) {
 	s := r.s
 	cost := func(p runPlan) int64 { return s.planCost(p, steps, extra) }
-	var p runPlan
-	if s.keeps() { // the boundaries kept while a batch holds a block of IG's steps
-		for l := min(maxLanes, items); l >= min(items, igBlock/2); l = fewerLanes(l) {
-			for _, long := range []bool{false, true} {
-				p = newPlan(steps, items, workers, l, true)
-				p.keep = true
-				for p.longSums = long; p.workers > 1 && cost(p) > budget; p.workers-- {
-				}
-				if cost(p) <= budget {
-					return p, nil
-				}
-			}
+	fits := func(p runPlan) bool { return cost(p) <= budget }
+	if s.keeps() { // the boundaries kept while a batch holds half a block of IG's steps
+		if p, ok := firstCheckpointed(steps, items, workers, min(maxLanes, items), min(items, igBlock/2), true, false, fits); ok {
+			return p, nil
 		}
 	}
-	for l := min(maxLanes, items); l >= 1; l = fewerLanes(l) {
-		for _, long := range []bool{false, true} {
-			p = newPlan(steps, items, workers, l, true)
-			for p.longSums = long; p.workers > 1 && cost(p) > budget; p.workers-- {
-			}
-			if cost(p) <= budget {
-				return p, nil
-			}
-		}
+	if p, ok := firstCheckpointed(steps, items, workers, min(maxLanes, items), 1, false, false, fits); ok {
+		return p, nil
 	}
 	least := newPlan(steps, items, workers, 1, true)
 	least.workers = 1
@@ -223,11 +208,24 @@ func (r *Runner) keptOnEveryWorker(steps, n int, budget int64, workers, maxLanes
 	if !s.keeps() {
 		return runPlan{}, false
 	}
-	for l := min(maxLanes, (n+workers-1)/workers); l >= igBlock/2; l = fewerLanes(l) {
+	fits := func(p runPlan) bool { return s.planCost(p, steps, extra) <= budget }
+	return firstCheckpointed(steps, n, workers, min(maxLanes, (n+workers-1)/workers), igBlock/2, true, true, fits)
+}
+
+// firstCheckpointed returns the first checkpointed plan that fits, its
+// lanes from most down to least (fewerLanes), for each IG's sums of dz by
+// segment before the whole input's (longSums), keeping the boundaries or
+// not (keep): with every, on all the workers; else on the fewest cut from
+// them until it fits.
+func firstCheckpointed(steps, items, workers, most, least int, keep, every bool, fits func(runPlan) bool) (runPlan, bool) {
+	for l := most; l >= least; l = fewerLanes(l) {
 		for _, long := range []bool{false, true} {
-			p := newPlan(steps, n, workers, l, true)
-			p.keep, p.longSums = true, long
-			if p.workers == workers && s.planCost(p, steps, extra) <= budget {
+			p := newPlan(steps, items, workers, l, true)
+			p.keep, p.longSums = keep, long
+			for !every && p.workers > 1 && !fits(p) {
+				p.workers--
+			}
+			if fits(p) && (!every || p.workers == workers) {
 				return p, true
 			}
 		}

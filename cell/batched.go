@@ -86,11 +86,13 @@ func (r *Runner) integratedGradients(ctx context.Context, x Input, choose func(y
 		}
 		return igChunkBlocks(n, p.lanes, p.workers)
 	}
-	extra := func(p runPlan) int64 {
-		per := chunkBlocks(p)
-		sums, parts := sizes(p, per)
+	// extraPer is extra for chunks of per blocks, the largest of which
+	// sums of dz cover (tailPlan's: one more).
+	extraPer := func(p runPlan, per, sumBlocks int) int64 {
+		sums, parts := sizes(p, sumBlocks)
 		return 8*int64(sums+parts) + int64(batchesPer(p, per, n)-1)*s.siblingBytes(p.lanes, p.seg, p.nseg, p.keep)
 	}
+	extra := func(p runPlan) int64 { return extraPer(p, chunkBlocks(p), chunkBlocks(p)) }
 	p, err := r.igPlan(steps, n, budget, maxWorkers, maxLanes, extra)
 	if err != nil {
 		return r.withRows(err)
@@ -100,9 +102,6 @@ func (r *Runner) integratedGradients(ctx context.Context, x Input, choose func(y
 			p, budget = q, budget+opt.Spare
 		}
 	}
-	if planSeen != nil {
-		planSeen(p)
-	}
 	if classes > 1 && p.ck {
 		return r.integratedGradientsEach(ctx, x, alphas, weights, grads, y, y0, opt)
 	}
@@ -110,6 +109,18 @@ func (r *Runner) integratedGradients(ctx context.Context, x Input, choose func(y
 	chunks := (blocks + per - 1) / per
 	if !p.split {
 		p.workers = min(p.workers, chunks)
+	}
+	// A short last block rides with the chunk before it where the budget
+	// holds its lanes (tailPlan): one batch fewer.
+	sumBlocks := per // the blocks of the largest chunk
+	if q, ok := tailPlan(p, n, per, chunks, maxLanes, func(q runPlan) bool {
+		return s.sharedBytes(q, steps)+int64(q.workers)*(s.laneCost(q, steps)+extraPer(q, per, per+1)) <= budget
+	}); ok {
+		p, sumBlocks = q, per+1
+		chunks--
+	}
+	if planSeen != nil {
+		planSeen(p)
 	}
 	// A batch may carry more lanes than IG steps, where they fit the
 	// budget and Lanes:
@@ -152,10 +163,11 @@ func (r *Runner) integratedGradients(ctx context.Context, x Input, choose func(y
 	}
 	if p.ck && !p.split { // see widenSegments for the split plan's
 		p = widenSegments(p, steps, func(q runPlan) bool {
-			return s.planCost(q, steps, extra) <= budget && s.workerLaneBytes(q.lanes, q.seg) <= fullTraceMax
+			cost := s.sharedBytes(q, steps) + int64(q.workers)*(s.laneCost(q, steps)+extraPer(q, per, sumBlocks))
+			return cost <= budget && s.workerLaneBytes(q.lanes, q.seg) <= fullTraceMax
 		})
 	}
-	sums, parts := sizes(p, per)
+	sums, parts := sizes(p, sumBlocks)
 	pool := r.workers(p, steps, sums, parts, batchesPer(p, per, n)-1, budget-s.sharedBytes(p, steps))
 	setSymbols(pool, r.syms)
 	defer setSymbols(pool, nil)
@@ -169,7 +181,7 @@ func (r *Runner) integratedGradients(ctx context.Context, x Input, choose func(y
 
 	job := &r.ig
 	*job = igJob{r: r.runnerState, ctx: ctx, x: x, alphas: alphas, weights: weights, grad: grad, grads: grads,
-		steps: steps, lanes: items, per: per, chunks: chunks, workers: len(pool), segSums: !p.longSums, perLane: r.perLane, pad: pad, prog: progress{fn: opt.Progress, total: n}}
+		steps: steps, lanes: items, per: per, chunks: chunks, tail: p.tail, workers: len(pool), segSums: !p.longSums, perLane: r.perLane, pad: pad, prog: progress{fn: opt.Progress, total: n}}
 	job.cond.L = &job.mu
 	for c := range job.classes() {
 		clear(job.sum(c))
@@ -324,6 +336,7 @@ type igJob struct {
 	grads           [][]float64 // IntegratedGradientsAll: every class's sum (class and grad unused)
 	steps, lanes    int
 	per, chunks     int
+	tail            int       // the lanes of a short last block that the last chunk carries besides its own (tailPlan)
 	workers         int       // the workers running the job
 	segSums         bool      // checkpointed lanes: dz summed per segment (gradSink.seg)
 	perLane         bool      // one-hot input: the sums hold input gradients (gradSink.perLane)
@@ -403,13 +416,25 @@ func (j *igJob) runChunk(wk *worker, c int) bool {
 	if j.err != nil {
 		return false
 	}
-	nb := min(j.per, (len(j.alphas)+igBlock-1)/igBlock-c*j.per)
+	k0, k1 := j.chunkRange(c)
+	nb := (k1 - k0 + igBlock - 1) / igBlock
 	for k := range j.classes() { // class k's blocks follow class k−1's
 		j.addBlocks(k, wk.part[k*nb*j.steps*j.r.s.in:], nb)
 	}
 	j.added++
 	j.cond.Broadcast()
 	return true
+}
+
+// chunkRange returns the IG steps [k0, k1) of chunk c: per blocks, the
+// last chunk's with the tail's.
+func (j *igJob) chunkRange(c int) (k0, k1 int) {
+	k0 = c * j.per * igBlock
+	k1 = min(len(j.alphas), k0+j.per*igBlock)
+	if c == j.chunks-1 {
+		k1 += j.tail
+	}
+	return k0, k1
 }
 
 // addBlocks adds the nb blocks' products in part to class k's sum, in
@@ -434,8 +459,7 @@ func (j *igJob) scaleLanes(lr *lanes, b0, l int) {
 func (j *igJob) chunk(wk *worker, c int) error {
 	s := j.r.s
 	steps, e := j.steps, s.in
-	k0 := c * j.per * igBlock
-	k1 := min(len(j.alphas), k0+j.per*igBlock)
+	k0, k1 := j.chunkRange(c)
 	nb := (k1 - k0 + igBlock - 1) / igBlock
 	lr := wk.r
 	sk := gradSink{perLane: j.perLane}

@@ -427,11 +427,20 @@ func mulAddLanes(dst, a, aT []float64, m, k, cols, c0 int, src []float64, l int)
 		kernel.AxpyRows(dst[:m], aT[c0*m:], m, src[:k])
 		return
 	}
-	kb := max(8, l1Words/l)
+	kb := evenBlocks(k, max(8, l1Words/l))
 	for j0 := 0; j0 < k; j0 += kb {
 		j1 := min(j0+kb, k)
 		kernel.MulAddRows(dst[:m*l], l, src[j0*l:j1*l], l, a[c0+j0:], cols, j1-j0)
 	}
+}
+
+// evenBlocks is the length of the fewest blocks of at most most of k
+// terms, of equal length but the last: 512 terms in blocks of at most 170
+// are 4 of 128, not 3 of 170 and one of 2, whose pass over dst would cost
+// about as much as a full one.
+func evenBlocks(k, most int) int {
+	n := (k + most - 1) / most
+	return (k + n - 1) / n
 }
 
 // symbolProducts writes u as inputProducts does for the one-hot input of

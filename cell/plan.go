@@ -30,6 +30,9 @@ type runPlan struct {
 	// and dOut): each layer's segments are recomputed once in backprop,
 	// not once per layer and direction above.
 	keep bool
+	// IG's last chunk also carries the tail lanes of a short last block
+	// (tailPlan).
+	tail int
 }
 
 // planSeen, when set (tests), is told the plan of each IG call.
@@ -176,17 +179,23 @@ func (r *Runner) igPlan(steps, n int, budget int64, workers, maxLanes int, extra
 	p, err := r.plan(steps, n, budget, workers, maxLanes, extra)
 	if err == nil && p.workers < workers {
 		// In order: split lanes that keep the layers' boundaries, fewer
-		// lanes that keep them on every worker, then split lanes that
-		// recompute the layers below, unless batches that keep them can
-		// take turns on a team (1,000 tokens of a 2-layer BiLSTM, H 128,
-		// 2 cores, default budget: split and recomputing 13.0–13.8 s, kept
-		// on both workers 9.2–10.6 s; BENCHMARKS.md, "Checkpoints that keep
-		// the layers' boundaries").
+		// lanes that keep them on every worker where each holds a block of
+		// IG's steps, else one batch that keeps them on a team; then split
+		// lanes that recompute the layers below, unless batches that keep
+		// them can take turns on a team. Measured, 1,000 tokens of a 2-layer
+		// BiLSTM, H 128, 2 cores, default budget: split and recomputing
+		// 13.0–13.8 s, kept on both workers (8 lanes each) 9.2–10.6 s
+		// (BENCHMARKS.md, "Checkpoints that keep the layers' boundaries");
+		// then, with the kernels and tails of "A core's FMAs on long
+		// inputs", kept on both workers 8.7 s, 18 kept lanes on a team of
+		// two 6.0–7.1 s, one core 8.5 s. Batches of 8 lanes run the
+		// products slower than 16, and 4 chunks of a block (the last of 2
+		// lanes) split 32 : 18 between two workers.
 		sp, ok := r.splitPlan(steps, n, budget, workers, maxLanes, extra)
 		if ok && sp.keep {
 			return sp, nil
 		}
-		if q, ok := r.keptOnEveryWorker(steps, n, budget, workers, maxLanes, extra); ok {
+		if q, ok := r.keptOnEveryWorker(steps, n, budget, workers, maxLanes, extra); ok && (q.lanes >= igBlock || !(teamCk && ck.keep)) {
 			return q, nil
 		}
 		if ok && !(teamCk && ck.keep) {
@@ -325,4 +334,26 @@ func (wk *worker) laneBytes() int64 {
 		return wk.r.s.ckLaneBytes(wk.r.l, wk.r.steps, wk.r.ck.nsegCap, keep) + int64(len(wk.sib))*wk.r.s.siblingBytes(wk.r.l, wk.r.steps, wk.r.ck.nsegCap, keep)
 	}
 	return wk.r.s.laneBytesOf(wk.r.l, wk.r.steps, wk.r.keepZg, wk.r.hRing)
+}
+
+// tailPlan is p with room in its batch for the short last block of IG's n
+// steps (fewer than igBlock), which then rides in the last batch of the
+// chunk before it instead of a batch of its own, where fits admits the
+// lanes: on one worker whose checkpointed chunks of per blocks are one
+// batch each. A batch costs about as much for 2 lanes as for 16 (the
+// weights stream through the cache either way): measured, IG 50 steps on
+// 1,000 tokens of a 2-layer BiLSTM, H 128, 16 checkpointed lanes, one
+// core, the batch of the last 2 steps' products ran at 6–8 GFLOP/s
+// against 24–35 for the others and took 1.1–1.7 of 9.5 s.
+func tailPlan(p runPlan, n, per, chunks, maxLanes int, fits func(runPlan) bool) (runPlan, bool) {
+	last := n - (chunks-1)*per*igBlock
+	if !p.ck || p.split || p.workers != 1 || chunks < 2 || last >= igBlock || per*igBlock > p.lanes {
+		return p, false
+	}
+	q := p
+	q.lanes, q.tail = max(p.lanes, per*igBlock+last), last
+	if q.lanes > maxLanes || !fits(q) {
+		return p, false
+	}
+	return q, true
 }

@@ -350,7 +350,11 @@ DATA avx2TailMask<>+96(SB)/8, $0xffffffffffffffff
 DATA avx2TailMask<>+104(SB)/8, $0xffffffffffffffff
 DATA avx2TailMask<>+112(SB)/8, $0xffffffffffffffff
 DATA avx2TailMask<>+120(SB)/8, $0x0000000000000000
-GLOBL avx2TailMask<>(SB), RODATA|NOPTR, $128
+DATA avx2TailMask<>+128(SB)/8, $0xffffffffffffffff
+DATA avx2TailMask<>+136(SB)/8, $0xffffffffffffffff
+DATA avx2TailMask<>+144(SB)/8, $0xffffffffffffffff
+DATA avx2TailMask<>+152(SB)/8, $0xffffffffffffffff
+GLOBL avx2TailMask<>(SB), RODATA|NOPTR, $160
 
 DATA tailMask<>+0(SB)/2, $0x0000
 DATA tailMask<>+2(SB)/2, $0x0001
@@ -492,7 +496,7 @@ axpyRowsAVX2_u1_end:
 
 // func mulAddRowsAVX2(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
 // Requires: AVX, FMA3
-TEXT ·mulAddRowsAVX2(SB), NOSPLIT, $8-104
+TEXT ·mulAddRowsAVX2(SB), NOSPLIT, $40-104
 	MOVQ n+24(FP), AX
 	SHLQ $0x03, AX
 	MOVQ AX, CX
@@ -619,10 +623,10 @@ mulAddRowsAVX2_sparse:
 
 mulAddRowsAVX2_scanned:
 	MOVQ AX, R9
-	SUBQ $+96, R9
+	SUBQ $+136, R9
 
 mulAddRowsAVX2_u3:
-	// while i <= n-96 (bytes)
+	// while i <= n-136 (bytes): more than 4 vectors left
 	CMPQ R8, R9
 	JG   mulAddRowsAVX2_u3_end
 
@@ -754,226 +758,119 @@ mulAddRowsAVX2_u3_store:
 	JMP     mulAddRowsAVX2_u3
 
 mulAddRowsAVX2_u3_end:
-	MOVQ AX, R9
-	SUBQ $+64, R9
-
-	// while i <= n-64 (bytes)
-	CMPQ R8, R9
-	JG   mulAddRowsAVX2_u2_end
-
-	// a tile of 4 rows × 2 vectors of dst in registers
-	MOVQ    dst_base+0(FP), R9
-	ADDQ    R8, R9
-	LEAQ    (R9)(CX*2), R10
-	ADDQ    CX, R10
-	MOVQ    rows_base+32(FP), R11
-	ADDQ    R8, R11
-	MOVQ    coef_base+64(FP), R12
-	LEAQ    (R12)(SI*1), R13
-	MOVQ    k+96(FP), R14
-	VMOVUPD (R9), Y0
-	VMOVUPD 32(R9), Y1
-	VMOVUPD (R9)(CX*1), Y2
-	VMOVUPD 32(R9)(CX*1), Y3
-	VMOVUPD (R9)(CX*2), Y4
-	VMOVUPD 32(R9)(CX*2), Y5
-	VMOVUPD (R10), Y6
-	VMOVUPD 32(R10), Y7
-
-	// no coefficient of the tile is ±0: no tests
-	CMPQ (SP), $0x00
-	JE   mulAddRowsAVX2_u2_rows
-
-mulAddRowsAVX2_u2_dense:
-	// row j of rows, loaded once for every output row
-	VMOVUPD (R11), Y8
-	VMOVUPD 32(R11), Y9
-
-	// output row 0
-	VBROADCASTSD (R12), Y10
-	VFMADD231PD  Y8, Y10, Y0
-	VFMADD231PD  Y9, Y10, Y1
-
-	// output row 1
-	VBROADCASTSD (R12)(BX*1), Y10
-	VFMADD231PD  Y8, Y10, Y2
-	VFMADD231PD  Y9, Y10, Y3
-
-	// output row 2
-	VBROADCASTSD (R12)(BX*2), Y10
-	VFMADD231PD  Y8, Y10, Y4
-	VFMADD231PD  Y9, Y10, Y5
-
-	// output row 3
-	VBROADCASTSD (R13), Y10
-	VFMADD231PD  Y8, Y10, Y6
-	VFMADD231PD  Y9, Y10, Y7
-	ADDQ         DX, R11
-	ADDQ         $+8, R12
-	ADDQ         $+8, R13
-	DECQ         R14
-	JNZ          mulAddRowsAVX2_u2_dense
-	JMP          mulAddRowsAVX2_u2_store
-
-mulAddRowsAVX2_u2_rows:
-	// row j of rows, loaded once for every output row
-	VMOVUPD (R11), Y8
-	VMOVUPD 32(R11), Y9
-
-	// output row 0: skip the term if its coefficient is ±0
-	TESTQ        DI, (R12)
-	JZ           mulAddRowsAVX2_u2_rows_skip0
-	VBROADCASTSD (R12), Y10
-	VFMADD231PD  Y8, Y10, Y0
-	VFMADD231PD  Y9, Y10, Y1
-
-mulAddRowsAVX2_u2_rows_skip0:
-	// output row 1: skip the term if its coefficient is ±0
-	TESTQ        DI, (R12)(BX*1)
-	JZ           mulAddRowsAVX2_u2_rows_skip1
-	VBROADCASTSD (R12)(BX*1), Y10
-	VFMADD231PD  Y8, Y10, Y2
-	VFMADD231PD  Y9, Y10, Y3
-
-mulAddRowsAVX2_u2_rows_skip1:
-	// output row 2: skip the term if its coefficient is ±0
-	TESTQ        DI, (R12)(BX*2)
-	JZ           mulAddRowsAVX2_u2_rows_skip2
-	VBROADCASTSD (R12)(BX*2), Y10
-	VFMADD231PD  Y8, Y10, Y4
-	VFMADD231PD  Y9, Y10, Y5
-
-mulAddRowsAVX2_u2_rows_skip2:
-	// output row 3: skip the term if its coefficient is ±0
-	TESTQ        DI, (R13)
-	JZ           mulAddRowsAVX2_u2_rows_skip3
-	VBROADCASTSD (R13), Y10
-	VFMADD231PD  Y8, Y10, Y6
-	VFMADD231PD  Y9, Y10, Y7
-
-mulAddRowsAVX2_u2_rows_skip3:
-	ADDQ DX, R11
-	ADDQ $+8, R12
-	ADDQ $+8, R13
-	DECQ R14
-	JNZ  mulAddRowsAVX2_u2_rows
-
-mulAddRowsAVX2_u2_store:
-	VMOVUPD Y0, (R9)
-	VMOVUPD Y1, 32(R9)
-	VMOVUPD Y2, (R9)(CX*1)
-	VMOVUPD Y3, 32(R9)(CX*1)
-	VMOVUPD Y4, (R9)(CX*2)
-	VMOVUPD Y5, 32(R9)(CX*2)
-	VMOVUPD Y6, (R10)
-	VMOVUPD Y7, 32(R10)
-	ADDQ    $+64, R8
-
-mulAddRowsAVX2_u2_end:
-	MOVQ AX, R9
-	SUBQ $+32, R9
-
-	// while i <= n-32 (bytes)
-	CMPQ R8, R9
-	JG   mulAddRowsAVX2_u1_end
-
-	// a tile of 4 rows × 1 vectors of dst in registers
-	MOVQ    dst_base+0(FP), R9
-	ADDQ    R8, R9
-	LEAQ    (R9)(CX*2), R10
-	ADDQ    CX, R10
-	MOVQ    rows_base+32(FP), R11
-	ADDQ    R8, R11
-	MOVQ    coef_base+64(FP), R12
-	LEAQ    (R12)(SI*1), R13
-	MOVQ    k+96(FP), R14
-	VMOVUPD (R9), Y0
-	VMOVUPD (R9)(CX*1), Y1
-	VMOVUPD (R9)(CX*2), Y2
-	VMOVUPD (R10), Y3
-
-	// no coefficient of the tile is ±0: no tests
-	CMPQ (SP), $0x00
-	JE   mulAddRowsAVX2_u1_rows
-
-mulAddRowsAVX2_u1_dense:
-	// row j of rows, loaded once for every output row
-	VMOVUPD (R11), Y4
-
-	// output row 0
-	VBROADCASTSD (R12), Y5
-	VFMADD231PD  Y4, Y5, Y0
-
-	// output row 1
-	VBROADCASTSD (R12)(BX*1), Y5
-	VFMADD231PD  Y4, Y5, Y1
-
-	// output row 2
-	VBROADCASTSD (R12)(BX*2), Y5
-	VFMADD231PD  Y4, Y5, Y2
-
-	// output row 3
-	VBROADCASTSD (R13), Y5
-	VFMADD231PD  Y4, Y5, Y3
-	ADDQ         DX, R11
-	ADDQ         $+8, R12
-	ADDQ         $+8, R13
-	DECQ         R14
-	JNZ          mulAddRowsAVX2_u1_dense
-	JMP          mulAddRowsAVX2_u1_store
-
-mulAddRowsAVX2_u1_rows:
-	// row j of rows, loaded once for every output row
-	VMOVUPD (R11), Y4
-
-	// output row 0: skip the term if its coefficient is ±0
-	TESTQ        DI, (R12)
-	JZ           mulAddRowsAVX2_u1_rows_skip0
-	VBROADCASTSD (R12), Y5
-	VFMADD231PD  Y4, Y5, Y0
-
-mulAddRowsAVX2_u1_rows_skip0:
-	// output row 1: skip the term if its coefficient is ±0
-	TESTQ        DI, (R12)(BX*1)
-	JZ           mulAddRowsAVX2_u1_rows_skip1
-	VBROADCASTSD (R12)(BX*1), Y5
-	VFMADD231PD  Y4, Y5, Y1
-
-mulAddRowsAVX2_u1_rows_skip1:
-	// output row 2: skip the term if its coefficient is ±0
-	TESTQ        DI, (R12)(BX*2)
-	JZ           mulAddRowsAVX2_u1_rows_skip2
-	VBROADCASTSD (R12)(BX*2), Y5
-	VFMADD231PD  Y4, Y5, Y2
-
-mulAddRowsAVX2_u1_rows_skip2:
-	// output row 3: skip the term if its coefficient is ±0
-	TESTQ        DI, (R13)
-	JZ           mulAddRowsAVX2_u1_rows_skip3
-	VBROADCASTSD (R13), Y5
-	VFMADD231PD  Y4, Y5, Y3
-
-mulAddRowsAVX2_u1_rows_skip3:
-	ADDQ DX, R11
-	ADDQ $+8, R12
-	ADDQ $+8, R13
-	DECQ R14
-	JNZ  mulAddRowsAVX2_u1_rows
-
-mulAddRowsAVX2_u1_store:
-	VMOVUPD Y0, (R9)
-	VMOVUPD Y1, (R9)(CX*1)
-	VMOVUPD Y2, (R9)(CX*2)
-	VMOVUPD Y3, (R10)
-	ADDQ    $+32, R8
-
-mulAddRowsAVX2_u1_end:
-	// the last n-i < 4 elements, masked
+	// the rest: n-i bytes, 1 to 4 vectors, the last one masked where it holds fewer than 4 lanes
 	SUBQ    R8, AX
 	JZ      mulAddRowsAVX2_done
-	SHLQ    $0x02, AX
+	MOVQ    AX, R10
+	SHRQ    $0x03, R10
+	DECQ    R10
+	ANDQ    $+3, R10
+	INCQ    R10
+	SHLQ    $0x05, R10
 	LEAQ    avx2TailMask<>+0(SB), R9
-	VMOVUPD (R9)(AX*1), Y0
+	VMOVUPD (R9)(R10*1), Y0
+	VMOVUPD Y0, 8(SP)
+	CMPQ    AX, $+96
+	JA      mulAddRowsAVX2_rest4
+	CMPQ    AX, $+64
+	JA      mulAddRowsAVX2_rest3
+	CMPQ    AX, $+32
+	JA      mulAddRowsAVX2_rest2
+	TESTQ   $+31, AX
+	JNZ     mulAddRowsAVX2_last1m
+
+	// a tile of 4 rows × 1 vectors of dst in registers
+	MOVQ    dst_base+0(FP), AX
+	ADDQ    R8, AX
+	LEAQ    (AX)(CX*2), R9
+	ADDQ    CX, R9
+	MOVQ    rows_base+32(FP), R10
+	ADDQ    R8, R10
+	MOVQ    coef_base+64(FP), R8
+	LEAQ    (R8)(SI*1), SI
+	MOVQ    k+96(FP), R11
+	VMOVUPD (AX), Y0
+	VMOVUPD (AX)(CX*1), Y1
+	VMOVUPD (AX)(CX*2), Y2
+	VMOVUPD (R9), Y3
+
+	// no coefficient of the tile is ±0: no tests
+	CMPQ (SP), $0x00
+	JE   mulAddRowsAVX2_last1_rows
+
+mulAddRowsAVX2_last1_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R10), Y4
+
+	// output row 0
+	VBROADCASTSD (R8), Y5
+	VFMADD231PD  Y4, Y5, Y0
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Y5
+	VFMADD231PD  Y4, Y5, Y1
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Y5
+	VFMADD231PD  Y4, Y5, Y2
+
+	// output row 3
+	VBROADCASTSD (SI), Y5
+	VFMADD231PD  Y4, Y5, Y3
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRowsAVX2_last1_dense
+	JMP          mulAddRowsAVX2_last1_store
+
+mulAddRowsAVX2_last1_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R10), Y4
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRowsAVX2_last1_rows_skip0
+	VBROADCASTSD (R8), Y5
+	VFMADD231PD  Y4, Y5, Y0
+
+mulAddRowsAVX2_last1_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRowsAVX2_last1_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Y5
+	VFMADD231PD  Y4, Y5, Y1
+
+mulAddRowsAVX2_last1_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRowsAVX2_last1_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Y5
+	VFMADD231PD  Y4, Y5, Y2
+
+mulAddRowsAVX2_last1_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRowsAVX2_last1_rows_skip3
+	VBROADCASTSD (SI), Y5
+	VFMADD231PD  Y4, Y5, Y3
+
+mulAddRowsAVX2_last1_rows_skip3:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRowsAVX2_last1_rows
+
+mulAddRowsAVX2_last1_store:
+	VMOVUPD Y0, (AX)
+	VMOVUPD Y1, (AX)(CX*1)
+	VMOVUPD Y2, (AX)(CX*2)
+	VMOVUPD Y3, (R9)
+	JMP     mulAddRowsAVX2_done
+
+mulAddRowsAVX2_last1m:
+	VMOVUPD 8(SP), Y0
 
 	// a tile of 4 rows × 1 vectors of dst in registers
 	MOVQ       dst_base+0(FP), AX
@@ -992,9 +889,9 @@ mulAddRowsAVX2_u1_end:
 
 	// no coefficient of the tile is ±0: no tests
 	CMPQ (SP), $0x00
-	JE   mulAddRowsAVX2_tail_rows
+	JE   mulAddRowsAVX2_last1m_rows
 
-mulAddRowsAVX2_tail_dense:
+mulAddRowsAVX2_last1m_dense:
 	// row j of rows, loaded once for every output row
 	VMASKMOVPD (R10), Y0, Y5
 
@@ -1017,48 +914,976 @@ mulAddRowsAVX2_tail_dense:
 	ADDQ         $+8, R8
 	ADDQ         $+8, SI
 	DECQ         R11
-	JNZ          mulAddRowsAVX2_tail_dense
-	JMP          mulAddRowsAVX2_tail_store
+	JNZ          mulAddRowsAVX2_last1m_dense
+	JMP          mulAddRowsAVX2_last1m_store
 
-mulAddRowsAVX2_tail_rows:
+mulAddRowsAVX2_last1m_rows:
 	// row j of rows, loaded once for every output row
 	VMASKMOVPD (R10), Y0, Y5
 
 	// output row 0: skip the term if its coefficient is ±0
 	TESTQ        DI, (R8)
-	JZ           mulAddRowsAVX2_tail_rows_skip0
+	JZ           mulAddRowsAVX2_last1m_rows_skip0
 	VBROADCASTSD (R8), Y6
 	VFMADD231PD  Y5, Y6, Y1
 
-mulAddRowsAVX2_tail_rows_skip0:
+mulAddRowsAVX2_last1m_rows_skip0:
 	// output row 1: skip the term if its coefficient is ±0
 	TESTQ        DI, (R8)(BX*1)
-	JZ           mulAddRowsAVX2_tail_rows_skip1
+	JZ           mulAddRowsAVX2_last1m_rows_skip1
 	VBROADCASTSD (R8)(BX*1), Y6
 	VFMADD231PD  Y5, Y6, Y2
 
-mulAddRowsAVX2_tail_rows_skip1:
+mulAddRowsAVX2_last1m_rows_skip1:
 	// output row 2: skip the term if its coefficient is ±0
 	TESTQ        DI, (R8)(BX*2)
-	JZ           mulAddRowsAVX2_tail_rows_skip2
+	JZ           mulAddRowsAVX2_last1m_rows_skip2
 	VBROADCASTSD (R8)(BX*2), Y6
 	VFMADD231PD  Y5, Y6, Y3
 
-mulAddRowsAVX2_tail_rows_skip2:
+mulAddRowsAVX2_last1m_rows_skip2:
 	// output row 3: skip the term if its coefficient is ±0
 	TESTQ        DI, (SI)
-	JZ           mulAddRowsAVX2_tail_rows_skip3
+	JZ           mulAddRowsAVX2_last1m_rows_skip3
 	VBROADCASTSD (SI), Y6
 	VFMADD231PD  Y5, Y6, Y4
 
-mulAddRowsAVX2_tail_rows_skip3:
+mulAddRowsAVX2_last1m_rows_skip3:
 	ADDQ DX, R10
 	ADDQ $+8, R8
 	ADDQ $+8, SI
 	DECQ R11
-	JNZ  mulAddRowsAVX2_tail_rows
+	JNZ  mulAddRowsAVX2_last1m_rows
 
-mulAddRowsAVX2_tail_store:
+mulAddRowsAVX2_last1m_store:
+	VMASKMOVPD Y1, Y0, (AX)
+	VMASKMOVPD Y2, Y0, (AX)(CX*1)
+	VMASKMOVPD Y3, Y0, (AX)(CX*2)
+	VMASKMOVPD Y4, Y0, (R9)
+	JMP        mulAddRowsAVX2_done
+
+mulAddRowsAVX2_rest2:
+	TESTQ $+31, AX
+	JNZ   mulAddRowsAVX2_last2m
+
+	// a tile of 4 rows × 2 vectors of dst in registers
+	MOVQ    dst_base+0(FP), AX
+	ADDQ    R8, AX
+	LEAQ    (AX)(CX*2), R9
+	ADDQ    CX, R9
+	MOVQ    rows_base+32(FP), R10
+	ADDQ    R8, R10
+	MOVQ    coef_base+64(FP), R8
+	LEAQ    (R8)(SI*1), SI
+	MOVQ    k+96(FP), R11
+	VMOVUPD (AX), Y0
+	VMOVUPD 32(AX), Y1
+	VMOVUPD (AX)(CX*1), Y2
+	VMOVUPD 32(AX)(CX*1), Y3
+	VMOVUPD (AX)(CX*2), Y4
+	VMOVUPD 32(AX)(CX*2), Y5
+	VMOVUPD (R9), Y6
+	VMOVUPD 32(R9), Y7
+
+	// no coefficient of the tile is ±0: no tests
+	CMPQ (SP), $0x00
+	JE   mulAddRowsAVX2_last2_rows
+
+mulAddRowsAVX2_last2_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R10), Y8
+	VMOVUPD 32(R10), Y9
+
+	// output row 0
+	VBROADCASTSD (R8), Y10
+	VFMADD231PD  Y8, Y10, Y0
+	VFMADD231PD  Y9, Y10, Y1
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Y10
+	VFMADD231PD  Y8, Y10, Y2
+	VFMADD231PD  Y9, Y10, Y3
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Y10
+	VFMADD231PD  Y8, Y10, Y4
+	VFMADD231PD  Y9, Y10, Y5
+
+	// output row 3
+	VBROADCASTSD (SI), Y10
+	VFMADD231PD  Y8, Y10, Y6
+	VFMADD231PD  Y9, Y10, Y7
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRowsAVX2_last2_dense
+	JMP          mulAddRowsAVX2_last2_store
+
+mulAddRowsAVX2_last2_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R10), Y8
+	VMOVUPD 32(R10), Y9
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRowsAVX2_last2_rows_skip0
+	VBROADCASTSD (R8), Y10
+	VFMADD231PD  Y8, Y10, Y0
+	VFMADD231PD  Y9, Y10, Y1
+
+mulAddRowsAVX2_last2_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRowsAVX2_last2_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Y10
+	VFMADD231PD  Y8, Y10, Y2
+	VFMADD231PD  Y9, Y10, Y3
+
+mulAddRowsAVX2_last2_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRowsAVX2_last2_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Y10
+	VFMADD231PD  Y8, Y10, Y4
+	VFMADD231PD  Y9, Y10, Y5
+
+mulAddRowsAVX2_last2_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRowsAVX2_last2_rows_skip3
+	VBROADCASTSD (SI), Y10
+	VFMADD231PD  Y8, Y10, Y6
+	VFMADD231PD  Y9, Y10, Y7
+
+mulAddRowsAVX2_last2_rows_skip3:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRowsAVX2_last2_rows
+
+mulAddRowsAVX2_last2_store:
+	VMOVUPD Y0, (AX)
+	VMOVUPD Y1, 32(AX)
+	VMOVUPD Y2, (AX)(CX*1)
+	VMOVUPD Y3, 32(AX)(CX*1)
+	VMOVUPD Y4, (AX)(CX*2)
+	VMOVUPD Y5, 32(AX)(CX*2)
+	VMOVUPD Y6, (R9)
+	VMOVUPD Y7, 32(R9)
+	JMP     mulAddRowsAVX2_done
+
+mulAddRowsAVX2_last2m:
+	VMOVUPD 8(SP), Y0
+
+	// a tile of 4 rows × 2 vectors of dst in registers
+	MOVQ       dst_base+0(FP), AX
+	ADDQ       R8, AX
+	LEAQ       (AX)(CX*2), R9
+	ADDQ       CX, R9
+	MOVQ       rows_base+32(FP), R10
+	ADDQ       R8, R10
+	MOVQ       coef_base+64(FP), R8
+	LEAQ       (R8)(SI*1), SI
+	MOVQ       k+96(FP), R11
+	VMOVUPD    (AX), Y1
+	VMASKMOVPD 32(AX), Y0, Y2
+	VMOVUPD    (AX)(CX*1), Y3
+	VMASKMOVPD 32(AX)(CX*1), Y0, Y4
+	VMOVUPD    (AX)(CX*2), Y5
+	VMASKMOVPD 32(AX)(CX*2), Y0, Y6
+	VMOVUPD    (R9), Y7
+	VMASKMOVPD 32(R9), Y0, Y8
+
+	// no coefficient of the tile is ±0: no tests
+	CMPQ (SP), $0x00
+	JE   mulAddRowsAVX2_last2m_rows
+
+mulAddRowsAVX2_last2m_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD    (R10), Y9
+	VMASKMOVPD 32(R10), Y0, Y10
+
+	// output row 0
+	VBROADCASTSD (R8), Y11
+	VFMADD231PD  Y9, Y11, Y1
+	VFMADD231PD  Y10, Y11, Y2
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Y11
+	VFMADD231PD  Y9, Y11, Y3
+	VFMADD231PD  Y10, Y11, Y4
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Y11
+	VFMADD231PD  Y9, Y11, Y5
+	VFMADD231PD  Y10, Y11, Y6
+
+	// output row 3
+	VBROADCASTSD (SI), Y11
+	VFMADD231PD  Y9, Y11, Y7
+	VFMADD231PD  Y10, Y11, Y8
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRowsAVX2_last2m_dense
+	JMP          mulAddRowsAVX2_last2m_store
+
+mulAddRowsAVX2_last2m_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD    (R10), Y9
+	VMASKMOVPD 32(R10), Y0, Y10
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRowsAVX2_last2m_rows_skip0
+	VBROADCASTSD (R8), Y11
+	VFMADD231PD  Y9, Y11, Y1
+	VFMADD231PD  Y10, Y11, Y2
+
+mulAddRowsAVX2_last2m_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRowsAVX2_last2m_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Y11
+	VFMADD231PD  Y9, Y11, Y3
+	VFMADD231PD  Y10, Y11, Y4
+
+mulAddRowsAVX2_last2m_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRowsAVX2_last2m_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Y11
+	VFMADD231PD  Y9, Y11, Y5
+	VFMADD231PD  Y10, Y11, Y6
+
+mulAddRowsAVX2_last2m_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRowsAVX2_last2m_rows_skip3
+	VBROADCASTSD (SI), Y11
+	VFMADD231PD  Y9, Y11, Y7
+	VFMADD231PD  Y10, Y11, Y8
+
+mulAddRowsAVX2_last2m_rows_skip3:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRowsAVX2_last2m_rows
+
+mulAddRowsAVX2_last2m_store:
+	VMOVUPD    Y1, (AX)
+	VMASKMOVPD Y2, Y0, 32(AX)
+	VMOVUPD    Y3, (AX)(CX*1)
+	VMASKMOVPD Y4, Y0, 32(AX)(CX*1)
+	VMOVUPD    Y5, (AX)(CX*2)
+	VMASKMOVPD Y6, Y0, 32(AX)(CX*2)
+	VMOVUPD    Y7, (R9)
+	VMASKMOVPD Y8, Y0, 32(R9)
+	JMP        mulAddRowsAVX2_done
+
+mulAddRowsAVX2_rest3:
+	TESTQ $+31, AX
+	JNZ   mulAddRowsAVX2_last3m
+
+	// a tile of 4 rows × 3 vectors of dst in registers
+	MOVQ    dst_base+0(FP), AX
+	ADDQ    R8, AX
+	LEAQ    (AX)(CX*2), R9
+	ADDQ    CX, R9
+	MOVQ    rows_base+32(FP), R10
+	ADDQ    R8, R10
+	MOVQ    coef_base+64(FP), R8
+	LEAQ    (R8)(SI*1), SI
+	MOVQ    k+96(FP), R11
+	VMOVUPD (AX), Y0
+	VMOVUPD 32(AX), Y1
+	VMOVUPD 64(AX), Y2
+	VMOVUPD (AX)(CX*1), Y3
+	VMOVUPD 32(AX)(CX*1), Y4
+	VMOVUPD 64(AX)(CX*1), Y5
+	VMOVUPD (AX)(CX*2), Y6
+	VMOVUPD 32(AX)(CX*2), Y7
+	VMOVUPD 64(AX)(CX*2), Y8
+	VMOVUPD (R9), Y9
+	VMOVUPD 32(R9), Y10
+	VMOVUPD 64(R9), Y11
+
+	// no coefficient of the tile is ±0: no tests
+	CMPQ (SP), $0x00
+	JE   mulAddRowsAVX2_last3_rows
+
+mulAddRowsAVX2_last3_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R10), Y12
+	VMOVUPD 32(R10), Y13
+	VMOVUPD 64(R10), Y14
+
+	// output row 0
+	VBROADCASTSD (R8), Y15
+	VFMADD231PD  Y12, Y15, Y0
+	VFMADD231PD  Y13, Y15, Y1
+	VFMADD231PD  Y14, Y15, Y2
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Y15
+	VFMADD231PD  Y12, Y15, Y3
+	VFMADD231PD  Y13, Y15, Y4
+	VFMADD231PD  Y14, Y15, Y5
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Y15
+	VFMADD231PD  Y12, Y15, Y6
+	VFMADD231PD  Y13, Y15, Y7
+	VFMADD231PD  Y14, Y15, Y8
+
+	// output row 3
+	VBROADCASTSD (SI), Y15
+	VFMADD231PD  Y12, Y15, Y9
+	VFMADD231PD  Y13, Y15, Y10
+	VFMADD231PD  Y14, Y15, Y11
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRowsAVX2_last3_dense
+	JMP          mulAddRowsAVX2_last3_store
+
+mulAddRowsAVX2_last3_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R10), Y12
+	VMOVUPD 32(R10), Y13
+	VMOVUPD 64(R10), Y14
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRowsAVX2_last3_rows_skip0
+	VBROADCASTSD (R8), Y15
+	VFMADD231PD  Y12, Y15, Y0
+	VFMADD231PD  Y13, Y15, Y1
+	VFMADD231PD  Y14, Y15, Y2
+
+mulAddRowsAVX2_last3_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRowsAVX2_last3_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Y15
+	VFMADD231PD  Y12, Y15, Y3
+	VFMADD231PD  Y13, Y15, Y4
+	VFMADD231PD  Y14, Y15, Y5
+
+mulAddRowsAVX2_last3_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRowsAVX2_last3_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Y15
+	VFMADD231PD  Y12, Y15, Y6
+	VFMADD231PD  Y13, Y15, Y7
+	VFMADD231PD  Y14, Y15, Y8
+
+mulAddRowsAVX2_last3_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRowsAVX2_last3_rows_skip3
+	VBROADCASTSD (SI), Y15
+	VFMADD231PD  Y12, Y15, Y9
+	VFMADD231PD  Y13, Y15, Y10
+	VFMADD231PD  Y14, Y15, Y11
+
+mulAddRowsAVX2_last3_rows_skip3:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRowsAVX2_last3_rows
+
+mulAddRowsAVX2_last3_store:
+	VMOVUPD Y0, (AX)
+	VMOVUPD Y1, 32(AX)
+	VMOVUPD Y2, 64(AX)
+	VMOVUPD Y3, (AX)(CX*1)
+	VMOVUPD Y4, 32(AX)(CX*1)
+	VMOVUPD Y5, 64(AX)(CX*1)
+	VMOVUPD Y6, (AX)(CX*2)
+	VMOVUPD Y7, 32(AX)(CX*2)
+	VMOVUPD Y8, 64(AX)(CX*2)
+	VMOVUPD Y9, (R9)
+	VMOVUPD Y10, 32(R9)
+	VMOVUPD Y11, 64(R9)
+	JMP     mulAddRowsAVX2_done
+
+mulAddRowsAVX2_last3m:
+	// a tile of 4 rows × 3 vectors of dst in registers
+	MOVQ       dst_base+0(FP), AX
+	ADDQ       R8, AX
+	LEAQ       (AX)(CX*2), R9
+	ADDQ       CX, R9
+	MOVQ       rows_base+32(FP), R10
+	ADDQ       R8, R10
+	MOVQ       coef_base+64(FP), R8
+	LEAQ       (R8)(SI*1), SI
+	MOVQ       k+96(FP), R11
+	VMOVUPD    (AX), Y0
+	VMOVUPD    32(AX), Y1
+	VMOVUPD    8(SP), Y2
+	VMASKMOVPD 64(AX), Y2, Y2
+	VMOVUPD    (AX)(CX*1), Y3
+	VMOVUPD    32(AX)(CX*1), Y4
+	VMOVUPD    8(SP), Y5
+	VMASKMOVPD 64(AX)(CX*1), Y5, Y5
+	VMOVUPD    (AX)(CX*2), Y6
+	VMOVUPD    32(AX)(CX*2), Y7
+	VMOVUPD    8(SP), Y8
+	VMASKMOVPD 64(AX)(CX*2), Y8, Y8
+	VMOVUPD    (R9), Y9
+	VMOVUPD    32(R9), Y10
+	VMOVUPD    8(SP), Y11
+	VMASKMOVPD 64(R9), Y11, Y11
+
+	// no coefficient of the tile is ±0: no tests
+	CMPQ (SP), $0x00
+	JE   mulAddRowsAVX2_last3m_rows
+
+mulAddRowsAVX2_last3m_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD    (R10), Y12
+	VMOVUPD    32(R10), Y13
+	VMOVUPD    8(SP), Y14
+	VMASKMOVPD 64(R10), Y14, Y14
+
+	// output row 0
+	VBROADCASTSD (R8), Y15
+	VFMADD231PD  Y12, Y15, Y0
+	VFMADD231PD  Y13, Y15, Y1
+	VFMADD231PD  Y14, Y15, Y2
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Y15
+	VFMADD231PD  Y12, Y15, Y3
+	VFMADD231PD  Y13, Y15, Y4
+	VFMADD231PD  Y14, Y15, Y5
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Y15
+	VFMADD231PD  Y12, Y15, Y6
+	VFMADD231PD  Y13, Y15, Y7
+	VFMADD231PD  Y14, Y15, Y8
+
+	// output row 3
+	VBROADCASTSD (SI), Y15
+	VFMADD231PD  Y12, Y15, Y9
+	VFMADD231PD  Y13, Y15, Y10
+	VFMADD231PD  Y14, Y15, Y11
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRowsAVX2_last3m_dense
+	JMP          mulAddRowsAVX2_last3m_store
+
+mulAddRowsAVX2_last3m_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD    (R10), Y12
+	VMOVUPD    32(R10), Y13
+	VMOVUPD    8(SP), Y14
+	VMASKMOVPD 64(R10), Y14, Y14
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRowsAVX2_last3m_rows_skip0
+	VBROADCASTSD (R8), Y15
+	VFMADD231PD  Y12, Y15, Y0
+	VFMADD231PD  Y13, Y15, Y1
+	VFMADD231PD  Y14, Y15, Y2
+
+mulAddRowsAVX2_last3m_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRowsAVX2_last3m_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Y15
+	VFMADD231PD  Y12, Y15, Y3
+	VFMADD231PD  Y13, Y15, Y4
+	VFMADD231PD  Y14, Y15, Y5
+
+mulAddRowsAVX2_last3m_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRowsAVX2_last3m_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Y15
+	VFMADD231PD  Y12, Y15, Y6
+	VFMADD231PD  Y13, Y15, Y7
+	VFMADD231PD  Y14, Y15, Y8
+
+mulAddRowsAVX2_last3m_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRowsAVX2_last3m_rows_skip3
+	VBROADCASTSD (SI), Y15
+	VFMADD231PD  Y12, Y15, Y9
+	VFMADD231PD  Y13, Y15, Y10
+	VFMADD231PD  Y14, Y15, Y11
+
+mulAddRowsAVX2_last3m_rows_skip3:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRowsAVX2_last3m_rows
+
+mulAddRowsAVX2_last3m_store:
+	VMOVUPD    Y0, (AX)
+	VMOVUPD    Y1, 32(AX)
+	VMOVUPD    8(SP), Y0
+	VMASKMOVPD Y2, Y0, 64(AX)
+	VMOVUPD    Y3, (AX)(CX*1)
+	VMOVUPD    Y4, 32(AX)(CX*1)
+	VMOVUPD    8(SP), Y0
+	VMASKMOVPD Y5, Y0, 64(AX)(CX*1)
+	VMOVUPD    Y6, (AX)(CX*2)
+	VMOVUPD    Y7, 32(AX)(CX*2)
+	VMOVUPD    8(SP), Y0
+	VMASKMOVPD Y8, Y0, 64(AX)(CX*2)
+	VMOVUPD    Y9, (R9)
+	VMOVUPD    Y10, 32(R9)
+	VMOVUPD    8(SP), Y0
+	VMASKMOVPD Y11, Y0, 64(R9)
+	JMP        mulAddRowsAVX2_done
+
+mulAddRowsAVX2_rest4:
+	TESTQ $+31, AX
+	JNZ   mulAddRowsAVX2_rest4m
+
+	// a tile of 4 rows × 2 vectors of dst in registers
+	MOVQ    dst_base+0(FP), AX
+	ADDQ    R8, AX
+	LEAQ    (AX)(CX*2), R9
+	ADDQ    CX, R9
+	MOVQ    rows_base+32(FP), R10
+	ADDQ    R8, R10
+	MOVQ    coef_base+64(FP), R11
+	LEAQ    (R11)(SI*1), R12
+	MOVQ    k+96(FP), R13
+	VMOVUPD (AX), Y0
+	VMOVUPD 32(AX), Y1
+	VMOVUPD (AX)(CX*1), Y2
+	VMOVUPD 32(AX)(CX*1), Y3
+	VMOVUPD (AX)(CX*2), Y4
+	VMOVUPD 32(AX)(CX*2), Y5
+	VMOVUPD (R9), Y6
+	VMOVUPD 32(R9), Y7
+
+	// no coefficient of the tile is ±0: no tests
+	CMPQ (SP), $0x00
+	JE   mulAddRowsAVX2_rest4a_rows
+
+mulAddRowsAVX2_rest4a_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R10), Y8
+	VMOVUPD 32(R10), Y9
+
+	// output row 0
+	VBROADCASTSD (R11), Y10
+	VFMADD231PD  Y8, Y10, Y0
+	VFMADD231PD  Y9, Y10, Y1
+
+	// output row 1
+	VBROADCASTSD (R11)(BX*1), Y10
+	VFMADD231PD  Y8, Y10, Y2
+	VFMADD231PD  Y9, Y10, Y3
+
+	// output row 2
+	VBROADCASTSD (R11)(BX*2), Y10
+	VFMADD231PD  Y8, Y10, Y4
+	VFMADD231PD  Y9, Y10, Y5
+
+	// output row 3
+	VBROADCASTSD (R12), Y10
+	VFMADD231PD  Y8, Y10, Y6
+	VFMADD231PD  Y9, Y10, Y7
+	ADDQ         DX, R10
+	ADDQ         $+8, R11
+	ADDQ         $+8, R12
+	DECQ         R13
+	JNZ          mulAddRowsAVX2_rest4a_dense
+	JMP          mulAddRowsAVX2_rest4a_store
+
+mulAddRowsAVX2_rest4a_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R10), Y8
+	VMOVUPD 32(R10), Y9
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R11)
+	JZ           mulAddRowsAVX2_rest4a_rows_skip0
+	VBROADCASTSD (R11), Y10
+	VFMADD231PD  Y8, Y10, Y0
+	VFMADD231PD  Y9, Y10, Y1
+
+mulAddRowsAVX2_rest4a_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R11)(BX*1)
+	JZ           mulAddRowsAVX2_rest4a_rows_skip1
+	VBROADCASTSD (R11)(BX*1), Y10
+	VFMADD231PD  Y8, Y10, Y2
+	VFMADD231PD  Y9, Y10, Y3
+
+mulAddRowsAVX2_rest4a_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R11)(BX*2)
+	JZ           mulAddRowsAVX2_rest4a_rows_skip2
+	VBROADCASTSD (R11)(BX*2), Y10
+	VFMADD231PD  Y8, Y10, Y4
+	VFMADD231PD  Y9, Y10, Y5
+
+mulAddRowsAVX2_rest4a_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (R12)
+	JZ           mulAddRowsAVX2_rest4a_rows_skip3
+	VBROADCASTSD (R12), Y10
+	VFMADD231PD  Y8, Y10, Y6
+	VFMADD231PD  Y9, Y10, Y7
+
+mulAddRowsAVX2_rest4a_rows_skip3:
+	ADDQ DX, R10
+	ADDQ $+8, R11
+	ADDQ $+8, R12
+	DECQ R13
+	JNZ  mulAddRowsAVX2_rest4a_rows
+
+mulAddRowsAVX2_rest4a_store:
+	VMOVUPD Y0, (AX)
+	VMOVUPD Y1, 32(AX)
+	VMOVUPD Y2, (AX)(CX*1)
+	VMOVUPD Y3, 32(AX)(CX*1)
+	VMOVUPD Y4, (AX)(CX*2)
+	VMOVUPD Y5, 32(AX)(CX*2)
+	VMOVUPD Y6, (R9)
+	VMOVUPD Y7, 32(R9)
+	ADDQ    $+64, R8
+
+	// a tile of 4 rows × 2 vectors of dst in registers
+	MOVQ    dst_base+0(FP), AX
+	ADDQ    R8, AX
+	LEAQ    (AX)(CX*2), R9
+	ADDQ    CX, R9
+	MOVQ    rows_base+32(FP), R10
+	ADDQ    R8, R10
+	MOVQ    coef_base+64(FP), R8
+	LEAQ    (R8)(SI*1), SI
+	MOVQ    k+96(FP), R11
+	VMOVUPD (AX), Y0
+	VMOVUPD 32(AX), Y1
+	VMOVUPD (AX)(CX*1), Y2
+	VMOVUPD 32(AX)(CX*1), Y3
+	VMOVUPD (AX)(CX*2), Y4
+	VMOVUPD 32(AX)(CX*2), Y5
+	VMOVUPD (R9), Y6
+	VMOVUPD 32(R9), Y7
+
+	// no coefficient of the tile is ±0: no tests
+	CMPQ (SP), $0x00
+	JE   mulAddRowsAVX2_rest4b_rows
+
+mulAddRowsAVX2_rest4b_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R10), Y8
+	VMOVUPD 32(R10), Y9
+
+	// output row 0
+	VBROADCASTSD (R8), Y10
+	VFMADD231PD  Y8, Y10, Y0
+	VFMADD231PD  Y9, Y10, Y1
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Y10
+	VFMADD231PD  Y8, Y10, Y2
+	VFMADD231PD  Y9, Y10, Y3
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Y10
+	VFMADD231PD  Y8, Y10, Y4
+	VFMADD231PD  Y9, Y10, Y5
+
+	// output row 3
+	VBROADCASTSD (SI), Y10
+	VFMADD231PD  Y8, Y10, Y6
+	VFMADD231PD  Y9, Y10, Y7
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRowsAVX2_rest4b_dense
+	JMP          mulAddRowsAVX2_rest4b_store
+
+mulAddRowsAVX2_rest4b_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R10), Y8
+	VMOVUPD 32(R10), Y9
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRowsAVX2_rest4b_rows_skip0
+	VBROADCASTSD (R8), Y10
+	VFMADD231PD  Y8, Y10, Y0
+	VFMADD231PD  Y9, Y10, Y1
+
+mulAddRowsAVX2_rest4b_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRowsAVX2_rest4b_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Y10
+	VFMADD231PD  Y8, Y10, Y2
+	VFMADD231PD  Y9, Y10, Y3
+
+mulAddRowsAVX2_rest4b_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRowsAVX2_rest4b_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Y10
+	VFMADD231PD  Y8, Y10, Y4
+	VFMADD231PD  Y9, Y10, Y5
+
+mulAddRowsAVX2_rest4b_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRowsAVX2_rest4b_rows_skip3
+	VBROADCASTSD (SI), Y10
+	VFMADD231PD  Y8, Y10, Y6
+	VFMADD231PD  Y9, Y10, Y7
+
+mulAddRowsAVX2_rest4b_rows_skip3:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRowsAVX2_rest4b_rows
+
+mulAddRowsAVX2_rest4b_store:
+	VMOVUPD Y0, (AX)
+	VMOVUPD Y1, 32(AX)
+	VMOVUPD Y2, (AX)(CX*1)
+	VMOVUPD Y3, 32(AX)(CX*1)
+	VMOVUPD Y4, (AX)(CX*2)
+	VMOVUPD Y5, 32(AX)(CX*2)
+	VMOVUPD Y6, (R9)
+	VMOVUPD Y7, 32(R9)
+	JMP     mulAddRowsAVX2_done
+
+mulAddRowsAVX2_rest4m:
+	// a tile of 4 rows × 3 vectors of dst in registers
+	MOVQ    dst_base+0(FP), AX
+	ADDQ    R8, AX
+	LEAQ    (AX)(CX*2), R9
+	ADDQ    CX, R9
+	MOVQ    rows_base+32(FP), R10
+	ADDQ    R8, R10
+	MOVQ    coef_base+64(FP), R11
+	LEAQ    (R11)(SI*1), R12
+	MOVQ    k+96(FP), R13
+	VMOVUPD (AX), Y0
+	VMOVUPD 32(AX), Y1
+	VMOVUPD 64(AX), Y2
+	VMOVUPD (AX)(CX*1), Y3
+	VMOVUPD 32(AX)(CX*1), Y4
+	VMOVUPD 64(AX)(CX*1), Y5
+	VMOVUPD (AX)(CX*2), Y6
+	VMOVUPD 32(AX)(CX*2), Y7
+	VMOVUPD 64(AX)(CX*2), Y8
+	VMOVUPD (R9), Y9
+	VMOVUPD 32(R9), Y10
+	VMOVUPD 64(R9), Y11
+
+	// no coefficient of the tile is ±0: no tests
+	CMPQ (SP), $0x00
+	JE   mulAddRowsAVX2_rest4m_rows
+
+mulAddRowsAVX2_rest4m_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R10), Y12
+	VMOVUPD 32(R10), Y13
+	VMOVUPD 64(R10), Y14
+
+	// output row 0
+	VBROADCASTSD (R11), Y15
+	VFMADD231PD  Y12, Y15, Y0
+	VFMADD231PD  Y13, Y15, Y1
+	VFMADD231PD  Y14, Y15, Y2
+
+	// output row 1
+	VBROADCASTSD (R11)(BX*1), Y15
+	VFMADD231PD  Y12, Y15, Y3
+	VFMADD231PD  Y13, Y15, Y4
+	VFMADD231PD  Y14, Y15, Y5
+
+	// output row 2
+	VBROADCASTSD (R11)(BX*2), Y15
+	VFMADD231PD  Y12, Y15, Y6
+	VFMADD231PD  Y13, Y15, Y7
+	VFMADD231PD  Y14, Y15, Y8
+
+	// output row 3
+	VBROADCASTSD (R12), Y15
+	VFMADD231PD  Y12, Y15, Y9
+	VFMADD231PD  Y13, Y15, Y10
+	VFMADD231PD  Y14, Y15, Y11
+	ADDQ         DX, R10
+	ADDQ         $+8, R11
+	ADDQ         $+8, R12
+	DECQ         R13
+	JNZ          mulAddRowsAVX2_rest4m_dense
+	JMP          mulAddRowsAVX2_rest4m_store
+
+mulAddRowsAVX2_rest4m_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD (R10), Y12
+	VMOVUPD 32(R10), Y13
+	VMOVUPD 64(R10), Y14
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R11)
+	JZ           mulAddRowsAVX2_rest4m_rows_skip0
+	VBROADCASTSD (R11), Y15
+	VFMADD231PD  Y12, Y15, Y0
+	VFMADD231PD  Y13, Y15, Y1
+	VFMADD231PD  Y14, Y15, Y2
+
+mulAddRowsAVX2_rest4m_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R11)(BX*1)
+	JZ           mulAddRowsAVX2_rest4m_rows_skip1
+	VBROADCASTSD (R11)(BX*1), Y15
+	VFMADD231PD  Y12, Y15, Y3
+	VFMADD231PD  Y13, Y15, Y4
+	VFMADD231PD  Y14, Y15, Y5
+
+mulAddRowsAVX2_rest4m_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R11)(BX*2)
+	JZ           mulAddRowsAVX2_rest4m_rows_skip2
+	VBROADCASTSD (R11)(BX*2), Y15
+	VFMADD231PD  Y12, Y15, Y6
+	VFMADD231PD  Y13, Y15, Y7
+	VFMADD231PD  Y14, Y15, Y8
+
+mulAddRowsAVX2_rest4m_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (R12)
+	JZ           mulAddRowsAVX2_rest4m_rows_skip3
+	VBROADCASTSD (R12), Y15
+	VFMADD231PD  Y12, Y15, Y9
+	VFMADD231PD  Y13, Y15, Y10
+	VFMADD231PD  Y14, Y15, Y11
+
+mulAddRowsAVX2_rest4m_rows_skip3:
+	ADDQ DX, R10
+	ADDQ $+8, R11
+	ADDQ $+8, R12
+	DECQ R13
+	JNZ  mulAddRowsAVX2_rest4m_rows
+
+mulAddRowsAVX2_rest4m_store:
+	VMOVUPD Y0, (AX)
+	VMOVUPD Y1, 32(AX)
+	VMOVUPD Y2, 64(AX)
+	VMOVUPD Y3, (AX)(CX*1)
+	VMOVUPD Y4, 32(AX)(CX*1)
+	VMOVUPD Y5, 64(AX)(CX*1)
+	VMOVUPD Y6, (AX)(CX*2)
+	VMOVUPD Y7, 32(AX)(CX*2)
+	VMOVUPD Y8, 64(AX)(CX*2)
+	VMOVUPD Y9, (R9)
+	VMOVUPD Y10, 32(R9)
+	VMOVUPD Y11, 64(R9)
+	ADDQ    $+96, R8
+	VMOVUPD 8(SP), Y0
+
+	// a tile of 4 rows × 1 vectors of dst in registers
+	MOVQ       dst_base+0(FP), AX
+	ADDQ       R8, AX
+	LEAQ       (AX)(CX*2), R9
+	ADDQ       CX, R9
+	MOVQ       rows_base+32(FP), R10
+	ADDQ       R8, R10
+	MOVQ       coef_base+64(FP), R8
+	LEAQ       (R8)(SI*1), SI
+	MOVQ       k+96(FP), R11
+	VMASKMOVPD (AX), Y0, Y1
+	VMASKMOVPD (AX)(CX*1), Y0, Y2
+	VMASKMOVPD (AX)(CX*2), Y0, Y3
+	VMASKMOVPD (R9), Y0, Y4
+
+	// no coefficient of the tile is ±0: no tests
+	CMPQ (SP), $0x00
+	JE   mulAddRowsAVX2_rest4m1_rows
+
+mulAddRowsAVX2_rest4m1_dense:
+	// row j of rows, loaded once for every output row
+	VMASKMOVPD (R10), Y0, Y5
+
+	// output row 0
+	VBROADCASTSD (R8), Y6
+	VFMADD231PD  Y5, Y6, Y1
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Y6
+	VFMADD231PD  Y5, Y6, Y2
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Y6
+	VFMADD231PD  Y5, Y6, Y3
+
+	// output row 3
+	VBROADCASTSD (SI), Y6
+	VFMADD231PD  Y5, Y6, Y4
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRowsAVX2_rest4m1_dense
+	JMP          mulAddRowsAVX2_rest4m1_store
+
+mulAddRowsAVX2_rest4m1_rows:
+	// row j of rows, loaded once for every output row
+	VMASKMOVPD (R10), Y0, Y5
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRowsAVX2_rest4m1_rows_skip0
+	VBROADCASTSD (R8), Y6
+	VFMADD231PD  Y5, Y6, Y1
+
+mulAddRowsAVX2_rest4m1_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRowsAVX2_rest4m1_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Y6
+	VFMADD231PD  Y5, Y6, Y2
+
+mulAddRowsAVX2_rest4m1_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRowsAVX2_rest4m1_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Y6
+	VFMADD231PD  Y5, Y6, Y3
+
+mulAddRowsAVX2_rest4m1_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRowsAVX2_rest4m1_rows_skip3
+	VBROADCASTSD (SI), Y6
+	VFMADD231PD  Y5, Y6, Y4
+
+mulAddRowsAVX2_rest4m1_rows_skip3:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRowsAVX2_rest4m1_rows
+
+mulAddRowsAVX2_rest4m1_store:
 	VMASKMOVPD Y1, Y0, (AX)
 	VMASKMOVPD Y2, Y0, (AX)(CX*1)
 	VMASKMOVPD Y3, Y0, (AX)(CX*2)

@@ -1,0 +1,92 @@
+package cell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestTailPlan: IG on one worker over budgets from the least upwards, on a
+// 2-layer bidirectional and a 1-layer model, with step counts whose last
+// block is short (50, 35) or whole (48): the plans whose last chunk
+// carries the short block (runPlan.tail) give the bits of the whole
+// trace, and some budget chooses one wherever a block is short.
+func TestTailPlan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 55))
+	ctx := context.Background()
+	choose := func([]float64) (int, error) { return 2, nil }
+	var last runPlan
+	planSeen = func(p runPlan) { last = p }
+	defer func() { planSeen = nil }()
+	for _, c := range []headCase{{2, true, HeadMean, ActNone}, {1, false, HeadLast, ActTanh}} {
+		s := randomHeadStacked(t, rng, 5, 24, 3, c)
+		r, _ := NewRunner(s)
+		const steps = 40
+		x := randomStackedInput(rng, steps, 5)
+		for _, n := range []int{50, 35, 48} {
+			alphas, weights := midpointRule(n)
+			want := make([]float64, steps*5+6)
+			if err := r.IntegratedGradients(ctx, x, choose, alphas, weights, want[:steps*5], want[steps*5:steps*5+3], want[steps*5+3:], RunOptions{Workers: 1}); err != nil {
+				t.Fatal(err)
+			}
+			tails := 0
+			for budget := int64(32 << 10); budget < 16<<20; budget = budget * 17 / 16 {
+				got := make([]float64, steps*5+6)
+				err := r.IntegratedGradients(ctx, x, choose, alphas, weights, got[:steps*5], got[steps*5:steps*5+3], got[steps*5+3:], RunOptions{Budget: budget, Workers: 1})
+				if errors.As(err, new(*BudgetError)) {
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if last.tail > 0 {
+					tails++
+					if last.tail != n%igBlock || !last.ck || last.lanes < igBlock+last.tail {
+						t.Errorf("%v n=%d budget %d: plan %+v: want a tail of %d lanes in checkpointed batches that hold it", c, n, budget, last, n%igBlock)
+					}
+				}
+				assertSameBits(t, fmt.Sprintf("%v n=%d budget %d plan %+v", c, n, budget, last), got, want)
+			}
+			if (tails > 0) != (n%igBlock != 0) {
+				t.Errorf("%v n=%d: %d budgets chose a plan with a tail", c, n, tails)
+			}
+		}
+		r.Close()
+	}
+}
+
+// TestTailPlanChoice: tailPlan takes a short last block into the batch of
+// the chunk before it only on one worker's checkpointed chunks of one
+// batch each, where the lanes fit.
+func TestTailPlanChoice(t *testing.T) {
+	yes := func(runPlan) bool { return true }
+	ck := runPlan{workers: 1, lanes: 16, ck: true}
+	for _, c := range []struct {
+		name                 string
+		p                    runPlan
+		n, per, chunks, most int
+		fits                 func(runPlan) bool
+		lanes, tail          int // 0: none
+	}{
+		{"50 steps in 16-lane batches", ck, 50, 1, 4, 64, yes, 18, 2},
+		{"35 steps in 16-lane batches", ck, 35, 1, 3, 64, yes, 19, 3},
+		{"lanes to spare", runPlan{workers: 1, lanes: 20, ck: true}, 50, 1, 4, 64, yes, 20, 2},
+		{"two blocks a chunk", runPlan{workers: 1, lanes: 32, ck: true}, 40, 2, 2, 64, yes, 40, 8},
+		{"whole blocks", ck, 48, 1, 3, 64, yes, 0, 0},
+		{"a last chunk of a block and more", runPlan{workers: 1, lanes: 32, ck: true}, 50, 2, 2, 64, yes, 0, 0},
+		{"the whole trace", runPlan{workers: 1, lanes: 16}, 50, 1, 4, 64, yes, 0, 0},
+		{"two workers", runPlan{workers: 2, lanes: 16, ck: true}, 50, 1, 4, 64, yes, 0, 0},
+		{"split lanes", runPlan{workers: 1, lanes: 16, ck: true, split: true}, 50, 1, 4, 64, yes, 0, 0},
+		{"batches of 8", runPlan{workers: 1, lanes: 8, ck: true}, 50, 1, 4, 64, yes, 0, 0},
+		{"one chunk", ck, 14, 1, 1, 64, yes, 0, 0},
+		{"over the budget", ck, 50, 1, 4, 64, func(runPlan) bool { return false }, 0, 0},
+		{"over Lanes", ck, 50, 1, 4, 17, yes, 0, 0},
+	} {
+		q, ok := tailPlan(c.p, c.n, c.per, c.chunks, c.most, c.fits)
+		if ok != (c.tail > 0) || ok && (q.lanes != c.lanes || q.tail != c.tail) || !ok && q != c.p {
+			t.Errorf("%s: %+v, %v; want %d lanes, a tail of %d", c.name, q, ok, c.lanes, c.tail)
+		}
+	}
+}

@@ -106,7 +106,7 @@ func (k *gradSink) addSums(tm *team, s *Model, d int, dst, sum []float64, m int,
 	if tm != nil && e > 1 && m*g*e >= teamMinWork {
 		n := m // the steps of a team's product
 		if stop != nil {
-			n = chunkSteps(e*g, max(inputBlock, teamMinWork/(e*g)))
+			n = chunkSteps(e*g, max(inputBlock, teamChunkWork()/(e*g)))
 		}
 		for a := 0; a < m; a += n {
 			c := min(a+n, m)

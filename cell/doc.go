@@ -25,6 +25,23 @@
 // passes whatever the number of goroutines, lanes or budget. A CDRunner
 // computes contextual decomposition.
 //
+// Long inputs whose whole trace does not fit the budget run checkpointed
+// (checkpoint.go): the state before each segment of ⌈√T⌉ steps (wider
+// where the budget allows) and, on models of two layers or more, the
+// layers' outputs and their gradients kept whole, so that backprop
+// recomputes each step of each layer and direction once: one more forward
+// pass, whatever T and the depth. This is Chen et al.'s sublinear-memory
+// schedule (2016) with the layers' outputs as its stored boundaries.
+// Griewank and Walther's binomial checkpointing ("revolve") needs less
+// memory for more recomputation (a factor that grows with log T); it
+// pays only where even the √T checkpoints do not fit, and those are
+// 2H words per segment, lane and cell (64 KiB a lane and cell for 1,000
+// tokens of H = 128), far less than a segment's trace, which both
+// schedules hold: a budget too small for them is refused instead. Plans
+// (plan.go) choose the lanes per batch, the workers, a team for each time
+// step and whether the boundaries are kept, from the memory each choice
+// needs and the measured costs written beside each rule.
+//
 // One-hot input has a fast path in the first layer: gates without
 // recurrent weights come from per-symbol tables (tables.go) and
 // IG sums each lane's input gradient. A model is immutable and

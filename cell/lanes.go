@@ -480,7 +480,7 @@ func (s *Model) inputProducts(tm *team, u, x []float64, steps int, stop *stopper
 		if tm != nil && steps*e*g >= teamMinWork {
 			n := steps // the steps of a team's product
 			if stop != nil {
-				n = chunkSteps(e*g, max(inputBlock, teamMinWork/(e*g)))
+				n = chunkSteps(e*g, max(inputBlock, teamChunkWork()/(e*g)))
 			}
 			for t0 := 0; t0 < steps; t0 += n {
 				t1 := min(t0+n, steps)

@@ -44,6 +44,12 @@ var teamsOn = false
 // see igPlan.
 var teamMinWork = 1 << 20
 
+// teamChunkWork is the work of the chunks of steps that a team's input
+// products and IG's sums take at a time where a stopper may end them: the
+// 4 Mi multiply-adds of before teamMinWork was lowered (tests that lower
+// teamMinWork get smaller chunks).
+func teamChunkWork() int { return 4 * teamMinWork }
+
 // teamSpin is how many times an idle helper looks for work before it
 // sleeps.
 const teamSpin = 1 << 14

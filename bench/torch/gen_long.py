@@ -2,7 +2,7 @@
 layers' boundaries" (issue 40): a 2-layer bidirectional LSTM classifier,
 V 5,000, E 100, H 128, mean of the outputs, Linear -> ReLU -> Linear,
 untrained (seed 1), with its logits on three inputs and inputs of 250,
-500, 1,000, 2,000 and 4,000 random token ids (seed 2).
+500, 1,000, 2,000, 4,000 and 16,000 random token ids (seed 2).
 
     /usr/bin/python3 bench/torch/gen_long.py OUT_DIR
     whitebox attribute -model OUT_DIR/m.pt -head auto -verify OUT_DIR/verify.jsonl -method ig < OUT_DIR/in1000.txt
@@ -38,7 +38,7 @@ def main():
         for ids in [[3, 14, 15], [9, 2, 6, 5, 35, 4000], [7, 7, 30, 1]]:
             f.write(json.dumps({"ids": ids, "logits": m(torch.tensor([ids]))[0].tolist()}) + "\n")
     random.seed(2)
-    for t in (250, 500, 1000, 2000, 4000):
+    for t in (250, 500, 1000, 2000, 4000, 16000):
         with open(os.path.join(out, "in%d.txt" % t), "w") as f:
             f.write(" ".join(str(random.randrange(5000)) for _ in range(t)) + "\n")
 

@@ -1223,49 +1223,43 @@ func (a *isa) mulAddRows(R int) {
 		RET()
 		return
 	}
-	for q, u := range []int{4} {
-		label := fmt.Sprintf("%s_u%d", name, u)
-		w := 8 * u * a.lanes
-		MOVQ(n, m)
-		SUBQ(I32(w), m)
-		Label(label)
-		Commentf("while i <= n-%d (bytes)", w)
-		CMPQ(i, m)
-		JG(LabelRef(label + "_end"))
-		chunk(label, u, nil)
-		ADDQ(I32(w), i)
-		if q == 0 {
-			JMP(LabelRef(label))
-		}
-		Label(label + "_end")
+	label := name + "_u4" // AVX-512: tiles of 4 vectors, then the rest in one pass
+	w := 8 * 4 * a.lanes
+	MOVQ(n, m)
+	SUBQ(I32(w), m)
+	Label(label)
+	Commentf("while i <= n-%d (bytes)", w)
+	CMPQ(i, m)
+	JG(LabelRef(label + "_end"))
+	chunk(label, 4, nil)
+	ADDQ(I32(w), i)
+	JMP(LabelRef(label))
+	Label(label + "_end")
+	// One pass for the rest, not one per width and one for the tail:
+	// each pass loads the tile's coefficients again, and costs about as
+	// much for one vector as for three (measured, 1024×256, 2 MB of
+	// coefficients, 1 thread: 24 lanes 0.11 ms, 25 lanes 0.21 ms as a
+	// pass of 3 vectors and a masked one).
+	Comment("the last n-i < 32 elements in one pass: ⌈(n-i)/8⌉ vectors, the last masked")
+	SUBQ(i, n)
+	JZ(LabelRef(name + "_done"))
+	SHRQ(U8(3), n)
+	last := GP64() // the lanes of the last vector, in [1, 8]
+	MOVQ(n, last)
+	DECQ(last)
+	ANDQ(I8(7), last)
+	INCQ(last)
+	k := tailMask(last)
+	for u := 1; u < 4; u++ {
+		CMPQ(n, I8(int8(8*u)))
+		JBE(LabelRef(fmt.Sprintf("%s_tail%d", name, u)))
 	}
-	if a.avx512 {
-		// One pass for the rest, not one per width and one for the tail:
-		// each pass loads the tile's coefficients again, and costs about as
-		// much for one vector as for three (measured, 1024×256, 2 MB of
-		// coefficients, 1 thread: 24 lanes 0.11 ms, 25 lanes 0.21 ms as a
-		// pass of 3 vectors and a masked one).
-		Comment("the last n-i < 32 elements in one pass: ⌈(n-i)/8⌉ vectors, the last masked")
-		SUBQ(i, n)
-		JZ(LabelRef(name + "_done"))
-		SHRQ(U8(3), n)
-		last := GP64() // the lanes of the last vector, in [1, 8]
-		MOVQ(n, last)
-		DECQ(last)
-		ANDQ(I8(7), last)
-		INCQ(last)
-		k := tailMask(last)
-		for u := 1; u < 4; u++ {
-			CMPQ(n, I8(int8(8*u)))
-			JBE(LabelRef(fmt.Sprintf("%s_tail%d", name, u)))
-		}
-		for u := 4; u >= 1; u-- {
-			label := fmt.Sprintf("%s_tail%d", name, u)
-			Label(label)
-			chunk(label, u, k)
-			if u > 1 {
-				JMP(LabelRef(name + "_done"))
-			}
+	for u := 4; u >= 1; u-- {
+		label := fmt.Sprintf("%s_tail%d", name, u)
+		Label(label)
+		chunk(label, u, k)
+		if u > 1 {
+			JMP(LabelRef(name + "_done"))
 		}
 	}
 	Label(name + "_done")

@@ -9,7 +9,8 @@
 // VFMADD where the twin writes math.FMA, separate VMULPD and VADDPD where it
 // writes float64(a*b) + c. The AVX-512 bodies cover every n, finishing with
 // a masked block; the AVX2 bodies cover n rounded down to a multiple of 4
-// and leave the rest to the twin in Go.
+// and leave the rest to the twin in Go, but for MulAddRows, which masks
+// its last vector.
 package main
 
 import (

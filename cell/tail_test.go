@@ -20,19 +20,23 @@ func TestTailPlan(t *testing.T) {
 	var last runPlan
 	planSeen = func(p runPlan) { last = p }
 	defer func() { planSeen = nil }()
-	for _, c := range []headCase{{2, true, HeadMean, ActNone}, {1, false, HeadLast, ActTanh}} {
+	cases, ns, grow := []headCase{{2, true, HeadMean, ActNone}, {1, false, HeadLast, ActTanh}}, []int{50, 35, 48}, int64(17) // budgets grow by grow/16
+	if testing.Short() {                                                                                                     // emulated (qemu), the whole test takes 15 minutes
+		cases, ns, grow = cases[:1], []int{50, 48}, 32
+	}
+	for _, c := range cases {
 		s := randomHeadStacked(t, rng, 5, 24, 3, c)
 		r, _ := NewRunner(s)
 		const steps = 40
 		x := randomStackedInput(rng, steps, 5)
-		for _, n := range []int{50, 35, 48} {
+		for _, n := range ns {
 			alphas, weights := midpointRule(n)
 			want := make([]float64, steps*5+6)
 			if err := r.IntegratedGradients(ctx, x, choose, alphas, weights, want[:steps*5], want[steps*5:steps*5+3], want[steps*5+3:], RunOptions{Workers: 1}); err != nil {
 				t.Fatal(err)
 			}
 			tails := 0
-			for budget := int64(32 << 10); budget < 16<<20; budget = budget * 17 / 16 {
+			for budget := int64(32 << 10); budget < 16<<20; budget = budget * grow / 16 {
 				got := make([]float64, steps*5+6)
 				err := r.IntegratedGradients(ctx, x, choose, alphas, weights, got[:steps*5], got[steps*5:steps*5+3], got[steps*5+3:], RunOptions{Budget: budget, Workers: 1})
 				if errors.As(err, new(*BudgetError)) {

@@ -52,8 +52,8 @@ type checkpoints struct {
 	cp               [][]float64 // per cell: nseg × (h, c), H×l each
 	bcp              [][]float64 // per cell of layers ≥ 1: nseg × (dh, dc), backprop's state before segment s
 	tag              []int       // per cell: the segment its trace holds, −1 for none
-	u                []float64   // dirs × S × 4H: layer 0's input products of segment uTag
-	uTag             int
+	u                []float64   // dirs × S × 4H: layer 0's input products, direction d's of segment uTag[d]
+	uTag             [2]int
 	x                []float64   // T×E: the input, unscaled
 	dh, dc, dcPrev   [][]float64 // per layer: backprop's running state, H×l
 	// The layers' boundaries, kept whole (runPlan.keep; nil: recomputed
@@ -63,6 +63,11 @@ type checkpoints struct {
 	// read by its own (two for three layers or more, as lanes.dOut).
 	out  [][]float64
 	dOut [2][]float64
+	// top, during the forward pass of kept lanes under a mean or max head:
+	// the top layer's outputs at every step (T×dirs×H×l, in dOut[0], which
+	// backprop has not begun to use), so that the head pools them without
+	// recomputing the top layer (headOutCk); nil otherwise.
+	top []float64
 }
 
 // keepBoundaries lets plans keep the layers' boundaries (tests turn it off
@@ -97,7 +102,11 @@ func (s *Model) ckLaneBytes(l, seg, nseg int, keep bool) int64 {
 	}
 	words += int64(s.dirs) * int64(seg) * 4 * h
 	words += int64(l) * s.attnStepWords(seg*nseg)
-	return s.workerLaneBytes(l, seg) + 8*words
+	spare := int64(0)
+	if s.pipesFor(keep) {
+		spare = s.spareBytes(l, seg)
+	}
+	return s.workerLaneBytes(l, seg) + 8*words + spare + s.wideBytes(keep)
 }
 
 func newCkLanes(s *Model, l, seg, nseg int, keep bool) *lanes {
@@ -107,6 +116,9 @@ func newCkLanes(s *Model, l, seg, nseg int, keep bool) *lanes {
 		kept = seg * nseg
 	}
 	r.ck = newCheckpoints(s, l, nseg, kept, make([]float64, s.dirs*seg*4*s.h), make([]int, len(s.cells)))
+	if s.pipesFor(keep) {
+		r.pipe = &pipeline{}
+	}
 	return r
 }
 
@@ -148,7 +160,7 @@ func newCheckpoints(s *Model, l, nseg, kept int, u []float64, tag []int) *checkp
 // chunk's batches can go through layer 0's segments together.
 func newCkSibling(a *lanes) *lanes {
 	s, l := a.s, a.l
-	b := &lanes{s: s, l: l, steps: a.steps, hRing: a.hRing, cells: a.cells, zero: a.zero, dh: a.dh, dc: a.dc, dcPrev: a.dcPrev,
+	b := &lanes{s: s, l: l, steps: a.steps, hRing: a.hRing, cells: a.cells, pipe: a.pipe, wideZ: a.wideZ, wideIn: a.wideIn, zero: a.zero, dh: a.dh, dc: a.dc, dcPrev: a.dcPrev,
 		dz: a.dz, dOut: a.dOut, lin: a.lin, row: a.row, acc: a.acc}
 	for range s.cells {
 		b.planes = append(b.planes, make([]float64, 4*s.h*l))
@@ -182,7 +194,7 @@ func (r *lanes) activate() {
 	for i := range r.ck.tag {
 		r.ck.tag[i] = -1
 	}
-	r.ck.uTag = -1
+	r.ck.uTag = [2]int{-1, -1}
 }
 
 // fitsCk reports whether r is checkpointed lanes for l lanes and segments
@@ -241,7 +253,10 @@ func (r *lanes) forwardCk(l int) {
 	for ci := range ck.tag {
 		ck.tag[ci] = -1
 	}
-	ck.uTag = -1
+	ck.uTag = [2]int{-1, -1}
+	if ck.out != nil && (s.p.Head == HeadMean || s.p.Head == HeadMax) {
+		ck.top = ck.dOut[0][:ck.steps*s.dirs*s.h*l]
+	}
 	if s.dirs == 1 { // every layer runs forward in time: one sweep
 		for sg := range ck.nseg {
 			for ci := range s.cells {
@@ -250,18 +265,31 @@ func (r *lanes) forwardCk(l int) {
 			}
 		}
 	} else {
-		for ci := range s.cells {
-			rev := s.cells[ci].reverse
-			for i := range ck.nseg {
-				sg := ck.segAt(rev, i)
-				r.ensure(ci, sg, l)
-				if i+1 < ck.nseg {
-					r.saveState(ci, sg, ck.segAt(rev, i+1), l)
-				}
+		for ci := 0; ci < len(s.cells); ci += 2 {
+			if r.pipes(l) {
+				r.pipeDirs(ci, l)
+				continue
 			}
+			r.forwardCell(ci, l)
+			r.forwardCell(ci+1, l)
 		}
 	}
 	r.classify(r.headOutCk(l), l)
+	ck.top = nil
+}
+
+// forwardCell runs cell ci forward over every segment, in the order its
+// direction runs, keeping the checkpoints.
+func (r *lanes) forwardCell(ci, l int) {
+	ck := r.ck
+	rev := r.s.cells[ci].reverse
+	for i := range ck.nseg {
+		sg := ck.segAt(rev, i)
+		r.ensure(ci, sg, l)
+		if i+1 < ck.nseg {
+			r.saveState(ci, sg, ck.segAt(rev, i+1), l)
+		}
+	}
 }
 
 // saveState copies cell ci's state after segment sg, its last step there,
@@ -290,7 +318,7 @@ func (r *lanes) ensure(ci, sg, l int) {
 	}
 	cl := &s.cells[ci]
 	if cl.layer == 0 {
-		r.ensureInput(sg)
+		r.ensureInput(cl.dir, sg)
 	} else if ck.out == nil { // (kept: the layer below's outputs are in ck.out)
 		below := ci - s.dirs - cl.dir
 		r.ensure(below, sg, l)
@@ -304,28 +332,27 @@ func (r *lanes) ensure(ci, sg, l int) {
 	}
 }
 
-// ensureInput computes layer 0's input products of segment sg, both
-// directions (the rows of inputProducts: a row's values do not depend on
-// the others).
-func (r *lanes) ensureInput(sg int) {
+// ensureInput computes layer 0's input products of segment sg, direction
+// d (the rows of inputProducts: a row's values do not depend on the
+// others).
+func (r *lanes) ensureInput(d, sg int) {
 	s, ck := r.s, r.ck
-	if ck.uTag == sg {
+	if ck.uTag[d] == sg {
 		return
 	}
+	ck.uTag[d] = -1
 	g, e := 4*s.h, s.in
 	t0, t1 := ck.segRange(sg)
-	for d := range s.dirs {
-		ud := ck.u[d*ck.seg*g : (d*ck.seg+t1-t0)*g]
-		clear(ud)
-		for a := t0; a < t1; a += inputBlock {
-			b := min(a+inputBlock, t1)
-			if r.stop.spend((b - a) * e * g) {
-				return // not the segment's products
-			}
-			kernel.MulAddRows(ud[(a-t0)*g:(b-t0)*g], g, s.cells[d].wihT, g, ck.x[a*e:b*e], e, e)
+	ud := ck.u[d*ck.seg*g : (d*ck.seg+t1-t0)*g]
+	clear(ud)
+	for a := t0; a < t1; a += inputBlock {
+		b := min(a+inputBlock, t1)
+		if r.stop.spend((b - a) * e * g) {
+			return // not the segment's products
 		}
+		kernel.MulAddRows(ud[(a-t0)*g:(b-t0)*g], g, s.cells[d].wihT, g, ck.x[a*e:b*e], e, e)
 	}
-	ck.uTag = sg
+	ck.uTag[d] = sg
 }
 
 // runSegment runs cell ci over segment sg from its checkpoint, its inputs
@@ -339,6 +366,10 @@ func (r *lanes) runSegment(ci, sg, l int) {
 	n := t1 - t0
 	first := sg == ck.segAt(cl.reverse, 0)
 	work := s.stepWork(ci, l)
+	wide := r.widens(ci, l) // z holds b + W_ih·(in0, in1) already
+	if wide && !r.wideInputs(ci, sg, l) {
+		return
+	}
 	for i := range n {
 		if r.stop.spend(work) {
 			return
@@ -348,7 +379,7 @@ func (r *lanes) runSegment(ci, sg, l int) {
 		cPrev := r.zero[:hl]
 		if cl.layer == 0 {
 			ut = ck.u[(cl.dir*ck.seg+j)*g : (cl.dir*ck.seg+j+1)*g]
-		} else {
+		} else if !wide {
 			below := ci - s.dirs - cl.dir
 			src, k := r.cells[below].hs, j
 			if ck.out != nil {
@@ -375,6 +406,9 @@ func (r *lanes) runSegment(ci, sg, l int) {
 		r.stepForward(ci, t0+j, tr.z[j*gl:(j+1)*gl], ut, in0, in1, hPrev, cPrev, tr.zg[:hl], tr.c[j*hl:(j+1)*hl], tr.tc[j*hl:(j+1)*hl], tr.hs[jh*hl:(jh+1)*hl], l)
 		if ck.out != nil && ck.out[ci] != nil {
 			copy(ck.out[ci][(t0+j)*hl:(t0+j+1)*hl], tr.hs[jh*hl:(jh+1)*hl])
+		} else if ck.top != nil {
+			k := (t0+j)*s.dirs + cl.dir
+			copy(ck.top[k*hl:(k+1)*hl], tr.hs[jh*hl:(jh+1)*hl])
 		}
 	}
 }
@@ -410,14 +444,19 @@ func (r *lanes) headOutCk(l int) (seg [2][]float64) {
 		return seg
 	}
 	for sg := range ck.nseg {
-		for d := range dirs {
-			r.ensure(top+d, sg, l)
+		if ck.top == nil { // else the forward pass kept the outputs
+			for d := range dirs {
+				r.ensure(top+d, sg, l)
+			}
 		}
 		t0, t1 := ck.segRange(sg)
 		for t := t0; t < t1; t++ {
 			j := t - t0
 			for d := range dirs {
 				hs := r.cells[top+d].hs[j*hl : (j+1)*hl]
+				if ck.top != nil {
+					hs = ck.top[(t*dirs+d)*hl : (t*dirs+d+1)*hl]
+				}
 				vd := v[d*hl : (d+1)*hl]
 				switch {
 				case t == 0:
@@ -456,20 +495,41 @@ func (r *lanes) headOutCk(l int) (seg [2][]float64) {
 // sweeps of the layers above the first, then layer 0's, which hand dz to
 // sk (and, with sk.seg > 0, add the products of each segment's sums).
 func (r *lanes) backwardCk(l, class int, sk *gradSink) {
-	s, ck := r.s, r.ck
+	s := r.s
 	r.backwardUpper(l, class)
 	n := l // IG's lanes, the first of the batch (gradSink.used)
 	if sk.used > 0 {
 		n = sk.used
 	}
+	nb := 0 // the blocks whose sums flushSums multiplies after each segment
+	if sk.seg > 0 {
+		nb = (sk.k0+n-1)/igBlock + 1
+	}
 	for d := range s.dirs {
-		r.startSweep(0, d, l)
-		for i := ck.nseg - 1; i >= 0; i-- {
-			sg := ck.segAt(s.cells[d].reverse, i)
-			r.sweepSegment(0, d, sg, l, sk)
-			if sk.seg > 0 {
-				r.flushSums(sk, d, sg, (sk.k0+n-1)/igBlock+1)
-			}
+		r.sweepLayer(0, d, l, sk, nb)
+	}
+}
+
+// sweepLayer runs backprop of layer k, direction d, over every segment,
+// in reverse of the order the direction ran, each beside the recomputation
+// of the next where r pipes; with nb > 0, flushSums multiplies the sums of
+// nb blocks after each segment.
+func (r *lanes) sweepLayer(k, d, l int, sk *gradSink, nb int) {
+	s, ck := r.s, r.ck
+	ci := k*s.dirs + d
+	rev := s.cells[ci].reverse
+	r.startSweep(k, d, l)
+	pipe := r.pipes(l)
+	for i := ck.nseg - 1; i >= 0; i-- {
+		sg := ck.segAt(rev, i)
+		if pipe && i > 0 && !r.stop.stopped() {
+			r.ensure(ci, sg, l) // the first (on the team); then the spare brings each
+			r.pipeSweep(k, d, sg, ck.segAt(rev, i-1), l, sk)
+		} else {
+			r.sweepSegment(k, d, sg, l, sk)
+		}
+		if nb > 0 {
+			r.flushSums(sk, d, sg, nb)
 		}
 	}
 }
@@ -484,10 +544,7 @@ func (r *lanes) backwardUpper(l, class int) {
 			clear(ck.dOut[(k-1)&1][:ck.steps*s.dirs*s.h*l])
 		}
 		for d := range s.dirs {
-			r.startSweep(k, d, l)
-			for i := ck.nseg - 1; i >= 0; i-- {
-				r.sweepSegment(k, d, ck.segAt(s.cells[k*s.dirs+d].reverse, i), l, nil)
-			}
+			r.sweepLayer(k, d, l, nil, 0)
 		}
 	}
 }
@@ -508,6 +565,16 @@ func (r *lanes) startSweep(k, d, l int) {
 // from the state the sweep has reached, keeping that state first (bcp,
 // layers above the first).
 func (r *lanes) sweepSegment(k, d, sg, l int, sk *gradSink) {
+	r.sweep(k, d, sg, l, sk, true)
+}
+
+// sweepReady is sweepSegment with sg's trace in place: it reads only the
+// trace of cell (k, d) and the kept boundaries (pipeSweep).
+func (r *lanes) sweepReady(k, d, sg, l int, sk *gradSink) {
+	r.sweep(k, d, sg, l, sk, false)
+}
+
+func (r *lanes) sweep(k, d, sg, l int, sk *gradSink, ensure bool) {
 	s, ck := r.s, r.ck
 	hl := s.h * l
 	ci := k*s.dirs + d
@@ -517,7 +584,9 @@ func (r *lanes) sweepSegment(k, d, sg, l int, sk *gradSink) {
 		copy(st[hl:], ck.dc[k][:hl])
 	}
 	above := r.aboveSeg(k, sg, r.dv[:hl*s.dirs], l)
-	r.ensure(ci, sg, l)
+	if ensure {
+		r.ensure(ci, sg, l)
+	}
 	var below []float64 // kept: the layer below's gradient, over sg
 	if ck.out != nil && k > 0 {
 		t0, t1 := ck.segRange(sg)
@@ -574,6 +643,7 @@ func (r *lanes) backSegment(ci, sg int, above, dh, dc, dcPrev, below []float64, 
 	n := t1 - t0
 	first := sg == ck.segAt(cl.reverse, 0)
 	work := s.stepWork(ci, l)
+	wide := below != nil && r.widens(ci, l) && cl.terms.wihT == nil // W_ihᵀ·dz after the steps (wideBelow)
 	for i := n - 1; i >= 0; i-- {
 		if r.stop.spend(work) {
 			break
@@ -597,12 +667,20 @@ func (r *lanes) backSegment(ci, sg int, above, dh, dc, dcPrev, below []float64, 
 			sk0 = sk
 		}
 		sunk := r.stepBackward(cl, t0+j, dz, dcPrev, dh, dc, at, tr.z[j*gl:(j+1)*gl], tr.tc[j*hl:(j+1)*hl], cPrev, recur, l, sk0, ck.steps)
-		if below != nil {
+		if below != nil && wide {
+			copy(tr.z[j*gl:(j+1)*gl], dz) // wideBelow's, in place of the step's gates
+		} else if below != nil {
 			r.mulAdd(below[j*dirs*hl:(j+1)*dirs*hl], cl.wihT, cl.wih, cl.terms.wihT, cl.in, g, g, 0, dz, l)
 		} else if sk0 != nil && !sunk {
 			r.sink(sk, cl.dir, t0+j, ck.steps, l, dz)
 		}
 		dc, dcPrev = dcPrev, dc
+	}
+	if wide {
+		ck.tag[ci] = -1 // z holds dz now
+		if !r.stop.stopped() {
+			r.wideBelow(ci, sg, below, l)
+		}
 	}
 	return dc, dcPrev
 }

@@ -29,6 +29,9 @@ type lanes struct {
 	s         *Model
 	stop      *stopper     // ends a single pass early (nil: never)
 	ck        *checkpoints // non-nil: the traces hold one segment (checkpoint.go)
+	pipe      *pipeline    // non-nil: checkpointed lanes that may pipe on a team (pipeline.go)
+	wideZ     []float64    // 4H×wideCols, made on first use: a wide input product (wide_inputs.go)
+	wideIn    []float64    // (H·dirs)×wideCols: its inputs
 	team      *team        // non-nil: the products run on it (team.go)
 	ts        teamStep     // the step a team runs (team_steps.go)
 	prefix    *lanes       // non-nil: forward starts at step from, after prefix's states (occlusion_prefix.go)
@@ -136,16 +139,7 @@ func newLanesOf(s *Model, l, steps int, keepZg, hRing bool) *lanes {
 	h := s.h
 	r := &lanes{s: s, l: l, steps: steps, keepZg: keepZg, hRing: hRing}
 	for range s.cells {
-		t := cellTrace{
-			z: bigFloats(steps * 4 * h * l), c: bigFloats(steps * h * l),
-			tc: bigFloats(steps * h * l), hs: bigFloats(hSteps(steps, hRing) * h * l),
-		}
-		if keepZg {
-			t.zg = bigFloats(steps * h * l)
-		} else {
-			t.zg = make([]float64, h*l)
-		}
-		r.cells = append(r.cells, t)
+		r.cells = append(r.cells, newCellTrace(s, l, steps, keepZg, hRing))
 	}
 	if s.writesDOut() {
 		for i := range r.dOut {
@@ -168,6 +162,21 @@ func newLanesOf(s *Model, l, steps int, keepZg, hRing bool) *lanes {
 	r.occluded = make([]int, l)
 	r.newHeadBuffers()
 	return r
+}
+
+// newCellTrace returns the trace of one cell for l lanes and T steps.
+func newCellTrace(s *Model, l, steps int, keepZg, hRing bool) cellTrace {
+	h := s.h
+	t := cellTrace{
+		z: bigFloats(steps * 4 * h * l), c: bigFloats(steps * h * l),
+		tc: bigFloats(steps * h * l), hs: bigFloats(hSteps(steps, hRing) * h * l),
+	}
+	if keepZg {
+		t.zg = bigFloats(steps * h * l)
+	} else {
+		t.zg = make([]float64, h*l)
+	}
+	return t
 }
 
 // fits reports whether r holds l lanes of T steps.
@@ -311,7 +320,7 @@ func (r *lanes) stepForward(ci, t int, z, ut, in0, in1, hPrev, cPrev, zg, c, tc,
 		} else {
 			r.inputRows(ci, t, z, ut, l, 0, g)
 		}
-	} else {
+	} else if in0 != nil { // (nil: z holds them, wideInputs)
 		copy(z, r.planes[ci][:g*l])
 		r.mulAdd(z, cl.wih, cl.wihT, cl.terms.wih, g, hd, cl.in, 0, in0, l)
 		if in1 != nil {

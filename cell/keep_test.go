@@ -53,7 +53,7 @@ func TestKeptBoundaries(t *testing.T) {
 					// A budget that holds checkpoints but not the boundaries.
 					if steps == 26 {
 						seg, nseg := segments(steps)
-						budget := s.ckLaneBytes(igBlock/2, seg, nseg, true) - 1 // the fewest lanes that keep them
+						budget := s.ckLaneBytes(keepLeast, seg, nseg, true) - 1 // the fewest lanes that keep them
 						if s.ckLaneBytes(1, seg, nseg, false) > budget {
 							t.Fatalf("%v: budget %d does not hold a lane that recomputes", c, budget)
 						}

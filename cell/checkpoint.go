@@ -102,11 +102,10 @@ func (s *Model) ckLaneBytes(l, seg, nseg int, keep bool) int64 {
 	}
 	words += int64(s.dirs) * int64(seg) * 4 * h
 	words += int64(l) * s.attnStepWords(seg*nseg)
-	spare := int64(0)
-	if s.pipesFor(keep) {
-		spare = s.spareBytes(l, seg)
+	if keep { // the spare trace of a pipeline, and wide products
+		words += s.spareBytes(l, seg)/8 + s.wideBytes()/8
 	}
-	return s.workerLaneBytes(l, seg) + 8*words + spare + s.wideBytes(keep)
+	return s.workerLaneBytes(l, seg) + 8*words
 }
 
 func newCkLanes(s *Model, l, seg, nseg int, keep bool) *lanes {
@@ -116,7 +115,7 @@ func newCkLanes(s *Model, l, seg, nseg int, keep bool) *lanes {
 		kept = seg * nseg
 	}
 	r.ck = newCheckpoints(s, l, nseg, kept, make([]float64, s.dirs*seg*4*s.h), make([]int, len(s.cells)))
-	if s.pipesFor(keep) {
+	if keep {
 		r.pipe = &pipeline{}
 	}
 	return r

@@ -76,7 +76,6 @@ func TestKeptBoundaries(t *testing.T) {
 // gives the bits of the whole trace, and the kept plans are among them.
 func TestKeptPlansSameBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 44))
-	ctx := context.Background()
 	choose := func([]float64) (int, error) { return 0, nil }
 	s := randomHeadStacked(t, rng, 5, 24, 3, headCase{2, true, HeadMean, ActNone})
 	const steps, n = 60, 50
@@ -84,8 +83,8 @@ func TestKeptPlansSameBits(t *testing.T) {
 	alphas, weights := midpointRule(n)
 	r, _ := NewRunner(s)
 	defer r.Close()
-	want := make([]float64, steps*5+6)
-	if err := r.IntegratedGradients(ctx, x, choose, alphas, weights, want[:steps*5], want[steps*5:steps*5+3], want[steps*5+3:], RunOptions{Workers: 1}); err != nil {
+	want, err := igOut(r, x, choose, alphas, weights, RunOptions{Workers: 1})
+	if err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
@@ -93,8 +92,7 @@ func TestKeptPlansSameBits(t *testing.T) {
 	planSeen = func(p runPlan) { last = p }
 	defer func() { planSeen = nil }()
 	for budget := int64(64 << 10); budget < 64<<20; budget = budget * 9 / 8 {
-		got := make([]float64, steps*5+6)
-		err := r.IntegratedGradients(ctx, x, choose, alphas, weights, got[:steps*5], got[steps*5:steps*5+3], got[steps*5+3:], RunOptions{Budget: budget, Workers: 2})
+		got, err := igOut(r, x, choose, alphas, weights, RunOptions{Budget: budget, Workers: 2})
 		if errors.As(err, new(*BudgetError)) {
 			continue
 		}
@@ -110,4 +108,14 @@ func TestKeptPlansSameBits(t *testing.T) {
 			t.Errorf("no budget gave the plan %q; seen %v", k, seen)
 		}
 	}
+}
+
+// igOut runs r's IG on the dense input x (T×E) and returns the input
+// gradient, then the logits of x and of the baseline, in one slice.
+func igOut(r *Runner, x Input, choose func([]float64) (int, error), alphas, weights []float64, opt RunOptions) ([]float64, error) {
+	n := x.Len() * r.s.in
+	c := r.s.c
+	out := make([]float64, n+2*c)
+	err := r.IntegratedGradients(context.Background(), x, choose, alphas, weights, out[:n], out[n:n+c], out[n+c:], opt)
+	return out, err
 }

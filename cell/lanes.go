@@ -94,13 +94,7 @@ func (s *Model) workerLaneBytes(l, steps int) int64 {
 // two steps only if hRing.
 func (s *Model) laneBytesOf(l, steps int, keepZg, hRing bool) int64 {
 	h, n := int64(s.h), int64(len(s.cells))
-	perCell := int64(steps)*h*6 + int64(hSteps(steps, hRing))*h // z (4H), c and tc; h
-	if keepZg {
-		perCell += int64(steps) * h
-	} else {
-		perCell += h
-	}
-	words := n * perCell
+	words := n * s.cellWords(steps, keepZg, hRing)
 	if s.writesDOut() {
 		words += 2 * int64(steps) * h * int64(s.dirs) // dOut, two layers
 	}
@@ -162,6 +156,17 @@ func newLanesOf(s *Model, l, steps int, keepZg, hRing bool) *lanes {
 	r.occluded = make([]int, l)
 	r.newHeadBuffers()
 	return r
+}
+
+// cellWords is the memory, in words a lane, of newCellTrace's trace of T
+// steps.
+func (s *Model) cellWords(steps int, keepZg, hRing bool) int64 {
+	h := int64(s.h)
+	words := int64(steps)*h*6 + int64(hSteps(steps, hRing))*h // z (4H), c and tc; h
+	if keepZg {
+		return words + int64(steps)*h
+	}
+	return words + h
 }
 
 // newCellTrace returns the trace of one cell for l lanes and T steps.

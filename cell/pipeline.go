@@ -63,14 +63,10 @@ func (r *lanes) pipes(l int) bool {
 		r.prefix == nil && !r.tablesOn(0, l) && s.p.Head != HeadAttention
 }
 
-// pipesFor reports whether checkpointed lanes of s may pipe (those that
-// keep the boundaries): ckLaneBytes counts a spare trace for them.
-func (s *Model) pipesFor(keep bool) bool { return keep }
-
-// spareBytes is the memory of a spare trace of one segment of seg steps.
+// spareBytes is the memory of a spare trace of one segment of seg steps,
+// which checkpointed lanes that keep the boundaries may pipe with.
 func (s *Model) spareBytes(l, seg int) int64 {
-	h := int64(s.h)
-	return 8 * int64(l) * (int64(seg)*h*6 + int64(hSteps(seg, s.ringOK()))*h + h)
+	return 8 * int64(l) * s.cellWords(seg, false, s.ringOK())
 }
 
 // view readies the helper's view of r for one job: r's buffers (cells:
@@ -83,8 +79,8 @@ func (p *pipeline) view(r *lanes, ownCells bool) *lanes {
 		p.stop = stopper{ctx: r.stop.ctx}
 		p.hp.stop = &p.stop
 	}
-	if s := r.s; len(p.wideZ) == 0 && s.p.Layers > 1 { // the helper's own (wideBytes counts them)
-		p.wideZ, p.wideIn = make([]float64, 4*s.h*wideCols), make([]float64, s.h*s.dirs*wideCols)
+	if len(p.wideZ) == 0 { // the helper's own (wideBytes counts them)
+		p.wideZ, p.wideIn = newWideBuffers(r.s)
 	}
 	p.hp.wideZ, p.hp.wideIn = p.wideZ, p.wideIn
 	if ownCells {

@@ -138,7 +138,6 @@ func TestPipelinePlan(t *testing.T) {
 	runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))
 	teamCPUs = max(2, teamCPUs)
 	rng := rand.New(rand.NewPCG(72, 73))
-	ctx := context.Background()
 	choose := func([]float64) (int, error) { return 0, nil }
 	s := randomHeadStacked(t, rng, 5, 16, 3, headCase{2, true, HeadMean, ActNone})
 	const steps, n = 300, 50
@@ -146,8 +145,8 @@ func TestPipelinePlan(t *testing.T) {
 	alphas, weights := midpointRule(n)
 	r, _ := NewRunner(s)
 	defer r.Close()
-	want := make([]float64, steps*5+6)
-	if err := r.IntegratedGradients(ctx, x, choose, alphas, weights, want[:steps*5], want[steps*5:steps*5+3], want[steps*5+3:], RunOptions{Workers: 1}); err != nil {
+	want, err := igOut(r, x, choose, alphas, weights, RunOptions{Workers: 1})
+	if err != nil {
 		t.Fatal(err)
 	}
 	seg, nseg := segments(steps)
@@ -158,8 +157,8 @@ func TestPipelinePlan(t *testing.T) {
 	pipeSeen = func(bool) { piped++ }
 	for _, on := range []bool{true, false} {
 		pipeOn, piped = on, 0
-		got := make([]float64, steps*5+6)
-		if err := r.IntegratedGradients(ctx, x, choose, alphas, weights, got[:steps*5], got[steps*5:steps*5+3], got[steps*5+3:], RunOptions{Workers: 2, Budget: budget}); err != nil {
+		got, err := igOut(r, x, choose, alphas, weights, RunOptions{Workers: 2, Budget: budget})
+		if err != nil {
 			t.Fatal(err)
 		}
 		assertSameBits(t, fmt.Sprintf("pipelines %v, plan %+v", on, last), got, want)

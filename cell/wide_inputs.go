@@ -31,17 +31,24 @@ func (r *lanes) widens(ci, l int) bool {
 		cl.terms.wih == nil && l > 1 && 2*l <= wideCols
 }
 
-// wideBytes is the memory of the buffers of wide input products of s's
-// checkpointed lanes (two sets where they may pipe).
-func (s *Model) wideBytes(keep bool) int64 {
-	if !keep {
-		return 0
+// wideBytes is the memory of the buffers of wide products of s's
+// checkpointed lanes that keep the boundaries: theirs and a pipeline
+// helper's.
+func (s *Model) wideBytes() int64 {
+	return 2 * 8 * int64(4*s.h+s.h*s.dirs) * wideCols
+}
+
+// newWideBuffers returns the buffers of wide products: 4H×wideCols for
+// the products, (H·dirs)×wideCols for their inputs.
+func newWideBuffers(s *Model) (z, in []float64) {
+	return make([]float64, 4*s.h*wideCols), make([]float64, s.h*s.dirs*wideCols)
+}
+
+// wideBuffers makes r's buffers of wide products on first use.
+func (r *lanes) wideBuffers() {
+	if r.wideZ == nil {
+		r.wideZ, r.wideIn = newWideBuffers(r.s)
 	}
-	words := int64(4*s.h+s.h*s.dirs) * wideCols
-	if s.pipesFor(keep) {
-		words *= 2
-	}
-	return 8 * words
 }
 
 // wideInputs sets z of every step of segment sg of cell ci to b + W_ih·(in0,
@@ -52,9 +59,7 @@ func (r *lanes) wideInputs(ci, sg, l int) bool {
 	cl, tr := &s.cells[ci], &r.cells[ci]
 	h, g, in := s.h, 4*s.h, s.cells[ci].in
 	hl, gl := h*l, g*l
-	if len(r.wideZ) < g*wideCols {
-		r.wideZ, r.wideIn = make([]float64, g*wideCols), make([]float64, h*s.dirs*wideCols)
-	}
+	r.wideBuffers()
 	below := ci - s.dirs - cl.dir // the first cell of the layer below
 	t0, t1 := ck.segRange(sg)
 	js := wideCols / l
@@ -100,9 +105,7 @@ func (r *lanes) wideBelow(ci, sg int, below []float64, l int) bool {
 	cl, tr := &s.cells[ci], &r.cells[ci]
 	g, m := 4*s.h, s.cells[ci].in
 	gl, ml := g*l, m*l
-	if len(r.wideZ) < g*wideCols {
-		r.wideZ, r.wideIn = make([]float64, g*wideCols), make([]float64, s.h*s.dirs*wideCols)
-	}
+	r.wideBuffers()
 	t0, t1 := ck.segRange(sg)
 	n, js := t1-t0, wideCols/l
 	for a := 0; a < n; a += js {

@@ -248,6 +248,12 @@ type Options struct {
 	// finish, with the number done and the total (from the worker
 	// goroutines, one call at a time, done increasing).
 	Progress func(done, total int)
+	// Plan, if not nil, is told the schedule IG or occlusion chose for
+	// an input (lanes, workers, checkpoints, memory; cell.Plan), before
+	// the work starts, on the caller's goroutine; once a call, or once a
+	// class where an every-class IG runs on checkpoints, or a try where IG's
+	// auto steps try again. The other methods run one pass and tell none.
+	Plan func(cell.Plan)
 
 	eps float64 // Epsilon's value, set by resolve
 }
@@ -680,7 +686,7 @@ func occludedScores(res *Result, x cell.Input, occluded []float64, d int) {
 }
 
 func batchOptions(opt Options) cell.RunOptions {
-	return cell.RunOptions{Budget: opt.Budget, Spare: opt.Spare, Workers: opt.Workers, Progress: opt.Progress}
+	return cell.RunOptions{Budget: opt.Budget, Spare: opt.Spare, Workers: opt.Workers, Progress: opt.Progress, Plan: opt.Plan}
 }
 
 // integratedGradients is IG: R = X ⊙ Σ_k w_k ∇ŷ_c(α_k X) with the zero

@@ -167,6 +167,7 @@ func (r *Runner) integratedGradients(ctx context.Context, x Input, choose func(y
 			return cost <= budget && s.workerLaneBytes(q.lanes, q.seg) <= fullTraceMax
 		})
 	}
+	r.report(opt, "IG", p, false, steps, n, rows+s.sharedBytes(p, steps)+int64(p.workers)*(s.laneCost(p, steps)+extraPer(p, per, sumBlocks)), rows+budget)
 	sums, parts := sizes(p, sumBlocks)
 	pool := r.workers(p, steps, sums, parts, batchesPer(p, per, n)-1, budget-s.sharedBytes(p, steps))
 	setSymbols(pool, r.syms)
@@ -704,9 +705,11 @@ func (r *Runner) occlusion(ctx context.Context, x Input, class int, out []float6
 	defer setSymbols(pool, nil)
 	setRing(pool, ring)
 	defer setRing(pool, false)
+	shown := p                                                          // the plan with its team, for opt.Plan
 	if teamsOn || (p.workers == 1 && r.teamable(min(p.lanes, steps))) { // one batch: its steps on a team
 		r.lend(pool, maxWorkers)
 		defer r.lend(pool, 0)
+		shown.team = maxWorkers
 	}
 	watch(ctx, pool)
 	defer unwatch(pool)
@@ -725,6 +728,11 @@ func (r *Runner) occlusion(ctx context.Context, x Input, class int, out []float6
 	} else {
 		r.prefix = nil // not within the budget: the copies run whole
 	}
+	bytes := rows + s.sharedBytes(p, steps) + int64(p.workers)*s.laneCost(p, laneSteps)
+	if prefix != nil {
+		bytes += s.prefixBytes(steps)
+	}
+	r.report(opt, "occlusion", shown, ring, steps, steps, bytes, rows+budget)
 	if ch != nil {
 		if prefix != nil {
 			copy(ch.y, prefix.logitsBuf[:s.c])

@@ -42,6 +42,10 @@ type RunOptions struct {
 	// Calls come from the worker goroutines, one at a time, with done
 	// increasing (nil: no calls).
 	Progress func(done, total int)
+	// Plan, if not nil, is told the schedule the call chose, once it is
+	// chosen and before the work starts, on the caller's goroutine (nil:
+	// not told). An every-class IG on checkpoints tells one per class.
+	Plan func(Plan)
 }
 
 // check rejects negative options, naming the field.

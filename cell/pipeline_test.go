@@ -130,13 +130,8 @@ func TestPipelineSameBits(t *testing.T) {
 // a team, runs them on a team of two that pipes (pipesPlan), and gives
 // the bits of one core; without pipelines the plan is another.
 func TestPipelinePlan(t *testing.T) {
-	defer func(cpus, procs int) {
-		teamCPUs = cpus
-		runtime.GOMAXPROCS(procs)
-		planSeen, pipeSeen, pipeOn = nil, nil, true
-	}(teamCPUs, runtime.GOMAXPROCS(0))
-	runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))
-	teamCPUs = max(2, teamCPUs)
+	twoCores(t)
+	defer func() { planSeen, pipeSeen, pipeOn = nil, nil, true }()
 	rng := rand.New(rand.NewPCG(72, 73))
 	choose := func([]float64) (int, error) { return 0, nil }
 	s := randomHeadStacked(t, rng, 5, 16, 3, headCase{2, true, HeadMean, ActNone})
@@ -167,4 +162,13 @@ func TestPipelinePlan(t *testing.T) {
 			t.Errorf("pipelines %v: plan %+v, %d hand-overs", on, last, piped)
 		}
 	}
+}
+
+// twoCores lets the test's calls run on two cores and teams of two, even
+// on one CPU, until it ends.
+func twoCores(t *testing.T) {
+	cpus, procs := teamCPUs, runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { teamCPUs = cpus; runtime.GOMAXPROCS(procs) })
+	runtime.GOMAXPROCS(max(2, procs))
+	teamCPUs = max(2, cpus)
 }

@@ -457,6 +457,10 @@ func (s *Scorer) InputBytes() int64 { return s.inputBytes }
 // SetProgress sets the progress callback of the next inputs (nil: none).
 func (s *Scorer) SetProgress(fn func(done, total int)) { s.opt.Progress = fn }
 
+// SetPlan sets the callback told the schedule IG or occlusion chose for
+// each of the next inputs (attrib.Options.Plan; nil: none).
+func (s *Scorer) SetPlan(fn func(cell.Plan)) { s.opt.Plan = fn }
+
 // Borrow lets the Scorer's next inputs run on the cores of n more
 // Scorers, which have nothing to do (corpus.Lent; 0: its own share), and
 // use their shares of the budget as far as the pool has them free

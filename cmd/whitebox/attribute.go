@@ -10,8 +10,10 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"slices"
 
 	"github.com/whitebox-lstm/whitebox/attrib"
+	"github.com/whitebox-lstm/whitebox/cell"
 	"github.com/whitebox-lstm/whitebox/corpus"
 	"github.com/whitebox-lstm/whitebox/heatmap"
 	"github.com/whitebox-lstm/whitebox/internal/visible"
@@ -21,8 +23,9 @@ import (
 // attributeFlags are the options of "whitebox attribute": the scoring
 // options (package score) and the output format.
 type attributeFlags struct {
-	cfg    score.Config
-	format string
+	cfg     score.Config
+	format  string
+	verbose bool // -v: each input's plan on standard error
 }
 
 // exitInterrupted is the exit status after Ctrl-C (128 + SIGINT).
@@ -34,6 +37,7 @@ func attribute(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	f.cfg.RegisterFlags(fs, "")
 	fs.StringVar(&f.format, "format", "json", "output: json (one object per line), text (a heatmap; coloured on a terminal), html or latex")
+	fs.BoolVar(&f.verbose, "v", false, "say on standard error, for each input, the schedule IG or occlusion chose: workers, lanes a batch, checkpoints, memory")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: whitebox attribute -net NET -method METHOD [flags] [INPUT ...]
        whitebox attribute -model FILE -method METHOD [flags] [INPUT ...]
@@ -163,6 +167,7 @@ type item struct {
 	warn         string        // a result's warning (IG's completeness gap)
 	padWarn      string        // a pad inside the input (-pad)
 	wrong        string        // a white-box network's wrong prediction, in words
+	plans        []string      // -v: the schedules chosen for it, in order, each once
 }
 
 // run scores the inputs (args, else the lines of stdin) on the workers,
@@ -226,6 +231,9 @@ func (j *attributeJob) read(args []string, stdin io.Reader, yield func(*item) bo
 // write writes a scored item: its result to the output, its error and
 // warnings to stderr. It reports whether the item succeeded.
 func (j *attributeJob) write(it *item, err error, bar *corpus.Progress, stderr io.Writer) bool {
+	for _, p := range it.plans {
+		bar.Printf(stderr, "whitebox attribute: %s%s: plan: %s\n", it.where, quoteInput(it.input), p)
+	}
 	if err != nil {
 		bar.Printf(stderr, "whitebox attribute: %s%s: %s\n", it.where, quoteInput(it.input), errText(err))
 		return false
@@ -257,6 +265,13 @@ func (w *worker) score(ctx context.Context, it *item) error {
 		return it.err
 	}
 	w.sc.SetProgress(w.bar.Callback())
+	if w.job.f.verbose {
+		w.sc.SetPlan(func(p cell.Plan) {
+			if line := p.String(); !slices.Contains(it.plans, line) {
+				it.plans = append(it.plans, line)
+			}
+		})
+	}
 	w.sc.Borrow(corpus.Lent(ctx)) // one input alone, or the last ones, on every core
 	return w.do(ctx, it)
 }

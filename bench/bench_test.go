@@ -111,7 +111,8 @@ func BenchmarkForward(b *testing.B) {
 		}
 		b.ReportAllocs()
 		n := 0
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N { // not b.Loop (threadsNote)
 			if _, err := ws.Forward(w.Input); err != nil {
 				b.Fatal(err)
 			}
@@ -134,7 +135,8 @@ func attribute(b *testing.B, w *Workload, m attrib.Method, steps int) {
 	}
 	b.ReportAllocs()
 	n := 0
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N { // not b.Loop (threadsNote)
 		if err := e.Attribute(b.Context(), m, w.Input, opt, &res); err != nil {
 			b.Fatal(err)
 		}

@@ -45,8 +45,9 @@ var importedCases = map[string][]int{"bench_h256": {200, 1000}, "bench_bi2_h64":
 // float32 step sizes) on the TokenIDs input of an imported model, the
 // computation bench/torch/bench_ig.py times in PyTorch; GFLOP/s counts the
 // workload as PyTorch runs it: a forward and a backward pass per step, and
-// the two forward passes of the completeness gap. Run it with -cpu 1,2 for
-// one input on one and two cores; -short skips T > 200.
+// the two forward passes of the completeness gap. Run it with -cpu 1,2
+// -benchtime 2x for one input on one and two cores (threadsNote); -short
+// skips T > 200.
 func BenchmarkImportedIG(b *testing.B) {
 	for _, name := range ImportedModels {
 		for _, t := range importedCases[name] {
@@ -71,7 +72,8 @@ func BenchmarkImportedIG(b *testing.B) {
 				}
 				b.ReportAllocs()
 				n := 0
-				for b.Loop() {
+				b.ResetTimer()
+				for range b.N { // not b.Loop (threadsNote)
 					if err := e.Attribute(b.Context(), attrib.IntegratedGradients, x, opt, &res); err != nil {
 						b.Fatal(err)
 					}
@@ -112,7 +114,8 @@ func BenchmarkImportedIGConcurrent(b *testing.B) {
 				}
 			}
 			var errs [2]error
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N { // not b.Loop (threadsNote)
 				var wg sync.WaitGroup
 				for i := range es {
 					wg.Go(func() { errs[i] = call(i) })
@@ -167,7 +170,8 @@ func benchImported(b *testing.B, method attrib.Method, passes func(m *model.Mode
 				}
 				b.ReportAllocs()
 				n := 0
-				for b.Loop() {
+				b.ResetTimer()
+				for range b.N { // not b.Loop (threadsNote)
 					if err := e.Attribute(b.Context(), method, x, attrib.Options{}, &res); err != nil {
 						b.Fatal(err)
 					}

@@ -7,11 +7,17 @@ import (
 	"testing"
 )
 
+// threadsNote: the benchmarks here loop b.N times, not with b.Loop, so
+// that `-cpu 1,2` measures each entry at its own GOMAXPROCS: the testing
+// package runs a benchmark once before it sets the first entry's
+// GOMAXPROCS (golang/go#49980), and b.Loop ramps up to the whole
+// measurement in that run (with b.N, one iteration, run again unless it
+// outlasts -benchtime: use -benchtime 2x for cases of seconds).
+
 // BenchmarkStackedIG: IG with 50 Gauss–Legendre-like steps on a length-200
 // input, the two imported-model shapes of the benchmark suite, and on a
 // length-1000 input (checkpointed lanes: one batch on one core, the
-// workers' split plan on more, ig_split.go; run -cpu 1 and -cpu 2 as
-// a process each, golang/go#49980).
+// workers' split plan on more, ig_split.go; -cpu 1,2).
 func BenchmarkStackedIG(b *testing.B) {
 	for _, c := range []struct {
 		name          string
@@ -40,7 +46,8 @@ func BenchmarkStackedIG(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N { // not b.Loop (threadsNote)
 				if err := r.IntegratedGradients(context.Background(), x, choose, alphas, weights, grad, y, y0, RunOptions{}); err != nil {
 					b.Fatal(err)
 				}
@@ -117,7 +124,8 @@ func BenchmarkTeamStep(b *testing.B) {
 			step() // z holds gates for backward
 			b.Run(fmt.Sprintf("%s/team=%d", name, n), func(b *testing.B) {
 				b.ReportAllocs()
-				for b.Loop() {
+				b.ResetTimer()
+				for range b.N { // not b.Loop (threadsNote)
 					step()
 				}
 			})

@@ -705,7 +705,8 @@ func (r *Runner) occlusion(ctx context.Context, x Input, class int, out []float6
 	defer setSymbols(pool, nil)
 	setRing(pool, ring)
 	defer setRing(pool, false)
-	shown := p                                                          // the plan with its team, for opt.Plan
+	// shown is the plan with its team, for opt.Plan.
+	shown := p
 	if teamsOn || (p.workers == 1 && r.teamable(min(p.lanes, steps))) { // one batch: its steps on a team
 		r.lend(pool, maxWorkers)
 		defer r.lend(pool, 0)

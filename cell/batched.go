@@ -112,10 +112,13 @@ func (r *Runner) integratedGradients(ctx context.Context, x Input, choose func(y
 	}
 	// A short last block rides with the chunk before it where the budget
 	// holds its lanes (tailPlan): one batch fewer.
+	// costOf is the memory of plan q whose largest chunk has sumBlocks
+	// blocks of sums.
+	costOf := func(q runPlan, sumBlocks int) int64 {
+		return s.sharedBytes(q, steps) + int64(q.workers)*(s.laneCost(q, steps)+extraPer(q, per, sumBlocks))
+	}
 	sumBlocks := per // the blocks of the largest chunk
-	if q, ok := tailPlan(p, n, per, chunks, maxLanes, func(q runPlan) bool {
-		return s.sharedBytes(q, steps)+int64(q.workers)*(s.laneCost(q, steps)+extraPer(q, per, per+1)) <= budget
-	}); ok {
+	if q, ok := tailPlan(p, n, per, chunks, maxLanes, func(q runPlan) bool { return costOf(q, per+1) <= budget }); ok {
 		p, sumBlocks = q, per+1
 		chunks--
 	}
@@ -163,11 +166,10 @@ func (r *Runner) integratedGradients(ctx context.Context, x Input, choose func(y
 	}
 	if p.ck && !p.split { // see widenSegments for the split plan's
 		p = widenSegments(p, steps, func(q runPlan) bool {
-			cost := s.sharedBytes(q, steps) + int64(q.workers)*(s.laneCost(q, steps)+extraPer(q, per, sumBlocks))
-			return cost <= budget && s.workerLaneBytes(q.lanes, q.seg) <= fullTraceMax
+			return costOf(q, sumBlocks) <= budget && s.workerLaneBytes(q.lanes, q.seg) <= fullTraceMax
 		})
 	}
-	r.report(opt, "IG", p, false, steps, n, rows+s.sharedBytes(p, steps)+int64(p.workers)*(s.laneCost(p, steps)+extraPer(p, per, sumBlocks)), rows+budget)
+	r.report(opt, "IG", p, false, steps, n, rows+costOf(p, sumBlocks), rows+budget)
 	sums, parts := sizes(p, sumBlocks)
 	pool := r.workers(p, steps, sums, parts, batchesPer(p, per, n)-1, budget-s.sharedBytes(p, steps))
 	setSymbols(pool, r.syms)

@@ -52,7 +52,7 @@ func (p Plan) String() string {
 	default:
 		fmt.Fprintf(&b, "%s of T = %d: ", p.Method, p.Steps)
 	}
-	fmt.Fprintf(&b, "%d %s × %d %s a batch", p.Workers, plural(p.Workers, "worker", "workers"), p.Lanes, plural(p.Lanes, "lane", "lanes"))
+	fmt.Fprintf(&b, "%s × %s a batch", plural(p.Workers, "worker"), plural(p.Lanes, "lane"))
 	if p.Split {
 		b.WriteString(", sharing one chunk")
 	}
@@ -64,7 +64,7 @@ func (p Plan) String() string {
 	}
 	switch p.Trace {
 	case "checkpoints":
-		fmt.Fprintf(&b, "; checkpoints every %d %s (%d %s)", p.Segment, plural(p.Segment, "step", "steps"), p.Segments, plural(p.Segments, "segment", "segments"))
+		fmt.Fprintf(&b, "; checkpoints every %s (%s)", plural(p.Segment, "step"), plural(p.Segments, "segment"))
 		if p.KeptBoundaries {
 			b.WriteString(", layer boundaries kept")
 		}
@@ -77,11 +77,12 @@ func (p Plan) String() string {
 	return b.String()
 }
 
-func plural(n int, one, many string) string {
+// plural writes n words: "1 lane", "8 lanes".
+func plural(n int, word string) string {
 	if n == 1 {
-		return one
+		return "1 " + word
 	}
-	return many
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // mebibytes writes n bytes in MiB, with one decimal below 10 MiB, or in

@@ -52,6 +52,9 @@ func TestAttributeFlagTable(t *testing.T) {
 		{[]string{"-lrp-bias", "1"}, 2, "-lrp-bias applies to -model only"},
 		{[]string{"-features"}, 2, "-features applies to -model only"},
 		{[]string{"-vocab", "v.txt"}, 2, "-vocab applies to -model only"},
+		{[]string{"-v=maybe"}, 2, "-v"},
+		{[]string{"-v="}, 2, "-v"},
+		{[]string{"-v"}, 0, `"delta"`},
 		{[]string{"-nosuchflag"}, 2, "nosuchflag"},
 	} {
 		args := append(append(append([]string{}, base...), c.args...), "abcd")

@@ -33,9 +33,11 @@
 // bodies (kernel_arm64.s); golang.org/x/sys/cpu picks one at start-up and
 // Impl names it. -tags purego, other architectures and GODEBUG settings such
 // as cpu.avx512f=off (which may only narrow the choice) fall back to a
-// narrower body or to the twins. Every body performs the twin's operations
-// in the twin's order, so all of them produce the same bits for the same
-// inputs; only NaN payloads are unspecified (a NaN result is NaN on every
+// narrower body or to the twins. Under AVX-512, MulAddRows of at most 8
+// lanes runs the AVX2 bodies where this core runs them faster (timed once,
+// at first use: narrow_amd64.go; Machine says so). Every body performs the
+// twin's operations in the twin's order, so all of them produce the same
+// bits for the same inputs; only NaN payloads are unspecified (a NaN result is NaN on every
 // path). The scalar Exp, Sigmoid and Tanh always run the twins. A vector
 // body may skip work whose result it knows for a whole vector (tanh's
 // rational branch when no lane is below 0.625; tanh = ±1 and σ = 1 when every

@@ -562,6 +562,29 @@ func mulAddRowsCase(rng *rand.Rand, n, m, k int) (stride, coefStride int, rows, 
 	return stride, coefStride, rows, coef
 }
 
+// checkMulAddRows runs MulAddRows on a case of mulAddRowsCase in windows
+// misaligned by off and compares it with the twin: it returns the case,
+// dst before and the twin's dst after.
+func checkMulAddRows(t *testing.T, rng *rand.Rand, n, m, k, off int) (vdst, want, vrows, vcoef []float64, stride, coefStride int, what string) {
+	t.Helper()
+	stride, coefStride, vrows, vcoef = mulAddRowsCase(rng, n, m, k)
+	extra := off % 3 % n // dst elements past m·n: untouched
+	vdst = draw(rng, m*n+extra, 1)
+	dst := newWindow(vdst, offsets(off, 0))
+	rows, coef := newWindow(vrows, offsets(off, 1)).protect(), newWindow(vcoef, offsets(off, 2)).protect()
+	MulAddRows(dst.s(), n, rows.s(), stride, coef.s(), coefStride, k)
+	want = append([]float64(nil), vdst...)
+	if k > 0 {
+		mulAddRowsGeneric(want[:m*n], n, vrows, stride, vcoef, coefStride, k)
+	}
+	what = fmt.Sprintf("n=%d m=%d k=%d stride=%d coefStride=%d off=%d", n, m, k, stride, coefStride, off)
+	for _, w := range []*window{dst, rows, coef} {
+		w.check(t, what)
+	}
+	compareBits(t, what, dst.s(), want)
+	return vdst, want, vrows, vcoef, stride, coefStride, what
+}
+
 func TestImplMulAddRows(t *testing.T) {
 	forEachImpl(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(21, 1))
@@ -576,21 +599,7 @@ func TestImplMulAddRows(t *testing.T) {
 					m = []int{6, 7}[off%2]
 				}
 				k := []int{1, 2, 3, 9, 17, 40, 0, 5}[(off+n)%8]
-				stride, coefStride, vrows, vcoef := mulAddRowsCase(rng, n, m, k)
-				extra := off % 3 % n // dst elements past m·n: untouched
-				vdst := draw(rng, m*n+extra, 1)
-				dst := newWindow(vdst, offsets(off, 0))
-				rows, coef := newWindow(vrows, offsets(off, 1)).protect(), newWindow(vcoef, offsets(off, 2)).protect()
-				MulAddRows(dst.s(), n, rows.s(), stride, coef.s(), coefStride, k)
-				want := append([]float64(nil), vdst...)
-				if k > 0 {
-					mulAddRowsGeneric(want[:m*n], n, vrows, stride, vcoef, coefStride, k)
-				}
-				what := fmt.Sprintf("n=%d m=%d k=%d stride=%d coefStride=%d off=%d", n, m, k, stride, coefStride, off)
-				for _, w := range []*window{dst, rows, coef} {
-					w.check(t, what)
-				}
-				compareBits(t, what, dst.s(), want)
+				vdst, want, vrows, vcoef, stride, coefStride, what := checkMulAddRows(t, rng, n, m, k, off)
 				// The twin is AxpyRows row by row.
 				want2 := append([]float64(nil), vdst...)
 				for r := range m {

@@ -55,11 +55,22 @@ func axpyRows(dst, rows []float64, stride int, coef []float64) {
 }
 
 // mulAddRows runs the assembly on whole groups of output rows (6 with
-// AVX-512, 4 with AVX2) and axpyRows on the rows left over.
+// AVX-512, 4 with AVX2) and axpyRows on the rows left over. Under AVX-512,
+// products of at most narrowLanes lanes run on whichever body this core
+// runs faster (narrow_amd64.go): the bits are the same.
 func mulAddRows(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int) {
+	im := impl
+	if im == implAVX512 && n <= narrowLanes && narrowOnAVX2() {
+		im = implAVX2
+	}
+	mulAddRowsOn(im, dst, n, rows, stride, coef, coefStride, k)
+}
+
+// mulAddRowsOn is mulAddRows on implementation im's bodies.
+func mulAddRowsOn(im int, dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int) {
 	m := len(dst) / n
 	r := 0
-	switch impl {
+	switch im {
 	case implAVX512:
 		const g = 6
 		for ; r+g <= m; r += g {

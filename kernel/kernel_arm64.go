@@ -198,3 +198,5 @@ func gruBackward(dz []float64, stride int, dcPrev, dh, dc, gates, hPrev []float6
 			dcPrev[m:], dh[m:], dc[m:], gates[m:n], gates[stride+m:stride+n], gates[2*stride+m:2*stride+n], gates[3*stride+m:3*stride+n], hPrev[m:])
 	}
 }
+
+func implNote() string { return "" }

@@ -44,3 +44,5 @@ func gruStep(gates []float64, stride int, hPrev, c, tc, h []float64) {
 func gruBackward(dz []float64, stride int, dcPrev, dh, dc, gates, hPrev []float64) {
 	gruBackwardGeneric(dz, stride, dcPrev, dh, dc, gates, hPrev)
 }
+
+func implNote() string { return "" }

@@ -29,7 +29,7 @@ func Machine() string {
 	if c := cpuid.CPU.Cache.L2; c > 0 {
 		fmt.Fprintf(&b, ", L2 %d KiB", c>>10)
 	}
-	fmt.Fprintf(&b, ", kernel %s", Impl())
+	fmt.Fprintf(&b, ", kernel %s%s", Impl(), implNote())
 	return b.String()
 }
 

@@ -1,0 +1,77 @@
+//go:build !purego
+
+package kernel
+
+import (
+	"sync"
+	"time"
+)
+
+// Products of at most 8 lanes fill one AVX-512 vector a row or less. The
+// AVX-512 body's tile is then 6 rows × 1 vector (6 accumulators against
+// the FMA's latency), the AVX2 body's 4 rows × 2 vectors of 4 lanes (8).
+// Which is faster depends on the core: on an AMD EPYC Zen 4 core, whose
+// 512-bit FMAs are double-pumped (BenchmarkMulAddRows, 1 thread), h = 128
+// ran 30 GFLOP/s on AVX-512 and 37–39 on AVX2 at 8 lanes, 14.5 and 19–20
+// at 4; a core with two 512-bit FMA units may keep the wider tile ahead.
+// Both bodies give the same bits (TestNarrowBodies), so the choice, made
+// once by timing both (probeNarrow), changes only speed.
+const narrowLanes = 8
+
+var narrow struct {
+	once sync.Once
+	avx2 bool // AVX-512's products of at most narrowLanes lanes run on the AVX2 bodies
+}
+
+// narrowOnAVX2 reports whether, under AVX-512, products of at most
+// narrowLanes lanes run on the AVX2 bodies; the first call times both.
+func narrowOnAVX2() bool {
+	narrow.once.Do(func() { narrow.avx2 = supported[implAVX2] && probeNarrow() })
+	return narrow.avx2
+}
+
+// probeNarrow times the AVX-512 and AVX2 bodies, alternating, on one
+// product of the batched engine's shape (4H × H weights, H = 64, times 8
+// lanes: 128 KiB of weights, in L2, about 10 µs; the choice holds for
+// every product of at most 8 lanes) and reports whether the
+// AVX2 bodies' best round is at least 10 % faster. It takes about half a
+// millisecond, once a process (measured on the Zen 4 core).
+func probeNarrow() bool {
+	const n, h, rounds, calls = narrowLanes, 64, 7, 4
+	m := 4 * h
+	rows, coef, dst := make([]float64, h*n), make([]float64, m*h), make([]float64, m*n)
+	for i := range rows {
+		rows[i] = 0.5 + float64(i%5)/8 // no ±0: the dense loop, as trained weights run
+	}
+	for i := range coef {
+		coef[i] = 0.01 + float64(i%7)/512
+	}
+	best := [2]time.Duration{1 << 62, 1 << 62}
+	for range rounds {
+		for b, im := range [2]int{implAVX512, implAVX2} {
+			start := time.Now()
+			for range calls {
+				mulAddRowsOn(im, dst, n, rows, n, coef, h, h)
+			}
+			best[b] = min(best[b], time.Since(start))
+		}
+	}
+	return 10*best[1] < 9*best[0]
+}
+
+// setNarrow makes AVX-512's narrow products run on the AVX2 bodies or not
+// and returns a function that restores the choice (tests only).
+func setNarrow(avx2 bool) (restore func()) {
+	old := narrowOnAVX2()
+	narrow.avx2 = avx2 && supported[implAVX2]
+	return func() { narrow.avx2 = old }
+}
+
+// implNote is Machine's word on the bodies beside Impl: under AVX-512, the
+// narrow products' choice.
+func implNote() string {
+	if impl == implAVX512 && narrowOnAVX2() {
+		return " (avx2 at ≤ 8 lanes)"
+	}
+	return ""
+}

@@ -30,14 +30,20 @@ func narrowOnAVX2() bool {
 	return narrow.avx2
 }
 
-// probeNarrow times the AVX-512 and AVX2 bodies, alternating, on one
-// product of the batched engine's shape (4H × H weights, H = 64, times 8
-// lanes: 128 KiB of weights, in L2, about 10 µs; the choice holds for
-// every product of at most 8 lanes) and reports whether the
-// AVX2 bodies' best round is at least 10 % faster. It takes about half a
-// millisecond, once a process (measured on the Zen 4 core).
+// probeNarrow times the AVX-512 and AVX2 bodies on one product of the
+// batched engine's shape (4H × H weights, H = 64, times 8 lanes: 128 KiB
+// of weights, in L2, about 10 µs; the choice holds for every product of
+// at most 8 lanes) in 16 rounds, each body first in every other round,
+// and reports whether the AVX2 bodies' best round is at least 10 % faster.
+// About a millisecond, once a process. On the Zen 4 core AVX2's best took
+// 0.77–0.80 of AVX-512's, and the probe chose AVX2 in all of 65
+// processes, quiet or beside two benchmarks and a build on the 2 cores;
+// beside the build of every package's tests from an empty cache (load
+// average 5.6) it kept AVX-512, the choice before the probe, in 12 of 20
+// and 2 of 25 (a median of the rounds' ratios, tried instead, in 7 of
+// 25). A choice made under such load costs speed, never bits.
 func probeNarrow() bool {
-	const n, h, rounds, calls = narrowLanes, 64, 7, 4
+	const n, h, rounds, calls = narrowLanes, 64, 16, 4
 	m := 4 * h
 	rows, coef, dst := make([]float64, h*n), make([]float64, m*h), make([]float64, m*n)
 	for i := range rows {
@@ -47,11 +53,12 @@ func probeNarrow() bool {
 		coef[i] = 0.01 + float64(i%7)/512
 	}
 	best := [2]time.Duration{1 << 62, 1 << 62}
-	for range rounds {
-		for b, im := range [2]int{implAVX512, implAVX2} {
+	for round := range rounds {
+		for i := range 2 {
+			b := i ^ round&1 // A B, then B A: neither body always goes first
 			start := time.Now()
 			for range calls {
-				mulAddRowsOn(im, dst, n, rows, n, coef, h, h)
+				mulAddRowsOn([2]int{implAVX512, implAVX2}[b], dst, n, rows, n, coef, h, h)
 			}
 			best[b] = min(best[b], time.Since(start))
 		}

@@ -37,8 +37,9 @@
 // lanes runs the AVX2 bodies where this core runs them faster (timed once,
 // at first use: narrow_amd64.go; Machine says so). Every body performs the
 // twin's operations in the twin's order, so all of them produce the same
-// bits for the same inputs; only NaN payloads are unspecified (a NaN result is NaN on every
-// path). The scalar Exp, Sigmoid and Tanh always run the twins. A vector
+// bits for the same inputs; only NaN payloads are unspecified (a NaN
+// result is NaN on every path). The scalar Exp, Sigmoid and Tanh always
+// run the twins. A vector
 // body may skip work whose result it knows for a whole vector (tanh's
 // rational branch when no lane is below 0.625; tanh = ±1 and σ = 1 when every
 // lane is saturated): the lanes still get the twin's bits.

@@ -3,6 +3,7 @@
 package kernel
 
 import (
+	"strconv"
 	"sync"
 	"time"
 )
@@ -78,7 +79,7 @@ func setNarrow(avx2 bool) (restore func()) {
 // narrow products' choice.
 func implNote() string {
 	if impl == implAVX512 && narrowOnAVX2() {
-		return " (avx2 at ≤ 8 lanes)"
+		return " (avx2 at ≤ " + strconv.Itoa(narrowLanes) + " lanes)"
 	}
 	return ""
 }

@@ -88,7 +88,7 @@ func TestAsmRequires(t *testing.T) {
 	// CMOV is part of the amd64 baseline (GOAMD64=v1).
 	allowed := map[string]map[string]bool{
 		"AVX2":   {"AVX": true, "AVX2": true, "FMA3": true, "CMOV": true},
-		"AVX512": {"AVX": true, "AVX512F": true, "CMOV": true},
+		"AVX512": {"AVX": true, "AVX512F": true, "AVX512VL": true, "FMA3": true, "CMOV": true},
 	}
 	lines := strings.Split(string(src), "\n")
 	n := 0

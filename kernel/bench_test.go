@@ -192,7 +192,7 @@ func BenchmarkAxpyRows(b *testing.B) {
 // same product as one AxpyRows per output row (impl=…/kernel=axpyrows).
 func BenchmarkMulAddRows(b *testing.B) {
 	benchImpls(b, func(b *testing.B) {
-		for _, hl := range [][2]int{{7, 64}, {64, 32}, {128, 4}, {128, 8}, {256, 8}, {128, 16}, {128, 50}, {256, 16}, {256, 32}, {256, 24}, {256, 25}, {256, 50}, {256, 64}} {
+		for _, hl := range [][2]int{{7, 64}, {64, 32}, {128, 4}, {128, 8}, {256, 8}, {128, 16}, {128, 18}, {128, 50}, {256, 16}, {256, 20}, {256, 32}, {256, 24}, {256, 25}, {256, 50}, {256, 64}} {
 			h, l := hl[0], hl[1]
 			rng := rand.New(rand.NewPCG(6, 1))
 			m := 4 * h

@@ -35,7 +35,9 @@
 // as cpu.avx512f=off (which may only narrow the choice) fall back to a
 // narrower body or to the twins. Under AVX-512, MulAddRows of at most 8
 // lanes runs the AVX2 bodies where this core runs them faster (timed once,
-// at first use: narrow_amd64.go; Machine says so). Every body performs the
+// at first use: narrow_amd64.go; Machine says so), and a last vector of at
+// most 4 lanes is a 256-bit one (a masked 512-bit FMA costs a whole one on
+// a core that double-pumps them, such as AMD Zen 4). Every body performs the
 // twin's operations in the twin's order, so all of them produce the same
 // bits for the same inputs; only NaN payloads are unspecified (a NaN
 // result is NaN on every path). The scalar Exp, Sigmoid and Tanh always

@@ -7,13 +7,15 @@ import "golang.org/x/sys/cpu"
 //go:generate sh -c "cd _gen && go run . -out ../kernel_amd64.s -stubs ../kernel_stubs_amd64.go -pkg kernel"
 
 // The assembly bodies are declared in kernel_stubs_amd64.go, generated with
-// kernel_amd64.s by _gen. The AVX-512 bodies need only AVX512F (their
-// "Requires" lines say so; TestAsmRequires checks it), the AVX2 bodies AVX2
-// and FMA. x/sys/cpu reports a feature only when the OS saves its registers,
-// and honours GODEBUG=cpu.avx512f=off and cpu.avx2=off.
+// kernel_amd64.s by _gen. The AVX-512 bodies need AVX512F, and AVX512VL and
+// FMA for MulAddRows' 256-bit last vectors (their "Requires" lines say so;
+// TestAsmRequires checks it): every AVX-512 core but Xeon Phi's has them.
+// The AVX2 bodies need AVX2 and FMA. x/sys/cpu reports a feature only
+// when the OS saves its registers, and honours GODEBUG=cpu.avx512f=off and
+// cpu.avx2=off.
 func init() {
 	supported[implAVX2] = cpu.X86.HasAVX && cpu.X86.HasAVX2 && cpu.X86.HasFMA
-	supported[implAVX512] = cpu.X86.HasAVX && cpu.X86.HasAVX512F
+	supported[implAVX512] = cpu.X86.HasAVX && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasFMA
 	switch {
 	case supported[implAVX512]:
 		impl = implAVX512

@@ -9389,7 +9389,7 @@ axpyRowsAVX512_done:
 	RET
 
 // func mulAddRowsAVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, AVX512VL, FMA3
 TEXT ·mulAddRowsAVX512(SB), NOSPLIT, $0-104
 	MOVQ n+24(FP), AX
 	SHLQ $0x03, AX
@@ -9403,112 +9403,180 @@ TEXT ·mulAddRowsAVX512(SB), NOSPLIT, $0-104
 	XORQ R8, R8
 
 	// kz = the coefficients of the tile that are ±0
-	KXORW  K1, K1, K1
-	VPXORQ Z0, Z0, Z0
-	MOVQ   k+96(FP), R9
-	ANDQ   $+7, R9
-	LEAQ   tailMask<>+0(SB), R10
-	KMOVW  (R10)(R9*2), K2
-	MOVQ   coef_base+64(FP), R9
-	LEAQ   (R9)(SI*1), R10
-	LEAQ   (R9), R11
-	MOVQ   k+96(FP), R12
-	SHRQ   $0x03, R12
+	VPTERNLOGQ $0xff, Z0, Z0, Z0
+	VMOVDQA64  Z0, Z1
+	MOVQ       k+96(FP), R9
+	ANDQ       $+7, R9
+	LEAQ       tailMask<>+0(SB), R10
+	KMOVW      (R10)(R9*2), K1
+	MOVQ       coef_base+64(FP), R9
+	LEAQ       (R9)(SI*1), R10
+	LEAQ       (R9), R11
+	MOVQ       k+96(FP), R12
+	SHRQ       $0x03, R12
 
 mulAddRowsAVX512_scan0:
-	JZ     mulAddRowsAVX512_scan0_tail
-	VCMPPD $0x00, (R11), Z0, K3
-	KORW   K3, K1, K1
-	ADDQ   $+64, R11
-	DECQ   R12
-	JMP    mulAddRowsAVX512_scan0
+	CMPQ    R12, $+2
+	JB      mulAddRowsAVX512_scan0_one
+	VPSLLQ  $0x01, (R11), Z2
+	VPMINUQ Z2, Z0, Z0
+	VPSLLQ  $0x01, 64(R11), Z2
+	VPMINUQ Z2, Z1, Z1
+	ADDQ    $0x00000080, R11
+	SUBQ    $+2, R12
+	JMP     mulAddRowsAVX512_scan0
+
+mulAddRowsAVX512_scan0_one:
+	TESTQ   R12, R12
+	JZ      mulAddRowsAVX512_scan0_tail
+	VPSLLQ  $0x01, (R11), Z2
+	VPMINUQ Z2, Z0, Z0
+	ADDQ    $+64, R11
 
 mulAddRowsAVX512_scan0_tail:
-	VMOVUPD.Z (R11), K2, Z1
-	VCMPPD    $0x00, Z1, Z0, K2, K3
-	KORW      K3, K1, K1
-	LEAQ      (R9)(BX*1), R11
-	MOVQ      k+96(FP), R12
-	SHRQ      $0x03, R12
+	// the last k mod 8 coefficients; the lanes off the mask stay all ones
+	VPTERNLOGQ $0xff, Z3, Z3, Z3
+	VPSLLQ     $0x01, (R11), K1, Z3
+	VPMINUQ    Z3, Z1, Z1
+	LEAQ       (R9)(BX*1), R11
+	MOVQ       k+96(FP), R12
+	SHRQ       $0x03, R12
 
 mulAddRowsAVX512_scan1:
-	JZ     mulAddRowsAVX512_scan1_tail
-	VCMPPD $0x00, (R11), Z0, K3
-	KORW   K3, K1, K1
-	ADDQ   $+64, R11
-	DECQ   R12
-	JMP    mulAddRowsAVX512_scan1
+	CMPQ    R12, $+2
+	JB      mulAddRowsAVX512_scan1_one
+	VPSLLQ  $0x01, (R11), Z2
+	VPMINUQ Z2, Z0, Z0
+	VPSLLQ  $0x01, 64(R11), Z2
+	VPMINUQ Z2, Z1, Z1
+	ADDQ    $0x00000080, R11
+	SUBQ    $+2, R12
+	JMP     mulAddRowsAVX512_scan1
+
+mulAddRowsAVX512_scan1_one:
+	TESTQ   R12, R12
+	JZ      mulAddRowsAVX512_scan1_tail
+	VPSLLQ  $0x01, (R11), Z2
+	VPMINUQ Z2, Z0, Z0
+	ADDQ    $+64, R11
 
 mulAddRowsAVX512_scan1_tail:
-	VMOVUPD.Z (R11), K2, Z1
-	VCMPPD    $0x00, Z1, Z0, K2, K3
-	KORW      K3, K1, K1
-	LEAQ      (R9)(BX*2), R9
-	MOVQ      k+96(FP), R11
-	SHRQ      $0x03, R11
+	// the last k mod 8 coefficients; the lanes off the mask stay all ones
+	VPTERNLOGQ $0xff, Z4, Z4, Z4
+	VPSLLQ     $0x01, (R11), K1, Z4
+	VPMINUQ    Z4, Z1, Z1
+	LEAQ       (R9)(BX*2), R9
+	MOVQ       k+96(FP), R11
+	SHRQ       $0x03, R11
 
 mulAddRowsAVX512_scan2:
-	JZ     mulAddRowsAVX512_scan2_tail
-	VCMPPD $0x00, (R9), Z0, K3
-	KORW   K3, K1, K1
-	ADDQ   $+64, R9
-	DECQ   R11
-	JMP    mulAddRowsAVX512_scan2
+	CMPQ    R11, $+2
+	JB      mulAddRowsAVX512_scan2_one
+	VPSLLQ  $0x01, (R9), Z2
+	VPMINUQ Z2, Z0, Z0
+	VPSLLQ  $0x01, 64(R9), Z2
+	VPMINUQ Z2, Z1, Z1
+	ADDQ    $0x00000080, R9
+	SUBQ    $+2, R11
+	JMP     mulAddRowsAVX512_scan2
+
+mulAddRowsAVX512_scan2_one:
+	TESTQ   R11, R11
+	JZ      mulAddRowsAVX512_scan2_tail
+	VPSLLQ  $0x01, (R9), Z2
+	VPMINUQ Z2, Z0, Z0
+	ADDQ    $+64, R9
 
 mulAddRowsAVX512_scan2_tail:
-	VMOVUPD.Z (R9), K2, Z1
-	VCMPPD    $0x00, Z1, Z0, K2, K3
-	KORW      K3, K1, K1
-	LEAQ      (R10), R9
-	MOVQ      k+96(FP), R11
-	SHRQ      $0x03, R11
+	// the last k mod 8 coefficients; the lanes off the mask stay all ones
+	VPTERNLOGQ $0xff, Z5, Z5, Z5
+	VPSLLQ     $0x01, (R9), K1, Z5
+	VPMINUQ    Z5, Z1, Z1
+	LEAQ       (R10), R9
+	MOVQ       k+96(FP), R11
+	SHRQ       $0x03, R11
 
 mulAddRowsAVX512_scan3:
-	JZ     mulAddRowsAVX512_scan3_tail
-	VCMPPD $0x00, (R9), Z0, K3
-	KORW   K3, K1, K1
-	ADDQ   $+64, R9
-	DECQ   R11
-	JMP    mulAddRowsAVX512_scan3
+	CMPQ    R11, $+2
+	JB      mulAddRowsAVX512_scan3_one
+	VPSLLQ  $0x01, (R9), Z2
+	VPMINUQ Z2, Z0, Z0
+	VPSLLQ  $0x01, 64(R9), Z2
+	VPMINUQ Z2, Z1, Z1
+	ADDQ    $0x00000080, R9
+	SUBQ    $+2, R11
+	JMP     mulAddRowsAVX512_scan3
+
+mulAddRowsAVX512_scan3_one:
+	TESTQ   R11, R11
+	JZ      mulAddRowsAVX512_scan3_tail
+	VPSLLQ  $0x01, (R9), Z2
+	VPMINUQ Z2, Z0, Z0
+	ADDQ    $+64, R9
 
 mulAddRowsAVX512_scan3_tail:
-	VMOVUPD.Z (R9), K2, Z1
-	VCMPPD    $0x00, Z1, Z0, K2, K3
-	KORW      K3, K1, K1
-	LEAQ      (R10)(BX*1), R9
-	MOVQ      k+96(FP), R11
-	SHRQ      $0x03, R11
+	// the last k mod 8 coefficients; the lanes off the mask stay all ones
+	VPTERNLOGQ $0xff, Z6, Z6, Z6
+	VPSLLQ     $0x01, (R9), K1, Z6
+	VPMINUQ    Z6, Z1, Z1
+	LEAQ       (R10)(BX*1), R9
+	MOVQ       k+96(FP), R11
+	SHRQ       $0x03, R11
 
 mulAddRowsAVX512_scan4:
-	JZ     mulAddRowsAVX512_scan4_tail
-	VCMPPD $0x00, (R9), Z0, K3
-	KORW   K3, K1, K1
-	ADDQ   $+64, R9
-	DECQ   R11
-	JMP    mulAddRowsAVX512_scan4
+	CMPQ    R11, $+2
+	JB      mulAddRowsAVX512_scan4_one
+	VPSLLQ  $0x01, (R9), Z2
+	VPMINUQ Z2, Z0, Z0
+	VPSLLQ  $0x01, 64(R9), Z2
+	VPMINUQ Z2, Z1, Z1
+	ADDQ    $0x00000080, R9
+	SUBQ    $+2, R11
+	JMP     mulAddRowsAVX512_scan4
+
+mulAddRowsAVX512_scan4_one:
+	TESTQ   R11, R11
+	JZ      mulAddRowsAVX512_scan4_tail
+	VPSLLQ  $0x01, (R9), Z2
+	VPMINUQ Z2, Z0, Z0
+	ADDQ    $+64, R9
 
 mulAddRowsAVX512_scan4_tail:
-	VMOVUPD.Z (R9), K2, Z1
-	VCMPPD    $0x00, Z1, Z0, K2, K3
-	KORW      K3, K1, K1
-	LEAQ      (R10)(BX*2), R9
-	MOVQ      k+96(FP), R10
-	SHRQ      $0x03, R10
+	// the last k mod 8 coefficients; the lanes off the mask stay all ones
+	VPTERNLOGQ $0xff, Z7, Z7, Z7
+	VPSLLQ     $0x01, (R9), K1, Z7
+	VPMINUQ    Z7, Z1, Z1
+	LEAQ       (R10)(BX*2), R9
+	MOVQ       k+96(FP), R10
+	SHRQ       $0x03, R10
 
 mulAddRowsAVX512_scan5:
-	JZ     mulAddRowsAVX512_scan5_tail
-	VCMPPD $0x00, (R9), Z0, K3
-	KORW   K3, K1, K1
-	ADDQ   $+64, R9
-	DECQ   R10
-	JMP    mulAddRowsAVX512_scan5
+	CMPQ    R10, $+2
+	JB      mulAddRowsAVX512_scan5_one
+	VPSLLQ  $0x01, (R9), Z2
+	VPMINUQ Z2, Z0, Z0
+	VPSLLQ  $0x01, 64(R9), Z2
+	VPMINUQ Z2, Z1, Z1
+	ADDQ    $0x00000080, R9
+	SUBQ    $+2, R10
+	JMP     mulAddRowsAVX512_scan5
+
+mulAddRowsAVX512_scan5_one:
+	TESTQ   R10, R10
+	JZ      mulAddRowsAVX512_scan5_tail
+	VPSLLQ  $0x01, (R9), Z2
+	VPMINUQ Z2, Z0, Z0
+	ADDQ    $+64, R9
 
 mulAddRowsAVX512_scan5_tail:
-	VMOVUPD.Z (R9), K2, Z1
-	VCMPPD    $0x00, Z1, Z0, K2, K2
-	KORW      K2, K1, K1
-	MOVQ      AX, R9
-	SUBQ      $+256, R9
+	// the last k mod 8 coefficients; the lanes off the mask stay all ones
+	VPTERNLOGQ $0xff, Z8, Z8, Z8
+	VPSLLQ     $0x01, (R9), K1, Z8
+	VPMINUQ    Z8, Z1, Z1
+	VPMINUQ    Z1, Z0, Z0
+	VPTESTNMQ  Z0, Z0, K1
+	MOVQ       AX, R9
+	SUBQ       $+256, R9
 
 mulAddRowsAVX512_u4:
 	// while i <= n-256 (bytes)
@@ -9728,6 +9796,10 @@ mulAddRowsAVX512_u4_end:
 	CMPQ  AX, $+24
 	JBE   mulAddRowsAVX512_tail3
 
+	// at most 4 lanes in the last vector: a 256-bit one
+	CMPQ R9, $+4
+	JBE  mulAddRowsAVX512_tail4_y
+
 	// a tile of 6 rows × 4 vectors of dst in registers
 	MOVQ      dst_base+0(FP), AX
 	ADDQ      R8, AX
@@ -9922,7 +9994,207 @@ mulAddRowsAVX512_tail4_store:
 	VMOVUPD Z23, K2, 192(R9)(CX*2)
 	JMP     mulAddRowsAVX512_done
 
+mulAddRowsAVX512_tail4_y:
+	// a tile of 6 rows × 4 vectors of dst in registers
+	// (the last vector 256 bits wide)
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R10
+	ADDQ      R8, R10
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R11
+	VMOVUPD   (AX), Z0
+	VMOVUPD   64(AX), Z1
+	VMOVUPD   128(AX), Z2
+	VMOVUPD.Z 192(AX), K2, Y3
+	VMOVUPD   (AX)(CX*1), Z4
+	VMOVUPD   64(AX)(CX*1), Z5
+	VMOVUPD   128(AX)(CX*1), Z6
+	VMOVUPD.Z 192(AX)(CX*1), K2, Y7
+	VMOVUPD   (AX)(CX*2), Z8
+	VMOVUPD   64(AX)(CX*2), Z9
+	VMOVUPD   128(AX)(CX*2), Z10
+	VMOVUPD.Z 192(AX)(CX*2), K2, Y11
+	VMOVUPD   (R9), Z12
+	VMOVUPD   64(R9), Z13
+	VMOVUPD   128(R9), Z14
+	VMOVUPD.Z 192(R9), K2, Y15
+	VMOVUPD   (R9)(CX*1), Z16
+	VMOVUPD   64(R9)(CX*1), Z17
+	VMOVUPD   128(R9)(CX*1), Z18
+	VMOVUPD.Z 192(R9)(CX*1), K2, Y19
+	VMOVUPD   (R9)(CX*2), Z20
+	VMOVUPD   64(R9)(CX*2), Z21
+	VMOVUPD   128(R9)(CX*2), Z22
+	VMOVUPD.Z 192(R9)(CX*2), K2, Y23
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRowsAVX512_tail4_y_rows
+
+mulAddRowsAVX512_tail4_y_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z24
+	VMOVUPD   64(R10), Z25
+	VMOVUPD   128(R10), Z26
+	VMOVUPD.Z 192(R10), K2, Y27
+
+	// output row 0
+	VBROADCASTSD (R8), Z28
+	VFMADD231PD  Z24, Z28, Z0
+	VFMADD231PD  Z25, Z28, Z1
+	VFMADD231PD  Z26, Z28, Z2
+	VFMADD231PD  Y27, Y28, Y3
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z28
+	VFMADD231PD  Z24, Z28, Z4
+	VFMADD231PD  Z25, Z28, Z5
+	VFMADD231PD  Z26, Z28, Z6
+	VFMADD231PD  Y27, Y28, Y7
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Z28
+	VFMADD231PD  Z24, Z28, Z8
+	VFMADD231PD  Z25, Z28, Z9
+	VFMADD231PD  Z26, Z28, Z10
+	VFMADD231PD  Y27, Y28, Y11
+
+	// output row 3
+	VBROADCASTSD (SI), Z28
+	VFMADD231PD  Z24, Z28, Z12
+	VFMADD231PD  Z25, Z28, Z13
+	VFMADD231PD  Z26, Z28, Z14
+	VFMADD231PD  Y27, Y28, Y15
+
+	// output row 4
+	VBROADCASTSD (SI)(BX*1), Z28
+	VFMADD231PD  Z24, Z28, Z16
+	VFMADD231PD  Z25, Z28, Z17
+	VFMADD231PD  Z26, Z28, Z18
+	VFMADD231PD  Y27, Y28, Y19
+
+	// output row 5
+	VBROADCASTSD (SI)(BX*2), Z28
+	VFMADD231PD  Z24, Z28, Z20
+	VFMADD231PD  Z25, Z28, Z21
+	VFMADD231PD  Z26, Z28, Z22
+	VFMADD231PD  Y27, Y28, Y23
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRowsAVX512_tail4_y_dense
+	JMP          mulAddRowsAVX512_tail4_y_store
+
+mulAddRowsAVX512_tail4_y_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z24
+	VMOVUPD   64(R10), Z25
+	VMOVUPD   128(R10), Z26
+	VMOVUPD.Z 192(R10), K2, Y27
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRowsAVX512_tail4_y_rows_skip0
+	VBROADCASTSD (R8), Z28
+	VFMADD231PD  Z24, Z28, Z0
+	VFMADD231PD  Z25, Z28, Z1
+	VFMADD231PD  Z26, Z28, Z2
+	VFMADD231PD  Y27, Y28, Y3
+
+mulAddRowsAVX512_tail4_y_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRowsAVX512_tail4_y_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z28
+	VFMADD231PD  Z24, Z28, Z4
+	VFMADD231PD  Z25, Z28, Z5
+	VFMADD231PD  Z26, Z28, Z6
+	VFMADD231PD  Y27, Y28, Y7
+
+mulAddRowsAVX512_tail4_y_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRowsAVX512_tail4_y_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Z28
+	VFMADD231PD  Z24, Z28, Z8
+	VFMADD231PD  Z25, Z28, Z9
+	VFMADD231PD  Z26, Z28, Z10
+	VFMADD231PD  Y27, Y28, Y11
+
+mulAddRowsAVX512_tail4_y_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRowsAVX512_tail4_y_rows_skip3
+	VBROADCASTSD (SI), Z28
+	VFMADD231PD  Z24, Z28, Z12
+	VFMADD231PD  Z25, Z28, Z13
+	VFMADD231PD  Z26, Z28, Z14
+	VFMADD231PD  Y27, Y28, Y15
+
+mulAddRowsAVX512_tail4_y_rows_skip3:
+	// output row 4: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)(BX*1)
+	JZ           mulAddRowsAVX512_tail4_y_rows_skip4
+	VBROADCASTSD (SI)(BX*1), Z28
+	VFMADD231PD  Z24, Z28, Z16
+	VFMADD231PD  Z25, Z28, Z17
+	VFMADD231PD  Z26, Z28, Z18
+	VFMADD231PD  Y27, Y28, Y19
+
+mulAddRowsAVX512_tail4_y_rows_skip4:
+	// output row 5: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)(BX*2)
+	JZ           mulAddRowsAVX512_tail4_y_rows_skip5
+	VBROADCASTSD (SI)(BX*2), Z28
+	VFMADD231PD  Z24, Z28, Z20
+	VFMADD231PD  Z25, Z28, Z21
+	VFMADD231PD  Z26, Z28, Z22
+	VFMADD231PD  Y27, Y28, Y23
+
+mulAddRowsAVX512_tail4_y_rows_skip5:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRowsAVX512_tail4_y_rows
+
+mulAddRowsAVX512_tail4_y_store:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Y3, K2, 192(AX)
+	VMOVUPD Z4, (AX)(CX*1)
+	VMOVUPD Z5, 64(AX)(CX*1)
+	VMOVUPD Z6, 128(AX)(CX*1)
+	VMOVUPD Y7, K2, 192(AX)(CX*1)
+	VMOVUPD Z8, (AX)(CX*2)
+	VMOVUPD Z9, 64(AX)(CX*2)
+	VMOVUPD Z10, 128(AX)(CX*2)
+	VMOVUPD Y11, K2, 192(AX)(CX*2)
+	VMOVUPD Z12, (R9)
+	VMOVUPD Z13, 64(R9)
+	VMOVUPD Z14, 128(R9)
+	VMOVUPD Y15, K2, 192(R9)
+	VMOVUPD Z16, (R9)(CX*1)
+	VMOVUPD Z17, 64(R9)(CX*1)
+	VMOVUPD Z18, 128(R9)(CX*1)
+	VMOVUPD Y19, K2, 192(R9)(CX*1)
+	VMOVUPD Z20, (R9)(CX*2)
+	VMOVUPD Z21, 64(R9)(CX*2)
+	VMOVUPD Z22, 128(R9)(CX*2)
+	VMOVUPD Y23, K2, 192(R9)(CX*2)
+	JMP     mulAddRowsAVX512_done
+
 mulAddRowsAVX512_tail3:
+	// at most 4 lanes in the last vector: a 256-bit one
+	CMPQ R9, $+4
+	JBE  mulAddRowsAVX512_tail3_y
+
 	// a tile of 6 rows × 3 vectors of dst in registers
 	MOVQ      dst_base+0(FP), AX
 	ADDQ      R8, AX
@@ -10091,7 +10363,181 @@ mulAddRowsAVX512_tail3_store:
 	VMOVUPD Z17, K2, 128(R9)(CX*2)
 	JMP     mulAddRowsAVX512_done
 
+mulAddRowsAVX512_tail3_y:
+	// a tile of 6 rows × 3 vectors of dst in registers
+	// (the last vector 256 bits wide)
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R10
+	ADDQ      R8, R10
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R11
+	VMOVUPD   (AX), Z0
+	VMOVUPD   64(AX), Z1
+	VMOVUPD.Z 128(AX), K2, Y2
+	VMOVUPD   (AX)(CX*1), Z3
+	VMOVUPD   64(AX)(CX*1), Z4
+	VMOVUPD.Z 128(AX)(CX*1), K2, Y5
+	VMOVUPD   (AX)(CX*2), Z6
+	VMOVUPD   64(AX)(CX*2), Z7
+	VMOVUPD.Z 128(AX)(CX*2), K2, Y8
+	VMOVUPD   (R9), Z9
+	VMOVUPD   64(R9), Z10
+	VMOVUPD.Z 128(R9), K2, Y11
+	VMOVUPD   (R9)(CX*1), Z12
+	VMOVUPD   64(R9)(CX*1), Z13
+	VMOVUPD.Z 128(R9)(CX*1), K2, Y14
+	VMOVUPD   (R9)(CX*2), Z15
+	VMOVUPD   64(R9)(CX*2), Z16
+	VMOVUPD.Z 128(R9)(CX*2), K2, Y17
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRowsAVX512_tail3_y_rows
+
+mulAddRowsAVX512_tail3_y_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z18
+	VMOVUPD   64(R10), Z19
+	VMOVUPD.Z 128(R10), K2, Y20
+
+	// output row 0
+	VBROADCASTSD (R8), Z21
+	VFMADD231PD  Z18, Z21, Z0
+	VFMADD231PD  Z19, Z21, Z1
+	VFMADD231PD  Y20, Y21, Y2
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z21
+	VFMADD231PD  Z18, Z21, Z3
+	VFMADD231PD  Z19, Z21, Z4
+	VFMADD231PD  Y20, Y21, Y5
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Z21
+	VFMADD231PD  Z18, Z21, Z6
+	VFMADD231PD  Z19, Z21, Z7
+	VFMADD231PD  Y20, Y21, Y8
+
+	// output row 3
+	VBROADCASTSD (SI), Z21
+	VFMADD231PD  Z18, Z21, Z9
+	VFMADD231PD  Z19, Z21, Z10
+	VFMADD231PD  Y20, Y21, Y11
+
+	// output row 4
+	VBROADCASTSD (SI)(BX*1), Z21
+	VFMADD231PD  Z18, Z21, Z12
+	VFMADD231PD  Z19, Z21, Z13
+	VFMADD231PD  Y20, Y21, Y14
+
+	// output row 5
+	VBROADCASTSD (SI)(BX*2), Z21
+	VFMADD231PD  Z18, Z21, Z15
+	VFMADD231PD  Z19, Z21, Z16
+	VFMADD231PD  Y20, Y21, Y17
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRowsAVX512_tail3_y_dense
+	JMP          mulAddRowsAVX512_tail3_y_store
+
+mulAddRowsAVX512_tail3_y_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z18
+	VMOVUPD   64(R10), Z19
+	VMOVUPD.Z 128(R10), K2, Y20
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRowsAVX512_tail3_y_rows_skip0
+	VBROADCASTSD (R8), Z21
+	VFMADD231PD  Z18, Z21, Z0
+	VFMADD231PD  Z19, Z21, Z1
+	VFMADD231PD  Y20, Y21, Y2
+
+mulAddRowsAVX512_tail3_y_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRowsAVX512_tail3_y_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z21
+	VFMADD231PD  Z18, Z21, Z3
+	VFMADD231PD  Z19, Z21, Z4
+	VFMADD231PD  Y20, Y21, Y5
+
+mulAddRowsAVX512_tail3_y_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRowsAVX512_tail3_y_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Z21
+	VFMADD231PD  Z18, Z21, Z6
+	VFMADD231PD  Z19, Z21, Z7
+	VFMADD231PD  Y20, Y21, Y8
+
+mulAddRowsAVX512_tail3_y_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRowsAVX512_tail3_y_rows_skip3
+	VBROADCASTSD (SI), Z21
+	VFMADD231PD  Z18, Z21, Z9
+	VFMADD231PD  Z19, Z21, Z10
+	VFMADD231PD  Y20, Y21, Y11
+
+mulAddRowsAVX512_tail3_y_rows_skip3:
+	// output row 4: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)(BX*1)
+	JZ           mulAddRowsAVX512_tail3_y_rows_skip4
+	VBROADCASTSD (SI)(BX*1), Z21
+	VFMADD231PD  Z18, Z21, Z12
+	VFMADD231PD  Z19, Z21, Z13
+	VFMADD231PD  Y20, Y21, Y14
+
+mulAddRowsAVX512_tail3_y_rows_skip4:
+	// output row 5: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)(BX*2)
+	JZ           mulAddRowsAVX512_tail3_y_rows_skip5
+	VBROADCASTSD (SI)(BX*2), Z21
+	VFMADD231PD  Z18, Z21, Z15
+	VFMADD231PD  Z19, Z21, Z16
+	VFMADD231PD  Y20, Y21, Y17
+
+mulAddRowsAVX512_tail3_y_rows_skip5:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRowsAVX512_tail3_y_rows
+
+mulAddRowsAVX512_tail3_y_store:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Y2, K2, 128(AX)
+	VMOVUPD Z3, (AX)(CX*1)
+	VMOVUPD Z4, 64(AX)(CX*1)
+	VMOVUPD Y5, K2, 128(AX)(CX*1)
+	VMOVUPD Z6, (AX)(CX*2)
+	VMOVUPD Z7, 64(AX)(CX*2)
+	VMOVUPD Y8, K2, 128(AX)(CX*2)
+	VMOVUPD Z9, (R9)
+	VMOVUPD Z10, 64(R9)
+	VMOVUPD Y11, K2, 128(R9)
+	VMOVUPD Z12, (R9)(CX*1)
+	VMOVUPD Z13, 64(R9)(CX*1)
+	VMOVUPD Y14, K2, 128(R9)(CX*1)
+	VMOVUPD Z15, (R9)(CX*2)
+	VMOVUPD Z16, 64(R9)(CX*2)
+	VMOVUPD Y17, K2, 128(R9)(CX*2)
+	JMP     mulAddRowsAVX512_done
+
 mulAddRowsAVX512_tail2:
+	// at most 4 lanes in the last vector: a 256-bit one
+	CMPQ R9, $+4
+	JBE  mulAddRowsAVX512_tail2_y
+
 	// a tile of 6 rows × 2 vectors of dst in registers
 	MOVQ      dst_base+0(FP), AX
 	ADDQ      R8, AX
@@ -10234,7 +10680,155 @@ mulAddRowsAVX512_tail2_store:
 	VMOVUPD Z11, K2, 64(R9)(CX*2)
 	JMP     mulAddRowsAVX512_done
 
+mulAddRowsAVX512_tail2_y:
+	// a tile of 6 rows × 2 vectors of dst in registers
+	// (the last vector 256 bits wide)
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R10
+	ADDQ      R8, R10
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R11
+	VMOVUPD   (AX), Z0
+	VMOVUPD.Z 64(AX), K2, Y1
+	VMOVUPD   (AX)(CX*1), Z2
+	VMOVUPD.Z 64(AX)(CX*1), K2, Y3
+	VMOVUPD   (AX)(CX*2), Z4
+	VMOVUPD.Z 64(AX)(CX*2), K2, Y5
+	VMOVUPD   (R9), Z6
+	VMOVUPD.Z 64(R9), K2, Y7
+	VMOVUPD   (R9)(CX*1), Z8
+	VMOVUPD.Z 64(R9)(CX*1), K2, Y9
+	VMOVUPD   (R9)(CX*2), Z10
+	VMOVUPD.Z 64(R9)(CX*2), K2, Y11
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRowsAVX512_tail2_y_rows
+
+mulAddRowsAVX512_tail2_y_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z12
+	VMOVUPD.Z 64(R10), K2, Y13
+
+	// output row 0
+	VBROADCASTSD (R8), Z14
+	VFMADD231PD  Z12, Z14, Z0
+	VFMADD231PD  Y13, Y14, Y1
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z14
+	VFMADD231PD  Z12, Z14, Z2
+	VFMADD231PD  Y13, Y14, Y3
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Z14
+	VFMADD231PD  Z12, Z14, Z4
+	VFMADD231PD  Y13, Y14, Y5
+
+	// output row 3
+	VBROADCASTSD (SI), Z14
+	VFMADD231PD  Z12, Z14, Z6
+	VFMADD231PD  Y13, Y14, Y7
+
+	// output row 4
+	VBROADCASTSD (SI)(BX*1), Z14
+	VFMADD231PD  Z12, Z14, Z8
+	VFMADD231PD  Y13, Y14, Y9
+
+	// output row 5
+	VBROADCASTSD (SI)(BX*2), Z14
+	VFMADD231PD  Z12, Z14, Z10
+	VFMADD231PD  Y13, Y14, Y11
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRowsAVX512_tail2_y_dense
+	JMP          mulAddRowsAVX512_tail2_y_store
+
+mulAddRowsAVX512_tail2_y_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z12
+	VMOVUPD.Z 64(R10), K2, Y13
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRowsAVX512_tail2_y_rows_skip0
+	VBROADCASTSD (R8), Z14
+	VFMADD231PD  Z12, Z14, Z0
+	VFMADD231PD  Y13, Y14, Y1
+
+mulAddRowsAVX512_tail2_y_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRowsAVX512_tail2_y_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z14
+	VFMADD231PD  Z12, Z14, Z2
+	VFMADD231PD  Y13, Y14, Y3
+
+mulAddRowsAVX512_tail2_y_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRowsAVX512_tail2_y_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Z14
+	VFMADD231PD  Z12, Z14, Z4
+	VFMADD231PD  Y13, Y14, Y5
+
+mulAddRowsAVX512_tail2_y_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRowsAVX512_tail2_y_rows_skip3
+	VBROADCASTSD (SI), Z14
+	VFMADD231PD  Z12, Z14, Z6
+	VFMADD231PD  Y13, Y14, Y7
+
+mulAddRowsAVX512_tail2_y_rows_skip3:
+	// output row 4: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)(BX*1)
+	JZ           mulAddRowsAVX512_tail2_y_rows_skip4
+	VBROADCASTSD (SI)(BX*1), Z14
+	VFMADD231PD  Z12, Z14, Z8
+	VFMADD231PD  Y13, Y14, Y9
+
+mulAddRowsAVX512_tail2_y_rows_skip4:
+	// output row 5: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)(BX*2)
+	JZ           mulAddRowsAVX512_tail2_y_rows_skip5
+	VBROADCASTSD (SI)(BX*2), Z14
+	VFMADD231PD  Z12, Z14, Z10
+	VFMADD231PD  Y13, Y14, Y11
+
+mulAddRowsAVX512_tail2_y_rows_skip5:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRowsAVX512_tail2_y_rows
+
+mulAddRowsAVX512_tail2_y_store:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Y1, K2, 64(AX)
+	VMOVUPD Z2, (AX)(CX*1)
+	VMOVUPD Y3, K2, 64(AX)(CX*1)
+	VMOVUPD Z4, (AX)(CX*2)
+	VMOVUPD Y5, K2, 64(AX)(CX*2)
+	VMOVUPD Z6, (R9)
+	VMOVUPD Y7, K2, 64(R9)
+	VMOVUPD Z8, (R9)(CX*1)
+	VMOVUPD Y9, K2, 64(R9)(CX*1)
+	VMOVUPD Z10, (R9)(CX*2)
+	VMOVUPD Y11, K2, 64(R9)(CX*2)
+	JMP     mulAddRowsAVX512_done
+
 mulAddRowsAVX512_tail1:
+	// at most 4 lanes in the last vector: a 256-bit one
+	CMPQ R9, $+4
+	JBE  mulAddRowsAVX512_tail1_y
+
 	// a tile of 6 rows × 1 vectors of dst in registers
 	MOVQ      dst_base+0(FP), AX
 	ADDQ      R8, AX
@@ -10349,13 +10943,131 @@ mulAddRowsAVX512_tail1_store:
 	VMOVUPD Z3, K2, (R9)
 	VMOVUPD Z4, K2, (R9)(CX*1)
 	VMOVUPD Z5, K2, (R9)(CX*2)
+	JMP     mulAddRowsAVX512_done
+
+mulAddRowsAVX512_tail1_y:
+	// a tile of 6 rows × 1 vectors of dst in registers
+	// (the last vector 256 bits wide)
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R10
+	ADDQ      R8, R10
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R11
+	VMOVUPD.Z (AX), K2, Y0
+	VMOVUPD.Z (AX)(CX*1), K2, Y1
+	VMOVUPD.Z (AX)(CX*2), K2, Y2
+	VMOVUPD.Z (R9), K2, Y3
+	VMOVUPD.Z (R9)(CX*1), K2, Y4
+	VMOVUPD.Z (R9)(CX*2), K2, Y5
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRowsAVX512_tail1_y_rows
+
+mulAddRowsAVX512_tail1_y_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD.Z (R10), K2, Y6
+
+	// output row 0
+	VBROADCASTSD (R8), Z7
+	VFMADD231PD  Y6, Y7, Y0
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z7
+	VFMADD231PD  Y6, Y7, Y1
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Z7
+	VFMADD231PD  Y6, Y7, Y2
+
+	// output row 3
+	VBROADCASTSD (SI), Z7
+	VFMADD231PD  Y6, Y7, Y3
+
+	// output row 4
+	VBROADCASTSD (SI)(BX*1), Z7
+	VFMADD231PD  Y6, Y7, Y4
+
+	// output row 5
+	VBROADCASTSD (SI)(BX*2), Z7
+	VFMADD231PD  Y6, Y7, Y5
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRowsAVX512_tail1_y_dense
+	JMP          mulAddRowsAVX512_tail1_y_store
+
+mulAddRowsAVX512_tail1_y_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD.Z (R10), K2, Y6
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRowsAVX512_tail1_y_rows_skip0
+	VBROADCASTSD (R8), Z7
+	VFMADD231PD  Y6, Y7, Y0
+
+mulAddRowsAVX512_tail1_y_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRowsAVX512_tail1_y_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z7
+	VFMADD231PD  Y6, Y7, Y1
+
+mulAddRowsAVX512_tail1_y_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRowsAVX512_tail1_y_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Z7
+	VFMADD231PD  Y6, Y7, Y2
+
+mulAddRowsAVX512_tail1_y_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRowsAVX512_tail1_y_rows_skip3
+	VBROADCASTSD (SI), Z7
+	VFMADD231PD  Y6, Y7, Y3
+
+mulAddRowsAVX512_tail1_y_rows_skip3:
+	// output row 4: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)(BX*1)
+	JZ           mulAddRowsAVX512_tail1_y_rows_skip4
+	VBROADCASTSD (SI)(BX*1), Z7
+	VFMADD231PD  Y6, Y7, Y4
+
+mulAddRowsAVX512_tail1_y_rows_skip4:
+	// output row 5: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)(BX*2)
+	JZ           mulAddRowsAVX512_tail1_y_rows_skip5
+	VBROADCASTSD (SI)(BX*2), Z7
+	VFMADD231PD  Y6, Y7, Y5
+
+mulAddRowsAVX512_tail1_y_rows_skip5:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRowsAVX512_tail1_y_rows
+
+mulAddRowsAVX512_tail1_y_store:
+	VMOVUPD Y0, K2, (AX)
+	VMOVUPD Y1, K2, (AX)(CX*1)
+	VMOVUPD Y2, K2, (AX)(CX*2)
+	VMOVUPD Y3, K2, (R9)
+	VMOVUPD Y4, K2, (R9)(CX*1)
+	VMOVUPD Y5, K2, (R9)(CX*2)
 
 mulAddRowsAVX512_done:
 	VZEROUPPER
 	RET
 
 // func mulAddRows4AVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, AVX512VL, FMA3
 TEXT ·mulAddRows4AVX512(SB), NOSPLIT, $0-104
 	MOVQ n+24(FP), AX
 	SHLQ $0x03, AX
@@ -10369,80 +11081,126 @@ TEXT ·mulAddRows4AVX512(SB), NOSPLIT, $0-104
 	XORQ R8, R8
 
 	// kz = the coefficients of the tile that are ±0
-	KXORW  K1, K1, K1
-	VPXORQ Z0, Z0, Z0
-	MOVQ   k+96(FP), R9
-	ANDQ   $+7, R9
-	LEAQ   tailMask<>+0(SB), R10
-	KMOVW  (R10)(R9*2), K2
-	MOVQ   coef_base+64(FP), R9
-	LEAQ   (R9)(SI*1), R10
-	LEAQ   (R9), R11
-	MOVQ   k+96(FP), R12
-	SHRQ   $0x03, R12
+	VPTERNLOGQ $0xff, Z0, Z0, Z0
+	VMOVDQA64  Z0, Z1
+	MOVQ       k+96(FP), R9
+	ANDQ       $+7, R9
+	LEAQ       tailMask<>+0(SB), R10
+	KMOVW      (R10)(R9*2), K1
+	MOVQ       coef_base+64(FP), R9
+	LEAQ       (R9)(SI*1), R10
+	LEAQ       (R9), R11
+	MOVQ       k+96(FP), R12
+	SHRQ       $0x03, R12
 
 mulAddRows4AVX512_scan0:
-	JZ     mulAddRows4AVX512_scan0_tail
-	VCMPPD $0x00, (R11), Z0, K3
-	KORW   K3, K1, K1
-	ADDQ   $+64, R11
-	DECQ   R12
-	JMP    mulAddRows4AVX512_scan0
+	CMPQ    R12, $+2
+	JB      mulAddRows4AVX512_scan0_one
+	VPSLLQ  $0x01, (R11), Z2
+	VPMINUQ Z2, Z0, Z0
+	VPSLLQ  $0x01, 64(R11), Z2
+	VPMINUQ Z2, Z1, Z1
+	ADDQ    $0x00000080, R11
+	SUBQ    $+2, R12
+	JMP     mulAddRows4AVX512_scan0
+
+mulAddRows4AVX512_scan0_one:
+	TESTQ   R12, R12
+	JZ      mulAddRows4AVX512_scan0_tail
+	VPSLLQ  $0x01, (R11), Z2
+	VPMINUQ Z2, Z0, Z0
+	ADDQ    $+64, R11
 
 mulAddRows4AVX512_scan0_tail:
-	VMOVUPD.Z (R11), K2, Z1
-	VCMPPD    $0x00, Z1, Z0, K2, K3
-	KORW      K3, K1, K1
-	LEAQ      (R9)(BX*1), R11
-	MOVQ      k+96(FP), R12
-	SHRQ      $0x03, R12
+	// the last k mod 8 coefficients; the lanes off the mask stay all ones
+	VPTERNLOGQ $0xff, Z3, Z3, Z3
+	VPSLLQ     $0x01, (R11), K1, Z3
+	VPMINUQ    Z3, Z1, Z1
+	LEAQ       (R9)(BX*1), R11
+	MOVQ       k+96(FP), R12
+	SHRQ       $0x03, R12
 
 mulAddRows4AVX512_scan1:
-	JZ     mulAddRows4AVX512_scan1_tail
-	VCMPPD $0x00, (R11), Z0, K3
-	KORW   K3, K1, K1
-	ADDQ   $+64, R11
-	DECQ   R12
-	JMP    mulAddRows4AVX512_scan1
+	CMPQ    R12, $+2
+	JB      mulAddRows4AVX512_scan1_one
+	VPSLLQ  $0x01, (R11), Z2
+	VPMINUQ Z2, Z0, Z0
+	VPSLLQ  $0x01, 64(R11), Z2
+	VPMINUQ Z2, Z1, Z1
+	ADDQ    $0x00000080, R11
+	SUBQ    $+2, R12
+	JMP     mulAddRows4AVX512_scan1
+
+mulAddRows4AVX512_scan1_one:
+	TESTQ   R12, R12
+	JZ      mulAddRows4AVX512_scan1_tail
+	VPSLLQ  $0x01, (R11), Z2
+	VPMINUQ Z2, Z0, Z0
+	ADDQ    $+64, R11
 
 mulAddRows4AVX512_scan1_tail:
-	VMOVUPD.Z (R11), K2, Z1
-	VCMPPD    $0x00, Z1, Z0, K2, K3
-	KORW      K3, K1, K1
-	LEAQ      (R9)(BX*2), R9
-	MOVQ      k+96(FP), R11
-	SHRQ      $0x03, R11
+	// the last k mod 8 coefficients; the lanes off the mask stay all ones
+	VPTERNLOGQ $0xff, Z4, Z4, Z4
+	VPSLLQ     $0x01, (R11), K1, Z4
+	VPMINUQ    Z4, Z1, Z1
+	LEAQ       (R9)(BX*2), R9
+	MOVQ       k+96(FP), R11
+	SHRQ       $0x03, R11
 
 mulAddRows4AVX512_scan2:
-	JZ     mulAddRows4AVX512_scan2_tail
-	VCMPPD $0x00, (R9), Z0, K3
-	KORW   K3, K1, K1
-	ADDQ   $+64, R9
-	DECQ   R11
-	JMP    mulAddRows4AVX512_scan2
+	CMPQ    R11, $+2
+	JB      mulAddRows4AVX512_scan2_one
+	VPSLLQ  $0x01, (R9), Z2
+	VPMINUQ Z2, Z0, Z0
+	VPSLLQ  $0x01, 64(R9), Z2
+	VPMINUQ Z2, Z1, Z1
+	ADDQ    $0x00000080, R9
+	SUBQ    $+2, R11
+	JMP     mulAddRows4AVX512_scan2
+
+mulAddRows4AVX512_scan2_one:
+	TESTQ   R11, R11
+	JZ      mulAddRows4AVX512_scan2_tail
+	VPSLLQ  $0x01, (R9), Z2
+	VPMINUQ Z2, Z0, Z0
+	ADDQ    $+64, R9
 
 mulAddRows4AVX512_scan2_tail:
-	VMOVUPD.Z (R9), K2, Z1
-	VCMPPD    $0x00, Z1, Z0, K2, K3
-	KORW      K3, K1, K1
-	LEAQ      (R10), R9
-	MOVQ      k+96(FP), R10
-	SHRQ      $0x03, R10
+	// the last k mod 8 coefficients; the lanes off the mask stay all ones
+	VPTERNLOGQ $0xff, Z5, Z5, Z5
+	VPSLLQ     $0x01, (R9), K1, Z5
+	VPMINUQ    Z5, Z1, Z1
+	LEAQ       (R10), R9
+	MOVQ       k+96(FP), R10
+	SHRQ       $0x03, R10
 
 mulAddRows4AVX512_scan3:
-	JZ     mulAddRows4AVX512_scan3_tail
-	VCMPPD $0x00, (R9), Z0, K3
-	KORW   K3, K1, K1
-	ADDQ   $+64, R9
-	DECQ   R10
-	JMP    mulAddRows4AVX512_scan3
+	CMPQ    R10, $+2
+	JB      mulAddRows4AVX512_scan3_one
+	VPSLLQ  $0x01, (R9), Z2
+	VPMINUQ Z2, Z0, Z0
+	VPSLLQ  $0x01, 64(R9), Z2
+	VPMINUQ Z2, Z1, Z1
+	ADDQ    $0x00000080, R9
+	SUBQ    $+2, R10
+	JMP     mulAddRows4AVX512_scan3
+
+mulAddRows4AVX512_scan3_one:
+	TESTQ   R10, R10
+	JZ      mulAddRows4AVX512_scan3_tail
+	VPSLLQ  $0x01, (R9), Z2
+	VPMINUQ Z2, Z0, Z0
+	ADDQ    $+64, R9
 
 mulAddRows4AVX512_scan3_tail:
-	VMOVUPD.Z (R9), K2, Z1
-	VCMPPD    $0x00, Z1, Z0, K2, K2
-	KORW      K2, K1, K1
-	MOVQ      AX, R9
-	SUBQ      $+256, R9
+	// the last k mod 8 coefficients; the lanes off the mask stay all ones
+	VPTERNLOGQ $0xff, Z6, Z6, Z6
+	VPSLLQ     $0x01, (R9), K1, Z6
+	VPMINUQ    Z6, Z1, Z1
+	VPMINUQ    Z1, Z0, Z0
+	VPTESTNMQ  Z0, Z0, K1
+	MOVQ       AX, R9
+	SUBQ       $+256, R9
 
 mulAddRows4AVX512_u4:
 	// while i <= n-256 (bytes)
@@ -10612,6 +11370,10 @@ mulAddRows4AVX512_u4_end:
 	CMPQ  AX, $+24
 	JBE   mulAddRows4AVX512_tail3
 
+	// at most 4 lanes in the last vector: a 256-bit one
+	CMPQ R9, $+4
+	JBE  mulAddRows4AVX512_tail4_y
+
 	// a tile of 4 rows × 4 vectors of dst in registers
 	MOVQ      dst_base+0(FP), AX
 	ADDQ      R8, AX
@@ -10756,7 +11518,157 @@ mulAddRows4AVX512_tail4_store:
 	VMOVUPD Z15, K2, 192(R9)
 	JMP     mulAddRows4AVX512_done
 
+mulAddRows4AVX512_tail4_y:
+	// a tile of 4 rows × 4 vectors of dst in registers
+	// (the last vector 256 bits wide)
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R10
+	ADDQ      R8, R10
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R11
+	VMOVUPD   (AX), Z0
+	VMOVUPD   64(AX), Z1
+	VMOVUPD   128(AX), Z2
+	VMOVUPD.Z 192(AX), K2, Y3
+	VMOVUPD   (AX)(CX*1), Z4
+	VMOVUPD   64(AX)(CX*1), Z5
+	VMOVUPD   128(AX)(CX*1), Z6
+	VMOVUPD.Z 192(AX)(CX*1), K2, Y7
+	VMOVUPD   (AX)(CX*2), Z8
+	VMOVUPD   64(AX)(CX*2), Z9
+	VMOVUPD   128(AX)(CX*2), Z10
+	VMOVUPD.Z 192(AX)(CX*2), K2, Y11
+	VMOVUPD   (R9), Z12
+	VMOVUPD   64(R9), Z13
+	VMOVUPD   128(R9), Z14
+	VMOVUPD.Z 192(R9), K2, Y15
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRows4AVX512_tail4_y_rows
+
+mulAddRows4AVX512_tail4_y_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z16
+	VMOVUPD   64(R10), Z17
+	VMOVUPD   128(R10), Z18
+	VMOVUPD.Z 192(R10), K2, Y19
+
+	// output row 0
+	VBROADCASTSD (R8), Z20
+	VFMADD231PD  Z16, Z20, Z0
+	VFMADD231PD  Z17, Z20, Z1
+	VFMADD231PD  Z18, Z20, Z2
+	VFMADD231PD  Y19, Y20, Y3
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z20
+	VFMADD231PD  Z16, Z20, Z4
+	VFMADD231PD  Z17, Z20, Z5
+	VFMADD231PD  Z18, Z20, Z6
+	VFMADD231PD  Y19, Y20, Y7
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Z20
+	VFMADD231PD  Z16, Z20, Z8
+	VFMADD231PD  Z17, Z20, Z9
+	VFMADD231PD  Z18, Z20, Z10
+	VFMADD231PD  Y19, Y20, Y11
+
+	// output row 3
+	VBROADCASTSD (SI), Z20
+	VFMADD231PD  Z16, Z20, Z12
+	VFMADD231PD  Z17, Z20, Z13
+	VFMADD231PD  Z18, Z20, Z14
+	VFMADD231PD  Y19, Y20, Y15
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRows4AVX512_tail4_y_dense
+	JMP          mulAddRows4AVX512_tail4_y_store
+
+mulAddRows4AVX512_tail4_y_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z16
+	VMOVUPD   64(R10), Z17
+	VMOVUPD   128(R10), Z18
+	VMOVUPD.Z 192(R10), K2, Y19
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRows4AVX512_tail4_y_rows_skip0
+	VBROADCASTSD (R8), Z20
+	VFMADD231PD  Z16, Z20, Z0
+	VFMADD231PD  Z17, Z20, Z1
+	VFMADD231PD  Z18, Z20, Z2
+	VFMADD231PD  Y19, Y20, Y3
+
+mulAddRows4AVX512_tail4_y_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRows4AVX512_tail4_y_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z20
+	VFMADD231PD  Z16, Z20, Z4
+	VFMADD231PD  Z17, Z20, Z5
+	VFMADD231PD  Z18, Z20, Z6
+	VFMADD231PD  Y19, Y20, Y7
+
+mulAddRows4AVX512_tail4_y_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRows4AVX512_tail4_y_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Z20
+	VFMADD231PD  Z16, Z20, Z8
+	VFMADD231PD  Z17, Z20, Z9
+	VFMADD231PD  Z18, Z20, Z10
+	VFMADD231PD  Y19, Y20, Y11
+
+mulAddRows4AVX512_tail4_y_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRows4AVX512_tail4_y_rows_skip3
+	VBROADCASTSD (SI), Z20
+	VFMADD231PD  Z16, Z20, Z12
+	VFMADD231PD  Z17, Z20, Z13
+	VFMADD231PD  Z18, Z20, Z14
+	VFMADD231PD  Y19, Y20, Y15
+
+mulAddRows4AVX512_tail4_y_rows_skip3:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRows4AVX512_tail4_y_rows
+
+mulAddRows4AVX512_tail4_y_store:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Y3, K2, 192(AX)
+	VMOVUPD Z4, (AX)(CX*1)
+	VMOVUPD Z5, 64(AX)(CX*1)
+	VMOVUPD Z6, 128(AX)(CX*1)
+	VMOVUPD Y7, K2, 192(AX)(CX*1)
+	VMOVUPD Z8, (AX)(CX*2)
+	VMOVUPD Z9, 64(AX)(CX*2)
+	VMOVUPD Z10, 128(AX)(CX*2)
+	VMOVUPD Y11, K2, 192(AX)(CX*2)
+	VMOVUPD Z12, (R9)
+	VMOVUPD Z13, 64(R9)
+	VMOVUPD Z14, 128(R9)
+	VMOVUPD Y15, K2, 192(R9)
+	JMP     mulAddRows4AVX512_done
+
 mulAddRows4AVX512_tail3:
+	// at most 4 lanes in the last vector: a 256-bit one
+	CMPQ R9, $+4
+	JBE  mulAddRows4AVX512_tail3_y
+
 	// a tile of 4 rows × 3 vectors of dst in registers
 	MOVQ      dst_base+0(FP), AX
 	ADDQ      R8, AX
@@ -10883,7 +11795,139 @@ mulAddRows4AVX512_tail3_store:
 	VMOVUPD Z11, K2, 128(R9)
 	JMP     mulAddRows4AVX512_done
 
+mulAddRows4AVX512_tail3_y:
+	// a tile of 4 rows × 3 vectors of dst in registers
+	// (the last vector 256 bits wide)
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R10
+	ADDQ      R8, R10
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R11
+	VMOVUPD   (AX), Z0
+	VMOVUPD   64(AX), Z1
+	VMOVUPD.Z 128(AX), K2, Y2
+	VMOVUPD   (AX)(CX*1), Z3
+	VMOVUPD   64(AX)(CX*1), Z4
+	VMOVUPD.Z 128(AX)(CX*1), K2, Y5
+	VMOVUPD   (AX)(CX*2), Z6
+	VMOVUPD   64(AX)(CX*2), Z7
+	VMOVUPD.Z 128(AX)(CX*2), K2, Y8
+	VMOVUPD   (R9), Z9
+	VMOVUPD   64(R9), Z10
+	VMOVUPD.Z 128(R9), K2, Y11
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRows4AVX512_tail3_y_rows
+
+mulAddRows4AVX512_tail3_y_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z12
+	VMOVUPD   64(R10), Z13
+	VMOVUPD.Z 128(R10), K2, Y14
+
+	// output row 0
+	VBROADCASTSD (R8), Z15
+	VFMADD231PD  Z12, Z15, Z0
+	VFMADD231PD  Z13, Z15, Z1
+	VFMADD231PD  Y14, Y15, Y2
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z15
+	VFMADD231PD  Z12, Z15, Z3
+	VFMADD231PD  Z13, Z15, Z4
+	VFMADD231PD  Y14, Y15, Y5
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Z15
+	VFMADD231PD  Z12, Z15, Z6
+	VFMADD231PD  Z13, Z15, Z7
+	VFMADD231PD  Y14, Y15, Y8
+
+	// output row 3
+	VBROADCASTSD (SI), Z15
+	VFMADD231PD  Z12, Z15, Z9
+	VFMADD231PD  Z13, Z15, Z10
+	VFMADD231PD  Y14, Y15, Y11
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRows4AVX512_tail3_y_dense
+	JMP          mulAddRows4AVX512_tail3_y_store
+
+mulAddRows4AVX512_tail3_y_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z12
+	VMOVUPD   64(R10), Z13
+	VMOVUPD.Z 128(R10), K2, Y14
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRows4AVX512_tail3_y_rows_skip0
+	VBROADCASTSD (R8), Z15
+	VFMADD231PD  Z12, Z15, Z0
+	VFMADD231PD  Z13, Z15, Z1
+	VFMADD231PD  Y14, Y15, Y2
+
+mulAddRows4AVX512_tail3_y_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRows4AVX512_tail3_y_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z15
+	VFMADD231PD  Z12, Z15, Z3
+	VFMADD231PD  Z13, Z15, Z4
+	VFMADD231PD  Y14, Y15, Y5
+
+mulAddRows4AVX512_tail3_y_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRows4AVX512_tail3_y_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Z15
+	VFMADD231PD  Z12, Z15, Z6
+	VFMADD231PD  Z13, Z15, Z7
+	VFMADD231PD  Y14, Y15, Y8
+
+mulAddRows4AVX512_tail3_y_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRows4AVX512_tail3_y_rows_skip3
+	VBROADCASTSD (SI), Z15
+	VFMADD231PD  Z12, Z15, Z9
+	VFMADD231PD  Z13, Z15, Z10
+	VFMADD231PD  Y14, Y15, Y11
+
+mulAddRows4AVX512_tail3_y_rows_skip3:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRows4AVX512_tail3_y_rows
+
+mulAddRows4AVX512_tail3_y_store:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Y2, K2, 128(AX)
+	VMOVUPD Z3, (AX)(CX*1)
+	VMOVUPD Z4, 64(AX)(CX*1)
+	VMOVUPD Y5, K2, 128(AX)(CX*1)
+	VMOVUPD Z6, (AX)(CX*2)
+	VMOVUPD Z7, 64(AX)(CX*2)
+	VMOVUPD Y8, K2, 128(AX)(CX*2)
+	VMOVUPD Z9, (R9)
+	VMOVUPD Z10, 64(R9)
+	VMOVUPD Y11, K2, 128(R9)
+	JMP     mulAddRows4AVX512_done
+
 mulAddRows4AVX512_tail2:
+	// at most 4 lanes in the last vector: a 256-bit one
+	CMPQ R9, $+4
+	JBE  mulAddRows4AVX512_tail2_y
+
 	// a tile of 4 rows × 2 vectors of dst in registers
 	MOVQ      dst_base+0(FP), AX
 	ADDQ      R8, AX
@@ -10992,7 +12036,121 @@ mulAddRows4AVX512_tail2_store:
 	VMOVUPD Z7, K2, 64(R9)
 	JMP     mulAddRows4AVX512_done
 
+mulAddRows4AVX512_tail2_y:
+	// a tile of 4 rows × 2 vectors of dst in registers
+	// (the last vector 256 bits wide)
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R10
+	ADDQ      R8, R10
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R11
+	VMOVUPD   (AX), Z0
+	VMOVUPD.Z 64(AX), K2, Y1
+	VMOVUPD   (AX)(CX*1), Z2
+	VMOVUPD.Z 64(AX)(CX*1), K2, Y3
+	VMOVUPD   (AX)(CX*2), Z4
+	VMOVUPD.Z 64(AX)(CX*2), K2, Y5
+	VMOVUPD   (R9), Z6
+	VMOVUPD.Z 64(R9), K2, Y7
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRows4AVX512_tail2_y_rows
+
+mulAddRows4AVX512_tail2_y_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z8
+	VMOVUPD.Z 64(R10), K2, Y9
+
+	// output row 0
+	VBROADCASTSD (R8), Z10
+	VFMADD231PD  Z8, Z10, Z0
+	VFMADD231PD  Y9, Y10, Y1
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z10
+	VFMADD231PD  Z8, Z10, Z2
+	VFMADD231PD  Y9, Y10, Y3
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Z10
+	VFMADD231PD  Z8, Z10, Z4
+	VFMADD231PD  Y9, Y10, Y5
+
+	// output row 3
+	VBROADCASTSD (SI), Z10
+	VFMADD231PD  Z8, Z10, Z6
+	VFMADD231PD  Y9, Y10, Y7
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRows4AVX512_tail2_y_dense
+	JMP          mulAddRows4AVX512_tail2_y_store
+
+mulAddRows4AVX512_tail2_y_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R10), Z8
+	VMOVUPD.Z 64(R10), K2, Y9
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRows4AVX512_tail2_y_rows_skip0
+	VBROADCASTSD (R8), Z10
+	VFMADD231PD  Z8, Z10, Z0
+	VFMADD231PD  Y9, Y10, Y1
+
+mulAddRows4AVX512_tail2_y_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRows4AVX512_tail2_y_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z10
+	VFMADD231PD  Z8, Z10, Z2
+	VFMADD231PD  Y9, Y10, Y3
+
+mulAddRows4AVX512_tail2_y_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRows4AVX512_tail2_y_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Z10
+	VFMADD231PD  Z8, Z10, Z4
+	VFMADD231PD  Y9, Y10, Y5
+
+mulAddRows4AVX512_tail2_y_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRows4AVX512_tail2_y_rows_skip3
+	VBROADCASTSD (SI), Z10
+	VFMADD231PD  Z8, Z10, Z6
+	VFMADD231PD  Y9, Y10, Y7
+
+mulAddRows4AVX512_tail2_y_rows_skip3:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRows4AVX512_tail2_y_rows
+
+mulAddRows4AVX512_tail2_y_store:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Y1, K2, 64(AX)
+	VMOVUPD Z2, (AX)(CX*1)
+	VMOVUPD Y3, K2, 64(AX)(CX*1)
+	VMOVUPD Z4, (AX)(CX*2)
+	VMOVUPD Y5, K2, 64(AX)(CX*2)
+	VMOVUPD Z6, (R9)
+	VMOVUPD Y7, K2, 64(R9)
+	JMP     mulAddRows4AVX512_done
+
 mulAddRows4AVX512_tail1:
+	// at most 4 lanes in the last vector: a 256-bit one
+	CMPQ R9, $+4
+	JBE  mulAddRows4AVX512_tail1_y
+
 	// a tile of 4 rows × 1 vectors of dst in registers
 	MOVQ      dst_base+0(FP), AX
 	ADDQ      R8, AX
@@ -11081,13 +12239,105 @@ mulAddRows4AVX512_tail1_store:
 	VMOVUPD Z1, K2, (AX)(CX*1)
 	VMOVUPD Z2, K2, (AX)(CX*2)
 	VMOVUPD Z3, K2, (R9)
+	JMP     mulAddRows4AVX512_done
+
+mulAddRows4AVX512_tail1_y:
+	// a tile of 4 rows × 1 vectors of dst in registers
+	// (the last vector 256 bits wide)
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R10
+	ADDQ      R8, R10
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R11
+	VMOVUPD.Z (AX), K2, Y0
+	VMOVUPD.Z (AX)(CX*1), K2, Y1
+	VMOVUPD.Z (AX)(CX*2), K2, Y2
+	VMOVUPD.Z (R9), K2, Y3
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRows4AVX512_tail1_y_rows
+
+mulAddRows4AVX512_tail1_y_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD.Z (R10), K2, Y4
+
+	// output row 0
+	VBROADCASTSD (R8), Z5
+	VFMADD231PD  Y4, Y5, Y0
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z5
+	VFMADD231PD  Y4, Y5, Y1
+
+	// output row 2
+	VBROADCASTSD (R8)(BX*2), Z5
+	VFMADD231PD  Y4, Y5, Y2
+
+	// output row 3
+	VBROADCASTSD (SI), Z5
+	VFMADD231PD  Y4, Y5, Y3
+	ADDQ         DX, R10
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R11
+	JNZ          mulAddRows4AVX512_tail1_y_dense
+	JMP          mulAddRows4AVX512_tail1_y_store
+
+mulAddRows4AVX512_tail1_y_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD.Z (R10), K2, Y4
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRows4AVX512_tail1_y_rows_skip0
+	VBROADCASTSD (R8), Z5
+	VFMADD231PD  Y4, Y5, Y0
+
+mulAddRows4AVX512_tail1_y_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRows4AVX512_tail1_y_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z5
+	VFMADD231PD  Y4, Y5, Y1
+
+mulAddRows4AVX512_tail1_y_rows_skip1:
+	// output row 2: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*2)
+	JZ           mulAddRows4AVX512_tail1_y_rows_skip2
+	VBROADCASTSD (R8)(BX*2), Z5
+	VFMADD231PD  Y4, Y5, Y2
+
+mulAddRows4AVX512_tail1_y_rows_skip2:
+	// output row 3: skip the term if its coefficient is ±0
+	TESTQ        DI, (SI)
+	JZ           mulAddRows4AVX512_tail1_y_rows_skip3
+	VBROADCASTSD (SI), Z5
+	VFMADD231PD  Y4, Y5, Y3
+
+mulAddRows4AVX512_tail1_y_rows_skip3:
+	ADDQ DX, R10
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R11
+	JNZ  mulAddRows4AVX512_tail1_y_rows
+
+mulAddRows4AVX512_tail1_y_store:
+	VMOVUPD Y0, K2, (AX)
+	VMOVUPD Y1, K2, (AX)(CX*1)
+	VMOVUPD Y2, K2, (AX)(CX*2)
+	VMOVUPD Y3, K2, (R9)
 
 mulAddRows4AVX512_done:
 	VZEROUPPER
 	RET
 
 // func mulAddRows2AVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, AVX512VL, FMA3
 TEXT ·mulAddRows2AVX512(SB), NOSPLIT, $0-104
 	MOVQ n+24(FP), AX
 	SHLQ $0x03, AX
@@ -11101,48 +12351,72 @@ TEXT ·mulAddRows2AVX512(SB), NOSPLIT, $0-104
 	XORQ R8, R8
 
 	// kz = the coefficients of the tile that are ±0
-	KXORW  K1, K1, K1
-	VPXORQ Z0, Z0, Z0
-	MOVQ   k+96(FP), R9
-	ANDQ   $+7, R9
-	LEAQ   tailMask<>+0(SB), R10
-	KMOVW  (R10)(R9*2), K2
-	MOVQ   coef_base+64(FP), R9
-	LEAQ   (R9)(SI*1), R10
-	LEAQ   (R9), R10
-	MOVQ   k+96(FP), R11
-	SHRQ   $0x03, R11
+	VPTERNLOGQ $0xff, Z0, Z0, Z0
+	VMOVDQA64  Z0, Z1
+	MOVQ       k+96(FP), R9
+	ANDQ       $+7, R9
+	LEAQ       tailMask<>+0(SB), R10
+	KMOVW      (R10)(R9*2), K1
+	MOVQ       coef_base+64(FP), R9
+	LEAQ       (R9)(SI*1), R10
+	LEAQ       (R9), R10
+	MOVQ       k+96(FP), R11
+	SHRQ       $0x03, R11
 
 mulAddRows2AVX512_scan0:
-	JZ     mulAddRows2AVX512_scan0_tail
-	VCMPPD $0x00, (R10), Z0, K3
-	KORW   K3, K1, K1
-	ADDQ   $+64, R10
-	DECQ   R11
-	JMP    mulAddRows2AVX512_scan0
+	CMPQ    R11, $+2
+	JB      mulAddRows2AVX512_scan0_one
+	VPSLLQ  $0x01, (R10), Z2
+	VPMINUQ Z2, Z0, Z0
+	VPSLLQ  $0x01, 64(R10), Z2
+	VPMINUQ Z2, Z1, Z1
+	ADDQ    $0x00000080, R10
+	SUBQ    $+2, R11
+	JMP     mulAddRows2AVX512_scan0
+
+mulAddRows2AVX512_scan0_one:
+	TESTQ   R11, R11
+	JZ      mulAddRows2AVX512_scan0_tail
+	VPSLLQ  $0x01, (R10), Z2
+	VPMINUQ Z2, Z0, Z0
+	ADDQ    $+64, R10
 
 mulAddRows2AVX512_scan0_tail:
-	VMOVUPD.Z (R10), K2, Z1
-	VCMPPD    $0x00, Z1, Z0, K2, K3
-	KORW      K3, K1, K1
-	LEAQ      (R9)(BX*1), R9
-	MOVQ      k+96(FP), R10
-	SHRQ      $0x03, R10
+	// the last k mod 8 coefficients; the lanes off the mask stay all ones
+	VPTERNLOGQ $0xff, Z3, Z3, Z3
+	VPSLLQ     $0x01, (R10), K1, Z3
+	VPMINUQ    Z3, Z1, Z1
+	LEAQ       (R9)(BX*1), R9
+	MOVQ       k+96(FP), R10
+	SHRQ       $0x03, R10
 
 mulAddRows2AVX512_scan1:
-	JZ     mulAddRows2AVX512_scan1_tail
-	VCMPPD $0x00, (R9), Z0, K3
-	KORW   K3, K1, K1
-	ADDQ   $+64, R9
-	DECQ   R10
-	JMP    mulAddRows2AVX512_scan1
+	CMPQ    R10, $+2
+	JB      mulAddRows2AVX512_scan1_one
+	VPSLLQ  $0x01, (R9), Z2
+	VPMINUQ Z2, Z0, Z0
+	VPSLLQ  $0x01, 64(R9), Z2
+	VPMINUQ Z2, Z1, Z1
+	ADDQ    $0x00000080, R9
+	SUBQ    $+2, R10
+	JMP     mulAddRows2AVX512_scan1
+
+mulAddRows2AVX512_scan1_one:
+	TESTQ   R10, R10
+	JZ      mulAddRows2AVX512_scan1_tail
+	VPSLLQ  $0x01, (R9), Z2
+	VPMINUQ Z2, Z0, Z0
+	ADDQ    $+64, R9
 
 mulAddRows2AVX512_scan1_tail:
-	VMOVUPD.Z (R9), K2, Z1
-	VCMPPD    $0x00, Z1, Z0, K2, K2
-	KORW      K2, K1, K1
-	MOVQ      AX, R9
-	SUBQ      $+256, R9
+	// the last k mod 8 coefficients; the lanes off the mask stay all ones
+	VPTERNLOGQ $0xff, Z4, Z4, Z4
+	VPSLLQ     $0x01, (R9), K1, Z4
+	VPMINUQ    Z4, Z1, Z1
+	VPMINUQ    Z1, Z0, Z0
+	VPTESTNMQ  Z0, Z0, K1
+	MOVQ       AX, R9
+	SUBQ       $+256, R9
 
 mulAddRows2AVX512_u4:
 	// while i <= n-256 (bytes)
@@ -11262,6 +12536,10 @@ mulAddRows2AVX512_u4_end:
 	CMPQ  AX, $+24
 	JBE   mulAddRows2AVX512_tail3
 
+	// at most 4 lanes in the last vector: a 256-bit one
+	CMPQ R9, $+4
+	JBE  mulAddRows2AVX512_tail4_y
+
 	// a tile of 2 rows × 4 vectors of dst in registers
 	MOVQ      dst_base+0(FP), AX
 	ADDQ      R8, AX
@@ -11356,7 +12634,107 @@ mulAddRows2AVX512_tail4_store:
 	VMOVUPD Z7, K2, 192(AX)(CX*1)
 	JMP     mulAddRows2AVX512_done
 
+mulAddRows2AVX512_tail4_y:
+	// a tile of 2 rows × 4 vectors of dst in registers
+	// (the last vector 256 bits wide)
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R9
+	ADDQ      R8, R9
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R10
+	VMOVUPD   (AX), Z0
+	VMOVUPD   64(AX), Z1
+	VMOVUPD   128(AX), Z2
+	VMOVUPD.Z 192(AX), K2, Y3
+	VMOVUPD   (AX)(CX*1), Z4
+	VMOVUPD   64(AX)(CX*1), Z5
+	VMOVUPD   128(AX)(CX*1), Z6
+	VMOVUPD.Z 192(AX)(CX*1), K2, Y7
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRows2AVX512_tail4_y_rows
+
+mulAddRows2AVX512_tail4_y_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R9), Z8
+	VMOVUPD   64(R9), Z9
+	VMOVUPD   128(R9), Z10
+	VMOVUPD.Z 192(R9), K2, Y11
+
+	// output row 0
+	VBROADCASTSD (R8), Z12
+	VFMADD231PD  Z8, Z12, Z0
+	VFMADD231PD  Z9, Z12, Z1
+	VFMADD231PD  Z10, Z12, Z2
+	VFMADD231PD  Y11, Y12, Y3
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z12
+	VFMADD231PD  Z8, Z12, Z4
+	VFMADD231PD  Z9, Z12, Z5
+	VFMADD231PD  Z10, Z12, Z6
+	VFMADD231PD  Y11, Y12, Y7
+	ADDQ         DX, R9
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R10
+	JNZ          mulAddRows2AVX512_tail4_y_dense
+	JMP          mulAddRows2AVX512_tail4_y_store
+
+mulAddRows2AVX512_tail4_y_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R9), Z8
+	VMOVUPD   64(R9), Z9
+	VMOVUPD   128(R9), Z10
+	VMOVUPD.Z 192(R9), K2, Y11
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRows2AVX512_tail4_y_rows_skip0
+	VBROADCASTSD (R8), Z12
+	VFMADD231PD  Z8, Z12, Z0
+	VFMADD231PD  Z9, Z12, Z1
+	VFMADD231PD  Z10, Z12, Z2
+	VFMADD231PD  Y11, Y12, Y3
+
+mulAddRows2AVX512_tail4_y_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRows2AVX512_tail4_y_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z12
+	VFMADD231PD  Z8, Z12, Z4
+	VFMADD231PD  Z9, Z12, Z5
+	VFMADD231PD  Z10, Z12, Z6
+	VFMADD231PD  Y11, Y12, Y7
+
+mulAddRows2AVX512_tail4_y_rows_skip1:
+	ADDQ DX, R9
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R10
+	JNZ  mulAddRows2AVX512_tail4_y_rows
+
+mulAddRows2AVX512_tail4_y_store:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Z2, 128(AX)
+	VMOVUPD Y3, K2, 192(AX)
+	VMOVUPD Z4, (AX)(CX*1)
+	VMOVUPD Z5, 64(AX)(CX*1)
+	VMOVUPD Z6, 128(AX)(CX*1)
+	VMOVUPD Y7, K2, 192(AX)(CX*1)
+	JMP     mulAddRows2AVX512_done
+
 mulAddRows2AVX512_tail3:
+	// at most 4 lanes in the last vector: a 256-bit one
+	CMPQ R9, $+4
+	JBE  mulAddRows2AVX512_tail3_y
+
 	// a tile of 2 rows × 3 vectors of dst in registers
 	MOVQ      dst_base+0(FP), AX
 	ADDQ      R8, AX
@@ -11441,7 +12819,97 @@ mulAddRows2AVX512_tail3_store:
 	VMOVUPD Z5, K2, 128(AX)(CX*1)
 	JMP     mulAddRows2AVX512_done
 
+mulAddRows2AVX512_tail3_y:
+	// a tile of 2 rows × 3 vectors of dst in registers
+	// (the last vector 256 bits wide)
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R9
+	ADDQ      R8, R9
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R10
+	VMOVUPD   (AX), Z0
+	VMOVUPD   64(AX), Z1
+	VMOVUPD.Z 128(AX), K2, Y2
+	VMOVUPD   (AX)(CX*1), Z3
+	VMOVUPD   64(AX)(CX*1), Z4
+	VMOVUPD.Z 128(AX)(CX*1), K2, Y5
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRows2AVX512_tail3_y_rows
+
+mulAddRows2AVX512_tail3_y_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R9), Z6
+	VMOVUPD   64(R9), Z7
+	VMOVUPD.Z 128(R9), K2, Y8
+
+	// output row 0
+	VBROADCASTSD (R8), Z9
+	VFMADD231PD  Z6, Z9, Z0
+	VFMADD231PD  Z7, Z9, Z1
+	VFMADD231PD  Y8, Y9, Y2
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z9
+	VFMADD231PD  Z6, Z9, Z3
+	VFMADD231PD  Z7, Z9, Z4
+	VFMADD231PD  Y8, Y9, Y5
+	ADDQ         DX, R9
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R10
+	JNZ          mulAddRows2AVX512_tail3_y_dense
+	JMP          mulAddRows2AVX512_tail3_y_store
+
+mulAddRows2AVX512_tail3_y_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R9), Z6
+	VMOVUPD   64(R9), Z7
+	VMOVUPD.Z 128(R9), K2, Y8
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRows2AVX512_tail3_y_rows_skip0
+	VBROADCASTSD (R8), Z9
+	VFMADD231PD  Z6, Z9, Z0
+	VFMADD231PD  Z7, Z9, Z1
+	VFMADD231PD  Y8, Y9, Y2
+
+mulAddRows2AVX512_tail3_y_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRows2AVX512_tail3_y_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z9
+	VFMADD231PD  Z6, Z9, Z3
+	VFMADD231PD  Z7, Z9, Z4
+	VFMADD231PD  Y8, Y9, Y5
+
+mulAddRows2AVX512_tail3_y_rows_skip1:
+	ADDQ DX, R9
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R10
+	JNZ  mulAddRows2AVX512_tail3_y_rows
+
+mulAddRows2AVX512_tail3_y_store:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Z1, 64(AX)
+	VMOVUPD Y2, K2, 128(AX)
+	VMOVUPD Z3, (AX)(CX*1)
+	VMOVUPD Z4, 64(AX)(CX*1)
+	VMOVUPD Y5, K2, 128(AX)(CX*1)
+	JMP     mulAddRows2AVX512_done
+
 mulAddRows2AVX512_tail2:
+	// at most 4 lanes in the last vector: a 256-bit one
+	CMPQ R9, $+4
+	JBE  mulAddRows2AVX512_tail2_y
+
 	// a tile of 2 rows × 2 vectors of dst in registers
 	MOVQ      dst_base+0(FP), AX
 	ADDQ      R8, AX
@@ -11516,7 +12984,87 @@ mulAddRows2AVX512_tail2_store:
 	VMOVUPD Z3, K2, 64(AX)(CX*1)
 	JMP     mulAddRows2AVX512_done
 
+mulAddRows2AVX512_tail2_y:
+	// a tile of 2 rows × 2 vectors of dst in registers
+	// (the last vector 256 bits wide)
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R9
+	ADDQ      R8, R9
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R10
+	VMOVUPD   (AX), Z0
+	VMOVUPD.Z 64(AX), K2, Y1
+	VMOVUPD   (AX)(CX*1), Z2
+	VMOVUPD.Z 64(AX)(CX*1), K2, Y3
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRows2AVX512_tail2_y_rows
+
+mulAddRows2AVX512_tail2_y_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R9), Z4
+	VMOVUPD.Z 64(R9), K2, Y5
+
+	// output row 0
+	VBROADCASTSD (R8), Z6
+	VFMADD231PD  Z4, Z6, Z0
+	VFMADD231PD  Y5, Y6, Y1
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z6
+	VFMADD231PD  Z4, Z6, Z2
+	VFMADD231PD  Y5, Y6, Y3
+	ADDQ         DX, R9
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R10
+	JNZ          mulAddRows2AVX512_tail2_y_dense
+	JMP          mulAddRows2AVX512_tail2_y_store
+
+mulAddRows2AVX512_tail2_y_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD   (R9), Z4
+	VMOVUPD.Z 64(R9), K2, Y5
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRows2AVX512_tail2_y_rows_skip0
+	VBROADCASTSD (R8), Z6
+	VFMADD231PD  Z4, Z6, Z0
+	VFMADD231PD  Y5, Y6, Y1
+
+mulAddRows2AVX512_tail2_y_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRows2AVX512_tail2_y_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z6
+	VFMADD231PD  Z4, Z6, Z2
+	VFMADD231PD  Y5, Y6, Y3
+
+mulAddRows2AVX512_tail2_y_rows_skip1:
+	ADDQ DX, R9
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R10
+	JNZ  mulAddRows2AVX512_tail2_y_rows
+
+mulAddRows2AVX512_tail2_y_store:
+	VMOVUPD Z0, (AX)
+	VMOVUPD Y1, K2, 64(AX)
+	VMOVUPD Z2, (AX)(CX*1)
+	VMOVUPD Y3, K2, 64(AX)(CX*1)
+	JMP     mulAddRows2AVX512_done
+
 mulAddRows2AVX512_tail1:
+	// at most 4 lanes in the last vector: a 256-bit one
+	CMPQ R9, $+4
+	JBE  mulAddRows2AVX512_tail1_y
+
 	// a tile of 2 rows × 1 vectors of dst in registers
 	MOVQ      dst_base+0(FP), AX
 	ADDQ      R8, AX
@@ -11579,6 +13127,72 @@ mulAddRows2AVX512_tail1_rows_skip1:
 mulAddRows2AVX512_tail1_store:
 	VMOVUPD Z0, K2, (AX)
 	VMOVUPD Z1, K2, (AX)(CX*1)
+	JMP     mulAddRows2AVX512_done
+
+mulAddRows2AVX512_tail1_y:
+	// a tile of 2 rows × 1 vectors of dst in registers
+	// (the last vector 256 bits wide)
+	MOVQ      dst_base+0(FP), AX
+	ADDQ      R8, AX
+	LEAQ      (AX)(CX*2), R9
+	ADDQ      CX, R9
+	MOVQ      rows_base+32(FP), R9
+	ADDQ      R8, R9
+	MOVQ      coef_base+64(FP), R8
+	LEAQ      (R8)(SI*1), SI
+	MOVQ      k+96(FP), R10
+	VMOVUPD.Z (AX), K2, Y0
+	VMOVUPD.Z (AX)(CX*1), K2, Y1
+
+	// no coefficient of the tile is ±0: no tests
+	KORTESTW K1, K1
+	JNZ      mulAddRows2AVX512_tail1_y_rows
+
+mulAddRows2AVX512_tail1_y_dense:
+	// row j of rows, loaded once for every output row
+	VMOVUPD.Z (R9), K2, Y2
+
+	// output row 0
+	VBROADCASTSD (R8), Z3
+	VFMADD231PD  Y2, Y3, Y0
+
+	// output row 1
+	VBROADCASTSD (R8)(BX*1), Z3
+	VFMADD231PD  Y2, Y3, Y1
+	ADDQ         DX, R9
+	ADDQ         $+8, R8
+	ADDQ         $+8, SI
+	DECQ         R10
+	JNZ          mulAddRows2AVX512_tail1_y_dense
+	JMP          mulAddRows2AVX512_tail1_y_store
+
+mulAddRows2AVX512_tail1_y_rows:
+	// row j of rows, loaded once for every output row
+	VMOVUPD.Z (R9), K2, Y2
+
+	// output row 0: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)
+	JZ           mulAddRows2AVX512_tail1_y_rows_skip0
+	VBROADCASTSD (R8), Z3
+	VFMADD231PD  Y2, Y3, Y0
+
+mulAddRows2AVX512_tail1_y_rows_skip0:
+	// output row 1: skip the term if its coefficient is ±0
+	TESTQ        DI, (R8)(BX*1)
+	JZ           mulAddRows2AVX512_tail1_y_rows_skip1
+	VBROADCASTSD (R8)(BX*1), Z3
+	VFMADD231PD  Y2, Y3, Y1
+
+mulAddRows2AVX512_tail1_y_rows_skip1:
+	ADDQ DX, R9
+	ADDQ $+8, R8
+	ADDQ $+8, SI
+	DECQ R10
+	JNZ  mulAddRows2AVX512_tail1_y_rows
+
+mulAddRows2AVX512_tail1_y_store:
+	VMOVUPD Y0, K2, (AX)
+	VMOVUPD Y1, K2, (AX)(CX*1)
 
 mulAddRows2AVX512_done:
 	VZEROUPPER

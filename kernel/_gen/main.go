@@ -1026,13 +1026,18 @@ func (a *isa) mulAddRows(R int) {
 	// AVX-512: kz collects the coefficients of the tile that are ±0, so
 	// that a tile without any (dense weights) runs a loop without the
 	// per-term tests. Skipping a zero term and not having one are the same.
+	// A coefficient's bits shifted left by one (the sign dropped) are 0 only
+	// for ±0: the scan keeps their unsigned minimum in two registers and
+	// tests it once, at the end, rather than chaining a K register through
+	// every vector. Measured on an AMD Zen 4 core, h = 128, 16 lanes: 47.6–48.1
+	// → 49.3–49.7 GFLOP/s (no scan at all: 54.8–55.3).
 	var kz Register
 	if a.avx512 {
 		Comment("kz = the coefficients of the tile that are ±0")
 		kz = K()
-		KXORW(kz, kz, kz)
-		zero := a.vec()
-		VPXORQ(zero, zero, zero)
+		mins := []Register{a.vec(), a.vec()}
+		VPTERNLOGQ(U8(0xff), mins[0], mins[0], mins[0]) // all ones
+		VMOVDQA64(mins[0], mins[1])
 		kt := GP64()
 		Load(Param("k"), kt)
 		ANDQ(I8(7), kt)
@@ -1044,22 +1049,35 @@ func (a *isa) mulAddRows(R int) {
 			p, cnt := GP64(), GP64()
 			LEAQ(rowMem(cb, c3b, csb, r, 0), p)
 			Load(Param("k"), cnt)
-			SHRQ(U8(3), cnt)
+			SHRQ(U8(3), cnt) // whole vectors
 			lbl := fmt.Sprintf("%s_scan%d", name, r)
 			Label(lbl)
-			JZ(LabelRef(lbl + "_tail"))
-			kt1 := K()
-			VCMPPD(U8(0), Mem{Base: p}, zero, kt1)
-			KORW(kt1, kz, kz)
-			ADDQ(I8(64), p)
-			DECQ(cnt)
+			CMPQ(cnt, I8(2))
+			JB(LabelRef(lbl + "_one"))
+			for q := range 2 {
+				t := a.vec()
+				VPSLLQ(U8(1), Mem{Base: p, Disp: 64 * q}, t)
+				VPMINUQ(t, mins[q], mins[q])
+			}
+			ADDQ(U32(128), p)
+			SUBQ(I8(2), cnt)
 			JMP(LabelRef(lbl))
+			Label(lbl + "_one")
+			TESTQ(cnt, cnt)
+			JZ(LabelRef(lbl + "_tail"))
+			t := a.vec()
+			VPSLLQ(U8(1), Mem{Base: p}, t)
+			VPMINUQ(t, mins[0], mins[0])
+			ADDQ(I8(64), p)
 			Label(lbl + "_tail")
-			v, kt2 := a.vec(), K()
-			VMOVUPD_Z(Mem{Base: p}, ktail, v)
-			VCMPPD(U8(0), v, zero, ktail, kt2)
-			KORW(kt2, kz, kz)
+			Comment("the last k mod 8 coefficients; the lanes off the mask stay all ones")
+			t2 := a.vec()
+			VPTERNLOGQ(U8(0xff), t2, t2, t2)
+			VPSLLQ(U8(1), Mem{Base: p}, ktail, t2)
+			VPMINUQ(t2, mins[1], mins[1])
 		}
+		VPMINUQ(mins[1], mins[0], mins[0])
+		VPTESTNMQ(mins[0], mins[0], kz)
 	}
 
 	// AVX2: the same test, its answer kept in the frame (no general
@@ -1108,10 +1126,23 @@ func (a *isa) mulAddRows(R int) {
 		Label(name + "_scanned")
 	}
 
-	// chunk runs a tile of R rows × u vectors of dst over the k rows; with
-	// mask, the last vector holds only mask's lanes.
-	chunk := func(label string, u int, mask Op) {
+	// chunkOf runs a tile of R rows × u vectors of dst over the k rows; with
+	// mask, the last vector holds only mask's lanes, and with half (AVX-512,
+	// mask of at most 4 lanes) it is the lower half of its register: a
+	// 256-bit FMA, which a core whose 512-bit FMAs are double-pumped (AMD
+	// Zen 4) runs in half the time of a masked 512-bit one.
+	chunkOf := func(label string, u int, mask Op, half bool) {
 		Commentf("a tile of %d rows × %d vectors of dst in registers", R, u)
+		if half {
+			Comment("(the last vector 256 bits wide)")
+		}
+		// vec returns a register for vector v of the tile.
+		vec := func(v int) Register {
+			if half && v == u-1 {
+				return a.vec().AsY()
+			}
+			return a.vec()
+		}
 		dc, d3, rp, cj, c3, cnt := GP64(), GP64(), GP64(), GP64(), GP64(), GP64()
 		Load(Param("dst").Base(), dc)
 		ADDQ(i, dc)
@@ -1160,7 +1191,7 @@ func (a *isa) mulAddRows(R int) {
 		for r := range accs {
 			accs[r] = make([]Register, u)
 			for v := range accs[r] {
-				accs[r][v] = a.vec()
+				accs[r][v] = vec(v)
 				ld(rowMem(dc, d3, nb, r, 8*a.lanes*v), v, accs[r][v])
 			}
 		}
@@ -1169,10 +1200,16 @@ func (a *isa) mulAddRows(R int) {
 			Comment("row j of rows, loaded once for every output row")
 			src := make([]Register, u)
 			for v := range src {
-				src[v] = a.vec()
+				src[v] = vec(v)
 				ld(Mem{Base: rp, Disp: 8 * a.lanes * v}, v, src[v])
 			}
 			bc := a.vec()
+			bcOf := func(v int) Register { // the broadcast as wide as vector v
+				if half && v == u-1 {
+					return bc.AsY()
+				}
+				return bc
+			}
 			for r := range R {
 				skip := fmt.Sprintf("%s_skip%d", label, r)
 				cm := rowMem(cj, c3, csb, r, 0)
@@ -1185,7 +1222,7 @@ func (a *isa) mulAddRows(R int) {
 				}
 				VBROADCASTSD(cm, bc)
 				for v := range src {
-					VFMADD231PD(src[v], bc, accs[r][v])
+					VFMADD231PD(src[v], bcOf(v), accs[r][v])
 				}
 				if check {
 					Label(skip)
@@ -1215,6 +1252,7 @@ func (a *isa) mulAddRows(R int) {
 			}
 		}
 	}
+	chunk := func(label string, u int, mask Op) { chunkOf(label, u, mask, false) }
 
 	m := GP64()
 	if !a.avx512 {
@@ -1258,7 +1296,13 @@ func (a *isa) mulAddRows(R int) {
 	for u := 4; u >= 1; u-- {
 		label := fmt.Sprintf("%s_tail%d", name, u)
 		Label(label)
+		Comment("at most 4 lanes in the last vector: a 256-bit one")
+		CMPQ(last, I8(4))
+		JBE(LabelRef(label + "_y"))
 		chunk(label, u, k)
+		JMP(LabelRef(name + "_done"))
+		Label(label + "_y")
+		chunkOf(label+"_y", u, k, true)
 		if u > 1 {
 			JMP(LabelRef(name + "_done"))
 		}

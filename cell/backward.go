@@ -113,7 +113,7 @@ func (k *gradSink) addSums(tm *team, s *Model, d int, dst, sum []float64, m int,
 			if stop.spend((c - a) * e * g) {
 				return
 			}
-			tm.mulAdd(dst[a*e:c*e], sum[a*g:c*g], nil, c-a, g, g, 0, s.cells[d].wih, e)
+			tm.mulAdd(dst[a*e:c*e], sum[a*g:c*g], nil, false, c-a, g, g, 0, s.cells[d].wih, e)
 		}
 		return
 	}

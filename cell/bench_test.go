@@ -104,11 +104,11 @@ func BenchmarkTeamStep(b *testing.B) {
 		// goroutine: how far the product scales by itself.
 		"product": func() {
 			if t := r.team; t != nil {
-				t.prod = teamJob{dst: r.dh[:hl], a: cl.whhT, aT: cl.whh, src: r.dz[:gl], m: h, k: g, cols: g, l: l}
+				t.prod = teamJob{dst: r.dh[:hl], a: cl.whhT, aT: cl.whh, nz: r.s.nonzero, src: r.dz[:gl], m: h, k: g, cols: g, l: l}
 				t.run(&t.prod, t.n)
 				return
 			}
-			mulAddLanes(r.dh[:hl], cl.whhT, cl.whh, h, g, g, 0, r.dz[:gl], l)
+			mulAddLanes(r.dh[:hl], cl.whhT, cl.whh, r.s.nonzero, h, g, g, 0, r.dz[:gl], l)
 		},
 		"backward": func() {
 			copy(r.dh[:hl], dh0)

@@ -257,13 +257,13 @@ func (d *deepLIFTState) backward(steps, class int, mx []float64) {
 					gateMultipliers(mz, mcPrev, mh, mc, stepOf(tr, t, h), stepOf(tr0, t, h), cPrev, cPrev0)
 				}
 				if k > 0 {
-					mulAddLanes(below[t*dirs*h:(t+1)*dirs*h], cl.wihT, cl.wih, cl.in, g, g, 0, mz, 1)
+					mulAddLanes(below[t*dirs*h:(t+1)*dirs*h], cl.wihT, cl.wih, s.nonzero, cl.in, g, g, 0, mz, 1)
 				} else {
 					kernel.AxpyRows(mx[t*e:(t+1)*e], cl.wih, e, mz)
 				}
 				if i > 0 {
 					clear(mh)
-					mulAddLanes(mh, cl.whhT, cl.whh, h, g, g, 0, mz, 1)
+					mulAddLanes(mh, cl.whhT, cl.whh, s.nonzero, h, g, g, 0, mz, 1)
 				}
 				mc, mcPrev = mcPrev, mc
 			}
@@ -366,7 +366,7 @@ func (d *deepLIFTState) headMultipliers(class int) []float64 {
 		ma[m] = float64(w * rescale(x.a[m], x0.a[m], x.u[m], x0.u[m], prime))
 	}
 	clear(mv)
-	mulAddLanes(mv, s.w1T, s.w1, dd, units, units, 0, ma, 1)
+	mulAddLanes(mv, s.w1T, s.w1, s.nonzero, dd, units, units, 0, ma, 1)
 	return mv
 }
 

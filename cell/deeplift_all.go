@@ -173,13 +173,13 @@ func (d *deepLIFTState) backwardAll(steps int, b *deepLIFTLanes, mx []float64) {
 					gateMultipliersLanes(mz, mcPrev, mh, mc, stepOf(tr, t, h), stepOf(tr0, t, h), cPrev, cPrev0, l)
 				}
 				if k > 0 {
-					mulAddLanes(below[t*dirs*hl:(t+1)*dirs*hl], cl.wihT, cl.wih, cl.in, g, g, 0, mz, l)
+					mulAddLanes(below[t*dirs*hl:(t+1)*dirs*hl], cl.wihT, cl.wih, s.nonzero, cl.in, g, g, 0, mz, l)
 				} else {
-					mulAddLanes(mx[t*e*l:(t+1)*e*l], cl.wihT, cl.wih, e, g, g, 0, mz, l)
+					mulAddLanes(mx[t*e*l:(t+1)*e*l], cl.wihT, cl.wih, s.nonzero, e, g, g, 0, mz, l)
 				}
 				if i > 0 {
 					clear(mh)
-					mulAddLanes(mh, cl.whhT, cl.whh, h, g, g, 0, mz, l)
+					mulAddLanes(mh, cl.whhT, cl.whh, s.nonzero, h, g, g, 0, mz, l)
 				}
 				mc, mcPrev = mcPrev, mc
 			}
@@ -247,7 +247,7 @@ func (d *deepLIFTState) headMultipliersAll(b *deepLIFTLanes) []float64 {
 		}
 	}
 	clear(mv)
-	mulAddLanes(mv, s.w1T, s.w1, dd, units, units, 0, ma, l)
+	mulAddLanes(mv, s.w1T, s.w1, s.nonzero, dd, units, units, 0, ma, l)
 	return mv
 }
 

@@ -185,7 +185,7 @@ func (r *lanes) classify(seg [2][]float64, l int) {
 		u, a := r.u[:s.p.Units*l], r.a[:s.p.Units*l]
 		clear(a)
 		for k := range s.dirs {
-			mulAddLanes(a, s.w1, s.w1T, s.p.Units, h, d, k*h, seg[k], l)
+			mulAddLanes(a, s.w1, s.w1T, s.nonzero, s.p.Units, h, d, k*h, seg[k], l)
 		}
 		for m, b := range s.b1 {
 			for j := range l {
@@ -198,10 +198,10 @@ func (r *lanes) classify(seg [2][]float64, l int) {
 	lin := r.lin[:s.c*l]
 	clear(lin)
 	if s.p.Act != ActNone {
-		mulAddLanes(lin, s.wy, s.wyT, s.c, s.k, s.k, 0, src, l)
+		mulAddLanes(lin, s.wy, s.wyT, s.nonzero, s.c, s.k, s.k, 0, src, l)
 	} else {
 		for k := range s.dirs {
-			mulAddLanes(lin, s.wy, s.wyT, s.c, h, d, k*h, seg[k], l)
+			mulAddLanes(lin, s.wy, s.wyT, s.nonzero, s.c, h, d, k*h, seg[k], l)
 		}
 	}
 	for k, b := range s.by {
@@ -257,7 +257,7 @@ func (r *lanes) headGrad(class, l int) []float64 {
 		}
 	}
 	clear(dv)
-	mulAddLanes(dv, s.w1T, s.w1, d, u, u, 0, da, l)
+	mulAddLanes(dv, s.w1T, s.w1, s.nonzero, d, u, u, 0, da, l)
 	return dv
 }
 

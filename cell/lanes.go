@@ -435,8 +435,9 @@ func (r *lanes) final(dir, steps, l int) []float64 {
 // rows of l lanes): dst[r] += Σ_j a[r][c0+j]·src[j], one fused multiply-add
 // per term in order of j. One lane runs kernel.AxpyRows over aT, more lanes
 // kernel.MulAddRows in blocks of src that stay in the L1 cache: the same
-// operations either way.
-func mulAddLanes(dst, a, aT []float64, m, k, cols, c0 int, src []float64, l int) {
+// operations either way; nz says that no element of a is ±0 (weights,
+// Model.nonzero: kernel.MulAddRowsNonzero).
+func mulAddLanes(dst, a, aT []float64, nz bool, m, k, cols, c0 int, src []float64, l int) {
 	if l == 1 {
 		kernel.AxpyRows(dst[:m], aT[c0*m:], m, src[:k])
 		return
@@ -444,8 +445,17 @@ func mulAddLanes(dst, a, aT []float64, m, k, cols, c0 int, src []float64, l int)
 	kb := evenBlocks(k, max(8, l1Words/l))
 	for j0 := 0; j0 < k; j0 += kb {
 		j1 := min(j0+kb, k)
-		kernel.MulAddRows(dst[:m*l], l, src[j0*l:j1*l], l, a[c0+j0:], cols, j1-j0)
+		mulAddRows(nz, dst[:m*l], l, src[j0*l:j1*l], l, a[c0+j0:], cols, j1-j0)
 	}
+}
+
+// mulAddRows is kernel.MulAddRows, or kernel.MulAddRowsNonzero with nz.
+func mulAddRows(nz bool, dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int) {
+	if nz {
+		kernel.MulAddRowsNonzero(dst, n, rows, stride, coef, coefStride, k)
+		return
+	}
+	kernel.MulAddRows(dst, n, rows, stride, coef, coefStride, k)
 }
 
 // evenBlocks is the length of the fewest blocks of at most most of k
@@ -501,7 +511,7 @@ func (s *Model) inputProducts(tm *team, u, x []float64, steps int, stop *stopper
 				if stop.spend((t1 - t0) * e * g) {
 					return
 				}
-				tm.mulAdd(ud[t0*g:t1*g], x[t0*e:t1*e], nil, t1-t0, e, e, 0, cl.wihT, g)
+				tm.mulAdd(ud[t0*g:t1*g], x[t0*e:t1*e], nil, false, t1-t0, e, e, 0, cl.wihT, g)
 			}
 			continue
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/whitebox-lstm/whitebox/kernel"
 )
 
 // Model is an LSTM classifier of PyTorch's usual shape: nn.LSTM with one
@@ -41,6 +43,11 @@ type Model struct {
 	tabs    *tableSet    // layer 0's gates read from tables on one-hot input (tables.go), or nil
 
 	att *attnHead // the attention head's scoring layers, or nil
+
+	// nonzero: no weight of the cells, W1 or Wy is ±0 (kernel.Nonzero),
+	// so that their products skip the kernel's scan for ±0 coefficients
+	// (kernel.MulAddRowsNonzero).
+	nonzero bool
 }
 
 // Params are the weights of a classifier in PyTorch's layout
@@ -187,6 +194,10 @@ func NewModel(p Params) (*Model, error) {
 	s.p.Wy, s.p.By = s.wy, clone(p.By)
 	if dirs == 1 && p.Kind == LayerLSTM { // tables are an LSTM path (layer_gru.go)
 		s.tabs = oneHotTables(&s.cells[0], h)
+	}
+	s.nonzero = kernel.Nonzero(s.wy) && kernel.Nonzero(s.w1)
+	for _, c := range s.cells {
+		s.nonzero = s.nonzero && kernel.Nonzero(c.wih) && kernel.Nonzero(c.whh)
 	}
 	return s, nil
 }

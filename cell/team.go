@@ -93,6 +93,7 @@ type teamTask interface{ part(i, n int) }
 // teamJob is one product of mulAddLanes, cut into parts by output rows.
 type teamJob struct {
 	dst, a, aT, src   []float64
+	nz                bool // no element of a is ±0 (mulAddLanes)
 	m, k, cols, c0, l int
 }
 
@@ -219,8 +220,8 @@ func (t *team) claim(gen uint64, i int) (ok, gone bool) {
 }
 
 // mulAdd is mulAddLanes on the team.
-func (t *team) mulAdd(dst, a, aT []float64, m, k, cols, c0 int, src []float64, l int) {
-	t.prod = teamJob{dst: dst, a: a, aT: aT, src: src, m: m, k: k, cols: cols, c0: c0, l: l}
+func (t *team) mulAdd(dst, a, aT []float64, nz bool, m, k, cols, c0 int, src []float64, l int) {
+	t.prod = teamJob{dst: dst, a: a, aT: aT, nz: nz, src: src, m: m, k: k, cols: cols, c0: c0, l: l}
 	t.run(&t.prod, t.parts)
 	t.prod = teamJob{}
 }
@@ -262,7 +263,7 @@ func (j *teamJob) part(i, n int) {
 	if r0 >= r1 {
 		return
 	}
-	mulAddRowsOf(j.dst, j.a, j.aT, j.m, j.k, j.cols, j.c0, j.src, j.l, r0, r1)
+	mulAddRowsOf(j.dst, j.a, j.aT, j.nz, j.m, j.k, j.cols, j.c0, j.src, j.l, r0, r1)
 }
 
 // mulAddRowsOf is mulAddLanes for the output rows [r0, r1) only, in one
@@ -273,27 +274,28 @@ func (j *teamJob) part(i, n int) {
 // did not: W_hhᵀ·dz (256 rows, 1,024 terms, 52 lanes) took 300 µs on one
 // core, 208 µs split in two halves with blocks and 153 µs without. The
 // bits are the same either way: every element takes its terms in order.
-func mulAddRowsOf(dst, a, aT []float64, m, k, cols, c0 int, src []float64, l, r0, r1 int) {
+func mulAddRowsOf(dst, a, aT []float64, nz bool, m, k, cols, c0 int, src []float64, l, r0, r1 int) {
 	if l == 1 {
 		kernel.AxpyRows(dst[r0:r1], aT[c0*m+r0:], m, src[:k])
 		return
 	}
-	kernel.MulAddRows(dst[r0*l:r1*l], l, src[:k*l], l, a[r0*cols+c0:], cols, k)
+	mulAddRows(nz, dst[r0*l:r1*l], l, src[:k*l], l, a[r0*cols+c0:], cols, k)
 }
 
 // mulAdd is mulAddLanes, on r's team when it has one and the product is
 // large enough, else over a's sparse terms sp (nil: a is dense) with two
 // lanes or more (sparse.go; one lane's AxpyRows over aT stays).
 func (r *lanes) mulAdd(dst, a, aT []float64, sp *sparseTerms, m, k, cols, c0 int, src []float64, l int) {
+	nz := r.s.nonzero // a is one of the model's weights
 	if t := r.team; t != nil && m*k*l >= teamMinWork {
-		t.mulAdd(dst, a, aT, m, k, cols, c0, src, l)
+		t.mulAdd(dst, a, aT, nz, m, k, cols, c0, src, l)
 		return
 	}
 	if sp != nil && l > 1 {
 		mulAddSparse(dst, sp, 0, m, k, c0, src, l)
 		return
 	}
-	mulAddLanes(dst, a, aT, m, k, cols, c0, src, l)
+	mulAddLanes(dst, a, aT, nz, m, k, cols, c0, src, l)
 }
 
 // teamable reports whether batches of l lanes of r's input run their steps

@@ -86,7 +86,7 @@ func (ts *teamStep) part(i, n int) {
 	case ts.phase == stepRecur:
 		if ts.recur && u0 < u1 {
 			clear(ts.dh[u0*l : u1*l])
-			mulAddRowsOf(ts.dh, ts.cl.whhT, ts.cl.whh, h, 4*h, 4*h, 0, ts.dz, l, u0, u1)
+			mulAddRowsOf(ts.dh, ts.cl.whhT, ts.cl.whh, ts.r.s.nonzero, h, 4*h, 4*h, 0, ts.dz, l, u0, u1)
 		}
 		if ts.sums {
 			ts.r.sinkSums(&ts.sk, ts.cl.dir, ts.t, ts.steps, l, ts.dz, 4*h, 4*h*i/n, 4*h*(i+1)/n)
@@ -119,13 +119,13 @@ func (ts *teamStep) forward(u0, u1 int) {
 			r.inputRows(ts.ci, ts.t, z, ts.ut, l, r0, r1)
 		} else {
 			copy(z[r0*l:r1*l], r.planes[ts.ci][r0*l:r1*l])
-			mulAddRowsOf(z, cl.wih, cl.wihT, g, h, cl.in, 0, ts.in0, l, r0, r1)
+			mulAddRowsOf(z, cl.wih, cl.wihT, r.s.nonzero, g, h, cl.in, 0, ts.in0, l, r0, r1)
 			if ts.in1 != nil {
-				mulAddRowsOf(z, cl.wih, cl.wihT, g, h, cl.in, h, ts.in1, l, r0, r1)
+				mulAddRowsOf(z, cl.wih, cl.wihT, r.s.nonzero, g, h, cl.in, h, ts.in1, l, r0, r1)
 			}
 		}
 		if ts.hPrev != nil {
-			mulAddRowsOf(z, cl.whh, cl.whhT, g, h, h, 0, ts.hPrev, l, r0, r1)
+			mulAddRowsOf(z, cl.whh, cl.whhT, r.s.nonzero, g, h, h, 0, ts.hPrev, l, r0, r1)
 		}
 	}
 	a, b := u0*l, u1*l

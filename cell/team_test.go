@@ -8,7 +8,8 @@ import (
 	"testing"
 )
 
-// A team's row split gives mulAddLanes' bits for every number of parts.
+// A team's row split gives mulAddLanes' bits for every number of parts,
+// with and without the kernel's scan for ±0 weights (nz: none here).
 func TestTeamRowsSameBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(25, 26))
 	for _, c := range []struct{ m, k, l int }{{40, 13, 1}, {128, 32, 7}, {33, 50, 64}} {
@@ -22,13 +23,18 @@ func TestTeamRowsSameBits(t *testing.T) {
 			src[i] = rng.NormFloat64()
 		}
 		want := make([]float64, c.m*c.l)
-		mulAddLanes(want, a, aT, c.m, c.k, c.k+3, 2, src, c.l)
+		mulAddLanes(want, a, aT, false, c.m, c.k, c.k+3, 2, src, c.l)
+		got := make([]float64, c.m*c.l)
+		mulAddLanes(got, a, aT, true, c.m, c.k, c.k+3, 2, src, c.l)
+		assertSameBits(t, fmt.Sprintf("%+v nonzero", c), got, want)
 		for _, n := range []int{2, 3, 5, 16} {
-			tm := newTeam(n)
-			got := make([]float64, c.m*c.l)
-			tm.mulAdd(got, a, aT, c.m, c.k, c.k+3, 2, src, c.l)
-			tm.stop()
-			assertSameBits(t, fmt.Sprintf("%+v parts=%d", c, n), got, want)
+			for _, nz := range []bool{false, true} {
+				tm := newTeam(n)
+				got := make([]float64, c.m*c.l)
+				tm.mulAdd(got, a, aT, nz, c.m, c.k, c.k+3, 2, src, c.l)
+				tm.stop()
+				assertSameBits(t, fmt.Sprintf("%+v parts=%d nonzero=%v", c, n, nz), got, want)
+			}
 		}
 	}
 }

@@ -83,7 +83,7 @@ func (r *lanes) wideInputs(ci, sg, l int) bool {
 				row[i] = bq
 			}
 		}
-		mulAddLanes(zw, cl.wih, cl.wihT, g, in, in, 0, src, c)
+		mulAddLanes(zw, cl.wih, cl.wihT, s.nonzero, g, in, in, 0, src, c)
 		for t := a; t < b; t++ {
 			z := tr.z[(t-t0)*gl : (t-t0+1)*gl]
 			for q := range g {
@@ -123,7 +123,7 @@ func (r *lanes) wideBelow(ci, sg int, below []float64, l int) bool {
 				copy(dst[q*c+(j-a)*l:q*c+(j-a+1)*l], below[j*ml+q*l:j*ml+(q+1)*l])
 			}
 		}
-		mulAddLanes(dst, cl.wihT, cl.wih, m, g, g, 0, src, c)
+		mulAddLanes(dst, cl.wihT, cl.wih, s.nonzero, m, g, g, 0, src, c)
 		for j := a; j < b; j++ {
 			for q := range m {
 				copy(below[j*ml+q*l:j*ml+(q+1)*l], dst[q*c+(j-a)*l:q*c+(j-a+1)*l])

@@ -189,7 +189,8 @@ func BenchmarkAxpyRows(b *testing.B) {
 
 // BenchmarkMulAddRows is the batched engine's product: the 4H×H recurrent
 // weights times H rows of lanes (one value per lane), dense, against the
-// same product as one AxpyRows per output row (impl=…/kernel=axpyrows).
+// same product without the scan for ±0 coefficients (kernel=nonzero:
+// MulAddRowsNonzero) and as one AxpyRows per output row (kernel=axpyrows).
 func BenchmarkMulAddRows(b *testing.B) {
 	benchImpls(b, func(b *testing.B) {
 		for _, hl := range [][2]int{{7, 64}, {64, 32}, {128, 4}, {128, 8}, {256, 8}, {128, 16}, {128, 18}, {128, 50}, {256, 16}, {256, 20}, {256, 32}, {256, 24}, {256, 25}, {256, 50}, {256, 64}} {
@@ -197,13 +198,19 @@ func BenchmarkMulAddRows(b *testing.B) {
 			rng := rand.New(rand.NewPCG(6, 1))
 			m := 4 * h
 			rows, coef, dst := randSlice(rng, h*l, 0.1), randSlice(rng, m*h, 1), make([]float64, m*l)
-			for _, kern := range []string{"muladdrows", "axpyrows"} {
+			for _, kern := range []string{"muladdrows", "nonzero", "axpyrows"} {
 				b.Run(fmt.Sprintf("kernel=%s/h=%d/lanes=%d", kern, h, l), func(b *testing.B) {
+					if kern == "nonzero" && !Nonzero(coef) {
+						b.Fatal("a ±0 coefficient")
+					}
 					b.ReportAllocs()
 					for b.Loop() {
-						if kern == "muladdrows" {
+						switch kern {
+						case "muladdrows":
 							MulAddRows(dst, l, rows, l, coef, h, h)
-						} else {
+						case "nonzero":
+							MulAddRowsNonzero(dst, l, rows, l, coef, h, h)
+						default:
 							for r := range m {
 								AxpyRows(dst[r*l:(r+1)*l], rows, l, coef[r*h:(r+1)*h])
 							}

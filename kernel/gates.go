@@ -57,6 +57,32 @@ func AxpyRows(dst, rows []float64, stride int, coef []float64) {
 // the batched engine's matrix product (package cell), with lanes along n.
 // n must be positive; elements of dst past m·n are not touched.
 func MulAddRows(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int) {
+	mulAddRowsChecked(dst, n, rows, stride, coef, coefStride, k, false)
+}
+
+// MulAddRowsNonzero is MulAddRows for coefficients none of which is ±0
+// (Nonzero): its bodies skip their scan of each tile's coefficients for
+// ±0, which every MulAddRows call makes (a fifth of the time of a 16-lane
+// product, h = 128, on an AMD Zen 4 core). A caller whose coefficients are
+// weights fixed once checks them once. Given a ±0 coefficient anyway, a
+// body may take its term (0·x: NaN where x is ±Inf or NaN, +0 on a −0
+// sum) where MulAddRows skips it.
+func MulAddRowsNonzero(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int) {
+	mulAddRowsChecked(dst, n, rows, stride, coef, coefStride, k, true)
+}
+
+// Nonzero reports whether no element of v is ±0: whether v may be the
+// coefficients of MulAddRowsNonzero.
+func Nonzero(v []float64) bool {
+	for _, x := range v {
+		if x == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func mulAddRowsChecked(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int, nonzero bool) {
 	m := len(dst) / n
 	if m == 0 || k == 0 {
 		return
@@ -69,7 +95,7 @@ func MulAddRows(dst []float64, n int, rows []float64, stride int, coef []float64
 		raceRead(coef)
 		raceWrite(dst)
 	}
-	mulAddRows(dst, n, rows, stride, coef, coefStride, k)
+	mulAddRows(dst, n, rows, stride, coef, coefStride, k, nonzero)
 }
 
 // GateStep is one fused LSTM time step for H = len(c) units. On entry gates

@@ -582,6 +582,12 @@ func checkMulAddRows(t *testing.T, rng *rand.Rand, n, m, k, off int) (vdst, want
 		w.check(t, what)
 	}
 	compareBits(t, what, dst.s(), want)
+	if Nonzero(vcoef) { // half the cases: MulAddRowsNonzero, without the scan, gives the same bits
+		nz := newWindow(vdst, offsets(off, 0))
+		MulAddRowsNonzero(nz.s(), n, rows.s(), stride, coef.s(), coefStride, k)
+		nz.check(t, what+" (MulAddRowsNonzero)")
+		compareBits(t, what+" (MulAddRowsNonzero)", nz.s(), want)
+	}
 	return vdst, want, vrows, vcoef, stride, coefStride, what
 }
 
@@ -686,10 +692,11 @@ func TestImplAllocations(t *testing.T) {
 		z, cPrev, rows := randSlice(rng, 4*n, 1), randSlice(rng, n, 1), randSlice(rng, 4*n*n, 1)
 		zg, c, tc, h, dz, dc := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, 4*n), make([]float64, n)
 		for name, f := range map[string]func(){
-			"Axpy":       func() { Axpy(0.5, rows, z) },
-			"AxpyRows":   func() { AxpyRows(z, rows, 4*n, h) },
-			"MulAddRows": func() { MulAddRows(z, n, rows, 4*n, rows, n, n) },
-			"GateStep":   func() { GateStep(z, zg, cPrev, c, tc, h) },
+			"Axpy":              func() { Axpy(0.5, rows, z) },
+			"AxpyRows":          func() { AxpyRows(z, rows, 4*n, h) },
+			"MulAddRows":        func() { MulAddRows(z, n, rows, 4*n, rows, n, n) },
+			"MulAddRowsNonzero": func() { MulAddRowsNonzero(z, n, rows, 4*n, rows, n, n) },
+			"GateStep":          func() { GateStep(z, zg, cPrev, c, tc, h) },
 			"GateStepTable": func() {
 				GateStepTable(z, n, rows, TableF|TableG|TableO, cPrev, c, tc, h)
 			},
@@ -841,6 +848,11 @@ func FuzzImplKernels(f *testing.F) {
 						mulAddRowsGeneric(wd[:m*n], n, z, n, cv, cs, kk)
 					}
 					compareBits(t, implNames[k]+" MulAddRows", d, wd)
+					if Nonzero(cv[:max(0, (m-1)*cs+kk)]) {
+						d = pad(append([]float64(nil), dv...))
+						MulAddRowsNonzero(d, n, z, n, cv, cs, kk)
+						compareBits(t, implNames[k]+" MulAddRowsNonzero", d, wd)
+					}
 				}
 			}()
 		}

@@ -60,36 +60,38 @@ func axpyRows(dst, rows []float64, stride int, coef []float64) {
 // AVX-512, 4 with AVX2) and axpyRows on the rows left over. Under AVX-512,
 // products of at most narrowLanes lanes run on whichever body this core
 // runs faster (narrow_amd64.go): the bits are the same.
-func mulAddRows(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int) {
+// With nonzero (no coefficient is ±0) the bodies skip their scan of each
+// tile's coefficients for ±0.
+func mulAddRows(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int, nonzero bool) {
 	im := impl
 	if im == implAVX512 && n <= narrowLanes && narrowOnAVX2() {
 		im = implAVX2
 	}
-	mulAddRowsOn(im, dst, n, rows, stride, coef, coefStride, k)
+	mulAddRowsOn(im, dst, n, rows, stride, coef, coefStride, k, nonzero)
 }
 
 // mulAddRowsOn is mulAddRows on implementation im's bodies.
-func mulAddRowsOn(im int, dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int) {
+func mulAddRowsOn(im int, dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int, nonzero bool) {
 	m := len(dst) / n
 	r := 0
 	switch im {
 	case implAVX512:
 		const g = 6
 		for ; r+g <= m; r += g {
-			mulAddRowsAVX512(dst[r*n:(r+g)*n], n, rows, stride, coef[r*coefStride:(r+g-1)*coefStride+k], coefStride, k)
+			mulAddRowsAVX512(dst[r*n:(r+g)*n], n, rows, stride, coef[r*coefStride:(r+g-1)*coefStride+k], coefStride, k, nonzero)
 		}
 		if r+4 <= m {
-			mulAddRows4AVX512(dst[r*n:(r+4)*n], n, rows, stride, coef[r*coefStride:(r+3)*coefStride+k], coefStride, k)
+			mulAddRows4AVX512(dst[r*n:(r+4)*n], n, rows, stride, coef[r*coefStride:(r+3)*coefStride+k], coefStride, k, nonzero)
 			r += 4
 		}
 		if r+2 <= m {
-			mulAddRows2AVX512(dst[r*n:(r+2)*n], n, rows, stride, coef[r*coefStride:(r+1)*coefStride+k], coefStride, k)
+			mulAddRows2AVX512(dst[r*n:(r+2)*n], n, rows, stride, coef[r*coefStride:(r+1)*coefStride+k], coefStride, k, nonzero)
 			r += 2
 		}
 	case implAVX2:
 		const g = 4
 		for ; r+g <= m; r += g {
-			mulAddRowsAVX2(dst[r*n:(r+g)*n], n, rows, stride, coef[r*coefStride:(r+g-1)*coefStride+k], coefStride, k)
+			mulAddRowsAVX2(dst[r*n:(r+g)*n], n, rows, stride, coef[r*coefStride:(r+g-1)*coefStride+k], coefStride, k, nonzero)
 		}
 	default:
 		mulAddRowsGeneric(dst, n, rows, stride, coef, coefStride, k)

@@ -494,9 +494,9 @@ axpyRowsAVX2_u1_end:
 	VZEROUPPER
 	RET
 
-// func mulAddRowsAVX2(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
+// func mulAddRowsAVX2(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int, nonzero bool)
 // Requires: AVX, FMA3
-TEXT ·mulAddRowsAVX2(SB), NOSPLIT, $40-104
+TEXT ·mulAddRowsAVX2(SB), NOSPLIT, $40-105
 	MOVQ n+24(FP), AX
 	SHLQ $0x03, AX
 	MOVQ AX, CX
@@ -508,14 +508,17 @@ TEXT ·mulAddRowsAVX2(SB), NOSPLIT, $40-104
 	MOVQ $0x7fffffffffffffff, DI
 	XORQ R8, R8
 
-	// dense = 1 when no coefficient of the tile is ±0
-	VXORPD Y0, Y0, Y0
-	VXORPD Y1, Y1, Y1
-	MOVQ   coef_base+64(FP), R9
-	LEAQ   (R9)(SI*1), R10
-	LEAQ   (R9), R11
-	MOVQ   k+96(FP), R12
-	SHRQ   $0x02, R12
+	// dense = 1 when no coefficient of the tile is ±0 (so with nonzero)
+	MOVBQZX nonzero+104(FP), R9
+	TESTQ   R9, R9
+	JNZ     mulAddRowsAVX2_nonzero
+	VXORPD  Y0, Y0, Y0
+	VXORPD  Y1, Y1, Y1
+	MOVQ    coef_base+64(FP), R9
+	LEAQ    (R9)(SI*1), R10
+	LEAQ    (R9), R11
+	MOVQ    k+96(FP), R12
+	SHRQ    $0x02, R12
 
 mulAddRowsAVX2_scan0:
 	JZ     mulAddRowsAVX2_scan0_tail
@@ -615,8 +618,10 @@ mulAddRowsAVX2_scan3_one:
 mulAddRowsAVX2_scan3_end:
 	VTESTPD Y1, Y1
 	JNZ     mulAddRowsAVX2_sparse
-	MOVQ    $0x00000001, (SP)
-	JMP     mulAddRowsAVX2_scanned
+
+mulAddRowsAVX2_nonzero:
+	MOVQ $0x00000001, (SP)
+	JMP  mulAddRowsAVX2_scanned
 
 mulAddRowsAVX2_sparse:
 	MOVQ $0x00000000, (SP)
@@ -9388,9 +9393,9 @@ axpyRowsAVX512_done:
 	VZEROUPPER
 	RET
 
-// func mulAddRowsAVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
+// func mulAddRowsAVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int, nonzero bool)
 // Requires: AVX, AVX512F, AVX512VL, FMA3
-TEXT ·mulAddRowsAVX512(SB), NOSPLIT, $0-104
+TEXT ·mulAddRowsAVX512(SB), NOSPLIT, $0-105
 	MOVQ n+24(FP), AX
 	SHLQ $0x03, AX
 	MOVQ AX, CX
@@ -9402,7 +9407,11 @@ TEXT ·mulAddRowsAVX512(SB), NOSPLIT, $0-104
 	MOVQ $0x7fffffffffffffff, DI
 	XORQ R8, R8
 
-	// kz = the coefficients of the tile that are ±0
+	// kz = the coefficients of the tile that are ±0: none with nonzero
+	KXORW      K1, K1, K1
+	MOVBQZX    nonzero+104(FP), R9
+	TESTQ      R9, R9
+	JNZ        mulAddRowsAVX512_scanned
 	VPTERNLOGQ $0xff, Z0, Z0, Z0
 	VMOVDQA64  Z0, Z1
 	MOVQ       k+96(FP), R9
@@ -9575,8 +9584,10 @@ mulAddRowsAVX512_scan5_tail:
 	VPMINUQ    Z8, Z1, Z1
 	VPMINUQ    Z1, Z0, Z0
 	VPTESTNMQ  Z0, Z0, K1
-	MOVQ       AX, R9
-	SUBQ       $+256, R9
+
+mulAddRowsAVX512_scanned:
+	MOVQ AX, R9
+	SUBQ $+256, R9
 
 mulAddRowsAVX512_u4:
 	// while i <= n-256 (bytes)
@@ -11066,9 +11077,9 @@ mulAddRowsAVX512_done:
 	VZEROUPPER
 	RET
 
-// func mulAddRows4AVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
+// func mulAddRows4AVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int, nonzero bool)
 // Requires: AVX, AVX512F, AVX512VL, FMA3
-TEXT ·mulAddRows4AVX512(SB), NOSPLIT, $0-104
+TEXT ·mulAddRows4AVX512(SB), NOSPLIT, $0-105
 	MOVQ n+24(FP), AX
 	SHLQ $0x03, AX
 	MOVQ AX, CX
@@ -11080,7 +11091,11 @@ TEXT ·mulAddRows4AVX512(SB), NOSPLIT, $0-104
 	MOVQ $0x7fffffffffffffff, DI
 	XORQ R8, R8
 
-	// kz = the coefficients of the tile that are ±0
+	// kz = the coefficients of the tile that are ±0: none with nonzero
+	KXORW      K1, K1, K1
+	MOVBQZX    nonzero+104(FP), R9
+	TESTQ      R9, R9
+	JNZ        mulAddRows4AVX512_scanned
 	VPTERNLOGQ $0xff, Z0, Z0, Z0
 	VMOVDQA64  Z0, Z1
 	MOVQ       k+96(FP), R9
@@ -11199,8 +11214,10 @@ mulAddRows4AVX512_scan3_tail:
 	VPMINUQ    Z6, Z1, Z1
 	VPMINUQ    Z1, Z0, Z0
 	VPTESTNMQ  Z0, Z0, K1
-	MOVQ       AX, R9
-	SUBQ       $+256, R9
+
+mulAddRows4AVX512_scanned:
+	MOVQ AX, R9
+	SUBQ $+256, R9
 
 mulAddRows4AVX512_u4:
 	// while i <= n-256 (bytes)
@@ -12336,9 +12353,9 @@ mulAddRows4AVX512_done:
 	VZEROUPPER
 	RET
 
-// func mulAddRows2AVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
+// func mulAddRows2AVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int, nonzero bool)
 // Requires: AVX, AVX512F, AVX512VL, FMA3
-TEXT ·mulAddRows2AVX512(SB), NOSPLIT, $0-104
+TEXT ·mulAddRows2AVX512(SB), NOSPLIT, $0-105
 	MOVQ n+24(FP), AX
 	SHLQ $0x03, AX
 	MOVQ AX, CX
@@ -12350,7 +12367,11 @@ TEXT ·mulAddRows2AVX512(SB), NOSPLIT, $0-104
 	MOVQ $0x7fffffffffffffff, DI
 	XORQ R8, R8
 
-	// kz = the coefficients of the tile that are ±0
+	// kz = the coefficients of the tile that are ±0: none with nonzero
+	KXORW      K1, K1, K1
+	MOVBQZX    nonzero+104(FP), R9
+	TESTQ      R9, R9
+	JNZ        mulAddRows2AVX512_scanned
 	VPTERNLOGQ $0xff, Z0, Z0, Z0
 	VMOVDQA64  Z0, Z1
 	MOVQ       k+96(FP), R9
@@ -12415,8 +12436,10 @@ mulAddRows2AVX512_scan1_tail:
 	VPMINUQ    Z4, Z1, Z1
 	VPMINUQ    Z1, Z0, Z0
 	VPTESTNMQ  Z0, Z0, K1
-	MOVQ       AX, R9
-	SUBQ       $+256, R9
+
+mulAddRows2AVX512_scanned:
+	MOVQ AX, R9
+	SUBQ $+256, R9
 
 mulAddRows2AVX512_u4:
 	// while i <= n-256 (bytes)

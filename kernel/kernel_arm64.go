@@ -78,7 +78,7 @@ func axpyRows(dst, rows []float64, stride int, coef []float64) {
 
 // mulAddRows runs axpyRowsNEON row by row: on two-lane vectors a tile of
 // output rows buys little over the axpys, and every row gets the same bits.
-func mulAddRows(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int) {
+func mulAddRows(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int, _ bool) {
 	for r := range len(dst) / n {
 		axpyRows(dst[r*n:(r+1)*n], rows, stride, coef[r*coefStride:r*coefStride+k])
 	}

@@ -11,7 +11,7 @@ func axpyRows(dst, rows []float64, stride int, coef []float64) {
 	axpyRowsGeneric(dst, rows, stride, coef)
 }
 
-func mulAddRows(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int) {
+func mulAddRows(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int, _ bool) {
 	mulAddRowsGeneric(dst, n, rows, stride, coef, coefStride, k)
 }
 

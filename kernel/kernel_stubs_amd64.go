@@ -17,7 +17,7 @@ func axpyRowsAVX2(dst []float64, rows []float64, stride int, coef []float64)
 // mulAddRowsAVX2 is mulAddRowsGeneric for 4 output rows (len(dst) = 4·n) on 4-lane AVX2+FMA vectors, for every n (the last n mod 4 lanes masked).
 //
 //go:noescape
-func mulAddRowsAVX2(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
+func mulAddRowsAVX2(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int, nonzero bool)
 
 // gateStepAVX2 is gateStepGeneric on 4-lane AVX2+FMA vectors, for n rounded down to a multiple of 4.
 //
@@ -72,17 +72,17 @@ func axpyRowsAVX512(dst []float64, rows []float64, stride int, coef []float64)
 // mulAddRowsAVX512 is mulAddRowsGeneric for 6 output rows (len(dst) = 6·n) on 8-lane AVX-512 vectors, for every n.
 //
 //go:noescape
-func mulAddRowsAVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
+func mulAddRowsAVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int, nonzero bool)
 
 // mulAddRows4AVX512 is mulAddRowsGeneric for 4 output rows (len(dst) = 4·n) on 8-lane AVX-512 vectors, for every n.
 //
 //go:noescape
-func mulAddRows4AVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
+func mulAddRows4AVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int, nonzero bool)
 
 // mulAddRows2AVX512 is mulAddRowsGeneric for 2 output rows (len(dst) = 2·n) on 8-lane AVX-512 vectors, for every n.
 //
 //go:noescape
-func mulAddRows2AVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int)
+func mulAddRows2AVX512(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride int, k int, nonzero bool)
 
 // gateStepAVX512 is gateStepGeneric on 8-lane AVX-512 vectors, for every n.
 //

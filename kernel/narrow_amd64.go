@@ -59,7 +59,7 @@ func probeNarrow() bool {
 			b := i ^ round&1 // A B, then B A: neither body always goes first
 			start := time.Now()
 			for range calls {
-				mulAddRowsOn([2]int{implAVX512, implAVX2}[b], dst, n, rows, n, coef, h, h)
+				mulAddRowsOn([2]int{implAVX512, implAVX2}[b], dst, n, rows, n, coef, h, h, false)
 			}
 			best[b] = min(best[b], time.Since(start))
 		}

@@ -982,7 +982,7 @@ func (a *isa) mulAddRows(R int) {
 	if R != a.mulAddRowsRows() {
 		name = fmt.Sprintf("mulAddRows%d%s", R, a.name)
 	}
-	TEXT(name, NOSPLIT, "func(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int)")
+	TEXT(name, NOSPLIT, "func(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int, nonzero bool)")
 	if a.avx512 {
 		Doc(fmt.Sprintf("%s is mulAddRowsGeneric for %d output rows (len(dst) = %d·n) on 8-lane AVX-512 vectors, for every n.", name, R, R))
 	} else {
@@ -1033,8 +1033,12 @@ func (a *isa) mulAddRows(R int) {
 	// → 49.3–49.7 GFLOP/s (no scan at all: 54.8–55.3).
 	var kz Register
 	if a.avx512 {
-		Comment("kz = the coefficients of the tile that are ±0")
+		Comment("kz = the coefficients of the tile that are ±0: none with nonzero")
 		kz = K()
+		KXORW(kz, kz, kz)
+		nz := Load(Param("nonzero"), GP64())
+		TESTQ(nz, nz)
+		JNZ(LabelRef(name + "_scanned"))
 		mins := []Register{a.vec(), a.vec()}
 		VPTERNLOGQ(U8(0xff), mins[0], mins[0], mins[0]) // all ones
 		VMOVDQA64(mins[0], mins[1])
@@ -1078,6 +1082,7 @@ func (a *isa) mulAddRows(R int) {
 		}
 		VPMINUQ(mins[1], mins[0], mins[0])
 		VPTESTNMQ(mins[0], mins[0], kz)
+		Label(name + "_scanned")
 	}
 
 	// AVX2: the same test, its answer kept in the frame (no general
@@ -1085,8 +1090,11 @@ func (a *isa) mulAddRows(R int) {
 	// ±0.
 	var dense Mem
 	if !a.avx512 {
-		Comment("dense = 1 when no coefficient of the tile is ±0")
+		Comment("dense = 1 when no coefficient of the tile is ±0 (so with nonzero)")
 		dense = AllocLocal(8)
+		nz := Load(Param("nonzero"), GP64())
+		TESTQ(nz, nz)
+		JNZ(LabelRef(name + "_nonzero"))
 		zero, acc := a.vec(), a.vec()
 		VXORPD(zero, zero, zero)
 		VXORPD(acc, acc, acc)
@@ -1119,6 +1127,7 @@ func (a *isa) mulAddRows(R int) {
 		}
 		VTESTPD(acc, acc)
 		JNZ(LabelRef(name + "_sparse"))
+		Label(name + "_nonzero")
 		MOVQ(U32(1), dense)
 		JMP(LabelRef(name + "_scanned"))
 		Label(name + "_sparse")

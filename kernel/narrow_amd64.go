@@ -12,11 +12,11 @@ import (
 // AVX-512 body's tile is then 6 rows × 1 vector (6 accumulators against
 // the FMA's latency), the AVX2 body's 4 rows × 2 vectors of 4 lanes (8).
 // Which is faster depends on the core: on an AMD EPYC Zen 4 core, whose
-// 512-bit FMAs are double-pumped (BenchmarkMulAddRows, 1 thread), h = 128
-// ran 30 GFLOP/s on AVX-512 and 37–39 on AVX2 at 8 lanes, 14.5 and 19–20
-// at 4; a core with two 512-bit FMA units may keep the wider tile ahead.
-// Both bodies give the same bits (TestNarrowBodies), so the choice, made
-// once by timing both (probeNarrow), changes only speed.
+// 512-bit FMAs are double-pumped (1 thread, h = 128, weights without ±0:
+// MulAddRowsNonzero), AVX-512 ran 38.7 GFLOP/s and AVX2 52.6 at 8 lanes,
+// 23.6 and 28.9 at 4; a core with two 512-bit FMA units may keep the wider
+// tile ahead. Both bodies give the same bits (TestNarrowBodies), so the
+// choice, made once by timing both (probeNarrow), changes only speed.
 const narrowLanes = 8
 
 var narrow struct {
@@ -32,17 +32,20 @@ func narrowOnAVX2() bool {
 }
 
 // probeNarrow times the AVX-512 and AVX2 bodies on one product of the
-// batched engine's shape (4H × H weights, H = 64, times 8 lanes: 128 KiB
-// of weights, in L2, about 10 µs; the choice holds for every product of
-// at most 8 lanes) in 16 rounds, each body first in every other round,
-// and reports whether the AVX2 bodies' best round is at least 10 % faster.
-// About a millisecond, once a process. On the Zen 4 core AVX2's best took
-// 0.77–0.80 of AVX-512's, and the probe chose AVX2 in all of 65
-// processes, quiet or beside two benchmarks and a build on the 2 cores;
-// beside the build of every package's tests from an empty cache (load
-// average 5.6) it kept AVX-512, the choice before the probe, in 12 of 20
-// and 2 of 25 (a median of the rounds' ratios, tried instead, in 7 of
-// 25). A choice made under such load costs speed, never bits.
+// batched engine's shape (4H × H weights without ±0, as trained models'
+// run: MulAddRowsNonzero; H = 64, times 8 lanes: 128 KiB of weights, in
+// L2, about 10 µs; the choice holds for every product of at most 8 lanes)
+// in 16 rounds, each body first in every other round, and reports whether
+// the AVX2 bodies' best round is at least 10 % faster. About a
+// millisecond, once a process. On the Zen 4 core AVX2's best took
+// 0.753–0.758 of AVX-512's (30 processes), and the probe chose AVX2 in
+// 136 of 142 processes on the otherwise idle machine (6 of the first 52
+// kept AVX-512, none of the last 90). Timing the products with their scan for ±0 instead (before
+// MulAddRowsNonzero), it chose AVX2 in all of 65 processes, quiet or
+// beside two benchmarks and a build on the 2 cores, and kept AVX-512, the
+// choice before the probe, in 12 of 20 and 2 of 25 beside the build of
+// every package's tests from an empty cache (load average 5.6). A choice
+// made under such load costs speed, never bits.
 func probeNarrow() bool {
 	const n, h, rounds, calls = narrowLanes, 64, 16, 4
 	m := 4 * h
@@ -50,7 +53,7 @@ func probeNarrow() bool {
 	for i := range rows {
 		rows[i] = 0.5 + float64(i%5)/8 // no ±0: the dense loop, as trained weights run
 	}
-	for i := range coef {
+	for i := range coef { // no ±0 either: the products of weights without (MulAddRowsNonzero), as trained models run
 		coef[i] = 0.01 + float64(i%7)/512
 	}
 	best := [2]time.Duration{1 << 62, 1 << 62}
@@ -59,7 +62,7 @@ func probeNarrow() bool {
 			b := i ^ round&1 // A B, then B A: neither body always goes first
 			start := time.Now()
 			for range calls {
-				mulAddRowsOn([2]int{implAVX512, implAVX2}[b], dst, n, rows, n, coef, h, h, false)
+				mulAddRowsOn([2]int{implAVX512, implAVX2}[b], dst, n, rows, n, coef, h, h, true)
 			}
 			best[b] = min(best[b], time.Since(start))
 		}

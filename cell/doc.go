@@ -32,6 +32,12 @@
 // recomputes each step of each layer and direction once: one more forward
 // pass, whatever T and the depth. This is Chen et al.'s sublinear-memory
 // schedule (2016) with the layers' outputs as its stored boundaries.
+// Attribution computes no weight gradients, so a backward step costs about
+// what a forward step does, and the extra forward pass adds about half the
+// whole trace's time, not training's third; only keeping part of the
+// forward trace would recompute less, and a budget that holds that holds
+// more lanes first (BENCHMARKS.md, "256-bit last vectors and weights
+// without ±0").
 // Griewank and Walther's binomial checkpointing ("revolve") needs less
 // memory for more recomputation (a factor that grows with log T); it
 // pays only where even the √T checkpoints do not fit, and those are

@@ -62,9 +62,9 @@ func MulAddRows(dst []float64, n int, rows []float64, stride int, coef []float64
 
 // MulAddRowsNonzero is MulAddRows for coefficients none of which is ±0
 // (Nonzero): its bodies skip their scan of each tile's coefficients for
-// ±0, which every MulAddRows call makes (a fifth of the time of a 16-lane
-// product, h = 128, on an AMD Zen 4 core). A caller whose coefficients are
-// weights fixed once checks them once. Given a ±0 coefficient anyway, a
+// ±0, which every MulAddRows call makes (on an AMD Zen 4 core, h = 128, a
+// ninth of a 16-lane product's time and a quarter of an 8-lane one's). A
+// caller whose coefficients are weights fixed once checks them once. Given a ±0 coefficient anyway, a
 // body may take its term (0·x: NaN where x is ±Inf or NaN, +0 on a −0
 // sum) where MulAddRows skips it.
 func MulAddRowsNonzero(dst []float64, n int, rows []float64, stride int, coef []float64, coefStride, k int) {

@@ -33,27 +33,27 @@ func narrowOnAVX2() bool {
 
 // probeNarrow times the AVX-512 and AVX2 bodies on one product of the
 // batched engine's shape (4H × H weights without ±0, as trained models'
-// run: MulAddRowsNonzero; H = 64, times 8 lanes: 128 KiB of weights, in
-// L2, about 10 µs; the choice holds for every product of at most 8 lanes)
-// in 16 rounds, each body first in every other round, and reports whether
-// the AVX2 bodies' best round is at least 10 % faster. About a
-// millisecond, once a process. On the Zen 4 core AVX2's best took
-// 0.753–0.758 of AVX-512's (30 processes), and the probe chose AVX2 in
-// 136 of 142 processes on the otherwise idle machine (6 of the first 52
-// kept AVX-512, none of the last 90). Timing the products with their scan for ±0 instead (before
-// MulAddRowsNonzero), it chose AVX2 in all of 65 processes, quiet or
-// beside two benchmarks and a build on the 2 cores, and kept AVX-512, the
-// choice before the probe, in 12 of 20 and 2 of 25 beside the build of
-// every package's tests from an empty cache (load average 5.6). A choice
-// made under such load costs speed, never bits.
+// weights run them: MulAddRowsNonzero; H = 64, times 8 lanes: 128 KiB of
+// weights, in L2, about 10 µs; the choice holds for every product of at
+// most 8 lanes) in 16 rounds, each body first in every other round, and
+// reports whether the AVX2 bodies' best round is at least 10 % faster.
+// About a millisecond, once a process. On the Zen 4 core AVX2's best took
+// 0.753–0.758 of AVX-512's (30 processes), and the probe chose AVX2 in 136
+// of 142 processes on the otherwise idle machine (6 of the first 52 kept
+// AVX-512, none of the last 90). Timing the products with their scan for
+// ±0 (before MulAddRowsNonzero), it chose AVX2 in all of 65 processes,
+// quiet or beside two benchmarks and a build on the 2 cores, and kept
+// AVX-512, the choice before the probe, in 12 of 20 and 2 of 25 beside the
+// build of every package's tests from an empty cache (load average 5.6).
+// A choice made under such load costs speed, never bits.
 func probeNarrow() bool {
 	const n, h, rounds, calls = narrowLanes, 64, 16, 4
 	m := 4 * h
 	rows, coef, dst := make([]float64, h*n), make([]float64, m*h), make([]float64, m*n)
 	for i := range rows {
-		rows[i] = 0.5 + float64(i%5)/8 // no ±0: the dense loop, as trained weights run
+		rows[i] = 0.5 + float64(i%5)/8
 	}
-	for i := range coef { // no ±0 either: the products of weights without (MulAddRowsNonzero), as trained models run
+	for i := range coef { // no ±0, as the probe runs the product without its scan
 		coef[i] = 0.01 + float64(i%7)/512
 	}
 	best := [2]time.Duration{1 << 62, 1 << 62}

@@ -1145,12 +1145,13 @@ func (a *isa) mulAddRows(R int) {
 		if half {
 			Comment("(the last vector 256 bits wide)")
 		}
-		// vec returns a register for vector v of the tile.
-		vec := func(v int) Register {
+		// width is x as wide as vector v of the tile: its lower 256 bits for
+		// a half last vector.
+		width := func(x VecVirtual, v int) Register {
 			if half && v == u-1 {
-				return a.vec().AsY()
+				return x.AsY()
 			}
-			return a.vec()
+			return x
 		}
 		dc, d3, rp, cj, c3, cnt := GP64(), GP64(), GP64(), GP64(), GP64(), GP64()
 		Load(Param("dst").Base(), dc)
@@ -1200,7 +1201,7 @@ func (a *isa) mulAddRows(R int) {
 		for r := range accs {
 			accs[r] = make([]Register, u)
 			for v := range accs[r] {
-				accs[r][v] = vec(v)
+				accs[r][v] = width(a.vec(), v)
 				ld(rowMem(dc, d3, nb, r, 8*a.lanes*v), v, accs[r][v])
 			}
 		}
@@ -1209,16 +1210,10 @@ func (a *isa) mulAddRows(R int) {
 			Comment("row j of rows, loaded once for every output row")
 			src := make([]Register, u)
 			for v := range src {
-				src[v] = vec(v)
+				src[v] = width(a.vec(), v)
 				ld(Mem{Base: rp, Disp: 8 * a.lanes * v}, v, src[v])
 			}
 			bc := a.vec()
-			bcOf := func(v int) Register { // the broadcast as wide as vector v
-				if half && v == u-1 {
-					return bc.AsY()
-				}
-				return bc
-			}
 			for r := range R {
 				skip := fmt.Sprintf("%s_skip%d", label, r)
 				cm := rowMem(cj, c3, csb, r, 0)
@@ -1231,7 +1226,7 @@ func (a *isa) mulAddRows(R int) {
 				}
 				VBROADCASTSD(cm, bc)
 				for v := range src {
-					VFMADD231PD(src[v], bcOf(v), accs[r][v])
+					VFMADD231PD(src[v], width(bc, v), accs[r][v])
 				}
 				if check {
 					Label(skip)

@@ -17,17 +17,23 @@ import (
 // BenchmarkStackedIG: IG with 50 Gauss–Legendre-like steps on a length-200
 // input, the two imported-model shapes of the benchmark suite, and on a
 // length-1000 input (checkpointed lanes: one batch on one core, the
-// workers' split plan on more, ig_split.go; -cpu 1,2).
+// workers' split plan on more, ig_split.go; -cpu 1,2), and the long-input
+// shape of issue 40 (a 2-layer BiLSTM, H 128) on 1,000 tokens in a budget
+// whose whole trace holds 18 lanes.
 func BenchmarkStackedIG(b *testing.B) {
 	for _, c := range []struct {
 		name          string
 		e, h, layers  int
 		bi            bool
 		steps, tokens int
+		budget        int64 // RunOptions.Budget (0: the default)
 	}{
-		{"h256-e100-T200-steps50", 100, 256, 1, false, 50, 200},
-		{"bi2-h64-e16-T200-steps50", 16, 64, 2, true, 50, 200},
-		{"h256-e100-T1000-steps50", 100, 256, 1, false, 50, 1000}, // one input on every core (-cpu 1,2)
+		{"h256-e100-T200-steps50", 100, 256, 1, false, 50, 200, 0},
+		{"bi2-h64-e16-T200-steps50", 16, 64, 2, true, 50, 200, 0},
+		{"h256-e100-T1000-steps50", 100, 256, 1, false, 50, 1000, 0}, // one input on every core (-cpu 1,2)
+		// The whole trace holds 18 lanes, not 32: batches of 16, the last
+		// with the 2 steps of the short last block (tailPlan).
+		{"bi2-h128-e100-T1000-steps50-600MiB", 100, 128, 2, true, 50, 1000, 600 << 20},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
@@ -42,13 +48,14 @@ func BenchmarkStackedIG(b *testing.B) {
 			grad, y, y0 := make([]float64, c.tokens*c.e), make([]float64, 5), make([]float64, 5)
 			choose := func([]float64) (int, error) { return 0, nil }
 			// One call first: the buffers grow to the input's length once.
-			if err := r.IntegratedGradients(context.Background(), x, choose, alphas, weights, grad, y, y0, RunOptions{}); err != nil {
+			opt := RunOptions{Budget: c.budget}
+			if err := r.IntegratedGradients(context.Background(), x, choose, alphas, weights, grad, y, y0, opt); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N { // not b.Loop (threadsNote)
-				if err := r.IntegratedGradients(context.Background(), x, choose, alphas, weights, grad, y, y0, RunOptions{}); err != nil {
+				if err := r.IntegratedGradients(context.Background(), x, choose, alphas, weights, grad, y, y0, opt); err != nil {
 					b.Fatal(err)
 				}
 			}

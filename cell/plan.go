@@ -363,15 +363,17 @@ func (wk *worker) laneBytes() int64 {
 // tailPlan is p with room in its batch for the short last block of IG's n
 // steps (fewer than igBlock), which then rides in the last batch of the
 // chunk before it instead of a batch of its own, where fits admits the
-// lanes: on one worker whose checkpointed chunks of per blocks are one
-// batch each. A batch costs about as much for 2 lanes as for 16 (the
-// weights stream through the cache either way): measured, IG 50 steps on
-// 1,000 tokens of a 2-layer BiLSTM, H 128, 16 checkpointed lanes, one
-// core, the batch of the last 2 steps' products ran at 6–8 GFLOP/s
-// against 24–35 for the others and took 1.1–1.7 of 9.5 s.
+// lanes: on one worker whose chunks of per blocks are one batch each,
+// checkpointed or on the whole trace. A batch costs about as much for 2
+// lanes as for 16 (the weights stream through the cache either way):
+// measured, IG 50 steps on 1,000 tokens of a 2-layer BiLSTM, H 128, 16
+// checkpointed lanes, one core, the batch of the last 2 steps' products
+// ran at 6–8 GFLOP/s against 24–35 for the others and took 1.1–1.7 of
+// 9.5 s; on the whole trace (BenchmarkStackedIG's 600 MiB case: 18 lanes)
+// carrying it took 2.77 s down to 2.56.
 func tailPlan(p runPlan, n, per, chunks, maxLanes int, fits func(runPlan) bool) (runPlan, bool) {
 	last := n - (chunks-1)*per*igBlock
-	if !p.ck || p.split || p.workers != 1 || chunks < 2 || last >= igBlock || per*igBlock > p.lanes {
+	if p.split || p.workers != 1 || chunks < 2 || last >= igBlock || per*igBlock > p.lanes {
 		return p, false
 	}
 	q := p

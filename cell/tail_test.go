@@ -12,7 +12,8 @@ import (
 // 2-layer bidirectional and a 1-layer model, with step counts whose last
 // block is short (50, 35) or whole (48): the plans whose last chunk
 // carries the short block (runPlan.tail) give the bits of the whole
-// trace, and some budget chooses one wherever a block is short.
+// trace, and some budget chooses one wherever a block is short, both on
+// checkpoints and on the whole trace.
 func TestTailPlan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 55))
 	ctx := context.Background()
@@ -35,7 +36,7 @@ func TestTailPlan(t *testing.T) {
 			if err := r.IntegratedGradients(ctx, x, choose, alphas, weights, want[:steps*5], want[steps*5:steps*5+3], want[steps*5+3:], RunOptions{Workers: 1}); err != nil {
 				t.Fatal(err)
 			}
-			tails := 0
+			tails := [2]int{} // on the whole trace, on checkpoints
 			for budget := int64(32 << 10); budget < 16<<20; budget = budget * grow / 16 {
 				got := make([]float64, steps*5+6)
 				err := r.IntegratedGradients(ctx, x, choose, alphas, weights, got[:steps*5], got[steps*5:steps*5+3], got[steps*5+3:], RunOptions{Budget: budget, Workers: 1})
@@ -46,15 +47,20 @@ func TestTailPlan(t *testing.T) {
 					t.Fatal(err)
 				}
 				if last.tail > 0 {
-					tails++
-					if last.tail != n%igBlock || !last.ck || last.lanes < igBlock+last.tail {
-						t.Errorf("%v n=%d budget %d: plan %+v: want a tail of %d lanes in checkpointed batches that hold it", c, n, budget, last, n%igBlock)
+					if last.ck {
+						tails[1]++
+					} else {
+						tails[0]++
+					}
+					if last.tail != n%igBlock || last.lanes < igBlock+last.tail || last.workers != 1 {
+						t.Errorf("%v n=%d budget %d: plan %+v: want a tail of %d lanes in batches that hold it", c, n, budget, last, n%igBlock)
 					}
 				}
 				assertSameBits(t, fmt.Sprintf("%v n=%d budget %d plan %+v", c, n, budget, last), got, want)
 			}
-			if (tails > 0) != (n%igBlock != 0) {
-				t.Errorf("%v n=%d: %d budgets chose a plan with a tail", c, n, tails)
+			short := n%igBlock != 0
+			if (tails[1] > 0) != short || !testing.Short() && (tails[0] > 0) != short {
+				t.Errorf("%v n=%d: budgets that chose a plan with a tail: %d on the whole trace, %d on checkpoints", c, n, tails[0], tails[1])
 			}
 		}
 		r.Close()
@@ -62,8 +68,8 @@ func TestTailPlan(t *testing.T) {
 }
 
 // TestTailPlanChoice: tailPlan takes a short last block into the batch of
-// the chunk before it only on one worker's checkpointed chunks of one
-// batch each, where the lanes fit.
+// the chunk before it only on one worker's chunks of one batch each
+// (checkpointed or on the whole trace), where the lanes fit.
 func TestTailPlanChoice(t *testing.T) {
 	yes := func(runPlan) bool { return true }
 	ck := runPlan{workers: 1, lanes: 16, ck: true}
@@ -80,7 +86,8 @@ func TestTailPlanChoice(t *testing.T) {
 		{"two blocks a chunk", runPlan{workers: 1, lanes: 32, ck: true}, 40, 2, 2, 64, yes, 40, 8},
 		{"whole blocks", ck, 48, 1, 3, 64, yes, 0, 0},
 		{"a last chunk of a block and more", runPlan{workers: 1, lanes: 32, ck: true}, 50, 2, 2, 64, yes, 0, 0},
-		{"the whole trace", runPlan{workers: 1, lanes: 16}, 50, 1, 4, 64, yes, 0, 0},
+		{"the whole trace", runPlan{workers: 1, lanes: 16}, 50, 1, 4, 64, yes, 18, 2},
+		{"the whole trace, two blocks a chunk", runPlan{workers: 1, lanes: 32}, 40, 2, 2, 64, yes, 40, 8},
 		{"two workers", runPlan{workers: 2, lanes: 16, ck: true}, 50, 1, 4, 64, yes, 0, 0},
 		{"split lanes", runPlan{workers: 1, lanes: 16, ck: true, split: true}, 50, 1, 4, 64, yes, 0, 0},
 		{"batches of 8", runPlan{workers: 1, lanes: 8, ck: true}, 50, 1, 4, 64, yes, 0, 0},

@@ -101,3 +101,54 @@ func TestTailPlanChoice(t *testing.T) {
 		}
 	}
 }
+
+// TestTailPlanAllClasses: IG of every class over budgets from the least
+// upwards, with a short last block (50 steps): each class's sum and both
+// logits have the bits of one-class calls on the whole trace, on the
+// budgets whose whole-trace plans carry the short block (the classes share
+// each batch's forward pass, and the last batch carries the short block's
+// sums of every class) as on the others.
+func TestTailPlanAllClasses(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 77))
+	ctx := context.Background()
+	s := randomHeadStacked(t, rng, 5, 24, 3, headCase{2, true, HeadMean, ActNone})
+	r := mustRunner(t, s)
+	const steps = 40
+	x := randomStackedInput(rng, steps, 5)
+	alphas, weights := midpointRule(50)
+	want, wy, wy0 := perClass(3, steps*5), make([]float64, 3), make([]float64, 3)
+	for c := range 3 {
+		choose := func([]float64) (int, error) { return c, nil }
+		if err := r.IntegratedGradients(ctx, x, choose, alphas, weights, want[c], wy, wy0, RunOptions{Workers: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var last runPlan
+	planSeen = func(p runPlan) { last = p }
+	defer func() { planSeen = nil }()
+	tails, grow := 0, int64(9) // budgets grow by grow/8
+	if testing.Short() {       // emulated (qemu)
+		grow = 16
+	}
+	for budget := int64(32 << 10); budget < 16<<20; budget = budget * grow / 8 {
+		got, y, y0 := perClass(3, steps*5), make([]float64, 3), make([]float64, 3)
+		err := r.IntegratedGradientsAll(ctx, x, alphas, weights, got, y, y0, RunOptions{Budget: budget, Workers: 1})
+		if errors.As(err, new(*BudgetError)) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last.tail > 0 && !last.ck {
+			tails++
+		}
+		for c := range 3 {
+			assertSameBits(t, fmt.Sprintf("budget %d plan %+v class %d", budget, last, c), got[c], want[c])
+		}
+		assertSameBits(t, fmt.Sprintf("budget %d y", budget), y, wy)
+		assertSameBits(t, fmt.Sprintf("budget %d y0", budget), y0, wy0)
+	}
+	if tails == 0 && !testing.Short() {
+		t.Error("no budget chose a whole-trace plan that carries the short block")
+	}
+}

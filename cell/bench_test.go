@@ -18,8 +18,9 @@ import (
 // input, the two imported-model shapes of the benchmark suite, and on a
 // length-1000 input (checkpointed lanes: one batch on one core, the
 // workers' split plan on more, ig_split.go; -cpu 1,2), and the long-input
-// shape of issue 40 (a 2-layer BiLSTM, H 128) on 1,000 tokens in a budget
-// whose whole trace holds 18 lanes.
+// shape of issue 40 (a 2-layer BiLSTM, H 128) on 1,000 tokens in budgets
+// whose whole trace holds 18 lanes and 8; the H = 256 model in one that
+// holds 8.
 func BenchmarkStackedIG(b *testing.B) {
 	for _, c := range []struct {
 		name          string
@@ -34,6 +35,10 @@ func BenchmarkStackedIG(b *testing.B) {
 		// The whole trace holds 18 lanes, not 32: batches of 16, the last
 		// with the 2 steps of the short last block (tailPlan).
 		{"bi2-h128-e100-T1000-steps50-600MiB", 100, 128, 2, true, 50, 1000, 600 << 20},
+		// Budgets that hold the whole trace of 8 lanes, not of 16: one
+		// worker's narrow batches, not checkpoints (narrowWhole).
+		{"bi2-h128-e100-T1000-steps50-300MiB", 100, 128, 2, true, 50, 1000, 300 << 20},
+		{"h256-e100-T1000-steps50-200MiB", 100, 256, 1, false, 50, 1000, 200 << 20},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))

@@ -46,15 +46,18 @@
 // schedules hold: a budget too small for them is refused instead. Plans
 // (plan.go) choose the lanes per batch, the workers, a team for each time
 // step and whether the boundaries are kept, from the memory each choice
-// needs and the measured costs written beside each rule. Three things keep
-// the recomputation cheap: under a mean or max head the forward pass keeps
-// the top layer's outputs in the gradient buffer backprop has not begun to
-// use, so the head pools them without a third pass of the top layer; a
-// layer above the first computes the input products of several steps at a
-// time (wide_inputs.go), since the boundaries it reads are kept; and on two
-// cores one recomputes the next segment while the other runs backprop over
-// this one, the two directions of a layer running side by side in the
-// forward pass (pipeline.go).
+// needs and the measured costs written beside each rule; IG on one worker
+// runs batches of 8 lanes on the whole trace rather than checkpoints where
+// the budget holds them and the model's weights hold no ±0 (narrowWhole:
+// the extra forward pass costs more than the narrower batches). Three
+// things keep the recomputation cheap: under a mean or max head the
+// forward pass keeps the top layer's outputs in the gradient buffer
+// backprop has not begun to use, so the head pools them without a third
+// pass of the top layer; a layer above the first computes the input
+// products of several steps at a time (wide_inputs.go), since the
+// boundaries it reads are kept; and on two cores one recomputes the next
+// segment while the other runs backprop over this one, the two directions
+// of a layer running side by side in the forward pass (pipeline.go).
 //
 // One-hot input has a fast path in the first layer: gates without
 // recurrent weights come from per-symbol tables (tables.go) and

@@ -235,15 +235,16 @@ const narrowLanes = 8
 // the budget chose against 8 lanes of the whole trace: the long-input
 // 2-layer BiLSTM (E 100, H 128; random weights at 1,000 tokens), 250
 // tokens in 128 MiB 0.89 → 0.77 s, 1,000 in 300 MiB 3.68 → 3.03 s, 4,000
-// in 1,100 MiB 14.5 → 11.9 s; a
-// 1-layer LSTM (E 100, H 256), 1,000 tokens in 200 MiB, 2.36 → 1.52 s;
-// 2 layers of H 64, 2,000 tokens in 300 MiB, 2.16 → 1.75 s; one of H 16,
-// 4,000 tokens in 60 MiB, 0.152 → 0.114 s. A GRU's packed weights hold
-// zeros, and the scan for them slows its narrow products: 2 layers of
-// H 128, 1,000 tokens in 300 MiB, 3.35 s checkpointed against 4.44.
+// in 1,100 MiB 14.5 → 11.9 s; a 1-layer LSTM (E 100, H 256), 1,000 tokens
+// in 200 MiB, 2.36 → 1.52 s; 2 layers of H 64, 2,000 tokens in 300 MiB,
+// 2.16 → 1.75 s; one of H 16, 4,000 tokens in 60 MiB, 0.152 → 0.114 s. A
+// GRU's packed weights hold zeros, and the scan for them slows its narrow
+// products: 2 layers of H 128, 1,000 tokens in 300 MiB, 3.35 s
+// checkpointed against 4.44. (p comes from plan, which sets no team and
+// no split.)
 func (r *Runner) narrowWhole(p runPlan, steps, n int, budget int64, maxLanes int, extra func(runPlan) int64) (runPlan, bool) {
 	s := r.s
-	if !p.ck || p.workers != 1 || p.team > 1 || p.split || !s.nonzero || s.sparse() || maxLanes < narrowLanes || n <= narrowLanes {
+	if !p.ck || p.workers != 1 || !s.nonzero || s.sparse() || maxLanes < narrowLanes || n <= narrowLanes {
 		return p, false
 	}
 	q := newPlan(steps, n, 1, narrowLanes, false)
